@@ -1,0 +1,9 @@
+/* Placeholder: 'data' lands with its issue; until then it says so and fails. */
+#include <stdio.h>
+#include "cli/cli.h"
+
+int cmd_data(int argc, char **argv) {
+    (void)argc; (void)argv;
+    fprintf(stderr, "multi2 data: not implemented in this build yet\n");
+    return 1;
+}

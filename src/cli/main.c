@@ -1,0 +1,37 @@
+/* multi2: one binary, one subcommand per file in src/cli/. */
+#include <stdio.h>
+#include <string.h>
+#include "cli/cli.h"
+
+typedef struct { const char *name; m2_cmd_fn fn; const char *help; } command;
+
+static const command commands[] = {
+    {"demo", cmd_demo, "run the whole pipeline on the embedded defaults"},
+    {"train", cmd_train, "run a training config (YAML) with key=value overrides"},
+    {"eval", cmd_eval, "evaluate a policy (oracle, random or a run) on an environment split"},
+    {"play", cmd_play, "play an environment by hand in the terminal"},
+    {"tasks", cmd_tasks, "list the tasks of an environment split"},
+    {"data", cmd_data, "write expert / medium hierarchical trajectories as JSONL"},
+    {"bench", cmd_bench, "benchmarks: bench engine | bench env"},
+    {"logits", cmd_logits, "print a model's last-position logits for a prompt"},
+    {"generate", cmd_generate, "generate a completion with a model"},
+    {"merge", cmd_merge, "fold an adapter into a base model and write it"},
+    {"tokenizer", cmd_tokenizer, "tokenizer tools: tokenizer train | encode | decode"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: multi2 <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nmulti2 <command> --help for the options of one command.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { usage(stderr); return 2; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "multi2: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

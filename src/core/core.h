@@ -1,0 +1,11 @@
+/* core/: the layer every other one stands on. One include for all of it; each concern has its own
+ * small header. */
+#ifndef M2_CORE_H
+#define M2_CORE_H
+#include "core/err.h"
+#include "core/rng.h"
+#include "core/arena.h"
+#include "core/pool.h"
+#include "core/timer.h"
+#include "core/fsutil.h"
+#endif

@@ -1,0 +1,107 @@
+#include "core/pool.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct m2_pool {
+    int n;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    long gen;            /* bumped per job */
+    int pending;         /* workers still running the current job */
+    int quit;
+    m2_pool_fn fn;
+    void *ctx;
+    long total;
+};
+
+typedef struct { m2_pool *p; int tid; } worker_arg;
+
+static void chunk(long n, int parts, int i, long *b, long *e) {
+    long q = n / parts, r = n % parts;
+    *b = i * q + (i < r ? i : r);
+    *e = *b + q + (i < r);
+}
+
+static void *worker(void *arg) {
+    worker_arg *wa = arg;
+    m2_pool *p = wa->p;
+    int tid = wa->tid;
+    free(wa);
+    long seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->quit && p->gen == seen) pthread_cond_wait(&p->go, &p->mu);
+        if (p->quit) { pthread_mutex_unlock(&p->mu); return NULL; }
+        seen = p->gen;
+        m2_pool_fn fn = p->fn; void *ctx = p->ctx; long total = p->total;
+        pthread_mutex_unlock(&p->mu);
+        long b, e;
+        chunk(total, p->n, tid, &b, &e);
+        if (b < e) fn(ctx, b, e, tid);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0) pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+int m2_cpu_count(void) {
+    const char *env = getenv("M2_THREADS");
+    if (env && atoi(env) > 0) return atoi(env);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+m2_pool *m2_pool_create(int nthreads, m2_err *err) {
+    m2_pool *p = calloc(1, sizeof *p);
+    if (!p) { m2_errorf(err, M2_ENOMEM, "out of memory creating thread pool"); return NULL; }
+    p->n = nthreads > 0 ? nthreads : m2_cpu_count();
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->go, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->th = calloc((size_t)p->n, sizeof *p->th);
+    if (!p->th) { free(p); m2_errorf(err, M2_ENOMEM, "out of memory creating thread pool"); return NULL; }
+    for (int i = 1; i < p->n; i++) {
+        worker_arg *wa = malloc(sizeof *wa);
+        if (!wa || pthread_create(&p->th[i], NULL, worker, (wa->p = p, wa->tid = i, wa)) != 0) {
+            free(wa);
+            p->n = i;   /* keep the threads that started */
+            break;
+        }
+    }
+    return p;
+}
+
+void m2_pool_destroy(m2_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 1; i < p->n; i++) pthread_join(p->th[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->go);
+    pthread_cond_destroy(&p->done);
+    free(p->th);
+    free(p);
+}
+
+int m2_pool_threads(const m2_pool *p) { return p ? p->n : 1; }
+
+void m2_pool_for(m2_pool *p, long n, m2_pool_fn fn, void *ctx) {
+    if (n <= 0) return;
+    if (!p || p->n == 1) { fn(ctx, 0, n, 0); return; }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn; p->ctx = ctx; p->total = n;
+    p->pending = p->n - 1;
+    p->gen++;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    long b, e;
+    chunk(n, p->n, 0, &b, &e);
+    if (b < e) fn(ctx, b, e, 0);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}

@@ -1,0 +1,7 @@
+#include "core/timer.h"
+#include <time.h>
+double m2_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,10 @@
+/* Placeholder until the alfworld port lands: creating it reports that it is not built yet. */
+#include "env/env.h"
+
+static int create(m2_env **out, const char *data_path, m2_err *err) {
+    (void)data_path;
+    *out = 0;
+    return m2_errorf(err, M2_EUNSUPPORTED, "environment 'alfworld' is not implemented in this build yet");
+}
+
+const m2_env_class m2_alfworld_class = { .name = "alfworld", .create = create };
