@@ -1,0 +1,7 @@
+/* data/: expert trajectories, sub-goal segmentation, hierarchical records, packing (DESIGN.md §5).
+ * A plain include list; each concern has its own header. */
+#ifndef M2_DATA_H
+#define M2_DATA_H
+#include "data/pack.h"
+#include "data/records_read.h"
+#endif
