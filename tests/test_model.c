@@ -387,7 +387,7 @@ static void quantised_storage(void **st) {
     memcpy(lref, m2_ctx_logits(c), nl * 4);
     m2_ctx_free(c);
     m2_dtype dts[] = {M2_DT_F16, M2_DT_BF16, M2_DT_Q8_0};
-    float tols[] = {5e-3f, 3e-2f, 3e-2f};
+    float tols[] = {5e-3f, 3e-2f, 8e-2f};
     for (int d = 0; d < 3; d++) {
         o.dtype = dts[d];
         m2_model *m = m2_model_create(&cfg, &o, &err);
@@ -403,6 +403,20 @@ static void quantised_storage(void **st) {
         for (size_t i = 0; i < nl; i++) mx = fmaxf(mx, fabsf(m2_ctx_logits(c)[i] - lref[i]));
         if (mx >= tols[d]) fprintf(stderr, "%s: max logit diff %g\n", m2_dtype_name(dts[d]), mx);
         assert_true(mx < tols[d]);
+        /* exact check: an f32 model holding the dequantised weights gives the same logits */
+        {
+            m2_model_opts of = {M2_DT_F32, 0, 1};
+            m2_model *deq = m2_model_create(&cfg, &of, &err);
+            for (int t = 0; t < m->n_tensors; t++) {
+                m2_tensor *T = &m->tensors[t];
+                m2_model_get_tensor_f32(m, T->name, deq->tensors[t].data, &err);
+            }
+            m2_ctx *c2 = m2_ctx_create(deq, 32, 0, &err);
+            m2_forward(c2, &b, NULL, 0, &err);
+            for (size_t i = 0; i < nl; i++) assert_true(fabsf(m2_ctx_logits(c2)[i] - m2_ctx_logits(c)[i]) < 1e-4f);
+            m2_ctx_free(c2);
+            m2_model_free(deq);
+        }
         /* LoRA training on a quantised base works (gradients into the adapter only) */
         m2_lora_config lc = {"a", 4, 8, 0, M2_LORA_Q | M2_LORA_V};
         m2_adapter *a = m2_adapter_add(m, &lc, 1, &err);
