@@ -79,7 +79,7 @@ static void logp_gather_hand(void **state) {
     float one = 1.f;
     m2_logp_gather_backward(z, &t, NULL, 1, 3, &one, dz);
     NEAR(dz[0], -1.0 / 6, 1e-6); NEAR(dz[1], -1.0 / 3, 1e-6); NEAR(dz[2], 0.5, 1e-6);
-    /* stability: huge logits do not overflow */
+    /* stability: huge logits do not overflow (f32 kernel) */
     float zb[3] = {1000.f, 1000.f + (float)log(2.0), -1000.f};
     int32_t t0 = 0;
     m2_logp_gather_forward(zb, &t0, NULL, 1, 3, &lp);
@@ -101,7 +101,7 @@ static void kl_row_hand(void **state) {
     NEAR(m2_kl_row_forward(ze, ze, 3), 0, 1e-9);
     /* shift invariance: adding a constant to z_q changes nothing */
     float zq2[2] = {50.f, 50.f};
-    NEAR(m2_kl_row_forward(zp, zq2, 2), 0.130812, 1e-6);
+    NEAR(m2_kl_row_forward(zp, zq2, 2), 0.130812, 2e-5);   /* f32 kernel: ulp(50) ~ 4e-6 */
 }
 
 static void iql_value_hand(void **state) {

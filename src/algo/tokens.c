@@ -1,4 +1,5 @@
 #include "algo/tokens.h"
+#include "kernels/loss.h"
 #include <math.h>
 #include <string.h>
 
@@ -27,50 +28,35 @@ double m2_log_softmax_row(const float *z, int V, float *out) {
     return lse;
 }
 
+/* The token-level kernels are the engine's (kernels/loss.h): one implementation of log-softmax
+ * gather and exact KL in the project. These wrappers add the row mask and the one-row form. */
+
 void m2_logp_gather_forward(const float *z, const int32_t *target, const float *mask, int n, int V,
                             float *logp) {
     for (int i = 0; i < n; i++) {
-        if ((mask && mask[i] == 0.f) || target[i] < 0 || target[i] >= V) { logp[i] = 0.f; continue; }
-        const float *row = z + (size_t)i * V;
-        logp[i] = (float)((double)row[target[i]] - row_lse(row, V));
+        int32_t t = target[i];
+        if ((mask && mask[i] == 0.f) || t < 0 || t >= V) { logp[i] = 0.f; continue; }
+        m2_logprob_forward(&logp[i], NULL, z + (size_t)i * V, &t, 1, V);
     }
 }
 
 void m2_logp_gather_backward(const float *z, const int32_t *target, const float *mask, int n, int V,
                              const float *dlogp, float *dz) {
     for (int i = 0; i < n; i++) {
-        if ((mask && mask[i] == 0.f) || target[i] < 0 || target[i] >= V || dlogp[i] == 0.f) continue;
-        const float *row = z + (size_t)i * V;
-        float *drow = dz + (size_t)i * V;
-        double lse = row_lse(row, V);
-        for (int v = 0; v < V; v++) drow[v] -= dlogp[i] * (float)exp((double)row[v] - lse);
-        drow[target[i]] += dlogp[i];
+        int32_t t = target[i];
+        if ((mask && mask[i] == 0.f) || t < 0 || t >= V) continue;
+        m2_logprob_backward(dz + (size_t)i * V, &dlogp[i], z + (size_t)i * V, NULL, &t, 1, V);
     }
 }
 
 double m2_kl_row_forward(const float *z_p, const float *z_q, int V) {
-    double lp = row_lse(z_p, V), lq = row_lse(z_q, V), kl = 0;
-    for (int v = 0; v < V; v++) {
-        double a = (double)z_p[v] - lp, b = (double)z_q[v] - lq;
-        double p = exp(a);
-        if (p > 0) kl += p * (a - b);
-    }
+    float kl;
+    m2_kl_forward(&kl, z_p, z_q, 1, V);
     return kl > 0 ? kl : 0;   /* exact KL is >= 0; clamp rounding noise */
 }
 
 void m2_kl_row_backward(const float *z_p, const float *z_q, int V, float dkl, float *dz_p) {
-    if (dkl == 0.f) return;
-    double lp = row_lse(z_p, V), lq = row_lse(z_q, V), kl = 0;
-    for (int v = 0; v < V; v++) {
-        double a = (double)z_p[v] - lp, b = (double)z_q[v] - lq;
-        double p = exp(a);
-        if (p > 0) kl += p * (a - b);
-    }
-    for (int v = 0; v < V; v++) {
-        double a = (double)z_p[v] - lp, b = (double)z_q[v] - lq;
-        double p = exp(a);
-        dz_p[v] += dkl * (float)(p * (a - b - kl));
-    }
+    m2_kl_backward(dz_p, NULL, &dkl, z_p, z_q, 1, V);
 }
 
 void m2_action_logp_forward(const float *tok_logp, const int32_t *tok_action, int n_tok, int n_act,

@@ -1,6 +1,7 @@
 /* Token-level pieces the losses stand on: log-softmax gather of the target token, the exact
- * per-token KL between two logit rows, and the reduction of token log-probs to one log-prob per
- * action (sum or mean of its tokens).
+ * per-token KL between two logit rows (both thin wrappers over the engine's kernels/loss.h, the one
+ * implementation in the project, adding row masks), and the reduction of token log-probs to one
+ * log-prob per action (sum or mean of its tokens).
  *
  * Conventions for every backward in algo/: gradients are ADDED into the output buffers (callers
  * zero them), so several losses can share one gradient buffer (e.g. NLL and KL on the same logits).
