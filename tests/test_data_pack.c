@@ -12,25 +12,25 @@
 #include "data/data.h"
 
 /* prompt "P:", s_1 "s1", a_1 "a", s_2 "s22", a_2 "bb" (terminal, r = 1), s_3 "s3". */
-static void make_traj(m2_traj *t, int with_final) {
+static void make_traj(m2_seq *t, int with_final) {
     m2_err err = {0};
-    m2_traj_init(t);
-    assert_int_equal(m2_traj_set_prompt(t, "P:", &err), 0);
-    assert_int_equal(m2_traj_push_state(t, "s1", &err), 0);
-    assert_int_equal(m2_traj_push_action(t, "a", 0.f, 0.f, &err), 0);
-    assert_int_equal(m2_traj_push_state(t, "s22", &err), 0);
-    assert_int_equal(m2_traj_push_action(t, "bb", 1.f, 1.f, &err), 0);
-    if (with_final) assert_int_equal(m2_traj_push_state(t, "s3", &err), 0);
+    m2_seq_init(t);
+    assert_int_equal(m2_seq_set_prompt(t, "P:", &err), 0);
+    assert_int_equal(m2_seq_push_state(t, "s1", &err), 0);
+    assert_int_equal(m2_seq_push_action(t, "a", 0.f, 0.f, &err), 0);
+    assert_int_equal(m2_seq_push_state(t, "s22", &err), 0);
+    assert_int_equal(m2_seq_push_action(t, "bb", 1.f, 1.f, &err), 0);
+    if (with_final) assert_int_equal(m2_seq_push_state(t, "s3", &err), 0);
 }
 
 static void pack_layout(void **state) {
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_traj t;
+    m2_seq t;
     make_traj(&t, 1);
     m2_packed p;
     m2_err err = {0};
-    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
     /* P : s 1 a EOS s 2 2 b b EOS s 3
      * 0 1 2 3 4 5   6 7 8 9 10 11 12 13 */
     assert_int_equal(p.n_tok, 14);
@@ -58,7 +58,7 @@ static void pack_layout(void **state) {
 
     /* BOS once at the start shifts everything by one; no BOS inside */
     m2_byte_tok_iface(&tok, M2_BOS_SEQUENCE);
-    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
     assert_int_equal(p.n_tok, 15);
     assert_int_equal(p.ids[0], 257);
     int nbos = 0;
@@ -67,19 +67,19 @@ static void pack_layout(void **state) {
     assert_int_equal(p.state_last[0], 4);
     assert_int_equal(p.act_end[1] - 1, 12);
     m2_packed_free(&p);
-    m2_traj_free(&t);
+    m2_seq_free(&t);
 }
 
 static void pack_truncation(void **state) {
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_traj t;
+    m2_seq t;
     make_traj(&t, 1);
     m2_packed p;
     m2_err err = {0};
     /* limit 10: P: s1 a EOS (6) + s22 (9) fits, bb EOS (12) does not -> a_2 dropped, s_2 kept as
      * the bootstrap state of a_1: q_mask 1 */
-    assert_int_equal(m2_pack_traj(&tok, &t, 10, &p, &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t, 10, &p, &err), 0);
     assert_int_equal(p.n_tok, 9);
     assert_int_equal(p.n_actions, 1);
     assert_int_equal(p.n_actions_src, 2);
@@ -88,44 +88,44 @@ static void pack_truncation(void **state) {
     assert_true(p.q_mask[0] == 1.f);
     m2_packed_free(&p);
     /* limit 7: s22 does not fit -> a_1 has no next state and is not terminal: q_mask 0 */
-    assert_int_equal(m2_pack_traj(&tok, &t, 7, &p, &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t, 7, &p, &err), 0);
     assert_int_equal(p.n_tok, 6);
     assert_int_equal(p.n_actions, 1);
     assert_int_equal(p.next_state_last[0], -1);
     assert_true(p.q_mask[0] == 0.f);
     m2_packed_free(&p);
     /* limit 13: everything but s_3; a_2 is terminal so its target (r) is defined */
-    assert_int_equal(m2_pack_traj(&tok, &t, 13, &p, &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t, 13, &p, &err), 0);
     assert_int_equal(p.n_actions, 2);
     assert_false(p.has_final_state);
     assert_int_equal(p.next_state_last[1], -1);
     assert_true(p.q_mask[1] == 1.f);
     m2_packed_free(&p);
     /* limit 5: the first transition alone needs 6 -> rejected */
-    assert_int_equal(m2_pack_traj(&tok, &t, 5, &p, &err), -1);
+    assert_int_equal(m2_pack_seq(&tok, &t, 5, &p, &err), -1);
     assert_non_null(strstr(err.msg, "5 tokens"));
-    m2_traj_free(&t);
+    m2_seq_free(&t);
     /* bad shapes */
-    m2_traj bad;
-    m2_traj_init(&bad);
-    assert_int_equal(m2_pack_traj(&tok, &bad, 0, &p, &err), -1);
-    assert_int_equal(m2_traj_push_action(&bad, "x", 0, 0, &err), -1);   /* action before state */
-    m2_traj_free(&bad);
+    m2_seq bad;
+    m2_seq_init(&bad);
+    assert_int_equal(m2_pack_seq(&tok, &bad, 0, &p, &err), -1);
+    assert_int_equal(m2_seq_push_action(&bad, "x", 0, 0, &err), -1);   /* action before state */
+    m2_seq_free(&bad);
 }
 
 static void batch_positions(void **state) {
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_traj t1, t2;
+    m2_seq t1, t2;
     make_traj(&t1, 1);
     m2_err err = {0};
-    m2_traj_init(&t2);
-    m2_traj_set_prompt(&t2, "Q", &err);
-    m2_traj_push_state(&t2, "x", &err);
-    m2_traj_push_action(&t2, "yz", 0.5f, 1.f, &err);
+    m2_seq_init(&t2);
+    m2_seq_set_prompt(&t2, "Q", &err);
+    m2_seq_push_state(&t2, "x", &err);
+    m2_seq_push_action(&t2, "yz", 0.5f, 1.f, &err);
     m2_packed p[2];
-    assert_int_equal(m2_pack_traj(&tok, &t1, 0, &p[0], &err), 0);
-    assert_int_equal(m2_pack_traj(&tok, &t2, 0, &p[1], &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t1, 0, &p[0], &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t2, 0, &p[1], &err), 0);
     /* seq 2: Q x y z EOS -> 5 tokens at flat 14..18 */
     m2_packed_batch b;
     assert_int_equal(m2_packed_batch_build(p, 2, &b, &err), 0);
@@ -164,8 +164,8 @@ static void batch_positions(void **state) {
     m2_packed_batch_free(&b);
     m2_packed_free(&p[0]);
     m2_packed_free(&p[1]);
-    m2_traj_free(&t1);
-    m2_traj_free(&t2);
+    m2_seq_free(&t1);
+    m2_seq_free(&t2);
 }
 
 static void write_text(const char *path, const char *text) {
@@ -204,22 +204,22 @@ static void records_roundtrip(void **state) {
     assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), 0);
     assert_int_equal(nl, 1);
     /* to trajectories and packed: low states get "Obs: " unless they already have it */
-    m2_traj t;
-    assert_int_equal(m2_low_record_traj(&l[0], "LOW Subtask: get log", "Obs: ", &t, &err), 0);
+    m2_seq t;
+    assert_int_equal(m2_low_record_seq(&l[0], "LOW Subtask: get log", "Obs: ", &t, &err), 0);
     assert_string_equal(t.states[0], "Obs: o0");
     assert_string_equal(t.states[1], "Obs: o1");
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
     m2_packed p;
-    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
     assert_int_equal(p.n_actions, 1);
     assert_true(p.has_final_state && p.done[0] == 1.f);
     m2_packed_free(&p);
-    m2_traj_free(&t);
-    assert_int_equal(m2_high_record_traj(&h[0], "HIGH craft a stick", &t, &err), 0);
+    m2_seq_free(&t);
+    assert_int_equal(m2_high_record_seq(&h[0], "HIGH craft a stick", &t, &err), 0);
     assert_int_equal(t.n_actions, 2);
     assert_int_equal(t.n_states, 2);
-    m2_traj_free(&t);
+    m2_seq_free(&t);
     m2_high_records_free(h, nh);
     m2_low_records_free(l, nl);
 
