@@ -30,18 +30,18 @@ static void f16_bf16_conversions(void **state) {
     /* every finite half converts to f32 and back exactly */
     for (uint32_t h = 0; h < 0x10000; h++) {
         if ((h & 0x7c00) == 0x7c00) continue;
-        assert_int_equal(m2_f32_to_f16(m2_f16_to_f32((uint16_t)h)), h);
+        assert_int_equal(m2_ggml_f32_to_f16(m2_ggml_f16_to_f32((uint16_t)h)), h);
     }
-    assert_true(m2_f16_to_f32(0x3c00) == 1.0f);
-    assert_true(m2_f16_to_f32(0xc000) == -2.0f);
-    assert_int_equal(m2_f32_to_f16(65536.f), 0x7c00);          /* overflow -> inf */
-    assert_int_equal(m2_f32_to_f16(1.0f + 1.0f / 4096), 0x3c00);  /* tie rounds to even */
-    assert_true(isnan(m2_f16_to_f32(m2_f32_to_f16(NAN))));
+    assert_true(m2_ggml_f16_to_f32(0x3c00) == 1.0f);
+    assert_true(m2_ggml_f16_to_f32(0xc000) == -2.0f);
+    assert_int_equal(m2_ggml_f32_to_f16(65536.f), 0x7c00);          /* overflow -> inf */
+    assert_int_equal(m2_ggml_f32_to_f16(1.0f + 1.0f / 4096), 0x3c00);  /* tie rounds to even */
+    assert_true(isnan(m2_ggml_f16_to_f32(m2_ggml_f32_to_f16(NAN))));
     for (uint32_t h = 0; h < 0x10000; h++) {
         if ((h & 0x7f80) == 0x7f80) continue;
-        assert_int_equal(m2_f32_to_bf16(m2_bf16_to_f32((uint16_t)h)), h);
+        assert_int_equal(m2_ggml_f32_to_bf16(m2_ggml_bf16_to_f32((uint16_t)h)), h);
     }
-    assert_int_equal(m2_f32_to_bf16(1.00390625f), 0x3f80);     /* 1 + 2^-8: tie to even */
+    assert_int_equal(m2_ggml_f32_to_bf16(1.00390625f), 0x3f80);     /* 1 + 2^-8: tie to even */
 }
 
 static void quantize_roundtrip(void **state) {
@@ -52,11 +52,11 @@ static void quantize_roundtrip(void **state) {
     for (int i = 0; i < N; i++) x[i] = m2_rng_normal(&r) * (1 + i / 256);
     uint8_t q[N * 2];
     m2_err err = {0};
-    uint32_t types[] = {M2_DTYPE_Q8_0, M2_DTYPE_Q4_0};
+    uint32_t types[] = {M2_GGML_Q8_0, M2_GGML_Q4_0};
     float tol[] = {0.6f / 127, 1.01f / 8};   /* Q8_0: half a step (+ f16 scale rounding); Q4_0: the clamped +8 side */
     for (int k = 0; k < 2; k++) {
-        assert_int_equal(m2_quantize(types[k], x, q, N, &err), 0);
-        assert_int_equal(m2_dequantize(types[k], q, y, N, &err), 0);
+        assert_int_equal(m2_ggml_quantize(types[k], x, q, N, &err), 0);
+        assert_int_equal(m2_ggml_dequantize(types[k], q, y, N, &err), 0);
         for (int b = 0; b < N / 32; b++) {
             float amax = 0;
             for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[b * 32 + j]));
@@ -64,15 +64,15 @@ static void quantize_roundtrip(void **state) {
         }
         /* quantising the dequantised values again gives the same blocks */
         uint8_t q2[N * 2];
-        assert_int_equal(m2_quantize(types[k], y, q2, N, &err), 0);
+        assert_int_equal(m2_ggml_quantize(types[k], y, q2, N, &err), 0);
         uint64_t nb;
-        m2_dtype_nbytes(types[k], N, &nb);
+        m2_ggml_nbytes(types[k], N, &nb);
         assert_memory_equal(q, q2, nb);
     }
-    assert_int_equal(m2_quantize(M2_DTYPE_Q8_0, x, q, 31, &err), -1);
+    assert_int_equal(m2_ggml_quantize(M2_GGML_Q8_0, x, q, 31, &err), -1);
     float bad[32] = {INFINITY, NAN};
-    assert_int_equal(m2_quantize(M2_DTYPE_Q4_0, bad, q, 32, &err), 0);   /* defined, no UB */
-    assert_int_equal(m2_quantize(M2_DTYPE_Q8_0, bad, q, 32, &err), 0);
+    assert_int_equal(m2_ggml_quantize(M2_GGML_Q4_0, bad, q, 32, &err), 0);   /* defined, no UB */
+    assert_int_equal(m2_ggml_quantize(M2_GGML_Q8_0, bad, q, 32, &err), 0);
 }
 
 /* A small file with every metadata type and one tensor per dtype. */
@@ -112,17 +112,17 @@ static void write_sample(const char *path, float *src, int n) {
     m2_gguf_set_u32(w, "test.replaced", 1);
     m2_gguf_set_u32(w, "test.replaced", 2);
     int64_t ne[2] = {64, n / 64};
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.f32", M2_DTYPE_F32, 2, ne, src, &err), 0);
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.f16", M2_DTYPE_F16, 2, ne, src, &err), 0);
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.bf16", M2_DTYPE_BF16, 2, ne, src, &err), 0);
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.q8_0", M2_DTYPE_Q8_0, 2, ne, src, &err), 0);
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.q4_0", M2_DTYPE_Q4_0, 2, ne, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.f32", M2_GGML_F32, 2, ne, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.f16", M2_GGML_F16, 2, ne, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.bf16", M2_GGML_BF16, 2, ne, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.q8_0", M2_GGML_Q8_0, 2, ne, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.q4_0", M2_GGML_Q4_0, 2, ne, src, &err), 0);
     int64_t ne3[3] = {3, 1, 1};
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.small", M2_DTYPE_F32, 3, ne3, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.small", M2_GGML_F32, 3, ne3, src, &err), 0);
     /* bad additions are refused */
     int64_t bad[2] = {33, 2};
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.bad", M2_DTYPE_Q8_0, 2, bad, src, &err), -1);
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.f32", M2_DTYPE_F32, 2, ne, src, &err), -1);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.bad", M2_GGML_Q8_0, 2, bad, src, &err), -1);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "t.f32", M2_GGML_F32, 2, ne, src, &err), -1);
     assert_int_equal(m2_gguf_writer_write(w, path, &err), 0);
     m2_gguf_writer_free(w);
 }
@@ -224,9 +224,9 @@ static void custom_alignment(void **state) {
     m2_gguf_writer *w = m2_gguf_writer_new();
     m2_gguf_set_u32(w, "general.alignment", 64);
     int64_t ne[1] = {3};
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "a", M2_DTYPE_F32, 1, ne, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "a", M2_GGML_F32, 1, ne, src, &err), 0);
     ne[0] = 64;
-    assert_int_equal(m2_gguf_add_tensor_f32(w, "b", M2_DTYPE_F32, 1, ne, src, &err), 0);
+    assert_int_equal(m2_gguf_add_tensor_f32(w, "b", M2_GGML_F32, 1, ne, src, &err), 0);
     char path[128];
     snprintf(path, sizeof path, "%s/al.gguf", tmpdir);
     assert_int_equal(m2_gguf_writer_write(w, path, &err), 0);
@@ -304,8 +304,8 @@ static void truncation_at_every_byte(void **state) {
     const char *strs[] = {"a", "bc"};
     m2_gguf_set_arr_str(w, "tok", strs, 2);
     int64_t ne[2] = {64, 2};
-    m2_gguf_add_tensor_f32(w, "w", M2_DTYPE_Q8_0, 2, ne, src, &err);
-    m2_gguf_add_tensor_f32(w, "v", M2_DTYPE_F16, 2, ne, src, &err);
+    m2_gguf_add_tensor_f32(w, "w", M2_GGML_Q8_0, 2, ne, src, &err);
+    m2_gguf_add_tensor_f32(w, "v", M2_GGML_F16, 2, ne, src, &err);
     assert_int_equal(m2_gguf_writer_write(w, path, &err), 0);
     m2_gguf_writer_free(w);
     char *data;

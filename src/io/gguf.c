@@ -308,7 +308,7 @@ static int parse(m2_gguf *g, m2_err *err) {
         if (t->ne[0] % be)
             return m2_errorf(err, M2_ESHAPE, "%s: tensor '%s': row length %" PRId64 " is not a multiple of the %s block size %d",
                              g->path, t->name, t->ne[0], tn, be);
-        if (m2_dtype_nbytes(t->type, t->n_elems, &t->n_bytes))
+        if (m2_ggml_nbytes(t->type, t->n_elems, &t->n_bytes))
             return m2_errorf(err, M2_ESHAPE, "%s: tensor '%s': byte size overflows", g->path, t->name);
         if (rd_u64(&c, &t->offset, t->name)) return -1;
         if (t->offset % g->alignment)
@@ -492,7 +492,7 @@ const m2_gguf_kv *m2_gguf_get_arr(const m2_gguf *g, const char *key, m2_gguf_typ
 }
 
 int m2_gguf_tensor_to_f32(const m2_gguf *g, const m2_gguf_tensor *t, float *dst, m2_err *err) {
-    if (m2_dequantize(t->type, t->data, dst, t->n_elems, err))
+    if (m2_ggml_dequantize(t->type, t->data, dst, t->n_elems, err))
         return m2_err_prefix(err, "%s: tensor '%s': ", g->path, t->name);
     return 0;
 }
@@ -665,9 +665,9 @@ int m2_gguf_add_tensor(m2_gguf_writer *w, const char *name, uint32_t type, int n
     int be;
     if (!m2_ggml_type_info(type, &be, NULL, NULL)) return m2_errorf(err, M2_EUNSUPPORTED, "tensor '%s': unknown ggml type %u", name, type);
     uint64_t want;
-    if (ne[0] % be || m2_dtype_nbytes(type, n, &want))
-        return m2_errorf(err, M2_ESHAPE, "tensor '%s': row length %lld is not a multiple of the %s block (%d)", name, (long long)ne[0], m2_dtype_name(type), be);
-    if (want != nbytes) return m2_errorf(err, M2_ESHAPE, "tensor '%s': %llu bytes given, %s shape needs %llu", name, (unsigned long long)nbytes, m2_dtype_name(type), (unsigned long long)want);
+    if (ne[0] % be || m2_ggml_nbytes(type, n, &want))
+        return m2_errorf(err, M2_ESHAPE, "tensor '%s': row length %lld is not a multiple of the %s block (%d)", name, (long long)ne[0], m2_ggml_type_name(type), be);
+    if (want != nbytes) return m2_errorf(err, M2_ESHAPE, "tensor '%s': %llu bytes given, %s shape needs %llu", name, (unsigned long long)nbytes, m2_ggml_type_name(type), (unsigned long long)want);
     if (w->n_t == w->cap_t) {
         size_t nc = w->cap_t ? 2 * w->cap_t : 64;
         wtensor *nt = realloc(w->t, nc * sizeof *nt);
@@ -693,11 +693,11 @@ int m2_gguf_add_tensor_f32(m2_gguf_writer *w, const char *name, uint32_t type, i
     for (int d = 0; d < n_dims && d < M2_GGUF_MAX_DIMS; d++) {
         if (ne[d] <= 0 || __builtin_mul_overflow(n, (uint64_t)ne[d], &n)) return m2_errorf(err, M2_ESHAPE, "tensor '%s': bad dimension %d", name, d);
     }
-    if (!m2_dtype_supported(type)) return m2_errorf(err, M2_EUNSUPPORTED, "tensor '%s': cannot write dtype %s", name, m2_dtype_name(type));
-    if (m2_dtype_nbytes(type, n, &nb)) return m2_errorf(err, M2_ESHAPE, "tensor '%s': %llu values do not fill %s blocks", name, (unsigned long long)n, m2_dtype_name(type));
+    if (!m2_ggml_supported(type)) return m2_errorf(err, M2_EUNSUPPORTED, "tensor '%s': cannot write dtype %s", name, m2_ggml_type_name(type));
+    if (m2_ggml_nbytes(type, n, &nb)) return m2_errorf(err, M2_ESHAPE, "tensor '%s': %llu values do not fill %s blocks", name, (unsigned long long)n, m2_ggml_type_name(type));
     void *buf = malloc(nb ? nb : 1);
     if (!buf) return m2_errorf(err, M2_ENOMEM, "tensor '%s': out of memory", name);
-    if (m2_quantize(type, data, buf, n, err) || m2_gguf_add_tensor(w, name, type, n_dims, ne, buf, nb, err)) {
+    if (m2_ggml_quantize(type, data, buf, n, err) || m2_gguf_add_tensor(w, name, type, n_dims, ne, buf, nb, err)) {
         free(buf);
         return m2_err_prefix(err, "tensor '%s': ", name);
     }

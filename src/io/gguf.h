@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/err.h"
-#include "io/dtype.h"
+#include "io/ggml_type.h"
 
 typedef enum m2_gguf_type {
     M2_GGUF_U8 = 0, M2_GGUF_I8 = 1, M2_GGUF_U16 = 2, M2_GGUF_I16 = 3, M2_GGUF_U32 = 4,
@@ -42,7 +42,7 @@ typedef struct m2_gguf_tensor {
     char *name;
     int n_dims;
     int64_t ne[M2_GGUF_MAX_DIMS];   /* ne[0] fastest; unused dims are 1 */
-    uint32_t type;                  /* ggml type id (m2_dtype for the supported ones) */
+    uint32_t type;                  /* ggml type id (m2_ggml_type for the supported ones) */
     uint64_t offset;                /* relative to the data section */
     uint64_t n_elems, n_bytes;
     const void *data;               /* inside the mapping; aligned to the file's alignment */
