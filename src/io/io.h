@@ -4,4 +4,6 @@
 #include "io/ggml_type.h"
 #include "io/afile.h"
 #include "io/gguf.h"
+#include "io/tokenizer.h"
+#include "io/chat.h"
 #endif

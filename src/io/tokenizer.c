@@ -1,4 +1,5 @@
 /* The tokenizer object: vocab and merge hash maps, special-token splitting, encode/decode. */
+#define _GNU_SOURCE   /* qsort_r */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,7 @@ m2_tokenizer *m2_tokenizer_create(const m2_tokenizer_spec *spec, m2_err *err) {
             int b = parse_byte_token(t->text + t->off[i], t->len[i]);
             if (b >= 0 && t->byte_tok[b] < 0) {
                 t->byte_tok[b] = i;
-                if (!spec->token_types && t->types[i] == M2_TOKEN_NORMAL) t->types[i] = M2_TOKEN_BYTE;
+                if (t->types[i] == M2_TOKEN_NORMAL) t->types[i] = M2_TOKEN_BYTE;   /* tokenizer.json has no types */
             }
         }
     }
@@ -503,6 +504,10 @@ const char *m2_tokenizer_token_text(const m2_tokenizer *t, int32_t id, size_t *l
     if (id < 0 || id >= t->n_tokens) { if (len) *len = 0; return NULL; }
     if (len) *len = t->len[id];
     return t->text + t->off[id];
+}
+
+float m2_tokenizer_token_score(const m2_tokenizer *t, int32_t id) {
+    return id < 0 || id >= t->n_tokens ? 0.f : t->scores[id];
 }
 
 int m2_tokenizer_token_type(const m2_tokenizer *t, int32_t id) {

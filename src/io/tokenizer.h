@@ -76,7 +76,10 @@ m2_tokenizer *m2_tokenizer_from_json(const char *json, size_t len, const char *n
 int m2_tokenizer_save_json(const m2_tokenizer *tok, const char *path, m2_err *err);
 char *m2_tokenizer_to_json(const m2_tokenizer *tok, size_t *len, m2_err *err);
 
-/* GGUF metadata (tokenizer.ggml.*). */
+/* GGUF metadata (tokenizer.ggml.*: model, tokens, scores, token_type, merges, pre, *_token_id,
+ * add_bos_token, add_eos_token, add_space_prefix). */
+struct m2_gguf;
+m2_tokenizer *m2_tokenizer_from_gguf(const struct m2_gguf *g, m2_err *err);
 m2_tokenizer *m2_tokenizer_load_gguf(const char *path, m2_err *err);
 /* A path: a .gguf file (by magic), a tokenizer.json, or a folder holding tokenizer.json. */
 m2_tokenizer *m2_tokenizer_load(const char *path, m2_err *err);
@@ -117,6 +120,7 @@ int32_t m2_tokenizer_find(const m2_tokenizer *tok, const char *text, size_t len)
 /* The vocab text of id (byte-level / ▁ form) and its M2_TOKEN_* type; NULL/0 out of range. */
 const char *m2_tokenizer_token_text(const m2_tokenizer *tok, int32_t id, size_t *len);
 int m2_tokenizer_token_type(const m2_tokenizer *tok, int32_t id);
+float m2_tokenizer_token_score(const m2_tokenizer *tok, int32_t id);
 int32_t m2_tokenizer_n_merges(const m2_tokenizer *tok);
 
 /* Pre-tokenizer on its own: cuts text into words with the regex of kind (M2_PRETOK_REGEX: regex).
