@@ -264,6 +264,61 @@ static void gpt2_gguf_vectors(void **state) {
     check_vectors(t, "gpt-2");
 }
 
+/* tokenizer -> GGUF metadata -> tokenizer gives the same ids. */
+static m2_tokenizer *via_gguf(const m2_tokenizer *t) {
+    m2_err err = {0};
+    m2_gguf_writer *w = m2_gguf_writer_new();
+    assert_non_null(w);
+    if (m2_tokenizer_to_gguf(t, w, &err)) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(m2_gguf_set_str(w, "general.architecture", "llama"), 0);
+    char path[] = "/tmp/m2_tok_gguf_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(m2_gguf_writer_write(w, path, &err), 0);
+    m2_gguf_writer_free(w);
+    m2_tokenizer *g = m2_tokenizer_load(path, &err);
+    if (!g) fprintf(stderr, "%s\n", err.msg);
+    assert_non_null(g);
+    unlink(path);
+    return g;
+}
+
+static void qwen2_gguf_round_trip(void **state) {
+    m2_tokenizer *t = load_shared("tokenizers/qwen2/tokenizer.json");
+    if (!t) skip();
+    m2_tokenizer *g = via_gguf(t);
+    assert_int_equal(m2_tokenizer_n_tokens(g), m2_tokenizer_n_tokens(t));
+    assert_int_equal(m2_tokenizer_eos(g), m2_tokenizer_eos(t));
+    assert_int_equal(m2_tokenizer_pretok(g), M2_PRETOK_QWEN2);
+    m2_tokenizer_free(t);
+    check_vectors(g, "qwen2");
+}
+
+/* Mistral's tokenizer.json (merges, no scores) -> GGUF with scores made from merge ranks -> the
+ * score-ordered SPM path gives the same ids as the merge-ordered one on all vector strings. */
+static void spm_json_to_gguf_same_ids(void **state) {
+    m2_tokenizer *t = load_shared("tokenizers/llama2/tokenizer.json");
+    if (!t) skip();
+    m2_tokenizer *g = via_gguf(t);
+    assert_int_equal(m2_tokenizer_n_merges(g), 0);   /* scores only */
+    vectors v;
+    if (vectors_load("llama-spm", &v)) { m2_tokenizer_free(t); m2_tokenizer_free(g); skip(); }
+    for (int i = 0; i < v.n; i++) {
+        m2_tokens a = {0}, b = {0};
+        m2_err err = {0};
+        assert_int_equal(m2_tokenizer_encode(t, v.text[i], v.text_len[i], M2_ENC_ADD_SPECIAL, &a, &err), 0);
+        assert_int_equal(m2_tokenizer_encode(g, v.text[i], v.text_len[i], M2_ENC_ADD_SPECIAL, &b, &err), 0);
+        if (a.n != b.n || memcmp(a.ids, b.ids, a.n * sizeof(int32_t))) fprintf(stderr, "differs on vector %d \"%s\"\n", i, v.text[i]);
+        assert_int_equal(a.n, b.n);
+        assert_memory_equal(a.ids, b.ids, a.n * sizeof(int32_t));
+        m2_tokens_free(&a); m2_tokens_free(&b);
+    }
+    vectors_free(&v);
+    m2_tokenizer_free(t);
+    m2_tokenizer_free(g);
+}
+
 /* ---------- special tokens, BOS, decode flags ---------- */
 
 static void qwen2_special_tokens(void **state) {
@@ -448,6 +503,15 @@ static void bpe_train_round_trip(void **state) {
     fprintf(stderr, "trained: %zu bytes -> %zu tokens\n", strlen(CORPUS), x.n);
     assert_true(x.n * 2 < strlen(CORPUS));
     m2_tokens_free(&x);
+    /* and through GGUF metadata */
+    m2_tokenizer *gg = via_gguf(c);
+    m2_tokens y = {0}, z = {0};
+    assert_int_equal(m2_tokenizer_encode(c, texts[1], strlen(texts[1]), 0, &y, &err), 0);
+    assert_int_equal(m2_tokenizer_encode(gg, texts[1], strlen(texts[1]), 0, &z, &err), 0);
+    assert_int_equal(y.n, z.n);
+    assert_memory_equal(y.ids, z.ids, y.n * sizeof(int32_t));
+    m2_tokens_free(&y); m2_tokens_free(&z);
+    m2_tokenizer_free(gg);
     /* the JSON written is the same after a load */
     size_t lc;
     char *jc = m2_tokenizer_to_json(c, &lc, &err);
@@ -456,6 +520,87 @@ static void bpe_train_round_trip(void **state) {
     free(ja); free(jc);
     m2_tokenizer_free(a);
     m2_tokenizer_free(c);
+}
+
+/* The incremental trainer against a naive one (recount every pair after every merge) written
+ * here from the definition: same corpus, same words, same tie rule -> the same merges in order. */
+static int utf8_put_cp(uint32_t cp, char *o) {
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+}
+
+static void bpe_train_matches_naive(void **state) {
+    const char *extra = "Les caf\xC3\xA9s \xC3\xA0 Paris, l'h\xC3\xB4tel; 1234567 aaaa aaa aa a bababab\n";
+    size_t n1 = strlen(CORPUS), n2 = strlen(extra), reps = 6;
+    char *text = malloc((n1 + n2) * reps + 1);
+    for (size_t r = 0; r < reps; r++) { memcpy(text + r * (n1 + n2), CORPUS, n1); memcpy(text + r * (n1 + n2) + n1, extra, n2); }
+    size_t len = (n1 + n2) * reps;
+    text[len] = 0;
+    m2_err err = {0};
+    m2_bpe_train_opts o = {0};
+    o.vocab_size = 256 + 3 + 150;
+    m2_tokenizer *t = m2_bpe_train(text, len, &o, &err);
+    assert_non_null(t);
+    int32_t nm = m2_tokenizer_n_merges(t);
+    assert_true(nm > 100);
+
+    /* naive: words with counts, symbols as token texts via ids */
+    size_t *st, *ln, np;
+    assert_int_equal(m2_pretokenize(M2_PRETOK_QWEN2, NULL, text, len, &st, &ln, &np, &err), 0);
+    int nw = 0;
+    size_t *wst = malloc(np * sizeof *wst), *wln = malloc(np * sizeof *wln);
+    long *wc = calloc(np, sizeof *wc);
+    for (size_t i = 0; i < np; i++) {
+        int k;
+        for (k = 0; k < nw; k++) if (wln[k] == ln[i] && !memcmp(text + wst[k], text + st[i], ln[i])) break;
+        if (k == nw) { wst[nw] = st[i]; wln[nw] = ln[i]; nw++; }
+        wc[k]++;
+    }
+    /* byte ids in GPT-2 order: printable bytes first */
+    uint32_t cp[256]; int32_t bid[256]; int nx = 0, id = 0;
+    for (int b = 0; b < 256; b++) {
+        int pr = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+        cp[b] = pr ? (uint32_t)b : 256 + nx++;
+    }
+    for (int pass = 0; pass < 2; pass++) for (int b = 0; b < 256; b++) if ((cp[b] == (uint32_t)b) == (pass == 0)) bid[b] = id++;
+    char **vt = calloc(256 + 200, sizeof *vt);
+    for (int b = 0; b < 256; b++) { vt[bid[b]] = calloc(4, 1); utf8_put_cp(cp[b], vt[bid[b]]); }
+    int32_t **ws = malloc(nw * sizeof *ws); int *wl = malloc(nw * sizeof *wl);
+    for (int w = 0; w < nw; w++) {
+        ws[w] = malloc(wln[w] * sizeof(int32_t)); wl[w] = (int)wln[w];
+        for (size_t i = 0; i < wln[w]; i++) ws[w][i] = bid[(unsigned char)text[wst[w] + i]];
+    }
+    int next = 256;
+    for (int m = 0; m < nm; m++) {
+        long best = 0; int32_t ba = -1, bb = -1;
+        /* count pairs */
+        static long cnt[460][460];
+        memset(cnt, 0, sizeof cnt);
+        for (int w = 0; w < nw; w++) for (int i = 0; i + 1 < wl[w]; i++) cnt[ws[w][i]][ws[w][i + 1]] += wc[w];
+        for (int32_t a = 0; a < next; a++) for (int32_t b = 0; b < next; b++)
+            if (cnt[a][b] > best) { best = cnt[a][b]; ba = a; bb = b; }
+        assert_true(best >= 2);
+        int32_t x = next++;
+        vt[x] = malloc(strlen(vt[ba]) + strlen(vt[bb]) + 1);
+        strcpy(vt[x], vt[ba]); strcat(vt[x], vt[bb]);
+        for (int w = 0; w < nw; w++) {
+            int o2 = 0;
+            for (int i = 0; i < wl[w];) {
+                if (i + 1 < wl[w] && ws[w][i] == ba && ws[w][i + 1] == bb) { ws[w][o2++] = x; i += 2; }
+                else ws[w][o2++] = ws[w][i++];
+            }
+            wl[w] = o2;
+        }
+        size_t tl;
+        const char *got = m2_tokenizer_token_text(t, x, &tl);
+        if (strcmp(got, vt[x])) fprintf(stderr, "merge %d: trainer made \"%s\", naive \"%s\"\n", m, got, vt[x]);
+        assert_string_equal(got, vt[x]);
+    }
+    for (int i = 0; i < next; i++) free(vt[i]);
+    for (int w = 0; w < nw; w++) free(ws[w]);
+    free(vt); free(ws); free(wl); free(wst); free(wln); free(wc); free(st); free(ln); free(text);
+    m2_tokenizer_free(t);
 }
 
 static void bpe_train_bad_input(void **state) {
@@ -584,10 +729,13 @@ int main(void) {
         cmocka_unit_test(spm_merges_vectors),
         cmocka_unit_test(llama_spm_gguf_vectors),
         cmocka_unit_test(gpt2_gguf_vectors),
+        cmocka_unit_test(qwen2_gguf_round_trip),
+        cmocka_unit_test(spm_json_to_gguf_same_ids),
         cmocka_unit_test(qwen2_special_tokens),
         cmocka_unit_test(llama2_bos_and_specials),
         cmocka_unit_test(llama3_split_rules),
         cmocka_unit_test(bpe_train_round_trip),
+        cmocka_unit_test(bpe_train_matches_naive),
         cmocka_unit_test(bpe_train_bad_input),
         cmocka_unit_test(chat_formats),
         cmocka_unit_test(chat_encode_qwen2),

@@ -81,6 +81,10 @@ char *m2_tokenizer_to_json(const m2_tokenizer *tok, size_t *len, m2_err *err);
 struct m2_gguf;
 m2_tokenizer *m2_tokenizer_from_gguf(const struct m2_gguf *g, m2_err *err);
 m2_tokenizer *m2_tokenizer_load_gguf(const char *path, m2_err *err);
+/* Writes the tokenizer as tokenizer.ggml.* keys into a GGUF being written (with a model, so
+ * llama.cpp can tokenize). Byte-level BPE needs a named pre-tokenizer (gpt-2/llama-bpe/qwen2). */
+struct m2_gguf_writer;
+int m2_tokenizer_to_gguf(const m2_tokenizer *tok, struct m2_gguf_writer *w, m2_err *err);
 /* A path: a .gguf file (by magic), a tokenizer.json, or a folder holding tokenizer.json. */
 m2_tokenizer *m2_tokenizer_load(const char *path, m2_err *err);
 

@@ -191,6 +191,11 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
         ai++;
     }
     if (max_id < 0) { m2_errorf(err, M2_EFORMAT, "%s: model.vocab is empty", name); goto done; }
+    int n_entries = cJSON_GetArraySize(vocab) + ai;
+    if (max_id > 2 * n_entries + 1024) {   /* a sparse id space would only waste memory */
+        m2_errorf(err, M2_EFORMAT, "%s: token ids go up to %d for only %d tokens", name, max_id, n_entries);
+        goto done;
+    }
     int32_t n = max_id + 1;
     tokens = calloc((size_t)n, sizeof *tokens);
     types = calloc((size_t)n, sizeof *types);
