@@ -7,4 +7,5 @@
 #include "agent/replay.h"
 #include "agent/eval.h"
 #include "agent/expert.h"
+#include "agent/model_policy.h"
 #endif
