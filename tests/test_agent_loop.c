@@ -467,6 +467,35 @@ static void replay_buffer(void **state) {
     m2_replay_free(&r2);
 }
 
+/* Online collection: expert episodes on the apples env; the "collect apples" segments earn no env
+ * reward (failures, dropped at keep_fail 0), the "eat" segments earn 1 (kept). */
+static void collect_into_replay(void **state) {
+    m2_err err = {0};
+    m2_env *env = NULL;
+    ap_create(&env, NULL, &err);
+    m2_replay buf;
+    assert_int_equal(m2_replay_init(&buf, 10, 0.f, 3, &err), 0);
+    m2_loop_cfg cfg = short_cfg();
+    m2_collect_stats st = {0};
+    for (int i = 0; i < 2; i++) {
+        m2_expert_plan plan;
+        assert_int_equal(m2_expert_plan_build(&apples_class, NULL, NULL, M2_SPLIT_TRAIN, i, 0, 50, NULL, &plan, &err), 0);
+        m2_policy s1 = m2_expert_sys1_policy(&plan), s2 = m2_expert_sys2_policy(&plan);
+        assert_int_equal(m2_collect_online(env, NULL, M2_SPLIT_TRAIN, &i, 1, 0, &s1, &s2, &cfg, &buf, NULL, &st, &err), 0);
+        m2_expert_plan_free(&plan);
+    }
+    assert_int_equal(st.episodes, 2);
+    assert_int_equal(st.successes, 2);
+    assert_int_equal(st.segments, 4);
+    assert_int_equal(st.kept, 2);
+    assert_int_equal(st.steps, 6);
+    assert_int_equal(m2_replay_size(&buf), 2);
+    assert_string_equal(m2_replay_at(&buf, 0)->seg.actions[0], "eat apple; True");
+    assert_int_equal(m2_replay_at(&buf, 0)->online, 1);
+    m2_replay_free(&buf);
+    ap_destroy(env);
+}
+
 /* The real TextCraft (embedded recipes): the expert plan through the control loop succeeds with one
  * System 1 call per segmenter sub-goal, and its System 2 segments read back as records would. */
 static void textcraft_expert_loop(void **state) {
@@ -517,6 +546,7 @@ int main(void) {
         cmocka_unit_test(eval_aggregates),
         cmocka_unit_test(replay_buffer),
         cmocka_unit_test(textcraft_expert_loop),
+        cmocka_unit_test(collect_into_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -302,6 +302,47 @@ static void online_awac_kl_fd(void **state) {
     free(g);
 }
 
+/* TeamTR PPO-clip step: d loss / d adapter against finite differences, with some rows clipped (their
+ * ratio far outside 1 +- eps) and a k3 reference; D^ = 0 before any change. */
+static void ppo_step_fd(void **state) {
+    fixture *f = *state;
+    m2_err err = {0};
+    m2_adapter *a = adapter(f, "agent", 6), *ref = adapter(f, "ref", 7);
+    int N = f->pb.N;
+    float *old = calloc(N, sizeof(float)), *lref = calloc(N, sizeof(float)), *adv = calloc(N, sizeof(float));
+    assert_int_equal(m2_score_logprobs(f->c2, a, &f->pb, old, &err), 0);
+    assert_int_equal(m2_score_logprobs(f->c2, ref, &f->pb, lref, &err), 0);
+    m2_ppo_cfg cfg = {0.2f, 0.1f};
+    m2_step_stats st;
+    assert_int_equal(m2_ppo_step(f->c, a, &f->pb, adv, old, lref, &cfg, 0, &st, &err), 0);
+    assert_true(fabsf(st.kl) < 1e-5f);   /* nothing changed yet */
+    for (int i = 0; i < N; i++) {
+        if (f->pb.tok_action[i] < 0) continue;
+        adv[i] = (i % 4 == 1 || i % 3 == 0) ? -0.8f : 1.1f;   /* rows i%4==1: A<0, ratio 0.61 -> clipped */
+        old[i] += (i % 4 == 1) ? 0.5f : 0.05f * (float)((i % 5) - 2);   /* ratio e^-0.5 or near 1 */
+    }
+    m2_params_zero_grad(&a->params);
+    assert_int_equal(m2_ppo_step(f->c, a, &f->pb, adv, old, lref, &cfg, 1, &st, &err), 0);
+    assert_true(st.clip_frac > 0.f && st.clip_frac < 1.f);
+    float *g = malloc(a->params.n * sizeof(float));
+    memcpy(g, a->params.g, a->params.n * sizeof(float));
+    for (int k = 0; k < 8; k++) {
+        size_t i = (k * 7919 + 5) % a->params.n;
+        float save = a->params.w[i], eps = 1e-2f;
+        double l[2];
+        for (int s = 0; s < 2; s++) {
+            a->params.w[i] = save + (s ? -eps : eps);
+            assert_int_equal(m2_ppo_step(f->c, a, &f->pb, adv, old, lref, &cfg, 0, &st, &err), 0);
+            l[s] = st.loss;
+        }
+        a->params.w[i] = save;
+        double fd = (l[0] - l[1]) / (2 * eps);
+        if (!fd_ok(fd, g[i])) fprintf(stderr, "ppo[%zu] analytic %g fd %g\n", i, g[i], fd);
+        assert_true(fd_ok(fd, g[i]));
+    }
+    free(g); free(old); free(lref); free(adv);
+}
+
 static void lm_step_runs(void **state) {
     fixture *f = *state;
     m2_err err = {0};
@@ -320,6 +361,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(offline_actor_anchor_fd, setup, teardown),
         cmocka_unit_test_setup_teardown(online_awac_kl_fd, setup, teardown),
         cmocka_unit_test_setup_teardown(lm_step_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(ppo_step_fd, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,4 +8,5 @@
 #include "agent/eval.h"
 #include "agent/expert.h"
 #include "agent/model_policy.h"
+#include "agent/collect.h"
 #endif

@@ -1,4 +1,5 @@
 #include "algo/steps.h"
+#include "algo/teamtr.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,53 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
         st->loss = local.loss_q + local.loss_v + loss_actor;
         st->n_actions = A;
         st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
+    }
+    rc = 0;
+out:
+    s_free(&s);
+    return rc;
+}
+
+int m2_score_logprobs(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, float *logp, m2_err *err) {
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c, &b, a, 0, err)) return -1;
+    int32_t *tg = malloc((size_t)(pb->N ? pb->N : 1) * sizeof *tg);
+    if (!tg) return m2_errorf(err, M2_ENOMEM, "score: out of memory");
+    action_targets(pb, tg);
+    m2_ctx_logprobs(c, tg, logp);
+    free(tg);
+    return 0;
+}
+
+int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float *tok_adv,
+                const float *logp_old, const float *logp_ref, const m2_ppo_cfg *cfg, int backward,
+                m2_step_stats *st, m2_err *err) {
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c, &b, a, backward, err)) return -1;
+    int N = pb->N, rc = -1;
+    scratch s = {0};
+    int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t)), *tseq = s_alloc(&s, (size_t)N, sizeof(int32_t));
+    float *lp = s_alloc(&s, (size_t)N, sizeof(float)), *dlp = s_alloc(&s, (size_t)N, sizeof(float));
+    if (!tg || !tseq || !lp || !dlp) { m2_errorf(err, M2_ENOMEM, "ppo step: out of memory"); goto out; }
+    action_targets(pb, tg);
+    m2_ctx_logprobs(c, tg, lp);
+    for (int k = 0; k < pb->n_seq; k++)
+        for (int i = 0; i < pb->seq_len[k]; i++) tseq[pb->seq_off[k] + i] = pb->tok_action[pb->seq_off[k] + i] >= 0 ? k : -1;
+    m2_ppo_stats ps;
+    float loss = m2_ppo_clip_forward(lp, logp_old, tok_adv, logp_ref, pb->tok_mask, N, cfg->eps_clip, cfg->kl_coef, &ps);
+    if (backward) {
+        m2_ppo_clip_backward(lp, logp_old, tok_adv, logp_ref, pb->tok_mask, N, cfg->eps_clip, cfg->kl_coef, dlp);
+        m2_ctx_logprobs_backward(c, tg, dlp);
+        if (m2_backward(c, err)) goto out;
+    }
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->loss = st->loss_actor = loss;
+        st->kl = m2_token_kl_estimate(logp_old, lp, tseq, pb->tok_mask, N, pb->n_seq);
+        st->surrogate_gain = m2_surrogate_gain(lp, logp_old, tok_adv, pb->tok_mask, N);
+        st->clip_frac = ps.clip_frac;
+        st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
+        st->n_actions = pb->n_actions;
     }
     rc = 0;
 out:

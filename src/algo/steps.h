@@ -23,6 +23,7 @@ typedef struct m2_step_stats {
     float loss_q, loss_v;                /* critic */
     float loss_actor, loss_anchor, kl;   /* actor: data term, anchor term, mean KL per action */
     float q_mean, v_mean, adv_mean, w_mean, clip_frac;
+    float surrogate_gain;                /* TeamTR L^ */
     int n_actions, n_tokens, n_anchor;
 } m2_step_stats;
 
@@ -79,5 +80,23 @@ typedef struct m2_online_cfg {
 int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                    m2_head *q, m2_head *v, const m2_packed_batch *pb, const m2_online_cfg *cfg,
                    m2_step_stats *st, m2_err *err);
+
+/* ---- TeamTR (one agent's update on fresh rollouts) ----
+ * Per-row arrays [N] over the batch, used on rows with tok_action >= 0 (the updated agent's tokens;
+ * other agents' turns are context): tok_adv = the sequence's group-normalised advantage broadcast to
+ * its rows, logp_old = log-probs before the update (m2_score_logprobs), logp_ref = a frozen
+ * reference for the k3 penalty (NULL = none). st->kl = D^ (token-decomposed KL(old || new) per
+ * sequence), st->adv_mean = surrogate gain L^, st->clip_frac. */
+typedef struct m2_ppo_cfg {
+    float eps_clip;   /* 0.2 */
+    float kl_coef;    /* k3 to the reference (0.001 in the released config; 0 = off) */
+} m2_ppo_cfg;
+
+/* Scoring forward (no grads): logp[N] at action rows, 0 elsewhere. */
+int m2_score_logprobs(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, float *logp, m2_err *err);
+
+int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float *tok_adv,
+                const float *logp_old, const float *logp_ref, const m2_ppo_cfg *cfg, int backward,
+                m2_step_stats *st, m2_err *err);
 
 #endif
