@@ -194,7 +194,7 @@ static void loop_expert_episode(void **state) {
     free(line);
 
     /* System 2 segments for the replay buffer */
-    m2_seq *segs;
+    m2_traj *segs;
     int ns;
     assert_int_equal(m2_episode_segments(&ep, &cfg, &segs, &ns, &err), 0);
     assert_int_equal(ns, 2);
@@ -204,14 +204,14 @@ static void loop_expert_episode(void **state) {
     assert_string_equal(segs[0].states[2], "Obs: a2");
     assert_string_equal(segs[1].actions[0], "eat apple; True");
     assert_true(segs[1].rewards[0] == 1.f && segs[1].dones[0] == 1.f);
-    assert_true(m2_seq_return(&segs[1]) == 1.f && m2_seq_return(&segs[0]) == 0.f);
+    assert_true(m2_traj_return(&segs[1]) == 1.f && m2_traj_return(&segs[0]) == 0.f);
     /* they pack */
     m2_packed p;
-    assert_int_equal(m2_pack_seq(&tok, &segs[0], 0, &p, &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &segs[0], 0, &p, &err), 0);
     assert_int_equal(p.n_actions, 2);
     assert_true(p.has_final_state);
     m2_packed_free(&p);
-    for (int i = 0; i < ns; i++) m2_seq_free(&segs[i]);
+    for (int i = 0; i < ns; i++) m2_traj_free(&segs[i]);
     free(segs);
     m2_episode_free(&ep);
     m2_expert_plan_free(&plan);
@@ -219,19 +219,19 @@ static void loop_expert_episode(void **state) {
 }
 
 /* A System 2 that never finishes anything: "dance; False" (parsed, unknown to the env). */
-static int dancer(void *ctx, m2_role role, const m2_seq *c, char **out, int *np, int *ng, m2_err *err) {
+static int dancer(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
     int *calls = ctx;
     (*calls)++;
     *out = strdup(role == M2_ROLE_SYS1 ? "plan something" : "dance; False");
     *np = 1; *ng = 1;
     return 0;
 }
-static int babbler(void *ctx, m2_role role, const m2_seq *c, char **out, int *np, int *ng, m2_err *err) {
+static int babbler(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
     *out = strdup("I think I should eat");   /* no "; true|false" */
     *np = 2; *ng = 3;
     return 0;
 }
-static int failing(void *ctx, m2_role role, const m2_seq *c, char **out, int *np, int *ng, m2_err *err) {
+static int failing(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
     return m2_errorf(err, M2_EIO, "model exploded");
 }
 
@@ -374,15 +374,15 @@ static void eval_aggregates(void **state) {
 
 /* ---------------- replay buffer ---------------- */
 
-static void make_seg(m2_seq *t, int id, float r) {
+static void make_seg(m2_traj *t, int id, float r) {
     m2_err err = {0};
     char buf[32];
-    m2_seq_init(t);
+    m2_traj_init(t);
     snprintf(buf, sizeof buf, "L Subtask: g%d", id);
-    m2_seq_set_prompt(t, buf, &err);
-    m2_seq_push_state(t, "Obs: o", &err);
-    m2_seq_push_action(t, "x; True", r, 1.f, &err);
-    m2_seq_push_state(t, "Obs: p", &err);
+    m2_traj_set_prompt(t, buf, &err);
+    m2_traj_push_state(t, "Obs: o", &err);
+    m2_traj_push_action(t, "x; True", r, 1.f, &err);
+    m2_traj_push_state(t, "Obs: p", &err);
 }
 
 static int seg_id(const m2_replay_item *it) { return atoi(it->seg.prompt + strlen("L Subtask: g")); }
@@ -392,7 +392,7 @@ static void replay_buffer(void **state) {
     m2_replay r;
     assert_int_equal(m2_replay_init(&r, 5, 0.25f, 42, &err), 0);
     /* seed: 6 offline segments, successes are the even ids; at most 2 taken */
-    m2_seq off[6];
+    m2_traj off[6];
     int succ[6];
     for (int i = 0; i < 6; i++) { make_seg(&off[i], i, (float)(i % 2 == 0)); succ[i] = i % 2 == 0; }
     assert_int_equal(m2_replay_seed_offline(&r, off, succ, 6, 2, &err), 2);
@@ -404,20 +404,20 @@ static void replay_buffer(void **state) {
     /* online pushes: successes always kept; failures kept about a quarter of the time */
     int kept_fail = 0;
     for (int i = 0; i < 400; i++) {
-        m2_seq t;
+        m2_traj t;
         make_seg(&t, 100 + i, 0.f);
         int k = m2_replay_push(&r, &t, 0, &err);
         assert_true(k == 0 || k == 1);
         kept_fail += k;
-        m2_seq_free(&t);
+        m2_traj_free(&t);
     }
     assert_true(kept_fail > 70 && kept_fail < 130);   /* 400 * 0.25 = 100 */
     assert_int_equal(r.dropped_fail, 400 - kept_fail);
     /* FIFO: capacity 5 -> the oldest went first; the newest 5 remain in push order */
-    m2_seq t;
+    m2_traj t;
     make_seg(&t, 999, 1.f);
     assert_int_equal(m2_replay_push(&r, &t, 1, &err), 1);
-    m2_seq_free(&t);
+    m2_traj_free(&t);
     assert_int_equal(m2_replay_size(&r), 5);
     assert_int_equal(seg_id(m2_replay_at(&r, 4)), 999);
     for (int i = 0; i + 1 < 5; i++) assert_true(seg_id(m2_replay_at(&r, i)) < seg_id(m2_replay_at(&r, i + 1)));
@@ -462,7 +462,7 @@ static void replay_buffer(void **state) {
     m2_replay_init(&empty, 2, 0.f, 1, &err);
     assert_int_equal(m2_replay_sample(&empty, 1, a, &err), -1);
     m2_replay_free(&empty);
-    for (int i = 0; i < 6; i++) m2_seq_free(&off[i]);
+    for (int i = 0; i < 6; i++) m2_traj_free(&off[i]);
     m2_replay_free(&r);
     m2_replay_free(&r2);
 }
@@ -520,16 +520,16 @@ static void textcraft_expert_loop(void **state) {
         assert_int_equal(ep.sys1_calls, plan.n_sub);
         assert_int_equal(ep.invalid, 0);
         assert_true(ep.sys1_prompt_tok > 0 && ep.sys2_gen_tok > 0);
-        m2_seq *segs;
+        m2_traj *segs;
         int ns;
         assert_int_equal(m2_episode_segments(&ep, &cfg, &segs, &ns, &err), 0);
         assert_int_equal(ns, plan.n_sub);
         for (int k = 0; k < ns; k++) {
             m2_packed p;
-            assert_int_equal(m2_pack_seq(&tok, &segs[k], 0, &p, &err), 0);
+            assert_int_equal(m2_pack_traj(&tok, &segs[k], 0, &p, &err), 0);
             assert_int_equal(p.n_actions, plan.sub[k].last - plan.sub[k].first + 1);
             m2_packed_free(&p);
-            m2_seq_free(&segs[k]);
+            m2_traj_free(&segs[k]);
         }
         free(segs);
         m2_episode_free(&ep);

@@ -21,7 +21,7 @@ typedef struct recorder {
 } recorder;
 
 /* Checks each call's prompt count against an independent packing of the same context. */
-static int rec_generate(void *ctx, m2_role role, const m2_seq *c, char **out, int *np, int *ng, m2_err *err) {
+static int rec_generate(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
     recorder *r = ctx;
     if (r->inner.generate(r->inner.ctx, role, c, out, np, ng, err)) return -1;
     int32_t *ids;
@@ -115,14 +115,14 @@ static void context_truncation(void **state) {
     m2_err err = {0};
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_seq c;
-    m2_seq_init(&c);
-    m2_seq_set_prompt(&c, "PP", &err);
-    m2_seq_push_state(&c, "s0", &err);
-    m2_seq_push_action(&c, "a0", 0, 0, &err);
-    m2_seq_push_state(&c, "s1", &err);
-    m2_seq_push_action(&c, "a1", 0, 0, &err);
-    m2_seq_push_state(&c, "s2", &err);
+    m2_traj c;
+    m2_traj_init(&c);
+    m2_traj_set_prompt(&c, "PP", &err);
+    m2_traj_push_state(&c, "s0", &err);
+    m2_traj_push_action(&c, "a0", 0, 0, &err);
+    m2_traj_push_state(&c, "s1", &err);
+    m2_traj_push_action(&c, "a1", 0, 0, &err);
+    m2_traj_push_state(&c, "s2", &err);
     int32_t *ids;
     int n;
     /* full: PP s0 a0 EOS s1 a1 EOS s2 = 2 + 2 + 3 + 2 + 3 + 2 = 14 */
@@ -144,7 +144,7 @@ static void context_truncation(void **state) {
     /* 3: not even the prompt and the current state */
     assert_int_equal(m2_pack_context(&tok, &c, 3, &ids, &n, &err), -1);
     assert_non_null(strstr(err.msg, "current state"));
-    m2_seq_free(&c);
+    m2_traj_free(&c);
 }
 
 int main(void) {

@@ -14,25 +14,25 @@
 #include <cjson/cJSON.h>
 
 /* prompt "P:", s_1 "s1", a_1 "a", s_2 "s22", a_2 "bb" (terminal, r = 1), s_3 "s3". */
-static void make_traj(m2_seq *t, int with_final) {
+static void make_traj(m2_traj *t, int with_final) {
     m2_err err = {0};
-    m2_seq_init(t);
-    assert_int_equal(m2_seq_set_prompt(t, "P:", &err), 0);
-    assert_int_equal(m2_seq_push_state(t, "s1", &err), 0);
-    assert_int_equal(m2_seq_push_action(t, "a", 0.f, 0.f, &err), 0);
-    assert_int_equal(m2_seq_push_state(t, "s22", &err), 0);
-    assert_int_equal(m2_seq_push_action(t, "bb", 1.f, 1.f, &err), 0);
-    if (with_final) assert_int_equal(m2_seq_push_state(t, "s3", &err), 0);
+    m2_traj_init(t);
+    assert_int_equal(m2_traj_set_prompt(t, "P:", &err), 0);
+    assert_int_equal(m2_traj_push_state(t, "s1", &err), 0);
+    assert_int_equal(m2_traj_push_action(t, "a", 0.f, 0.f, &err), 0);
+    assert_int_equal(m2_traj_push_state(t, "s22", &err), 0);
+    assert_int_equal(m2_traj_push_action(t, "bb", 1.f, 1.f, &err), 0);
+    if (with_final) assert_int_equal(m2_traj_push_state(t, "s3", &err), 0);
 }
 
 static void pack_layout(void **state) {
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_seq t;
+    m2_traj t;
     make_traj(&t, 1);
     m2_packed p;
     m2_err err = {0};
-    assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
     /* P : s 1 a EOS s 2 2 b b EOS s 3
      * 0 1 2 3 4 5   6 7 8 9 10 11 12 13 */
     assert_int_equal(p.n_tok, 14);
@@ -60,7 +60,7 @@ static void pack_layout(void **state) {
 
     /* BOS once at the start shifts everything by one; no BOS inside */
     m2_byte_tok_iface(&tok, M2_BOS_SEQUENCE);
-    assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
     assert_int_equal(p.n_tok, 15);
     assert_int_equal(p.ids[0], 257);
     int nbos = 0;
@@ -69,19 +69,19 @@ static void pack_layout(void **state) {
     assert_int_equal(p.state_last[0], 4);
     assert_int_equal(p.act_end[1] - 1, 12);
     m2_packed_free(&p);
-    m2_seq_free(&t);
+    m2_traj_free(&t);
 }
 
 static void pack_truncation(void **state) {
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_seq t;
+    m2_traj t;
     make_traj(&t, 1);
     m2_packed p;
     m2_err err = {0};
     /* limit 10: P: s1 a EOS (6) + s22 (9) fits, bb EOS (12) does not -> a_2 dropped, s_2 kept as
      * the bootstrap state of a_1: q_mask 1 */
-    assert_int_equal(m2_pack_seq(&tok, &t, 10, &p, &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t, 10, &p, &err), 0);
     assert_int_equal(p.n_tok, 9);
     assert_int_equal(p.n_actions, 1);
     assert_int_equal(p.n_actions_src, 2);
@@ -90,44 +90,44 @@ static void pack_truncation(void **state) {
     assert_true(p.q_mask[0] == 1.f);
     m2_packed_free(&p);
     /* limit 7: s22 does not fit -> a_1 has no next state and is not terminal: q_mask 0 */
-    assert_int_equal(m2_pack_seq(&tok, &t, 7, &p, &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t, 7, &p, &err), 0);
     assert_int_equal(p.n_tok, 6);
     assert_int_equal(p.n_actions, 1);
     assert_int_equal(p.next_state_last[0], -1);
     assert_true(p.q_mask[0] == 0.f);
     m2_packed_free(&p);
     /* limit 13: everything but s_3; a_2 is terminal so its target (r) is defined */
-    assert_int_equal(m2_pack_seq(&tok, &t, 13, &p, &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t, 13, &p, &err), 0);
     assert_int_equal(p.n_actions, 2);
     assert_false(p.has_final_state);
     assert_int_equal(p.next_state_last[1], -1);
     assert_true(p.q_mask[1] == 1.f);
     m2_packed_free(&p);
     /* limit 5: the first transition alone needs 6 -> rejected */
-    assert_int_equal(m2_pack_seq(&tok, &t, 5, &p, &err), -1);
+    assert_int_equal(m2_pack_traj(&tok, &t, 5, &p, &err), -1);
     assert_non_null(strstr(err.msg, "5 tokens"));
-    m2_seq_free(&t);
+    m2_traj_free(&t);
     /* bad shapes */
-    m2_seq bad;
-    m2_seq_init(&bad);
-    assert_int_equal(m2_pack_seq(&tok, &bad, 0, &p, &err), -1);
-    assert_int_equal(m2_seq_push_action(&bad, "x", 0, 0, &err), -1);   /* action before state */
-    m2_seq_free(&bad);
+    m2_traj bad;
+    m2_traj_init(&bad);
+    assert_int_equal(m2_pack_traj(&tok, &bad, 0, &p, &err), -1);
+    assert_int_equal(m2_traj_push_action(&bad, "x", 0, 0, &err), -1);   /* action before state */
+    m2_traj_free(&bad);
 }
 
 static void batch_positions(void **state) {
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_seq t1, t2;
+    m2_traj t1, t2;
     make_traj(&t1, 1);
     m2_err err = {0};
-    m2_seq_init(&t2);
-    m2_seq_set_prompt(&t2, "Q", &err);
-    m2_seq_push_state(&t2, "x", &err);
-    m2_seq_push_action(&t2, "yz", 0.5f, 1.f, &err);
+    m2_traj_init(&t2);
+    m2_traj_set_prompt(&t2, "Q", &err);
+    m2_traj_push_state(&t2, "x", &err);
+    m2_traj_push_action(&t2, "yz", 0.5f, 1.f, &err);
     m2_packed p[2];
-    assert_int_equal(m2_pack_seq(&tok, &t1, 0, &p[0], &err), 0);
-    assert_int_equal(m2_pack_seq(&tok, &t2, 0, &p[1], &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t1, 0, &p[0], &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t2, 0, &p[1], &err), 0);
     /* seq 2: Q x y z EOS -> 5 tokens at flat 14..18 */
     m2_packed_batch b;
     assert_int_equal(m2_packed_batch_build(p, 2, &b, &err), 0);
@@ -166,8 +166,8 @@ static void batch_positions(void **state) {
     m2_packed_batch_free(&b);
     m2_packed_free(&p[0]);
     m2_packed_free(&p[1]);
-    m2_seq_free(&t1);
-    m2_seq_free(&t2);
+    m2_traj_free(&t1);
+    m2_traj_free(&t2);
 }
 
 static void write_text(const char *path, const char *text) {
@@ -207,31 +207,31 @@ static void records_roundtrip(void **state) {
     assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), 0);
     assert_int_equal(nl, 1);
     /* to trajectories and packed: low states get "Obs: " unless they already have it */
-    m2_seq t;
-    assert_int_equal(m2_low_record_seq(&l[0], "LOW Subtask: get log", "Obs: ", &t, &err), 0);
+    m2_traj t;
+    assert_int_equal(m2_low_record_traj(&l[0], "LOW Subtask: get log", "Obs: ", &t, &err), 0);
     assert_string_equal(t.states[0], "Obs: o0");
     assert_string_equal(t.states[1], "Obs: o1");
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
     m2_packed p;
-    assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
     assert_int_equal(p.n_actions, 1);
     assert_true(p.has_final_state && p.done[0] == 1.f);
     m2_packed_free(&p);
-    m2_seq_free(&t);
-    assert_int_equal(m2_high_record_seq(&h[0], "HIGH craft a stick", &t, &err), 0);
+    m2_traj_free(&t);
+    assert_int_equal(m2_high_record_traj(&h[0], "HIGH craft a stick", &t, &err), 0);
     assert_int_equal(t.n_actions, 2);
     assert_int_equal(t.n_states, 2);
-    m2_seq_free(&t);
+    m2_traj_free(&t);
     /* prompt NULL: the record's own context, else the one agent/prompts.h builds */
-    assert_int_equal(m2_high_record_seq(&h[1], NULL, &t, &err), 0);
+    assert_int_equal(m2_high_record_traj(&h[1], NULL, &t, &err), 0);
     assert_string_equal(t.prompt, "P t");
-    m2_seq_free(&t);
-    assert_int_equal(m2_high_record_seq(&h[0], NULL, &t, &err), 0);
+    m2_traj_free(&t);
+    assert_int_equal(m2_high_record_traj(&h[0], NULL, &t, &err), 0);
     char *want = m2_prompt_high_context("craft a stick");
     assert_string_equal(t.prompt, want);
     free(want);
-    m2_seq_free(&t);
+    m2_traj_free(&t);
     m2_high_records_free(h, nh);
     m2_low_records_free(l, nl);
 
@@ -270,7 +270,7 @@ static void records_from_writer(void **state) {
     FILE *fh = fopen(hp, "w"), *fl = fopen(lp, "w");
     int n_low = 0, n_sub_total = 0;
     for (int i = 0; i < 3; i++) {
-        m2_traj tr;
+        m2_env_traj tr;
         m2_rollout_opts o = {M2_POLICY_ORACLE, 50, 0.f, 0};
         assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &o, &tr, &err), 0);
         cJSON *high, *lows;
@@ -281,7 +281,7 @@ static void records_from_writer(void **state) {
         n_sub_total += cJSON_GetArraySize(cJSON_GetObjectItem(high, "subtask"));
         cJSON_Delete(high);
         cJSON_Delete(lows);
-        m2_traj_free(&tr);
+        m2_env_traj_free(&tr);
     }
     fclose(fh);
     fclose(fl);
@@ -299,30 +299,30 @@ static void records_from_writer(void **state) {
         assert_non_null(h[i].task);
         assert_non_null(h[i].context);
         assert_int_equal(h[i].n_states, h[i].n_subgoals + 1);
-        m2_seq t;
-        assert_int_equal(m2_high_record_seq(&h[i], NULL, &t, &err), 0);
+        m2_traj t;
+        assert_int_equal(m2_high_record_traj(&h[i], NULL, &t, &err), 0);
         char *want = m2_prompt_high_context(h[i].task);
         assert_string_equal(t.prompt, want);   /* the writer's context = the loop's context */
         free(want);
         m2_packed p;
-        assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
+        assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
         assert_int_equal(p.n_actions, h[i].n_subgoals);
         assert_true(p.has_final_state);
         m2_packed_free(&p);
-        m2_seq_free(&t);
+        m2_traj_free(&t);
     }
     for (int i = 0; i < nl; i++) {
-        m2_seq t;
-        assert_int_equal(m2_low_record_seq(&l[i], NULL, "Obs: ", &t, &err), 0);
+        m2_traj t;
+        assert_int_equal(m2_low_record_traj(&l[i], NULL, "Obs: ", &t, &err), 0);
         char *want = m2_prompt_low_context(l[i].subgoal, 1);
         assert_string_equal(t.prompt, want);
         free(want);
         assert_int_equal(t.n_states, t.n_actions + 1);
         m2_packed p;
-        assert_int_equal(m2_pack_seq(&tok, &t, 0, &p, &err), 0);
+        assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
         assert_true(p.done[p.n_actions - 1] == 1.f);   /* intrinsic: done on the sub-goal's last step */
         m2_packed_free(&p);
-        m2_seq_free(&t);
+        m2_traj_free(&t);
     }
     m2_high_records_free(h, nh);
     m2_low_records_free(l, nl);

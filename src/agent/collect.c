@@ -9,10 +9,10 @@ int m2_collect_online(m2_env *env, const char *task, m2_split split, const int *
         int idx = indices[e];
         m2_episode ep;
         if (m2_run_episode(env, task, split, idx, seed + (uint64_t)idx, sys1, sys2, cfg, &ep, err)) return -1;
-        m2_seq *segs = NULL;
+        m2_traj *segs = NULL;
         int ns = 0, rc = m2_episode_segments(&ep, cfg, &segs, &ns, err);
         for (int k = 0; !rc && k < ns; k++) {
-            int kept = m2_replay_push(buf, &segs[k], m2_seq_return(&segs[k]) > 0.f, err);
+            int kept = m2_replay_push(buf, &segs[k], m2_traj_return(&segs[k]) > 0.f, err);
             if (kept < 0) rc = -1;
             else if (st) st->kept += kept;
         }
@@ -28,7 +28,7 @@ int m2_collect_online(m2_env *env, const char *task, m2_split split, const int *
             st->segments += ns;
             st->ret += ep.ret;
         }
-        for (int k = 0; k < ns; k++) m2_seq_free(&segs[k]);
+        for (int k = 0; k < ns; k++) m2_traj_free(&segs[k]);
         free(segs);
         m2_episode_free(&ep);
         if (rc) return -1;

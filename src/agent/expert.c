@@ -48,7 +48,7 @@ out:
     return rc;
 }
 
-static int count(const m2_expert_plan *p, const m2_seq *ctx, const char *out, int *np, int *ng, m2_err *err) {
+static int count(const m2_expert_plan *p, const m2_traj *ctx, const char *out, int *np, int *ng, m2_err *err) {
     *np = *ng = 0;
     if (!p->tok) return 0;
     long n = m2_context_tokens(p->tok, ctx, err);
@@ -60,7 +60,7 @@ static int count(const m2_expert_plan *p, const m2_seq *ctx, const char *out, in
     return 0;
 }
 
-static int sys1_generate(void *ctx, m2_role role, const m2_seq *context, char **out, int *np, int *ng,
+static int sys1_generate(void *ctx, m2_role role, const m2_traj *context, char **out, int *np, int *ng,
                          m2_err *err) {
     m2_expert_plan *p = ctx;
     int k = p->next_sub < p->n_sub ? p->next_sub : p->n_sub - 1;
@@ -71,7 +71,7 @@ static int sys1_generate(void *ctx, m2_role role, const m2_seq *context, char **
     return count(p, context, *out, np, ng, err);
 }
 
-static int sys2_generate(void *ctx, m2_role role, const m2_seq *context, char **out, int *np, int *ng,
+static int sys2_generate(void *ctx, m2_role role, const m2_traj *context, char **out, int *np, int *ng,
                          m2_err *err) {
     m2_expert_plan *p = ctx;
     int a = p->next_action < p->n_actions ? p->next_action : p->n_actions - 1;

@@ -79,14 +79,14 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
     }
     if (!(ep->task = dupstr(env->cls->task_text(env)))) return m2_errorf(err, M2_ENOMEM, "loop: out of memory");
     char *obs = dupstr(sr.observation);
-    m2_seq high, low;
-    m2_seq_init(&high);
-    m2_seq_init(&low);
+    m2_traj high, low;
+    m2_traj_init(&high);
+    m2_traj_init(&low);
     char *hp = high_context(cfg, ep->task);
     int rc = -1, done = sr.done;
     char **group = NULL;   /* actions System 2 took for the previous sub-goal */
     int n_group = 0, cap_group = 0;
-    if (!obs || !hp || m2_seq_set_prompt(&high, hp, err)) { if (!err || !err->code) m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
+    if (!obs || !hp || m2_traj_set_prompt(&high, hp, err)) { if (!err || !err->code) m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
     ep->score = sr.score;
     ep->success = sr.won;
 
@@ -102,7 +102,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
             char *state = m2_prompt_state((const char *const *)group, n_group, obs);
             if (!state) { m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
             sg->state = state;
-            if (m2_seq_push_state(&high, state, err)) goto out;
+            if (m2_traj_push_state(&high, state, err)) goto out;
             char *out = NULL;
             int np = 0, ng = 0;
             if (sys1->generate(sys1->ctx, M2_ROLE_SYS1, &high, &out, &np, &ng, err)) {
@@ -115,7 +115,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
             ep->sys1_gen_tok += ng;
             sg->raw = out ? out : dupstr("");
             m2_parse_subgoal(sg->raw, sub_text, sizeof sub_text);
-            if (m2_seq_push_action(&high, sub_text, 0.f, 0.f, err)) goto out;
+            if (m2_traj_push_action(&high, sub_text, 0.f, 0.f, err)) goto out;
         }
         sg->text = dupstr(sub_text);
         sg->obs0 = dupstr(obs);
@@ -128,15 +128,15 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         n_group = cap_group = 0;
 
         /* ---- System 2: actions until its flag, the budget, the limit or the end ---- */
-        m2_seq_free(&low);
-        m2_seq_init(&low);
+        m2_traj_free(&low);
+        m2_traj_init(&low);
         char *lp = low_context(cfg, sub_text);
         if (!lp) { m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
-        int prc = m2_seq_set_prompt(&low, lp, err);
+        int prc = m2_traj_set_prompt(&low, lp, err);
         free(lp);
         if (prc) goto out;
         char *ls = low_state(obs);
-        if (!ls || m2_seq_push_state(&low, ls, err)) { free(ls); goto out; }
+        if (!ls || m2_traj_push_state(&low, ls, err)) { free(ls); goto out; }
         free(ls);
         int k = 0;
         while (!done && ep->steps < cfg->step_limit) {
@@ -178,9 +178,9 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
             free(obs);
             obs = dupstr(sr.observation);
             if (!st->obs || !obs) { m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
-            if (m2_seq_push_action(&low, st->raw, sr.reward, (float)sr.done, err)) goto out;
+            if (m2_traj_push_action(&low, st->raw, sr.reward, (float)sr.done, err)) goto out;
             char *s2 = low_state(obs);
-            if (!s2 || m2_seq_push_state(&low, s2, err)) { free(s2); goto out; }
+            if (!s2 || m2_traj_push_state(&low, s2, err)) { free(s2); goto out; }
             free(s2);
             if (grow((void **)&group, &cap_group, n_group + 1, sizeof *group, err)) goto out;
             group[n_group++] = dupstr(action);
@@ -195,8 +195,8 @@ out:
     free(group);
     free(obs);
     free(hp);
-    m2_seq_free(&high);
-    m2_seq_free(&low);
+    m2_traj_free(&high);
+    m2_traj_free(&low);
     if (rc) m2_episode_free(ep);
     return rc;
 }
@@ -252,36 +252,36 @@ char *m2_episode_to_json(const m2_episode *ep) {
     return s;
 }
 
-int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_seq **segs, int *n,
+int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **segs, int *n,
                         m2_err *err) {
     *segs = NULL;
     *n = 0;
     int cnt = 0;
     for (int i = 0; i < ep->n_sub; i++) cnt += ep->sub[i].n > 0;
     if (!cnt) return 0;
-    m2_seq *v = calloc((size_t)cnt, sizeof *v);
+    m2_traj *v = calloc((size_t)cnt, sizeof *v);
     if (!v) return m2_errorf(err, M2_ENOMEM, "loop: out of memory for %d segments", cnt);
     int j = 0;
     for (int i = 0; i < ep->n_sub; i++) {
         const m2_subgoal_rec *sg = &ep->sub[i];
         if (sg->n == 0) continue;
-        m2_seq *t = &v[j++];
-        m2_seq_init(t);
+        m2_traj *t = &v[j++];
+        m2_traj_init(t);
         char *lp = low_context(cfg, sg->text);
         char *s0 = low_state(sg->obs0);
-        int bad = !lp || !s0 || m2_seq_set_prompt(t, lp, err) || m2_seq_push_state(t, s0, err);
+        int bad = !lp || !s0 || m2_traj_set_prompt(t, lp, err) || m2_traj_push_state(t, s0, err);
         free(lp);
         free(s0);
         for (int k = sg->first; !bad && k < sg->first + sg->n; k++) {
             const m2_step_rec *st = &ep->step[k];
             char *s = low_state(st->obs);
-            bad = !s || m2_seq_push_action(t, st->raw, st->reward, (float)st->done, err) ||
-                  m2_seq_push_state(t, s, err);
+            bad = !s || m2_traj_push_action(t, st->raw, st->reward, (float)st->done, err) ||
+                  m2_traj_push_state(t, s, err);
             free(s);
         }
         if (bad) {
             if (!err || !err->code) m2_errorf(err, M2_ENOMEM, "loop: out of memory");
-            for (int q = 0; q < j; q++) m2_seq_free(&v[q]);
+            for (int q = 0; q < j; q++) m2_traj_free(&v[q]);
             free(v);
             return -1;
         }
@@ -291,7 +291,7 @@ int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_seq **s
     return 0;
 }
 
-long m2_context_tokens(const m2_tok_iface *tok, const m2_seq *ctx, m2_err *err) {
+long m2_context_tokens(const m2_tok_iface *tok, const m2_traj *ctx, m2_err *err) {
     long n = tok->bos == M2_BOS_SEQUENCE ? 1 : 0;
     int c = tok->encode(tok->ctx, ctx->prompt ? ctx->prompt : "", NULL, 0, err);
     if (c < 0) return -1;

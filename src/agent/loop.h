@@ -30,7 +30,7 @@ typedef struct m2_policy {
     /* Generates the next output for `role` from its context (prompt, alternating states/actions;
      * the last state is the current one: n_states == n_actions + 1). *out is malloc'd text (the
      * loop frees it); *n_prompt_tok / *n_gen_tok the tokens this call consumed and produced. */
-    int (*generate)(void *ctx, m2_role role, const m2_seq *context, char **out, int *n_prompt_tok,
+    int (*generate)(void *ctx, m2_role role, const m2_traj *context, char **out, int *n_prompt_tok,
                     int *n_gen_tok, m2_err *err);
 } m2_policy;
 
@@ -98,12 +98,12 @@ char *m2_episode_to_json(const m2_episode *ep);
 
 /* System 2 segments of an episode (one per sub-goal) for the replay buffer: prompt = low prompt +
  * " Subtask: " + g, states "Obs: o" (o_0 .. o_T), actions = System 2's raw outputs, per-step env
- * rewards, done = env done. *segs malloc'd (free each with m2_seq_free, then the array). */
-int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_seq **segs, int *n,
+ * rewards, done = env done. *segs malloc'd (free each with m2_traj_free, then the array). */
+int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **segs, int *n,
                         m2_err *err);
 
 /* Token count of a context under a tokenizer (BOS + prompt + states + actions + one EOS each), for
  * policies that report prompt tokens without running a model. -1 on error. */
-long m2_context_tokens(const m2_tok_iface *tok, const m2_seq *ctx, m2_err *err);
+long m2_context_tokens(const m2_tok_iface *tok, const m2_traj *ctx, m2_err *err);
 
 #endif

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int generate(void *ctx, m2_role role, const m2_seq *context, char **out, int *np, int *ng,
+static int generate(void *ctx, m2_role role, const m2_traj *context, char **out, int *np, int *ng,
                     m2_err *err) {
     m2_model_policy *mp = ctx;
     *out = NULL;

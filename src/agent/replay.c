@@ -21,7 +21,7 @@ int m2_replay_init(m2_replay *r, int capacity, float keep_fail, uint64_t seed, m
 }
 
 static void clear_items(m2_replay *r) {
-    for (int i = 0; i < r->n; i++) m2_seq_free(&r->items[(r->head + i) % r->cap].seg);
+    for (int i = 0; i < r->n; i++) m2_traj_free(&r->items[(r->head + i) % r->cap].seg);
     r->n = 0;
     r->head = 0;
 }
@@ -40,19 +40,19 @@ const m2_replay_item *m2_replay_at(const m2_replay *r, int i) {
     return &r->items[(r->head + i) % r->cap];
 }
 
-float m2_seq_return(const m2_seq *t) {
+float m2_traj_return(const m2_traj *t) {
     double s = 0;
     for (int i = 0; i < t->n_actions; i++) s += t->rewards ? t->rewards[i] : 0;
     return (float)s;
 }
 
-int m2_replay_add(m2_replay *r, const m2_seq *seg, int online, int success, m2_err *err) {
-    m2_seq copy;
-    if (m2_seq_copy(&copy, seg, err)) return -1;
+int m2_replay_add(m2_replay *r, const m2_traj *seg, int online, int success, m2_err *err) {
+    m2_traj copy;
+    if (m2_traj_copy(&copy, seg, err)) return -1;
     int slot;
     if (r->n == r->cap) {   /* FIFO: evict the oldest */
         slot = r->head;
-        m2_seq_free(&r->items[slot].seg);
+        m2_traj_free(&r->items[slot].seg);
         r->head = (r->head + 1) % r->cap;
         r->evicted++;
     } else {
@@ -65,7 +65,7 @@ int m2_replay_add(m2_replay *r, const m2_seq *seg, int online, int success, m2_e
     return 0;
 }
 
-int m2_replay_seed_offline(m2_replay *r, const m2_seq *segs, const int *success, int n, int max_items,
+int m2_replay_seed_offline(m2_replay *r, const m2_traj *segs, const int *success, int n, int max_items,
                            m2_err *err) {
     if (n <= 0 || max_items <= 0) return 0;
     uint32_t *order = malloc((size_t)n * sizeof *order);
@@ -83,7 +83,7 @@ int m2_replay_seed_offline(m2_replay *r, const m2_seq *segs, const int *success,
     return added;
 }
 
-int m2_replay_push(m2_replay *r, const m2_seq *seg, int success, m2_err *err) {
+int m2_replay_push(m2_replay *r, const m2_traj *seg, int success, m2_err *err) {
     r->pushed++;
     if (!success) {
         /* draw only for failures, so the stream does not depend on how many successes came */
@@ -159,7 +159,7 @@ char *m2_replay_to_json(const m2_replay *r, m2_err *err) {
     return s;
 }
 
-static int item_from_json(const cJSON *j, m2_seq *t, int *online, int *success, int idx, m2_err *err) {
+static int item_from_json(const cJSON *j, m2_traj *t, int *online, int *success, int idx, m2_err *err) {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "prompt");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "states");
     const cJSON *ac = cJSON_GetObjectItemCaseSensitive(j, "actions");
@@ -170,19 +170,19 @@ static int item_from_json(const cJSON *j, m2_seq *t, int *online, int *success, 
     int na = cJSON_GetArraySize(ac), ns = cJSON_GetArraySize(st);
     if (cJSON_GetArraySize(rw) != na || cJSON_GetArraySize(dn) != na || (ns != na && ns != na + 1))
         return m2_errorf(err, M2_EFORMAT, "replay: items[%d] has inconsistent lengths", idx);
-    m2_seq_init(t);
-    if (m2_seq_set_prompt(t, p->valuestring, err)) return -1;
+    m2_traj_init(t);
+    if (m2_traj_set_prompt(t, p->valuestring, err)) return -1;
     for (int k = 0; k < ns; k++) {
         const cJSON *s = cJSON_GetArrayItem(st, k);
-        if (!cJSON_IsString(s)) { m2_seq_free(t); return m2_errorf(err, M2_EFORMAT, "replay: items[%d].states[%d] is not a string", idx, k); }
-        if (m2_seq_push_state(t, s->valuestring, err)) { m2_seq_free(t); return -1; }
+        if (!cJSON_IsString(s)) { m2_traj_free(t); return m2_errorf(err, M2_EFORMAT, "replay: items[%d].states[%d] is not a string", idx, k); }
+        if (m2_traj_push_state(t, s->valuestring, err)) { m2_traj_free(t); return -1; }
         if (k < na) {
             const cJSON *a = cJSON_GetArrayItem(ac, k), *r = cJSON_GetArrayItem(rw, k), *d = cJSON_GetArrayItem(dn, k);
             if (!cJSON_IsString(a) || !cJSON_IsNumber(r) || !cJSON_IsNumber(d)) {
-                m2_seq_free(t);
+                m2_traj_free(t);
                 return m2_errorf(err, M2_EFORMAT, "replay: items[%d] step %d has a bad action/reward/done", idx, k);
             }
-            if (m2_seq_push_action(t, a->valuestring, (float)r->valuedouble, (float)d->valuedouble, err)) { m2_seq_free(t); return -1; }
+            if (m2_traj_push_action(t, a->valuestring, (float)r->valuedouble, (float)d->valuedouble, err)) { m2_traj_free(t); return -1; }
         }
     }
     *online = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "online"));
@@ -223,7 +223,7 @@ int m2_replay_from_json(m2_replay *r, const char *json, m2_err *err) {
     if (fresh.pushed < 0 || fresh.dropped_fail < 0 || fresh.evicted < 0) fresh.pushed = fresh.dropped_fail = fresh.evicted = 0;
     int idx = 0;
     cJSON_ArrayForEach(c, items) {
-        m2_seq t;
+        m2_traj t;
         int online = 0, success = 0;
         if (item_from_json(c, &t, &online, &success, idx, err)) { m2_replay_free(&fresh); goto done; }
         int slot = fresh.n++;

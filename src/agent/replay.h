@@ -7,7 +7,7 @@
  *  - sampling without replacement inside one batch (with replacement only when the batch is larger
  *    than the buffer), all randomness from the buffer's own m2_rng;
  *  - serialisable (JSON) for checkpoints, including the RNG state, so a resumed run samples the same.
- * Items are m2_seq (prompt = System 2 prompt with the sub-goal, states "Obs: o", actions
+ * Items are m2_traj (prompt = System 2 prompt with the sub-goal, states "Obs: o", actions
  * "a; True|False", env rewards, dones). */
 #ifndef M2_AGENT_REPLAY_H
 #define M2_AGENT_REPLAY_H
@@ -17,7 +17,7 @@
 #include "data/pack.h"
 
 typedef struct m2_replay_item {
-    m2_seq seg;
+    m2_traj seg;
     int online;     /* 0 = offline seed, 1 = collected online */
     int success;
 } m2_replay_item;
@@ -37,17 +37,17 @@ int m2_replay_size(const m2_replay *r);
 const m2_replay_item *m2_replay_at(const m2_replay *r, int i);
 
 /* Return of a segment: sum of its rewards. */
-float m2_seq_return(const m2_seq *t);
+float m2_traj_return(const m2_traj *t);
 
 /* Seeds with up to max_items of the given segments whose success flag is set, in an order shuffled
  * by the buffer's RNG. Returns the number added, or -1. */
-int m2_replay_seed_offline(m2_replay *r, const m2_seq *segs, const int *success, int n, int max_items,
+int m2_replay_seed_offline(m2_replay *r, const m2_traj *segs, const int *success, int n, int max_items,
                            m2_err *err);
 /* Adds an online segment; failures are kept with probability keep_fail. Returns 1 if kept, 0 if
  * dropped, -1 on error. The segment is copied. */
-int m2_replay_push(m2_replay *r, const m2_seq *seg, int success, m2_err *err);
+int m2_replay_push(m2_replay *r, const m2_traj *seg, int success, m2_err *err);
 /* Adds unconditionally (used by seeding and loading). */
-int m2_replay_add(m2_replay *r, const m2_seq *seg, int online, int success, m2_err *err);
+int m2_replay_add(m2_replay *r, const m2_traj *seg, int online, int success, m2_err *err);
 /* k indices in [0, size) (oldest-first numbering) into idx. Returns k, or -1 when empty. */
 int m2_replay_sample(m2_replay *r, int k, int *idx, m2_err *err);
 

@@ -39,9 +39,9 @@ void m2_byte_tok_iface(m2_tok_iface *t, int bos_policy) {
 
 /* ---- trajectories ---- */
 
-void m2_seq_init(m2_seq *t) { memset(t, 0, sizeof *t); }
+void m2_traj_init(m2_traj *t) { memset(t, 0, sizeof *t); }
 
-void m2_seq_free(m2_seq *t) {
+void m2_traj_free(m2_traj *t) {
     if (!t) return;
     free(t->prompt);
     for (int i = 0; i < t->n_states; i++) free(t->states[i]);
@@ -57,7 +57,7 @@ static char *dupstr(const char *s) {
     return d;
 }
 
-int m2_seq_set_prompt(m2_seq *t, const char *prompt, m2_err *err) {
+int m2_traj_set_prompt(m2_traj *t, const char *prompt, m2_err *err) {
     char *d = dupstr(prompt);
     if (!d) return m2_errorf(err, M2_ENOMEM, "trajectory: out of memory for the prompt");
     free(t->prompt);
@@ -65,7 +65,7 @@ int m2_seq_set_prompt(m2_seq *t, const char *prompt, m2_err *err) {
     return 0;
 }
 
-int m2_seq_push_state(m2_seq *t, const char *text, m2_err *err) {
+int m2_traj_push_state(m2_traj *t, const char *text, m2_err *err) {
     if (t->n_states > t->n_actions)
         return m2_errorf(err, M2_EINVAL, "trajectory: state %d pushed before action %d", t->n_states, t->n_actions);
     if (t->n_states == t->cap_states) {
@@ -81,7 +81,7 @@ int m2_seq_push_state(m2_seq *t, const char *text, m2_err *err) {
     return 0;
 }
 
-int m2_seq_push_action(m2_seq *t, const char *text, float reward, float done, m2_err *err) {
+int m2_traj_push_action(m2_traj *t, const char *text, float reward, float done, m2_err *err) {
     if (t->n_actions >= t->n_states)
         return m2_errorf(err, M2_EINVAL, "trajectory: action %d pushed without its state", t->n_actions);
     if (t->n_actions == t->cap_actions) {
@@ -106,22 +106,22 @@ int m2_seq_push_action(m2_seq *t, const char *text, float reward, float done, m2
     return 0;
 }
 
-int m2_seq_copy(m2_seq *dst, const m2_seq *src, m2_err *err) {
-    m2_seq_init(dst);
-    if (m2_seq_set_prompt(dst, src->prompt, err)) goto fail;
+int m2_traj_copy(m2_traj *dst, const m2_traj *src, m2_err *err) {
+    m2_traj_init(dst);
+    if (m2_traj_set_prompt(dst, src->prompt, err)) goto fail;
     for (int t = 0; t < src->n_states || t < src->n_actions; t++) {
-        if (t < src->n_states && m2_seq_push_state(dst, src->states[t], err)) goto fail;
+        if (t < src->n_states && m2_traj_push_state(dst, src->states[t], err)) goto fail;
         if (t < src->n_actions &&
-            m2_seq_push_action(dst, src->actions[t], src->rewards ? src->rewards[t] : 0,
+            m2_traj_push_action(dst, src->actions[t], src->rewards ? src->rewards[t] : 0,
                                 src->dones ? src->dones[t] : 0, err)) goto fail;
     }
     return 0;
 fail:
-    m2_seq_free(dst);
+    m2_traj_free(dst);
     return -1;
 }
 
-char *m2_seq_render(const m2_seq *t) {
+char *m2_traj_render(const m2_traj *t) {
     size_t n = strlen(t->prompt ? t->prompt : "") + 2;
     for (int i = 0; i < t->n_states; i++) n += strlen(t->states[i]) + 1;
     for (int i = 0; i < t->n_actions; i++) n += strlen(t->actions[i]) + 7;
@@ -180,7 +180,7 @@ void m2_packed_free(m2_packed *p) {
     memset(p, 0, sizeof *p);
 }
 
-int m2_pack_seq(const m2_tok_iface *tok, const m2_seq *tr, int max_tokens, m2_packed *out,
+int m2_pack_traj(const m2_tok_iface *tok, const m2_traj *tr, int max_tokens, m2_packed *out,
                  m2_err *err) {
     memset(out, 0, sizeof *out);
     int T = tr->n_actions;
@@ -267,7 +267,7 @@ fail:
     return -1;
 }
 
-int m2_pack_context(const m2_tok_iface *tok, const m2_seq *ctx, int max_tokens, int32_t **ids,
+int m2_pack_context(const m2_tok_iface *tok, const m2_traj *ctx, int max_tokens, int32_t **ids,
                     int *n, m2_err *err) {
     *ids = NULL;
     *n = 0;

@@ -46,24 +46,24 @@ void m2_byte_tok_iface(m2_tok_iface *t, int bos_policy);
 /* ---- trajectories (owned text) ----
  * states[n_states] with n_states = n_actions (no final state) or n_actions + 1 (s_{T+1} present);
  * rewards/dones[n_actions] (0 when never set). */
-typedef struct m2_seq {
+typedef struct m2_traj {
     char *prompt;
     char **states;
     char **actions;
     float *rewards, *dones;
     int n_states, n_actions;
     int cap_states, cap_actions;
-} m2_seq;
+} m2_traj;
 
-void m2_seq_init(m2_seq *t);
-void m2_seq_free(m2_seq *t);
-int m2_seq_set_prompt(m2_seq *t, const char *prompt, m2_err *err);
-int m2_seq_push_state(m2_seq *t, const char *text, m2_err *err);
-int m2_seq_push_action(m2_seq *t, const char *text, float reward, float done, m2_err *err);
-int m2_seq_copy(m2_seq *dst, const m2_seq *src, m2_err *err);   /* dst uninitialised */
+void m2_traj_init(m2_traj *t);
+void m2_traj_free(m2_traj *t);
+int m2_traj_set_prompt(m2_traj *t, const char *prompt, m2_err *err);
+int m2_traj_push_state(m2_traj *t, const char *text, m2_err *err);
+int m2_traj_push_action(m2_traj *t, const char *text, float reward, float done, m2_err *err);
+int m2_traj_copy(m2_traj *dst, const m2_traj *src, m2_err *err);   /* dst uninitialised */
 /* Plain-text rendering (segments joined by '\n', actions followed by "<EOS>"), for transcripts and
  * scripted policies. malloc'd; NULL on allocation failure. */
-char *m2_seq_render(const m2_seq *t);
+char *m2_traj_render(const m2_traj *t);
 
 /* ---- one packed sequence ---- */
 typedef enum m2_seg_kind { M2_SEG_PROMPT = 0, M2_SEG_STATE = 1, M2_SEG_ACTION = 2 } m2_seg_kind;
@@ -90,14 +90,14 @@ typedef struct m2_packed {
     float *q_mask;              /* [n_actions] 1 when the TD target is defined */
 } m2_packed;
 
-int m2_pack_seq(const m2_tok_iface *tok, const m2_seq *tr, int max_tokens, m2_packed *out,
+int m2_pack_traj(const m2_tok_iface *tok, const m2_traj *tr, int max_tokens, m2_packed *out,
                  m2_err *err);
 
 /* A generation context (prompt, states and actions so far; any shape, e.g. n_states = n_actions+1)
- * as token ids, laid out exactly like m2_pack_seq. When it needs more than max_tokens (> 0), the
+ * as token ids, laid out exactly like m2_pack_traj. When it needs more than max_tokens (> 0), the
  * prompt is kept and the OLDEST (state, action) pairs are dropped until it fits; if the prompt and
  * the newest state alone do not fit, the error says so. *ids malloc'd. */
-int m2_pack_context(const m2_tok_iface *tok, const m2_seq *ctx, int max_tokens, int32_t **ids,
+int m2_pack_context(const m2_tok_iface *tok, const m2_traj *ctx, int max_tokens, int32_t **ids,
                     int *n, m2_err *err);
 void m2_packed_free(m2_packed *p);
 

@@ -252,36 +252,36 @@ int m2_low_records_read(const char *path, m2_low_record **out, int *n, m2_err *e
     return read_lines(path, sizeof(m2_low_record), parse_low, free_low, (void **)out, n, err);
 }
 
-int m2_high_record_seq(const m2_high_record *r, const char *prompt, m2_seq *out, m2_err *err) {
-    m2_seq_init(out);
+int m2_high_record_traj(const m2_high_record *r, const char *prompt, m2_traj *out, m2_err *err) {
+    m2_traj_init(out);
     char *own = NULL;
     if (!prompt) {
         if (r->context) prompt = r->context;
         else if (!(prompt = own = m2_prompt_high_context(r->task))) return m2_errorf(err, M2_ENOMEM, "out of memory");
     }
-    int prc = m2_seq_set_prompt(out, prompt, err);
+    int prc = m2_traj_set_prompt(out, prompt, err);
     free(own);
     if (prc) goto fail;
     for (int t = 0; t < r->n_states; t++) {
-        if (m2_seq_push_state(out, r->states[t], err)) goto fail;
-        if (t < r->n_subgoals && m2_seq_push_action(out, r->subgoals[t], r->reward[t], r->done[t], err)) goto fail;
+        if (m2_traj_push_state(out, r->states[t], err)) goto fail;
+        if (t < r->n_subgoals && m2_traj_push_action(out, r->subgoals[t], r->reward[t], r->done[t], err)) goto fail;
     }
     return 0;
 fail:
-    m2_seq_free(out);
+    m2_traj_free(out);
     return -1;
 }
 
-int m2_low_record_seq(const m2_low_record *r, const char *prompt, const char *state_prefix,
-                       m2_seq *out, m2_err *err) {
-    m2_seq_init(out);
+int m2_low_record_traj(const m2_low_record *r, const char *prompt, const char *state_prefix,
+                       m2_traj *out, m2_err *err) {
+    m2_traj_init(out);
     size_t pl = state_prefix ? strlen(state_prefix) : 0;
     char *own = NULL;
     if (!prompt) {
         if (r->context) prompt = r->context;
         else if (!(prompt = own = m2_prompt_low_context(r->subgoal, 1))) return m2_errorf(err, M2_ENOMEM, "out of memory");
     }
-    int prc = m2_seq_set_prompt(out, prompt, err);
+    int prc = m2_traj_set_prompt(out, prompt, err);
     free(own);
     if (prc) goto fail;
     for (int t = 0; t < r->n_obs; t++) {
@@ -291,14 +291,14 @@ int m2_low_record_seq(const m2_low_record *r, const char *prompt, const char *st
             char *s = malloc(n);
             if (!s) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto fail; }
             snprintf(s, n, "%s%s", state_prefix, o);
-            int rc = m2_seq_push_state(out, s, err);
+            int rc = m2_traj_push_state(out, s, err);
             free(s);
             if (rc) goto fail;
-        } else if (m2_seq_push_state(out, o, err)) goto fail;
-        if (t < r->n_steps && m2_seq_push_action(out, r->actions[t], r->reward[t], r->done[t], err)) goto fail;
+        } else if (m2_traj_push_state(out, o, err)) goto fail;
+        if (t < r->n_steps && m2_traj_push_action(out, r->actions[t], r->reward[t], r->done[t], err)) goto fail;
     }
     return 0;
 fail:
-    m2_seq_free(out);
+    m2_traj_free(out);
     return -1;
 }

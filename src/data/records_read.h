@@ -48,8 +48,8 @@ void m2_low_records_free(m2_low_record *r, int n);
  * else the one agent/prompts.h builds from the raw text (so training text = inference text).
  * Low: state_prefix (e.g. "Obs: ", may be NULL) is prepended to observations that do not already
  * start with it. Rewards/dones are the record's. */
-int m2_high_record_seq(const m2_high_record *r, const char *prompt, m2_seq *out, m2_err *err);
-int m2_low_record_seq(const m2_low_record *r, const char *prompt, const char *state_prefix,
-                       m2_seq *out, m2_err *err);
+int m2_high_record_traj(const m2_high_record *r, const char *prompt, m2_traj *out, m2_err *err);
+int m2_low_record_traj(const m2_low_record *r, const char *prompt, const char *state_prefix,
+                       m2_traj *out, m2_err *err);
 
 #endif
