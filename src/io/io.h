@@ -4,4 +4,6 @@
 #include "io/ggml_type.h"
 #include "io/afile.h"
 #include "io/gguf.h"
+#include "io/safetensors.h"
+#include "io/hf_config.h"
 #endif
