@@ -6,4 +6,5 @@
 #include "io/gguf.h"
 #include "io/safetensors.h"
 #include "io/hf_config.h"
+#include "io/model_load.h"
 #endif
