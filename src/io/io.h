@@ -7,4 +7,5 @@
 #include "io/safetensors.h"
 #include "io/hf_config.h"
 #include "io/model_load.h"
+#include "io/peft.h"
 #endif
