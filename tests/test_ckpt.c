@@ -266,7 +266,17 @@ static void sigkill_mid_write_keeps_previous(void **state) {
             m2_err e2 = {0};
             for (int64_t s = 10 + trial * 100;; s++) save_step(root, s, n, 3, NULL, NULL, &e2);
         }
-        usleep(2000 + 9000 * trial);
+        /* Wait (up to 20 s) until this child has published a checkpoint of its own, so the kill
+         * lands while later saves are in flight, whatever the disk's fsync latency. */
+        for (int waited = 0; waited < 2000; waited++) {
+            m2_ckpt *peek = NULL;
+            m2_err e3 = {0};
+            int ok = m2_ckpt_load_latest(root, &peek, &e3) == 0 && peek->step >= 10 + trial * 100;
+            if (peek) m2_ckpt_free(peek);
+            if (ok) break;
+            usleep(10000);
+        }
+        usleep(1000 + 3000 * trial);
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
         if (m2_ckpt_load_latest(root, &c, &err) != 0) fail_msg("trial %d: %s", trial, err.msg);
