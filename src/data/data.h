@@ -1,5 +1,5 @@
 /* data/: expert and policy trajectories, sub-goal segmentation into hierarchical records, JSONL,
- * record readers and packing. A plain include list; each concern has its own header. */
+ * packing (DESIGN.md §5). A plain include list; each concern has its own header. */
 #ifndef M2_DATA_H
 #define M2_DATA_H
 #include "data/traj.h"
