@@ -64,7 +64,7 @@ int cmd_data(int argc, char **argv) {
     int n_high = 0, n_low = 0, skipped = 0, wins = 0, steps = 0, noisy = 0;
     rc = 0;
     for (int i = 0; i < o.episodes && !rc; i++) {
-        m2_traj t;
+        m2_env_traj t;
         if (m2_rollout(env, o.task, o.split, i, o.seed, &ro, &t, &err)) {
             fprintf(stderr, "multi2 data: episode %d: %s\n", i, err.msg);
             rc = 1;
@@ -72,10 +72,10 @@ int cmd_data(int argc, char **argv) {
             skipped++;
         } else {
             cJSON *h = NULL, *ls = NULL;
-            if (m2_hier_records(env, &t, o.variant, &h, &ls, &err) || m2_jsonl_write(hf, h, hp, &err)) rc = 1;
+            if (m2_hier_records(env, &t, o.variant, &h, &ls, &err) || m2_hier_write_line(hf, h, hp, &err)) rc = 1;
             const cJSON *l;
             if (!rc) cJSON_ArrayForEach(l, ls) {
-                if (m2_jsonl_write(lf, l, lp, &err)) { rc = 1; break; }
+                if (m2_hier_write_line(lf, l, lp, &err)) { rc = 1; break; }
                 n_low++;
             }
             if (rc) fprintf(stderr, "multi2 data: %s\n", err.msg);
@@ -86,7 +86,7 @@ int cmd_data(int argc, char **argv) {
             cJSON_Delete(h);
             cJSON_Delete(ls);
         }
-        m2_traj_free(&t);
+        m2_env_traj_free(&t);
     }
     if (rc) { fclose(hf); fclose(lf); unlink(ht); unlink(lt); }
     else if (finish(hf, ht, hp) | finish(lf, lt, lp)) { fprintf(stderr, "multi2 data: %s: write failed\n", o.out); rc = 1; }

@@ -44,10 +44,10 @@ int cmd_eval(int argc, char **argv) {
     double score_sum = 0;
     rc = 0;
     for (int i = 0; i < n; i++) {
-        m2_traj t;
+        m2_env_traj t;
         if (m2_rollout(env, o.task, o.split, i, o.seed, &ro, &t, &err)) {
             fprintf(stderr, "multi2 eval: episode %d: %s\n", i, err.msg);
-            m2_traj_free(&t);
+            m2_env_traj_free(&t);
             rc = 1;
             break;
         }
@@ -71,14 +71,14 @@ int cmd_eval(int argc, char **argv) {
         cJSON_AddItemToArray(res, e);
         if (!o.json) printf("%5d  %-7s score %-5g steps %-3d %.*s\n", i, t.won ? "success" : "fail", t.score, t.n, (int)l, t.task_text);
         if (out) {
-            cJSON *tj = m2_traj_to_json(&t);
+            cJSON *tj = m2_env_traj_to_json(&t);
             if (tj) {
                 cJSON_AddStringToObject(tj, "policy", o.policy);
-                if (m2_jsonl_write(out, tj, o.out, &err)) { fprintf(stderr, "multi2 eval: %s\n", err.msg); rc = 1; }
+                if (m2_hier_write_line(out, tj, o.out, &err)) { fprintf(stderr, "multi2 eval: %s\n", err.msg); rc = 1; }
                 cJSON_Delete(tj);
             }
         }
-        m2_traj_free(&t);
+        m2_env_traj_free(&t);
         if (rc) break;
     }
     if (out && fclose(out)) { fprintf(stderr, "multi2 eval: %s: write failed\n", o.out); rc = 1; }

@@ -18,7 +18,7 @@ static int add_str_owned(cJSON *arr, char *s) {
     return rc;
 }
 
-int m2_hier_records(const m2_env *env, const m2_traj *t, const char *variant, cJSON **high, cJSON **lows, m2_err *err) {
+int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant, cJSON **high, cJSON **lows, m2_err *err) {
     *high = NULL; *lows = NULL;
     m2_subgoal *sg = calloc(M2_MAX_SUBGOALS, sizeof *sg);
     const char **acts = malloc(((size_t)t->n + 1) * sizeof *acts);
@@ -96,7 +96,7 @@ oom:
     return m2_errorf(err, M2_ENOMEM, "hierarchical records: out of memory");
 }
 
-int m2_jsonl_write(FILE *f, const cJSON *record, const char *path, m2_err *err) {
+int m2_hier_write_line(FILE *f, const cJSON *record, const char *path, m2_err *err) {
     char *s = cJSON_PrintUnformatted(record);
     if (!s) return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path);
     int bad = fputs(s, f) == EOF || fputc('\n', f) == EOF;
@@ -105,7 +105,7 @@ int m2_jsonl_write(FILE *f, const cJSON *record, const char *path, m2_err *err) 
     return 0;
 }
 
-cJSON *m2_traj_to_json(const m2_traj *t) {
+cJSON *m2_env_traj_to_json(const m2_env_traj *t) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON_AddStringToObject(o, "env", t->env_name);

@@ -6,7 +6,7 @@
 
 #define M2_ACTION_CAP 8192
 
-void m2_traj_free(m2_traj *t) {
+void m2_env_traj_free(m2_env_traj *t) {
     if (!t) return;
     for (int i = 0; i < t->n; i++) { free(t->steps[i].action); free(t->steps[i].observation); }
     free(t->steps); free(t->task); free(t->task_text); free(t->first_obs);
@@ -25,14 +25,14 @@ const char *m2_policy_name(m2_policy_kind k) {
     return k == M2_POLICY_ORACLE ? "oracle" : k == M2_POLICY_RANDOM ? "random" : k == M2_POLICY_MEDIUM ? "medium" : "?";
 }
 
-static int push_step(m2_traj *t, const char *action, const m2_step_result *r) {
+static int push_step(m2_env_traj *t, const char *action, const m2_step_result *r) {
     if (t->n == t->cap) {
         int nc = t->cap ? t->cap * 2 : 32;
-        m2_traj_step *s = realloc(t->steps, (size_t)nc * sizeof *s);
+        m2_env_step_rec *s = realloc(t->steps, (size_t)nc * sizeof *s);
         if (!s) return -1;
         t->steps = s; t->cap = nc;
     }
-    m2_traj_step *s = &t->steps[t->n];
+    m2_env_step_rec *s = &t->steps[t->n];
     s->action = strdup(action);
     s->observation = strdup(r->observation ? r->observation : "");
     if (!s->action || !s->observation) { free(s->action); free(s->observation); return -1; }
@@ -62,7 +62,7 @@ static int corrupt_number(const char *expert, char *out, size_t cap, m2_rng *rng
 }
 
 int m2_rollout(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
-               const m2_rollout_opts *opts, m2_traj *out, m2_err *err) {
+               const m2_rollout_opts *opts, m2_env_traj *out, m2_err *err) {
     memset(out, 0, sizeof *out);
     const m2_env_class *c = env->cls;
     out->env_name = c->name;

@@ -7,26 +7,26 @@
 #include "core/err.h"
 #include "env/env.h"
 
-typedef struct m2_traj_step {
+typedef struct m2_env_step_rec {
     char *action, *observation;   /* the action taken and the observation it produced */
     float reward, score;
     int done, won, valid;
-} m2_traj_step;
+} m2_env_step_rec;
 
-typedef struct m2_traj {
+typedef struct m2_env_traj {
     const char *env_name;          /* the class name (static) */
     char *task;                    /* task family asked for, or NULL */
     m2_split split;
     int index;
     uint64_t seed;
     char *task_text, *first_obs;
-    m2_traj_step *steps;
+    m2_env_step_rec *steps;
     int n, cap;
     float ret, score;              /* sum of rewards; score of the last step (0 if no step) */
     int won, noisy_steps;
-} m2_traj;
+} m2_env_traj;
 
-void m2_traj_free(m2_traj *t);
+void m2_env_traj_free(m2_env_traj *t);
 
 typedef enum m2_policy_kind { M2_POLICY_ORACLE = 0, M2_POLICY_RANDOM = 1, M2_POLICY_MEDIUM = 2 } m2_policy_kind;
 
@@ -44,6 +44,6 @@ const char *m2_policy_name(m2_policy_kind k);
 /* Resets env to (task, split, index, seed) and plays one episode with the chosen policy. The env
  * keeps the finished episode (segmenters read it). An oracle that has no action ends the episode. */
 int m2_rollout(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
-               const m2_rollout_opts *opts, m2_traj *out, m2_err *err);
+               const m2_rollout_opts *opts, m2_env_traj *out, m2_err *err);
 
 #endif
