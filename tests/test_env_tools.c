@@ -100,7 +100,7 @@ static void expert_records(void **state) {
     m2_rollout_opts ro = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
     int n = e->cls->num_episodes(e, NULL, M2_SPLIT_TRAIN, &err);
     for (int i = 0; i < n; i++) {
-        m2_traj t;
+        m2_env_traj t;
         assert_int_equal(m2_rollout(e, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &t, &err), 0);
         assert_true(t.won);
         cJSON *h, *ls;
@@ -108,7 +108,7 @@ static void expert_records(void **state) {
         check_records(h, ls, 1);
         /* one JSON object per line, parseable back */
         FILE *f = tmpfile();
-        assert_int_equal(m2_jsonl_write(f, h, "tmp", &err), 0);
+        assert_int_equal(m2_hier_write_line(f, h, "tmp", &err), 0);
         rewind(f);
         char *line = NULL;
         size_t cap = 0;
@@ -122,7 +122,7 @@ static void expert_records(void **state) {
         fclose(f);
         cJSON_Delete(h);
         cJSON_Delete(ls);
-        m2_traj_free(&t);
+        m2_env_traj_free(&t);
     }
     m2_env_destroy(e);
 }
@@ -133,7 +133,7 @@ static void medium_and_random(void **state) {
     m2_rollout_opts ro = {.policy = M2_POLICY_MEDIUM, .max_steps = 50, .noise = 0.3f, .policy_seed = 5};
     int noisy = 0, won = 0;
     for (int i = 0; i < 20; i++) {
-        m2_traj t, t2;
+        m2_env_traj t, t2;
         assert_int_equal(m2_rollout(e, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &t, &err), 0);
         cJSON *h, *ls;
         assert_int_equal(m2_hier_records(e, &t, "medium", &h, &ls, &err), 0);
@@ -146,16 +146,16 @@ static void medium_and_random(void **state) {
         assert_int_equal(m2_rollout(e, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &t2, &err), 0);
         assert_int_equal(t.n, t2.n);
         for (int s = 0; s < t.n; s++) assert_string_equal(t.steps[s].action, t2.steps[s].action);
-        m2_traj_free(&t);
-        m2_traj_free(&t2);
+        m2_env_traj_free(&t);
+        m2_env_traj_free(&t2);
     }
     assert_true(noisy > 0);
     assert_true(won >= 15);   /* the oracle recovers from most noise within 50 steps */
     ro.policy = M2_POLICY_RANDOM;
-    m2_traj t;
+    m2_env_traj t;
     assert_int_equal(m2_rollout(e, NULL, M2_SPLIT_TRAIN, 0, 0, &ro, &t, &err), 0);
     assert_true(t.n >= 1 && t.n <= 50);
-    m2_traj_free(&t);
+    m2_env_traj_free(&t);
     m2_env_destroy(e);
 }
 
