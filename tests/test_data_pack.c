@@ -275,9 +275,9 @@ static void records_from_writer(void **state) {
         assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &o, &tr, &err), 0);
         cJSON *high, *lows;
         assert_int_equal(m2_hier_records(env, &tr, "expert", &high, &lows, &err), 0);
-        assert_int_equal(m2_jsonl_write(fh, high, hp, &err), 0);
+        assert_int_equal(m2_hier_write_line(fh, high, hp, &err), 0);
         const cJSON *l;
-        cJSON_ArrayForEach(l, lows) { assert_int_equal(m2_jsonl_write(fl, l, lp, &err), 0); n_low++; }
+        cJSON_ArrayForEach(l, lows) { assert_int_equal(m2_hier_write_line(fl, l, lp, &err), 0); n_low++; }
         n_sub_total += cJSON_GetArraySize(cJSON_GetObjectItem(high, "subtask"));
         cJSON_Delete(high);
         cJSON_Delete(lows);
