@@ -227,12 +227,23 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
     if ((cfg->train_actor || cfg->train_critic) && m2_backward(c, err)) goto out;
     /* the policy-anchored term on sampled actions (not in the released variant) */
     float l_anchor = 0.f;
-    int M = (!cfg->actor.released && cfg->actor.lambda != 0.f && cfg->train_actor) ? cfg->n_anchor : 0;
-    if (M > A) M = A;
+    int n_states = 0, M = 0;
+    if (!cfg->actor.released && cfg->actor.lambda != 0.f && cfg->train_actor) {
+        n_states = (cfg->n_anchor <= 0 || cfg->n_anchor > A) ? A : cfg->n_anchor;
+        M = n_states * (cfg->anchor_samples > 0 ? cfg->anchor_samples : 1);
+    }
     if (M > 0) {
+        /* n_states distinct states of the batch (all of them by default), anchor_samples each */
+        int *pick = s_alloc(&s, (size_t)A, sizeof(int));
+        if (!pick) { m2_errorf(err, M2_ENOMEM, "offline step: out of memory"); goto out; }
+        for (int i = 0; i < A; i++) pick[i] = i;
+        for (int i = 0; i < n_states && n_states < A; i++) {
+            int j = i + (int)m2_rng_below(rng, (uint32_t)(A - i));
+            int t = pick[i]; pick[i] = pick[j]; pick[j] = t;
+        }
         double sum = 0;
         for (int j = 0; j < M; j++) {
-            int k = (int)m2_rng_below(rng, (uint32_t)A);
+            int k = pick[j % n_states];
             float lp, ah;
             if (anchor_one(m, c, a, q, pb, k, vs[k], cfg, cfg->actor.lambda / M, rng, &lp, &ah, err)) goto out;
             sum += (double)ah * lp;

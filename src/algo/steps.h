@@ -49,8 +49,10 @@ typedef struct m2_offline_cfg {
     m2_actor_cfg actor;        /* beta, w_max, lambda, released variant */
     m2_reduce reduce;          /* per-action log-prob (mean, as the released offline code) */
     int train_critic, train_actor;
-    /* policy-anchored term: n_anchor actions of the batch get a sampled a^ ~ pi(.|s) each */
+    /* policy-anchored term: anchor_samples actions a^ ~ pi(.|s) for each of n_anchor states of the
+     * batch (distinct, drawn with rng; <= 0: every state) */
     int n_anchor;
+    int anchor_samples;        /* >= 1 (sys2.offline.anchor_samples) */
     int max_action_tokens;     /* generation cap for a^ */
     m2_sampler sampler;        /* temperature 1 samples pi itself */
     int32_t eos_id;            /* ends a generated action */
