@@ -6,4 +6,5 @@
 #include "algo/losses.h"
 #include "algo/teamtr.h"
 #include "algo/steps.h"
+#include "algo/train.h"
 #endif
