@@ -52,6 +52,12 @@ void m2_batch_next_targets(const m2_batch *b, int32_t *targets);
  * (grad_a) and/or ctx b (grad_b). Positions with weight 0 are skipped for the gradient. */
 void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b);
 
+/* Optional profile of the linear layers (x W^T GEMMs incl. LoRA) of forwards and backwards on
+ * this ctx: seconds spent and floating-point operations done. Off by default. */
+typedef struct m2_ctx_stats { double gemm_s, gemm_flop; } m2_ctx_stats;
+void m2_ctx_profile(m2_ctx *c, int enable);     /* enabling also resets the counters */
+m2_ctx_stats m2_ctx_get_stats(const m2_ctx *c);
+
 /* Backward from the ctx's dlogits and dhidden through the last forward, accumulating into the
  * active adapter's grads and, when the base is trainable, the base grads. Frozen matrices get no
  * weight gradient (never computed). Requires keep_acts. */
