@@ -249,8 +249,9 @@ static void lin_bwd_(m2_ctx *c, float *dx, const float *dy, const float *x, cons
     }
 }
 
+/* bwd: 0 forward, 1 backward without dx, 2 backward with dx */
 static double lin_flop(m2_ctx *c, const m2_tensor *W, int slot, int N, int bwd) {
-    double f = 2.0 * N * W->rows * W->cols * (bwd ? ((W->grad ? 1 : 0) + 1) : 1);
+    double f = 2.0 * N * W->rows * W->cols * (bwd ? ((W->grad ? 1 : 0) + (bwd == 2)) : 1);
     m2_adapter *a = c->a;
     if (a && slot >= 0 && a->pairs[slot].A) f += 2.0 * N * a->cfg.rank * (W->rows + W->cols) * (bwd ? 2 : 1);
     return f;
@@ -267,7 +268,7 @@ static void lin_bwd(m2_ctx *c, float *dx, const float *dy, const float *x, const
                     const m2_tensor *b, int slot, int N) {
     double t0 = c->profile ? m2_now_s() : 0;
     lin_bwd_(c, dx, dy, x, W, b, slot, N);
-    if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, 1); }
+    if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, dx ? 2 : 1); }
 }
 
 #define SLOT(l, t) ((l) * M2_LORA_N_TARGETS + (t))
@@ -389,11 +390,15 @@ int m2_backward(m2_ctx *c, m2_err *err) {
         m2_attention_backward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
         m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, pool);
         m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, pool);
-        memset(c->dh, 0, NC * sizeof(float));
-        lin_bwd(c, c->dh, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
-        lin_bwd(c, c->dh, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
-        lin_bwd(c, c->dh, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
-        m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, c->dh, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
+        /* below layer 0 only the embedding could use dX: skip those GEMMs when it is frozen */
+        int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
+        float *dh1 = need_dx ? c->dh : NULL;
+        if (dh1) memset(dh1, 0, NC * sizeof(float));
+        lin_bwd(c, dh1, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
+        lin_bwd(c, dh1, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
+        lin_bwd(c, dh1, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
+        if (dh1)
+            m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, dh1, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
     }
     if (m->tok_embd->grad) m2_embedding_backward(m->tok_embd->grad, c->dX, c->tokens, N, C);
     return 0;
