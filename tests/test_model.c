@@ -485,6 +485,49 @@ static void determinism(void **st) {
     assert_memory_equal(out[0], out[1], sizeof out[0]);
 }
 
+static void determinism_with_split_gemms(void **st) {
+    /* shapes large enough that every GEMM is split over the pool: 2 threads twice = same bits;
+     * 1 thread agrees closely */
+    float out[3][64];
+    int threads[3] = {2, 2, 1};
+    for (int run = 0; run < 3; run++) {
+        m2_model_config cfg;
+        m2_config_preset("test-llama", &cfg, NULL);
+        cfg.dim = 128; cfg.ffn_dim = 256; cfg.vocab_size = 256; cfg.head_dim = 0;
+        m2_model_opts o = {M2_DT_F32, 0, threads[run]};
+        m2_err err = {0};
+        m2_model *m = m2_model_create(&cfg, &o, &err);
+        m2_model_init_random(m, 5, 0.1f);
+        m2_lora_config lc = {"a", 8, 16, 0, M2_LORA_ALL};
+        m2_adapter *a = m2_adapter_add(m, &lc, 9, &err);
+        m2_ctx *c = m2_ctx_create(m, 64, 1, &err);
+        int32_t tok[64];
+        for (int i = 0; i < 64; i++) tok[i] = (i * 37) % 256;
+        int lens[2] = {40, 24};
+        m2_batch b = {2, lens, tok};
+        int32_t tg[64];
+        float lp[64], dl[64];
+        m2_batch_next_targets(&b, tg);
+        for (int i = 0; i < 64; i++) dl[i] = -1.0f / 64;
+        m2_adamw opt = {0.9f, 0.999f, 1e-8f, 0.0f};
+        for (int step = 0; step < 3; step++) {
+            m2_forward(c, &b, a, 1, &err);
+            m2_ctx_logprobs(c, tg, lp);
+            m2_ctx_logprobs_backward(c, tg, dl);
+            m2_backward(c, &err);
+            m2_adamw_step(&a->params, &opt, 1e-2f, &err);
+            m2_params_zero_grad(&a->params);
+        }
+        m2_forward(c, &b, a, 0, &err);
+        m2_ctx_logprobs(c, tg, lp);
+        memcpy(out[run], lp, sizeof out[run]);
+        m2_ctx_free(c);
+        m2_model_free(m);
+    }
+    assert_memory_equal(out[0], out[1], sizeof out[0]);
+    for (int i = 0; i < 64; i++) assert_true(fabsf(out[0][i] - out[2][i]) < 1e-3f);
+}
+
 static void optimiser_and_schedules(void **st) {
     m2_err err = {0};
     m2_params p;
@@ -669,6 +712,7 @@ int main(void) {
         cmocka_unit_test(generation),
         cmocka_unit_test(quantised_storage),
         cmocka_unit_test(determinism),
+        cmocka_unit_test(determinism_with_split_gemms),
         cmocka_unit_test(optimiser_and_schedules),
         cmocka_unit_test(accumulation_equals_big_batch),
         cmocka_unit_test(kl_between_adapters),

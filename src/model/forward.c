@@ -134,6 +134,7 @@ void m2_ctx_free(m2_ctx *c) {
 
 size_t m2_ctx_bytes(const m2_ctx *c) { return c->block_bytes + c->lora_cap * sizeof(float); }
 void m2_ctx_seed(m2_ctx *c, uint64_t seed) { m2_rng_seed(&c->rng, seed); }
+m2_rng *m2_ctx_rng(m2_ctx *c) { return &c->rng; }
 int m2_ctx_tokens(const m2_ctx *c) { return c->N; }
 float *m2_ctx_logits(m2_ctx *c) { return c->logits; }
 float *m2_ctx_hidden(m2_ctx *c) { return c->hidden; }

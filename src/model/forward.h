@@ -29,6 +29,7 @@ size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts);
  * LoRA dropout (seeded by m2_ctx_seed) — scoring uses 0. Fills logits and hidden. */
 int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err);
 void m2_ctx_seed(m2_ctx *c, uint64_t seed);   /* dropout RNG */
+m2_rng *m2_ctx_rng(m2_ctx *c);                /* its state, for checkpoints */
 
 int m2_ctx_tokens(const m2_ctx *c);           /* N of the last forward */
 float *m2_ctx_logits(m2_ctx *c);              /* [N,V] */
