@@ -9,14 +9,26 @@ typedef struct {
     int n_seqs, H, KVH, D, ldq, ldkv, backward;
 } attn_job;
 
-/* s[j] = scale * q . k_j for j <= last, with KT [D, nkv] the transposed keys */
+/* s[j] = scale * q . k_j for j <= last, with KT [D, nkv] the transposed keys. Blocks of 64 keys
+ * keep their accumulators in registers across d. */
 static void scores(float *s, const float *q, const float *KT, int nkv, int last, int D, float scale) {
-    int n = last + 1;
-    for (int j = 0; j < n; j++) s[j] = 0.0f;
-    for (int d = 0; d < D; d++) {
-        float qd = q[d] * scale;
-        const float *kt = KT + (size_t)d * nkv;
-        for (int j = 0; j < n; j++) s[j] += qd * kt[j];
+    int n = last + 1, j = 0;
+    for (; j + 64 <= n; j += 64) {
+        float acc[64] = {0};
+        for (int d = 0; d < D; d++) {
+            float qd = q[d] * scale;
+            const float *kt = KT + (size_t)d * nkv + j;
+            for (int t = 0; t < 64; t++) acc[t] += qd * kt[t];
+        }
+        for (int t = 0; t < 64; t++) s[j + t] = acc[t];
+    }
+    if (j < n) {
+        for (int t = j; t < n; t++) s[t] = 0.0f;
+        for (int d = 0; d < D; d++) {
+            float qd = q[d] * scale;
+            const float *kt = KT + (size_t)d * nkv;
+            for (int t = j; t < n; t++) s[t] += qd * kt[t];
+        }
     }
 }
 
@@ -24,9 +36,7 @@ static void scores(float *s, const float *q, const float *KT, int nkv, int last,
 static void scores_direct(float *s, const float *q, const float *kg, int ldkv, int last, int D, float scale) {
     for (int j = 0; j <= last; j++) {
         const float *kj = kg + (size_t)j * ldkv;
-        float a = 0.0f;
-        for (int d = 0; d < D; d++) a += q[d] * kj[d];
-        s[j] = a * scale;
+        s[j] = m2_vdot(q, kj, D) * scale;
     }
 }
 
@@ -36,19 +46,19 @@ static void item(const attn_job *jb, int seq, int g) {
     int rep = H / jb->KVH, off = nkv - nq, bw = jb->backward;
     float scale = 1.0f / sqrtf((float)D);
     size_t nb = (size_t)D * nkv;
-    float *buf = malloc(sizeof(float) * (nb * (bw ? 4 : 1) + 3 * (size_t)nkv + 2 * (size_t)D + 64));
+    float *buf = malloc(sizeof(float) * (nb * 4 + 3 * (size_t)nkv + 2 * (size_t)D + 64));
     if (!buf) return;   /* leaves outputs untouched; callers size work to memory */
     float *KT = buf, *VT = KT + nb, *dK = VT + nb, *dV = dK + nb;
-    float *s = bw ? dV + nb : KT + nb, *p = s + nkv, *dp = p + nkv, *acc = dp + nkv;
+    float *s = dV + nb, *p = s + nkv, *dp = p + nkv, *acc = dp + nkv;
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
-    int direct = !bw && nq * rep < 8;
-    for (int j = 0; j < nkv && !direct; j++)
-        for (int d = 0; d < D; d++) KT[(size_t)d * nkv + j] = kg[(size_t)j * ldkv + d];
-    if (bw) {
+    int direct = !bw && nq * rep < 8;   /* decode: no transposed copies */
+    if (!direct)
         for (int j = 0; j < nkv; j++)
-            for (int d = 0; d < D; d++) VT[(size_t)d * nkv + j] = vg[(size_t)j * ldkv + d];
-        memset(dK, 0, sizeof(float) * nb * 2);
-    }
+            for (int d = 0; d < D; d++) {
+                KT[(size_t)d * nkv + j] = kg[(size_t)j * ldkv + d];
+                VT[(size_t)d * nkv + j] = vg[(size_t)j * ldkv + d];
+            }
+    if (bw) memset(dK, 0, sizeof(float) * nb * 2);
     for (int h = g * rep; h < (g + 1) * rep; h++) {
         for (int i = 0; i < nq; i++) {
             int last = off + i, n = last + 1;
@@ -56,55 +66,46 @@ static void item(const attn_job *jb, int seq, int g) {
             if (direct) scores_direct(s, qi, kg, ldkv, last, D, scale);
             else scores(s, qi, KT, nkv, last, D, scale);
             if (!bw) {
-                float mx = -INFINITY;
-                for (int j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
-                float sum = 0.0f;
-                for (int j = 0; j < n; j++) { s[j] = m2_fast_expf(s[j] - mx); sum += s[j]; }
+                float mx = m2_vmax(s, n);
+                float sum = m2_vexp_sum(s, s, mx, n);
                 if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
                 float inv = 1.0f / sum;
+                float *o = S->out + (size_t)i * ldq + (size_t)h * D;
+                if (!direct) {
+                    for (int d = 0; d < D; d++) o[d] = m2_vdot(s, VT + (size_t)d * nkv, n) * inv;
+                    continue;
+                }
                 for (int d = 0; d < D; d++) acc[d] = 0.0f;
                 for (int j = 0; j < n; j++) {
                     float w = s[j] * inv;
                     const float *vj = vg + (size_t)j * ldkv;
                     for (int d = 0; d < D; d++) acc[d] += w * vj[d];
                 }
-                float *o = S->out + (size_t)i * ldq + (size_t)h * D;
                 for (int d = 0; d < D; d++) o[d] = acc[d];
                 continue;
             }
             float l = S->lse[(size_t)h * nq + i];
             for (int j = 0; j < n; j++) p[j] = m2_fast_expf(s[j] - l);
             const float *doi = S->dout + (size_t)i * ldq + (size_t)h * D;
-            for (int j = 0; j < n; j++) dp[j] = 0.0f;
-            for (int d = 0; d < D; d++) {
-                float od = doi[d];
-                const float *vt = VT + (size_t)d * nkv;
-                for (int j = 0; j < n; j++) dp[j] += od * vt[j];
-            }
-            float dsum = 0.0f;
-            for (int j = 0; j < n; j++) dsum += p[j] * dp[j];
+            scores(dp, doi, VT, nkv, last, D, 1.0f);
+            float dsum = m2_vdot(p, dp, n);
             for (int j = 0; j < n; j++) dp[j] = p[j] * (dp[j] - dsum) * scale;   /* dS */
-            for (int d = 0; d < D; d++) acc[d] = 0.0f;
-            for (int j = 0; j < n; j++) {
-                float ds = dp[j], pj = p[j];
-                const float *kj = kg + (size_t)j * ldkv;
-                float *dkj = dK + (size_t)j * D, *dvj = dV + (size_t)j * D;
-                for (int d = 0; d < D; d++) {
-                    acc[d] += ds * kj[d];
-                    dkj[d] += ds * qi[d];
-                    dvj[d] += pj * doi[d];
-                }
+            /* transposed accumulators: dK^T[d, j] += q[d] dS[j], dV^T[d, j] += dout[d] p[j] */
+            for (int d = 0; d < D; d++) {
+                float qd = qi[d], od = doi[d];
+                float *dkt = dK + (size_t)d * nkv, *dvt = dV + (size_t)d * nkv;
+                for (int j = 0; j < n; j++) { dkt[j] += qd * dp[j]; dvt[j] += od * p[j]; }
             }
             if (S->dq) {
                 float *dqi = S->dq + (size_t)i * ldq + (size_t)h * D;
-                for (int d = 0; d < D; d++) dqi[d] += acc[d];
+                for (int d = 0; d < D; d++) dqi[d] += m2_vdot(dp, KT + (size_t)d * nkv, n);
             }
         }
     }
     if (bw)
         for (int j = 0; j < nkv; j++) {
-            if (S->dk) { float *r = S->dk + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dK[(size_t)j * D + d]; }
-            if (S->dv) { float *r = S->dv + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dV[(size_t)j * D + d]; }
+            if (S->dk) { float *r = S->dk + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dK[(size_t)d * nkv + j]; }
+            if (S->dv) { float *r = S->dv + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dV[(size_t)d * nkv + j]; }
         }
     free(buf);
 }

@@ -25,4 +25,46 @@ static inline float m2_fast_expf(float x) {
     return p * s;
 }
 
+/* Reductions written with 16 independent lanes so gcc vectorises them without -ffast-math; the
+ * summation order is fixed (lane-wise, then lanes 0..15), hence deterministic. */
+static inline float m2_vsum(const float *x, int n) {
+    float acc[16] = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int t = 0; t < 16; t++) acc[t] += x[i + t];
+    float s = 0;
+    for (int t = 0; t < 16; t++) s += acc[t];
+    for (; i < n; i++) s += x[i];
+    return s;
+}
+
+static inline float m2_vdot(const float *a, const float *b, int n) {
+    float acc[16] = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int t = 0; t < 16; t++) acc[t] += a[i + t] * b[i + t];
+    float s = 0;
+    for (int t = 0; t < 16; t++) s += acc[t];
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+static inline float m2_vmax(const float *x, int n) {
+    float acc[16];
+    for (int t = 0; t < 16; t++) acc[t] = -3.4e38f;
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int t = 0; t < 16; t++) acc[t] = x[i + t] > acc[t] ? x[i + t] : acc[t];
+    float m = -3.4e38f;
+    for (int t = 0; t < 16; t++) m = acc[t] > m ? acc[t] : m;
+    for (; i < n; i++) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+/* y[i] = exp(x[i] - sub), returns the sum */
+static inline float m2_vexp_sum(float *y, const float *x, float sub, int n) {
+    for (int i = 0; i < n; i++) y[i] = m2_fast_expf(x[i] - sub);
+    return m2_vsum(y, n);
+}
+
 #endif

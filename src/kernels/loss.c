@@ -3,10 +3,13 @@
 #include "kernels/fastmath.h"
 
 static float row_lse(const float *x, int V) {
-    float mx = -INFINITY;
-    for (int i = 0; i < V; i++) mx = x[i] > mx ? x[i] : mx;
-    float s = 0;
-    for (int i = 0; i < V; i++) s += m2_fast_expf(x[i] - mx);
+    float mx = m2_vmax(x, V);
+    float acc[16] = {0};
+    int i = 0;
+    for (; i + 16 <= V; i += 16)
+        for (int t = 0; t < 16; t++) acc[t] += m2_fast_expf(x[i + t] - mx);
+    float s = m2_vsum(acc, 16);
+    for (; i < V; i++) s += m2_fast_expf(x[i] - mx);
     return mx + logf(s);
 }
 
@@ -71,8 +74,15 @@ void m2_softmax_forward(float *probs, const float *logits, int N, int V, float t
 
 static float row_kl(const float *a, const float *b, int V, float *la_out, float *lb_out) {
     float la = row_lse(a, V), lb = row_lse(b, V);
-    float s = 0;
-    for (int i = 0; i < V; i++) {
+    float acc[16] = {0};
+    int i = 0;
+    for (; i + 16 <= V; i += 16)
+        for (int t = 0; t < 16; t++) {
+            float lpa = a[i + t] - la, lqb = b[i + t] - lb;
+            acc[t] += m2_fast_expf(lpa) * (lpa - lqb);
+        }
+    float s = m2_vsum(acc, 16);
+    for (; i < V; i++) {
         float lpa = a[i] - la, lqb = b[i] - lb;
         s += m2_fast_expf(lpa) * (lpa - lqb);
     }
