@@ -22,6 +22,8 @@ typedef struct m2_ctx m2_ctx;
 m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err);
 void m2_ctx_free(m2_ctx *c);
 size_t m2_ctx_bytes(const m2_ctx *c);
+/* Bytes m2_ctx_create would allocate (without LoRA buffers), for memory plans. */
+size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts);
 
 /* Runs the model over the batch with adapter `a` active (NULL = base only). train = 1 applies
  * LoRA dropout (seeded by m2_ctx_seed) — scoring uses 0. Fills logits and hidden. */
