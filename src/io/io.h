@@ -8,4 +8,6 @@
 #include "io/hf_config.h"
 #include "io/model_load.h"
 #include "io/peft.h"
+#include "io/tokenizer.h"
+#include "io/chat.h"
 #endif
