@@ -606,12 +606,12 @@ static void heads_polyak_and_memplan(void **st) {
     assert_true(o1 == o2);
     m2_lora_config lc = {"a", 16, 32, 0, M2_LORA_Q | M2_LORA_V};
     m2_adapter_add(m, &lc, 1, &err);
-    m2_memplan p = m2_memory_plan(m, 256, 4, 64);
+    m2_model_mem p = m2_memory_plan(m, 256, 4, 64);
     assert_true(p.weights >= (size_t)m2_config_n_params(&m->cfg) * 4);
     assert_true(p.adapters > 0 && p.activations > 0 && p.kv_cache == 2 * 2 * 4 * 64 * 16 * 4);
     assert_true(p.total == p.weights + p.adapters + p.adapter_train + p.heads + p.activations + p.kv_cache);
     FILE *f = fopen("/dev/null", "w");
-    m2_memplan_print(f, &p);
+    m2_model_mem_print(f, &p);
     fclose(f);
     m2_model_free(m);
 }

@@ -3,8 +3,8 @@
 #include "model/heads.h"
 #include "model/lora.h"
 
-m2_memplan m2_memory_plan(const m2_model *m, int train_tokens, int kv_seqs, int kv_len) {
-    m2_memplan p = {0};
+m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int kv_seqs, int kv_len) {
+    m2_model_mem p = {0};
     p.weights = m->base.n * sizeof(float) + m->qstore_bytes;
     if (m->opts.train_base) p.base_train = 3 * m->base.n * sizeof(float);
     for (int i = 0; i < m->n_adapters; i++) {
@@ -24,7 +24,7 @@ static void line(FILE *f, const char *what, size_t b) {
     fprintf(f, "  %-34s %10.2f MiB\n", what, b / 1048576.0);
 }
 
-void m2_memplan_print(FILE *f, const m2_memplan *p) {
+void m2_model_mem_print(FILE *f, const m2_model_mem *p) {
     fprintf(f, "memory plan:\n");
     line(f, "base weights", p->weights);
     if (p->base_train) line(f, "base grads + AdamW moments", p->base_train);
@@ -34,4 +34,15 @@ void m2_memplan_print(FILE *f, const m2_memplan *p) {
     line(f, "activations (training ctx)", p->activations);
     line(f, "KV cache", p->kv_cache);
     line(f, "total", p->total);
+}
+
+void m2_model_mem_to_plan(const m2_model_mem *p, m2_memplan *out) {
+    const struct { const char *name; size_t b; } rows[] = {
+        {"base weights", p->weights},           {"base grads + AdamW moments", p->base_train},
+        {"LoRA adapters", p->adapters},          {"LoRA grads + AdamW moments", p->adapter_train},
+        {"heads (+targets, grads, moments)", p->heads}, {"activations (training ctx)", p->activations},
+        {"KV cache", p->kv_cache},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].b) m2_memplan_add(out, rows[i].name, (double)rows[i].b);
 }
