@@ -428,6 +428,40 @@ static void llama3_split_rules(void **state) {
     free(g);
 }
 
+/* A Llama-3-shaped tokenizer.json (tiny vocab): its regex is recognised as llama-bpe, BOS comes
+ * from the TemplateProcessing inside a Sequence post-processor, and ignore_merges emits a word
+ * that is in the vocab whole even when no merge chain builds it. */
+static void llama3_shaped_json(void **state) {
+    const char *json =
+        "{\"added_tokens\":[{\"id\":7,\"content\":\"<|begin_of_text|>\",\"special\":true},"
+        "{\"id\":8,\"content\":\"<|eot_id|>\",\"special\":true}],"
+        "\"normalizer\":null,"
+        "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Split\",\"pattern\":{\"Regex\":"
+        "\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}{1,3}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+\"},"
+        "\"behavior\":\"Isolated\",\"invert\":false},{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":false}]},"
+        "\"post_processor\":{\"type\":\"Sequence\",\"processors\":[{\"type\":\"ByteLevel\"},{\"type\":\"TemplateProcessing\","
+        "\"single\":[{\"SpecialToken\":{\"id\":\"<|begin_of_text|>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}]}]},"
+        "\"decoder\":{\"type\":\"ByteLevel\"},"
+        "\"model\":{\"type\":\"BPE\",\"ignore_merges\":true,\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"1\":3,\"ab\":4,\"abc\":5,\"cab\":6},"
+        "\"merges\":[\"a b\",\"ab c\"]}}";
+    m2_err err = {0};
+    m2_tokenizer *t = m2_tokenizer_from_json(json, strlen(json), "llama3-shaped.json", &err);
+    if (!t) fprintf(stderr, "%s\n", err.msg);
+    assert_non_null(t);
+    assert_int_equal(m2_tokenizer_pretok(t), M2_PRETOK_LLAMA3);
+    assert_int_equal(m2_tokenizer_bos(t), 7);
+    assert_true(m2_tokenizer_add_bos(t));
+    m2_tokens ids = {0};
+    assert_int_equal(m2_tokenizer_encode(t, "cab abc 1111", 12, M2_ENC_ADD_SPECIAL, &ids, &err), 0);
+    /* <bos>, "cab" whole (no merge builds it), " abc" -> the space byte has no token here (dropped)
+     * then abc, "111" "1" -> 1 1 1 1 */
+    int32_t want[] = {7, 6, 5, 3, 3, 3, 3};
+    assert_int_equal(ids.n, 7);
+    assert_memory_equal(ids.ids, want, sizeof want);
+    m2_tokens_free(&ids);
+    m2_tokenizer_free(t);
+}
+
 /* ---------- training ---------- */
 
 static const char CORPUS[] =
@@ -734,6 +768,7 @@ int main(void) {
         cmocka_unit_test(qwen2_special_tokens),
         cmocka_unit_test(llama2_bos_and_specials),
         cmocka_unit_test(llama3_split_rules),
+        cmocka_unit_test(llama3_shaped_json),
         cmocka_unit_test(bpe_train_round_trip),
         cmocka_unit_test(bpe_train_matches_naive),
         cmocka_unit_test(bpe_train_bad_input),

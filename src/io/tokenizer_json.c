@@ -297,6 +297,11 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
     const char *unk = jstr(model, "unk_token");
     if (unk) tok->unk_id = m2_tokenizer_find(tok, unk, strlen(unk));
     const cJSON *post = jget(root, "post_processor");
+    if (jtype_is(post, "Sequence")) {   /* Llama-3: [ByteLevel, TemplateProcessing] */
+        const cJSON *q, *found = NULL;
+        cJSON_ArrayForEach(q, jget(post, "processors")) if (jtype_is(q, "TemplateProcessing")) found = q;
+        post = found;
+    }
     if (jtype_is(post, "TemplateProcessing")) {
         const cJSON *single = jget(post, "single");
         int cnt = cJSON_GetArraySize(single);
