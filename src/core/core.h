@@ -8,4 +8,11 @@
 #include "core/pool.h"
 #include "core/timer.h"
 #include "core/fsutil.h"
+#include "core/config.h"
+#include "core/run_config.h"
+#include "core/jsonl.h"
+#include "core/tblog.h"
+#include "core/run.h"
+#include "core/ckpt.h"
+#include "core/progress.h"
 #endif

@@ -4,6 +4,10 @@
 #include "io/ggml_type.h"
 #include "io/afile.h"
 #include "io/gguf.h"
+#include "io/safetensors.h"
+#include "io/hf_config.h"
+#include "io/model_load.h"
+#include "io/peft.h"
 #include "io/tokenizer.h"
 #include "io/chat.h"
 #endif
