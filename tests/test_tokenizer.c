@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 #include "core/core.h"
 #include "io/io.h"
 
@@ -648,6 +649,41 @@ static void bpe_train_bad_input(void **state) {
     assert_non_null(strstr(err.msg, "UTF-8"));
 }
 
+/* A tokenizer is immutable: threads encoding at once get the same ids as one thread. */
+typedef struct { const m2_tokenizer *t; const char *text; size_t len; m2_tokens out; int rc; } enc_job;
+static void *enc_thread(void *p) {
+    enc_job *j = p;
+    m2_err err = {0};
+    for (int rep = 0; rep < 20 && !j->rc; rep++) {
+        j->out.n = 0;
+        j->rc = m2_tokenizer_encode(j->t, j->text, j->len, 0, &j->out, &err);
+    }
+    return NULL;
+}
+
+static void encode_from_threads(void **state) {
+    m2_err err = {0};
+    m2_tokenizer *t = train_small(320, &err);
+    assert_non_null(t);
+    m2_tokens ref = {0};
+    assert_int_equal(m2_tokenizer_encode(t, CORPUS, strlen(CORPUS), 0, &ref, &err), 0);
+    enc_job jobs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (enc_job){t, CORPUS, strlen(CORPUS), {0}, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, enc_thread, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].rc, 0);
+        assert_int_equal(jobs[i].out.n, ref.n);
+        assert_memory_equal(jobs[i].out.ids, ref.ids, ref.n * sizeof(int32_t));
+        m2_tokens_free(&jobs[i].out);
+    }
+    m2_tokens_free(&ref);
+    m2_tokenizer_free(t);
+}
+
 /* ---------- chat ---------- */
 
 static void chat_formats(void **state) {
@@ -772,6 +808,7 @@ int main(void) {
         cmocka_unit_test(bpe_train_round_trip),
         cmocka_unit_test(bpe_train_matches_naive),
         cmocka_unit_test(bpe_train_bad_input),
+        cmocka_unit_test(encode_from_threads),
         cmocka_unit_test(chat_formats),
         cmocka_unit_test(chat_encode_qwen2),
         cmocka_unit_test(bad_json),

@@ -369,6 +369,15 @@ m2_tokenizer *m2_tokenizer_create(const m2_tokenizer_spec *spec, m2_err *err) {
     } else {
         t->pretok = M2_PRETOK_NONE;
     }
+    if (t->model == M2_TOKENIZER_SPM) {
+        memset(t->barrier, 1, sizeof t->barrier);
+        for (int32_t i = 0; i < n; i++) {
+            if (t->types[i] != M2_TOKEN_NORMAL && t->types[i] != M2_TOKEN_USER_DEFINED) continue;
+            const unsigned char *s = (const unsigned char *)t->text + t->off[i];
+            if (t->len[i] <= (uint32_t)m2_utf8_len(s[0])) continue;   /* one character */
+            for (uint32_t k = 0; k < t->len[i]; k++) if (s[k] < 128) t->barrier[s[k]] = 0;
+        }
+    }
     if (build_pieces(t, err)) goto fail;
     return t;
 fail:
