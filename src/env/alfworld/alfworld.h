@@ -57,6 +57,8 @@ typedef struct aw_plan_recep {
     int loc_key;
 } aw_plan_recep;
 
+typedef struct aw_goal_pick { int obj, recep, toggle; } aw_goal_pick;   /* table class indices */
+
 typedef struct aw_plan {
     int number;            /* FloorPlanN */
     int room;              /* AW_ROOM_* */
@@ -65,6 +67,8 @@ typedef struct aw_plan {
     aw_plan_recep *receps;
     int n_obj_cls;
     int *obj_cls;          /* object classes present (pickupable or toggleable) */
+    int n_goals[7];        /* achievable goals per task type (1..6), precomputed by m2_aw_tables_index */
+    aw_goal_pick *goals[7];
 } aw_plan;
 
 typedef struct aw_tables {
@@ -83,6 +87,8 @@ int m2_aw_tables_embedded(aw_tables *t, m2_err *err);
 /* Reads <dir>/constants.json and <dir>/layouts/FloorPlanN-{objects,openable}.json (and alfred.pddl/.twl2 if present). */
 int m2_aw_tables_load(aw_tables *t, const char *dir, m2_err *err);
 void m2_aw_tables_free(aw_tables *t);
+/* Precomputes every plan's achievable goals (called by both loaders). */
+int m2_aw_tables_index(aw_tables *t, m2_err *err);
 int m2_aw_tables_find_cls(const aw_tables *t, const char *name);   /* case-insensitive; -1 */
 
 /* ---- scenes ---- */

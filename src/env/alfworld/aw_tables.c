@@ -137,6 +137,7 @@ void m2_aw_tables_free(aw_tables *t) {
     for (int i = 0; i < t->n_plans; i++) {
         free(t->plans[i].receps);
         free(t->plans[i].obj_cls);
+        for (int k = 0; k < 7; k++) free(t->plans[i].goals[k]);
     }
     free(t->plans);
     free(t->domain_text);
@@ -258,6 +259,7 @@ int m2_aw_tables_embedded(aw_tables *t, m2_err *err) {
     int loc_serial = 0;
     for (int i = 0; i < t->n_plans; i++)
         if (parse_emb_plan(t, emb_plans[i], &t->plans[i], &loc_serial, err)) { m2_aw_tables_free(t); return -1; }
+    if (m2_aw_tables_index(t, err)) { m2_aw_tables_free(t); return -1; }
     return 0;
 }
 
@@ -504,7 +506,7 @@ int m2_aw_tables_load(aw_tables *t, const char *dir, m2_err *err) {
     }
     t->domain_text = read_optional(dir, "alfred.pddl");
     t->grammar_text = read_optional(dir, "alfred.twl2");
-    rc = 0;
+    rc = m2_aw_tables_index(t, err);
 done:
     cJSON_Delete(root);
     if (rc) m2_aw_tables_free(t);
