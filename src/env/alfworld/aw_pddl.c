@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* ALFWorld game files (game.tw-pddl): JSON {"pddl_domain", "grammar", "pddl_problem", "solvable", ...}.
  *
  * Reader: a small S-expression parser for the PDDL problem (objects with "- type" lists, :init facts,
@@ -115,13 +116,24 @@ typedef struct loader {
     sx_tree t;
     ent *ents;
     int n_ents, cap_ents;
+    int *by_name;             /* entity indices sorted case-insensitively by name */
     char (*cls)[AW_CLS_MAX];
     int n_cls, cap_cls;
 } loader;
 
 static int find_ent(const loader *L, const char *name) {
-    for (int i = 0; i < L->n_ents; i++) if (!strcasecmp(L->ents[i].name, name)) return i;
+    int lo = 0, hi = L->n_ents - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcasecmp(L->ents[L->by_name[mid]].name, name);
+        if (!c) return L->by_name[mid];
+        if (c < 0) lo = mid + 1; else hi = mid - 1;
+    }
     return -1;
+}
+
+static int cmp_ent_name(const void *a, const void *b, void *ctx) {
+    const loader *L = ctx;
+    return strcasecmp(L->ents[*(const int *)a].name, L->ents[*(const int *)b].name);
 }
 
 /* "CounterTopType" -> class index (created when new) */
@@ -301,6 +313,10 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
     if (goal < 0) return m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: missing (:goal ...)", L->name);
     if (read_objects(L, objects, err)) return -1;
     int n = L->n_ents;
+    L->by_name = malloc((size_t)(n + 1) * sizeof *L->by_name);
+    if (!L->by_name) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) L->by_name[i] = i;
+    qsort_r(L->by_name, (size_t)n, sizeof *L->by_name, cmp_ent_name, L);
     int *ecls = malloc((size_t)(n + 1) * sizeof *ecls), *eloc = malloc((size_t)(n + 1) * sizeof *eloc);
     int *ein = malloc((size_t)(n + 1) * sizeof *ein), *eidx = malloc((size_t)(n + 1) * sizeof *eidx);
     uint32_t *eflags = calloc((size_t)n + 1, sizeof *eflags);
@@ -477,6 +493,7 @@ int m2_aw_load_twpddl_text(const char *text, size_t len, const char *name, aw_sc
     }
     sx_free(&L.t);
     free(L.ents);
+    free(L.by_name);
     free(L.cls);
     cJSON_Delete(root);
     return rc;
