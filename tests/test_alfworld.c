@@ -754,6 +754,46 @@ static void numbering_follows_demangler(void **state) {
     assert_string_equal(d, "Cabinet|+00.68|-02.20|a,b");
 }
 
+/* Every examine-object rule of the grammar, in its order. */
+static void examine_rules(void **state) {
+    m2_err err = {0};
+    aw_scene s;
+    char *j = golden_json();
+    assert_int_equal(m2_aw_load_twpddl_text(j, strlen(j), "golden", &s, &err), 0);
+    free(j);
+    aw_state st;
+    assert_int_equal(m2_aw_state_init(&st, &s, &err), 0);
+    int apple = -1;
+    for (int i = 0; i < s.n_obj; i++) if (!strcmp(s.objs[i].name, "apple 1")) apple = i;
+    assert_true(apple >= 0);
+    static const struct { uint8_t bits; const char *text; } cases[] = {
+        {0, "There's nothing special about apple 1."},
+        {AW_S_CLEAN | AW_S_HOT | AW_S_SLICED, "This is a hot and clean sliced apple 1."},
+        {AW_S_CLEAN | AW_S_COOL | AW_S_SLICED, "This is a cool and clean sliced apple 1."},
+        {AW_S_CLEAN | AW_S_SLICED, "This is a clean sliced apple 1."},
+        {AW_S_HOT | AW_S_SLICED, "This is a hot sliced apple 1."},
+        {AW_S_COOL | AW_S_SLICED, "This is a cool sliced apple 1."},
+        {AW_S_CLEAN | AW_S_HOT, "This is a hot and clean apple 1."},
+        {AW_S_CLEAN | AW_S_COOL, "This is a cool and clean apple 1."},
+        {AW_S_HOT, "This is a hot apple 1."},
+        {AW_S_CLEAN, "This is a clean apple 1."},
+        {AW_S_COOL, "This is a cold apple 1."},
+        {AW_S_SLICED, "This is a sliced apple 1."},
+    };
+    char buf[512];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        st.bits[apple] = cases[k].bits;
+        m2_aw_text_examine_obj(&s, &st, apple, buf, sizeof buf);
+        assert_string_equal(buf, cases[k].text);
+    }
+    /* inventory/list forms */
+    st.held = apple;
+    m2_aw_text_inventory(&s, &st, buf, sizeof buf);
+    assert_string_equal(buf, "You are carrying: a apple 1.");
+    m2_aw_state_free(&st);
+    m2_aw_scene_free(&s);
+}
+
 static void segmenter(void **state) {
     m2_err err = {0};
     m2_env *e = NULL;
@@ -855,6 +895,7 @@ int main(void) {
         cmocka_unit_test(bad_tables),
         cmocka_unit_test(junk_actions),
         cmocka_unit_test(admissible_matches_dynamics),
+        cmocka_unit_test(examine_rules),
         cmocka_unit_test(segmenter),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
