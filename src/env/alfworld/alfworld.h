@@ -129,6 +129,7 @@ typedef struct aw_scene {
     /* initial state */
     int start_loc;
     int *init_in;            /* [n_obj] receptacle index, -1 = not in a receptacle */
+    int *floor_loc;          /* [n_obj] location of an object lying outside every receptacle (game files), else -1 */
     uint8_t *init_bits;      /* [n_obj] AW_S_* */
     uint8_t *init_opened;    /* [n_recep] */
     int init_held;           /* object index or -1 */

@@ -7,7 +7,9 @@
  * The goal formula is matched against the six ALFWorld goal shapes (objectType/receptacleType of the
  * quantified variables, isClean/isHot/isCool/isToggled, two distinct objects, optional "forall not opened").
  * Affordances come from the file's own facts (pickupable, heatable, openable, canContain, ...), so files
- * need no tables. Objects declared without an objectType fact (ALFRED lists bare class names) are dropped.
+ * need no tables. Objects declared without an objectType fact (ALFRED lists bare class names) are dropped;
+ * an object with objectAtLocation but no inReceptacle lies on the floor there (listed by "look", never
+ * takeable, as in the domain).
  *
  * Writer: the scene's initial state as a problem in the same vocabulary, plus the grammar's task rule.
  */
@@ -319,12 +321,13 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
     qsort_r(L->by_name, (size_t)n, sizeof *L->by_name, cmp_ent_name, L);
     int *ecls = malloc((size_t)(n + 1) * sizeof *ecls), *eloc = malloc((size_t)(n + 1) * sizeof *eloc);
     int *ein = malloc((size_t)(n + 1) * sizeof *ein), *eidx = malloc((size_t)(n + 1) * sizeof *eidx);
+    int *eat = malloc((size_t)(n + 1) * sizeof *eat);
     uint32_t *eflags = calloc((size_t)n + 1, sizeof *eflags);
     uint8_t *ebits = calloc((size_t)n + 1, 1);
     int rc = -1, agent_loc = -1, held = -1, n_can = 0, cap_can = 0;
     int (*can)[2] = NULL;
-    if (!ecls || !eloc || !ein || !eidx || !eflags || !ebits) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto done; }
-    for (int i = 0; i < n; i++) ecls[i] = eloc[i] = ein[i] = eidx[i] = -1;
+    if (!ecls || !eloc || !ein || !eidx || !eat || !eflags || !ebits) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto done; }
+    for (int i = 0; i < n; i++) ecls[i] = eloc[i] = ein[i] = eidx[i] = eat[i] = -1;
     for (int f = t->n[init].next; f >= 0; f = t->n[f].next) {
         if (t->n[f].atom) { m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: line %d: (:init ...) holds a bare atom '%.40s'", L->name, t->n[f].line, t->n[f].atom); goto done; }
         int h = t->n[f].first;
@@ -360,6 +363,10 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
             if (e1 < 0) goto unknown1;
             if (e2 < 0 || L->ents[e2].kind != K_LOC) goto unknown2;
             eloc[e1] = e2;
+        } else if (!strcasecmp(p, "objectAtLocation")) {
+            if (e1 < 0) goto unknown1;
+            if (e2 < 0 || L->ents[e2].kind != K_LOC) goto unknown2;
+            eat[e1] = e2;
         } else if (!strcasecmp(p, "inReceptacle")) {
             if (e1 < 0) goto unknown1;
             if (e2 < 0 || L->ents[e2].kind != K_REC) goto unknown2;
@@ -434,6 +441,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
             o->flags = eflags[i] & ~AW_F_OPENABLE;
             snprintf(o->id, sizeof o->id, "%s", id);
             s->init_in[eidx[i]] = ein[i] >= 0 ? eidx[ein[i]] : -1;
+            if (ein[i] < 0 && eat[i] >= 0) s->floor_loc[eidx[i]] = eidx[eat[i]];
             s->init_bits[eidx[i]] = ebits[i] & ~1u;
             break;
         }
@@ -446,6 +454,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
         if (eidx[held] < 0 || L->ents[held].kind != K_OBJ) { m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: (holds ...) names no typed object", L->name); goto fail_scene; }
         s->init_held = eidx[held];
         s->init_in[s->init_held] = -1;
+        s->floor_loc[s->init_held] = -1;
     }
     s->goal = goal_v;
     s->plan = 0;
@@ -464,7 +473,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
 fail_scene:
     m2_aw_scene_free(s);
 done:
-    free(ecls); free(eloc); free(ein); free(eidx); free(eflags); free(ebits); free(can);
+    free(ecls); free(eloc); free(ein); free(eidx); free(eat); free(eflags); free(ebits); free(can);
     return rc;
 }
 
@@ -602,6 +611,10 @@ char *m2_aw_write_problem(const aw_scene *s, m2_err *err) {
             m2_aw_mangle(s->receps[r].id, rm, sizeof rm);
             m2_aw_mangle(s->loc_id[s->receps[r].loc], l, sizeof l);
             dprintf_(&d, "        (inReceptacle %s %s)\n        (objectAtLocation %s %s)\n", m, rm, m, l);
+        } else if (s->floor_loc[i] >= 0) {
+            char l[AW_ID_MAX * 2];
+            m2_aw_mangle(s->loc_id[s->floor_loc[i]], l, sizeof l);
+            dprintf_(&d, "        (objectAtLocation %s %s)\n", m, l);
         }
         for (size_t k = 0; k < sizeof fact_flags / sizeof fact_flags[0]; k++)
             if (s->objs[i].flags & fact_flag_bits[k]) dprintf_(&d, "        (%s %s)\n", fact_flags[k], m);

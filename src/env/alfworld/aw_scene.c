@@ -60,6 +60,7 @@ int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc,
     s->objs = calloc(no, sizeof *s->objs);
     s->loc_id = calloc((size_t)n_loc, sizeof *s->loc_id);
     s->init_in = calloc(no, sizeof *s->init_in);
+    s->floor_loc = calloc(no, sizeof *s->floor_loc);
     s->init_bits = calloc(no, 1);
     s->init_opened = calloc(nr, 1);
     s->objs_by_name = calloc(no, sizeof *s->objs_by_name);
@@ -72,13 +73,13 @@ int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc,
     s->cmd_exr = calloc(nr, sizeof *s->cmd_exr);
     s->cmd_exo = calloc(no, sizeof *s->cmd_exo);
     s->cmd_use = calloc(no, sizeof *s->cmd_use);
-    if (!s->cls_name || !s->can_contain || !s->receps || !s->objs || !s->loc_id || !s->init_in || !s->init_bits ||
+    if (!s->cls_name || !s->can_contain || !s->receps || !s->objs || !s->loc_id || !s->init_in || !s->floor_loc || !s->init_bits ||
         !s->init_opened || !s->objs_by_name || !s->receps_by_name || !s->obj_order || !s->recep_order || !s->cmd_goto || !s->cmd_open || !s->cmd_close ||
         !s->cmd_exr || !s->cmd_exo || !s->cmd_use) {
         m2_aw_scene_free(s);
         return m2_errorf(err, M2_ENOMEM, "alfworld scene: out of memory");
     }
-    for (int i = 0; i < n_obj; i++) s->init_in[i] = -1;
+    for (int i = 0; i < n_obj; i++) s->init_in[i] = s->floor_loc[i] = -1;
     s->init_held = -1;
     s->goal.recep_cls = s->goal.toggle_cls = s->goal.obj_cls = -1;
     return 0;
@@ -87,7 +88,7 @@ int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc,
 void m2_aw_scene_free(aw_scene *s) {
     if (!s) return;
     free(s->cls_name); free(s->can_contain); free(s->receps); free(s->objs); free(s->loc_id);
-    free(s->init_in); free(s->init_bits); free(s->init_opened); free(s->objs_by_name); free(s->receps_by_name); free(s->obj_order); free(s->recep_order);
+    free(s->init_in); free(s->floor_loc); free(s->init_bits); free(s->init_opened); free(s->objs_by_name); free(s->receps_by_name); free(s->obj_order); free(s->recep_order);
     free(s->cmd_goto); free(s->cmd_open); free(s->cmd_close); free(s->cmd_exr); free(s->cmd_exo); free(s->cmd_use);
     memset(s, 0, sizeof *s);
 }
