@@ -526,16 +526,38 @@ static void twpddl_roundtrip(void **state) {
         assert_int_equal(m2_aw_save_twpddl(&s, &t, path, &err), 0);
         m2_aw_scene_free(&s);
     }
-    m2_aw_tables_free(&t);
     snprintf(dir, sizeof dir, "%s/games", tmpdir);
+    /* an ALFWorld-style tree written by the exporter joins the same folder */
+    assert_int_equal(m2_aw_export(&t, AW_LOOK, M2_SPLIT_OOD, 3, 0, dir, &err), 3);
+    assert_int_equal(m2_aw_export(&t, 0, M2_SPLIT_ID, 4, 0, dir, &err), 4);
+    m2_aw_tables_free(&t);
     m2_env *e = NULL;
     if (m2_env_create("alfworld", dir, &e, &err)) fail_msg("%s", err.msg);
-    for (int sp = 0; sp < 3; sp++) {
-        assert_int_equal(e->cls->num_episodes(e, NULL, sp, &err), 1);
-        assert_int_equal(e->cls->num_episodes(e, "pick_heat_then_place_in_recep", sp, &err), 1);
-        assert_int_equal(e->cls->num_episodes(e, "pick", sp, &err), 0);
-    }
+    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_TRAIN, &err), 1);
+    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err), 5);
+    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_OOD, &err), 4);
+    assert_int_equal(e->cls->num_episodes(e, "look", M2_SPLIT_OOD, &err), 3);
+    assert_int_equal(e->cls->num_episodes(e, "pick", M2_SPLIT_ID, &err), 4);   /* the first 4 of id are pick tasks */
+    for (int sp = 0; sp < 3; sp++) assert_int_equal(e->cls->num_episodes(e, "pick_heat_then_place_in_recep", sp, &err), 1);
     oracle_sweep(e, AW_HEAT, M2_SPLIT_OOD, 5, 0);
+    oracle_sweep(e, AW_LOOK, M2_SPLIT_OOD, 5, 0);
+    oracle_sweep(e, AW_PICK, M2_SPLIT_ID, 5, 0);
+    {   /* each exported eval episode plays exactly like one of the generated ones (folder order is by path) */
+        m2_env *g = NULL;
+        assert_int_equal(m2_env_create("alfworld", NULL, &g, &err), 0);
+        for (int i = 0; i < 3; i++) {
+            char *y = transcript(e, "look", M2_SPLIT_OOD, i, 0);
+            int match = 0;
+            for (int k = 0; k < 3; k++) {
+                char *x = transcript(g, "look", M2_SPLIT_OOD, k, 0);
+                match += !strcmp(x, y);
+                free(x);
+            }
+            assert_int_equal(match, 1);
+            free(y);
+        }
+        m2_env_destroy(g);
+    }
     char *d = e->cls->describe(e, NULL, M2_SPLIT_ID, 0, &err);
     assert_non_null(d);
     assert_non_null(strstr(d, "pick_heat_then_place_in_recep"));

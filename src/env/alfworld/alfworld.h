@@ -223,6 +223,10 @@ int m2_aw_load_twpddl(const char *path, aw_scene *out, m2_err *err);
 /* Writes the scene's initial state as a game.tw-pddl JSON (malloc'd string). */
 char *m2_aw_write_twpddl(const aw_scene *s, const aw_tables *t, m2_err *err);
 int m2_aw_save_twpddl(const aw_scene *s, const aw_tables *t, const char *path, m2_err *err);
+/* Writes episodes [0, count) of (type, split) (type 0 = all) as an ALFWorld-style tree:
+ * out_dir/{train,valid_seen,valid_unseen}/<task_type>-<Obj>-None-<Recep|Lamp>-<plan>/trial_multi2_<index>/game.tw-pddl
+ * count < 0 = every episode of the split. Returns the number written, -1 on error. */
+int m2_aw_export(const aw_tables *t, int type, m2_split split, int count, uint64_t seed, const char *out_dir, m2_err *err);
 /* The PDDL problem text alone (malloc'd). */
 char *m2_aw_write_problem(const aw_scene *s, m2_err *err);
 

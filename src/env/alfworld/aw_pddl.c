@@ -694,3 +694,25 @@ int m2_aw_save_twpddl(const aw_scene *s, const aw_tables *t, const char *path, m
     free(text);
     return rc;
 }
+
+int m2_aw_export(const aw_tables *t, int type, m2_split split, int count, uint64_t seed, const char *out_dir, m2_err *err) {
+    static const char *const split_dirs[] = {"train", "valid_seen", "valid_unseen"};
+    if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld export: bad split %d", (int)split);
+    int total = m2_aw_num_generated(type, split);
+    if (count < 0 || count > total) count = total;
+    for (int i = 0; i < count; i++) {
+        aw_scene s;
+        if (m2_aw_generate(t, type, split, i, seed, &s, err)) return -1;
+        const aw_goal *g = &s.goal;
+        int second = g->type == AW_LOOK ? g->toggle_cls : g->recep_cls;
+        char dir[4096], path[4200];
+        snprintf(dir, sizeof dir, "%s/%s/%s-%s-None-%s-%d/trial_multi2_%05d", out_dir, split_dirs[split],
+                 m2_aw_task_type_name(g->type), s.cls_name[g->obj_cls], second >= 0 ? s.cls_name[second] : "None", s.plan, i);
+        snprintf(path, sizeof path, "%s/game.tw-pddl", dir);
+        int rc = m2_mkdir_p(dir, err);
+        if (!rc) rc = m2_aw_save_twpddl(&s, t, path, err);
+        m2_aw_scene_free(&s);
+        if (rc) return -1;
+    }
+    return count;
+}

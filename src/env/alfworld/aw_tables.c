@@ -344,9 +344,6 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
         }
     }
     cJSON_Delete(objs);
-    /* SinkBasin/BathtubBasin appear as "Sink"/"Bathtub" in some lists */
-    int sink = m2_aw_tables_find_cls(t, "SinkBasin"), tub = m2_aw_tables_find_cls(t, "BathtubBasin");
-    (void)sink; (void)tub;
 
     snprintf(rel, sizeof rel, "layouts/FloorPlan%d-openable.json", number);
     if (m2_read_file(path_join(path, sizeof path, dir, rel), &text, NULL, err)) { free(present_recep); return -1; }
@@ -405,7 +402,7 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
             if (i % 2 == 0) (*loc_serial)++;
             aw_plan_recep *r = &p->receps[p->n_recep++];
             r->cls = c;
-            r->loc_key = count > 1 ? *loc_serial : *loc_serial;
+            r->loc_key = *loc_serial;   /* stove burners stand in pairs */
             fake_id(r->id, sizeof r->id, t->cls_name[c], number, 1000 + c * 8 + i, r->loc_key);
         }
     }
