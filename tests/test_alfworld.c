@@ -267,7 +267,7 @@ static void oracle_all(m2_env *e) {
 
 /* Scene level: 100+ generated episodes per (split, type); id/ood use their fixed indices with many seeds
  * so the unseen plans get 100+ distinct scenes per type too. */
-static void scene_sweep(const aw_tables *t) {
+static void scene_sweep(const aw_tables *t, int mode) {
     m2_err err = {0};
     aw_cmdlist l = {0};
     for (int sp = 0; sp < 3; sp++)
@@ -281,7 +281,7 @@ static void scene_sweep(const aw_tables *t) {
                 assert_false(m2_aw_won(&s, &st));
                 for (int step = 0; step < 50 && !m2_aw_won(&s, &st); step++) {
                     char a[256], buf[8192];
-                    if (m2_aw_oracle(&s, &st, a, sizeof a, &err)) fail_msg("%s: %s", s.source, err.msg);
+                    if (m2_aw_oracle_mode(&s, &st, mode, a, sizeof a, &err)) fail_msg("%s: %s", s.source, err.msg);
                     assert_int_equal(m2_aw_admissible(&s, &st, &l), 0);
                     if (!in_list(l.items, l.n, a)) fail_msg("%s: '%s' not admissible", s.source, a);
                     aw_cmd c;
@@ -297,16 +297,51 @@ static void scene_sweep(const aw_tables *t) {
     m2_aw_cmdlist_free(&l);
 }
 
+/* The searching expert only takes objects from receptacles the agent has seen, and its first step
+ * from the middle of the room is a "go to". */
+static void search_expert_is_not_psychic(void **state) {
+    m2_err err = {0};
+    aw_tables t;
+    assert_int_equal(m2_aw_tables_embedded(&t, &err), 0);
+    int searched = 0;
+    for (int i = 0; i < 200; i++) {
+        aw_scene s;
+        assert_int_equal(m2_aw_generate(&t, 1 + i % 6, M2_SPLIT_TRAIN, i, 77, &s, &err), 0);
+        aw_state st;
+        assert_int_equal(m2_aw_state_init(&st, &s, &err), 0);
+        int visits = 0;
+        for (int k = 0; k < 50 && !m2_aw_won(&s, &st); k++) {
+            char a[256], buf[8192];
+            assert_int_equal(m2_aw_oracle(&s, &st, a, sizeof a, &err), 0);
+            aw_cmd c;
+            assert_int_equal(m2_aw_parse(&s, a, &c), 0);
+            if (k == 0) assert_int_equal(c.verb, AW_C_GOTO);
+            if (c.verb == AW_C_TAKE) assert_true(st.seen[c.b]);
+            if (c.verb == AW_C_USE) assert_true(st.seen[st.in[c.a]]);
+            visits += c.verb == AW_C_GOTO;
+            m2_aw_apply(&s, &st, &c, buf, sizeof buf);
+        }
+        assert_true(m2_aw_won(&s, &st));
+        searched += visits > 3;
+        m2_aw_state_free(&st);
+        m2_aw_scene_free(&s);
+    }
+    assert_true(searched > 40);   /* it does search, not walk straight to the object */
+    m2_aw_tables_free(&t);
+}
+
 static void oracle_scene_sweep(void **state) {
     m2_err err = {0};
     aw_tables t;
     assert_int_equal(m2_aw_tables_embedded(&t, &err), 0);
-    scene_sweep(&t);
+    scene_sweep(&t, AW_ORACLE_SEARCH);
+    scene_sweep(&t, AW_ORACLE_PLANNER);
     m2_aw_tables_free(&t);
     char *dir = shared_alfworld();
     if (!dir) return;
     if (m2_aw_tables_load(&t, dir, &err)) fail_msg("%s", err.msg);
-    scene_sweep(&t);
+    scene_sweep(&t, AW_ORACLE_SEARCH);
+    scene_sweep(&t, AW_ORACLE_PLANNER);
     m2_aw_tables_free(&t);
 }
 
@@ -315,6 +350,10 @@ static void oracle_wins_embedded(void **state) {
     m2_env *e = NULL;
     assert_int_equal(m2_env_create("alfworld", NULL, &e, &err), 0);
     oracle_all(e);
+    assert_int_equal(m2_alfworld_set_oracle(e, "planner", &err), 0);
+    oracle_all(e);
+    assert_int_equal(m2_alfworld_set_oracle(e, "psychic", &err), -1);
+    assert_non_null(strstr(err.msg, "psychic"));
     m2_env_destroy(e);
 }
 
@@ -949,6 +988,7 @@ int main(void) {
         cmocka_unit_test(oracle_wins_embedded),
         cmocka_unit_test(oracle_wins_shared),
         cmocka_unit_test(oracle_scene_sweep),
+        cmocka_unit_test(search_expert_is_not_psychic),
         cmocka_unit_test(splits_use_disjoint_plans),
         cmocka_unit_test(determinism),
         cmocka_unit_test(twpddl_roundtrip),

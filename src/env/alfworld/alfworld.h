@@ -175,6 +175,8 @@ typedef struct aw_state {
     int *in;                 /* [n_obj] receptacle index or -1 */
     uint8_t *bits;           /* [n_obj] */
     uint8_t *opened;         /* [n_recep] */
+    uint8_t *seen;           /* [n_recep] the agent has seen its contents (arrived while open/non-openable, opened,
+                                examined, or put something there): the searching expert's knowledge */
 } aw_state;
 
 int m2_aw_state_init(aw_state *st, const aw_scene *s, m2_err *err);   /* allocates and sets the initial state */
@@ -211,8 +213,14 @@ void m2_aw_text_inventory(const aw_scene *s, const aw_state *st, char *buf, size
 extern const char m2_aw_help_text[];
 
 /* ---- oracle and segmenter ---- */
-/* Next expert command from the current state; -1 with err when the goal already holds or no plan exists. */
+enum { AW_ORACLE_SEARCH = 0, AW_ORACLE_PLANNER = 1 };
+/* Next expert command from the current state; -1 with err when the goal already holds or no plan exists.
+ * SEARCH (default) knows only what the agent has seen (aw_state.seen) and searches unseen receptacles that
+ * can hold the object; PLANNER knows where everything is (like alfworld's planner expert). */
 int m2_aw_oracle(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m2_err *err);
+int m2_aw_oracle_mode(const aw_scene *s, const aw_state *st, int mode, char *buf, size_t cap, m2_err *err);
+/* Chooses the expert of an alfworld env created through the registry ("search" or "planner"). */
+int m2_alfworld_set_oracle(m2_env *env, const char *mode, m2_err *err);
 int m2_aw_segment(const aw_scene *s, const char *const *actions, const char *const *observations, int n,
                   m2_subgoal *out, int cap);
 

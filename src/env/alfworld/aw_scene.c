@@ -390,7 +390,8 @@ int m2_aw_tables_index(aw_tables *t, m2_err *err) {
     return 0;
 }
 
-int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err) {
+static int generate_once(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, int attempt,
+                         aw_scene *out, m2_err *err) {
     memset(out, 0, sizeof *out);
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld: bad split %d", (int)split);
     if (type < 0 || type > 6) return m2_errorf(err, M2_EINVAL, "alfworld: bad task type %d", type);
@@ -406,7 +407,7 @@ int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint
         }
     }
     m2_rng rng;
-    m2_rng_seed_stream(&rng, seed, ((uint64_t)(split + 1) << 48) ^ ((uint64_t)type << 40) ^ (uint64_t)index);
+    m2_rng_seed_stream(&rng, seed, ((uint64_t)attempt << 56) ^ ((uint64_t)(split + 1) << 48) ^ ((uint64_t)type << 40) ^ (uint64_t)index);
     /* eligible plans */
     int *elig = calloc((size_t)t->n_plans + 1, sizeof *elig), ne = 0;
     if (!elig) return m2_errorf(err, M2_ENOMEM, "out of memory");
@@ -449,8 +450,8 @@ int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint
     if (m2_aw_scene_alloc(out, nc, p->n_recep, n_obj, n_loc, err)) { free(count); free(loc_of); return -1; }
     memcpy(out->cls_name, t->cls_name, (size_t)nc * sizeof *t->cls_name);
     memcpy(out->can_contain, t->can_contain, (size_t)nc * nc);
-    snprintf(out->source, sizeof out->source, "alfworld generator (%.200s tables, FloorPlan%d, %s #%d, seed %llu)",
-             t->source, p->number, m2_split_name(split), index, (unsigned long long)seed);
+    snprintf(out->source, sizeof out->source, "alfworld generator (%.200s tables, FloorPlan%d, %s #%d, seed %llu, draw %d)",
+             t->source, p->number, m2_split_name(split), index, (unsigned long long)seed, attempt);
     out->plan = p->number;
     out->room = p->room;
     snprintf(out->loc_id[0], AW_ID_MAX, "loc|0|0|0|30");
@@ -508,4 +509,31 @@ int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint
     task_text(out, (int)m2_rng_below(&rng, 2));
     if (m2_aw_scene_finish(out, err)) { m2_aw_scene_free(out); return -1; }
     return 0;
+}
+
+/* ALFWorld keeps only games its expert solves; likewise a drawn scene is kept when the searching expert
+ * wins it within 50 steps, else the scene is drawn again from the next sub-stream (about 1 scene in 250
+ * with ALFWorld's tables, where small objects can hide in any of 30 drawers and cabinets). */
+static int expert_solves(const aw_scene *s, int max_steps) {
+    aw_state st;
+    m2_err err = {0};
+    if (m2_aw_state_init(&st, s, &err)) return 0;
+    char a[256], buf[4096];
+    int ok = 0;
+    for (int k = 0; k < max_steps && !(ok = m2_aw_won(s, &st)); k++) {
+        aw_cmd c;
+        if (m2_aw_oracle(s, &st, a, sizeof a, &err) || m2_aw_parse(s, a, &c) || !m2_aw_applicable(s, &st, &c)) break;
+        m2_aw_apply(s, &st, &c, buf, sizeof buf);
+    }
+    if (!ok) ok = m2_aw_won(s, &st);
+    m2_aw_state_free(&st);
+    return ok;
+}
+
+int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err) {
+    for (int attempt = 0;; attempt++) {
+        if (generate_once(t, type, split, index, seed, attempt, out, err)) return -1;
+        if (attempt == 63 || expert_solves(out, 50)) return 0;
+        m2_aw_scene_free(out);
+    }
 }
