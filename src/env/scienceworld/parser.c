@@ -29,8 +29,8 @@ static const action_def actions[A_COUNT] = {
     [A_ACTIVATE] = {"activate", {"activate|turn on", "$"}, 2, 0},
     [A_DEACTIVATE] = {"deactivate", {"deactivate|turn off", "$"}, 2, 0},
     [A_LOOK_AROUND] = {"look around", {"look around|look"}, 1, 1},
-    [A_LOOK_AT] = {"look at", {"look at|look on|examine", "$"}, 2, 1},
-    [A_LOOK_IN] = {"look in", {"look in", "$"}, 2, 1},
+    [A_LOOK_AT] = {"look at", {"look at|look on|examine", "$"}, 2, 0},
+    [A_LOOK_IN] = {"look in", {"look in", "$"}, 2, 0},
     [A_MOVE] = {"move object", {"move|put", "$", "to|in|into|on", "$"}, 4, 0},
     [A_PICK_UP] = {"pick up", {"pick up|get|take", "$"}, 2, 0},
     [A_PUT_DOWN] = {"put down", {"put down|drop", "$"}, 2, 0},
@@ -44,7 +44,7 @@ static const action_def actions[A_COUNT] = {
     [A_RESET_TASK] = {"reset task", {"reset task"}, 1, 0},
     [A_EAT] = {"eat", {"eat|consume", "$"}, 2, 0},
     [A_USE] = {"use", {"use", "$", "on|with", "$"}, 4, 0},
-    [A_READ] = {"read", {"read", "$"}, 2, 1},
+    [A_READ] = {"read", {"read", "$"}, 2, 0},
     [A_MIX] = {"mix", {"mix|stir", "$"}, 2, 0},
     [A_DUNK] = {"dunk", {"dunk", "$", "in|into", "$"}, 4, 0},
     [A_CONNECT] = {"connect", {"connect", "$", "to|in|into", "$"}, 4, 0},
@@ -185,6 +185,10 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
         break;
     case K_BOOK: add_ref(r, "book"); add_ref(r, o->name); break;
+    case K_FOOD:
+        add_ref(r, o->name); add_ref(r, dn);
+        if (!strcmp(o->name, "apple")) add_ref(r, "red apple");
+        break;
     default: add_ref(r, o->name); add_ref(r, dn); break;
     }
 }
@@ -413,8 +417,9 @@ static int run_action(sw_session *s, const sw_match *m) {
     }
     case A_ACTIVATE: case A_DEACTIVATE: {
         int on = m->action == A_ACTIVATE;
-        if (!(ox->flags & F_DEVICE)) { say(b, "It's not clear how to %s that.", on ? "activate" : "deactivate"); break; }
+        if (!(ox->flags & F_DEVICE)) { say(b, "The %s is not something that can be activated.", ox->name); break; }
         if (!!(ox->flags & F_ON) == on) { say(b, "The %s is already %s.", ox->name, on ? "activated" : "deactivated"); break; }
+        if (ox->flags & F_BROKEN) { say(b, "The %s appears broken, and can't be activated or deactivated.", ox->name); break; }
         if (on) ox->flags |= F_ON; else ox->flags &= ~F_ON;
         say(b, "The %s is now %s.", ox->name, on ? "activated" : "deactivated");
         break;
@@ -522,8 +527,8 @@ static int run_action(sw_session *s, const sw_match *m) {
     case A_USE: {
         if (ox->kind == K_THERMOMETER) {
             const sw_obj *oy = &w->o[y];
-            if (!(oy->flags & F_MATERIAL) && oy->mat < 0) { say(b, "The thermometer can't measure the temperature of that."); break; }
-            say(b, "the thermometer measures a temperature of %d degrees celsius", (int)(oy->temp + (oy->temp >= 0 ? 0.5f : -0.5f)));
+            if (oy->mat < 0) { say(b, "That thing doesn't appear to have a temperature that the thermometer can read. "); break; }
+            say(b, "the thermometer measures a temperature of %.0f degrees celsius", sw_java_round(oy->temp) + 0.0);
             break;
         }
         say(b, "I'm not sure how to use the %s on the %s.", ox->name, w->o[y].name);
@@ -573,7 +578,8 @@ static int execute(sw_session *s, const sw_match *m) {
     int takes_time = run_action(s, m);
     sw_goals_tick(w);
     if (!takes_time) return 0;
-    int ticks = m->action == A_WAIT ? 10 : 1;
+    /* the action's own tick, then one more per waited iteration (AgentInterface.step loop) */
+    int ticks = m->action == A_WAIT ? 11 : m->action == A_WAIT1 ? 2 : 1;
     for (int t = 0; t < ticks; t++) {
         sw_tick(w);
         w->moves++;
