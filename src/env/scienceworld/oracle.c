@@ -312,6 +312,39 @@ static int oracle_change_state(sw_session *s, const sw_params *p, char *buf, siz
     return cool(s, p, x, want, buf, cap);
 }
 
+/* ---------------- use-thermometer ---------------- */
+
+static int oracle_thermometer(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int x = p->object_id;
+    if (gs->cur == 0) {
+        if (!in_inventory(w, p->thermometer)) {
+            int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", p->thermometer, buf, cap);
+        }
+        return act_on(s, "focus on", p->thermometer, buf, cap);
+    }
+    if (gs->cur == 1) {
+        if (!in_inventory(w, x)) {
+            int r = nav_step(s, sw_room_of(w, x), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", x, buf, cap);
+        }
+        return act_on(s, "focus on", x, buf, cap);
+    }
+    int r = nav_step(s, sw_room(w, p->box_location), buf, cap);
+    if (r) return r;
+    /* measure once in the answer-box room, then decide on the temperature at that moment */
+    int measured = 0;
+    for (int i = 0; i < w->n_used; i++)
+        if (!strcmp(w->used[i][0], "thermometer") && !strcmp(w->used[i][1], w->o[x].name)) measured = 1;
+    if (!measured) return measure(s, p, x, buf, cap);
+    int box = sw_find_named(w, sw_room(w, p->box_location), w->o[x].temp > p->threshold ? p->box_above : p->box_below);
+    return act_move(s, x, box, buf, cap);
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -320,5 +353,6 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     if (!strncmp(name, "find-", 5)) r = oracle_find(s, task, p, buf, cap);
     else if (!strncmp(name, "lifespan-", 9)) r = oracle_lifespan(s, task, p, buf, cap);
     else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
+    else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
     return r > 0 ? 0 : -1;
 }

@@ -185,6 +185,11 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
         break;
     case K_BOOK: add_ref(r, "book"); add_ref(r, o->name); break;
+    case K_THING:
+        add_ref(r, o->name); add_ref(r, dn);
+        if (!strcmp(o->name, "metal fork")) add_ref(r, "steel fork");
+        if (!strncmp(o->name, "unknown substance", 17)) add_ref(r, "unknown substance");
+        break;
     case K_FOOD:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "apple")) add_ref(r, "red apple");
@@ -525,6 +530,11 @@ static int run_action(sw_session *s, const sw_match *m) {
         sw_delete(w, x);
         break;
     case A_USE: {
+        if (w->n_used < SW_MAX_USES) {
+            memcpy(w->used[w->n_used][0], ox->name, SW_NAME);
+            memcpy(w->used[w->n_used][1], w->o[y].name, SW_NAME);
+            w->n_used++;
+        }
         if (ox->kind == K_THERMOMETER) {
             const sw_obj *oy = &w->o[y];
             if (oy->mat < 0) { say(b, "That thing doesn't appear to have a temperature that the thermometer can read. "); break; }

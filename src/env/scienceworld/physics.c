@@ -24,6 +24,7 @@ const sw_material sw_materials[] = {
     {"apple juice", "solid apple juice", "apple juice", "gaseous apple juice", 0.5f, -2.0f, 160.0f, 100000.0f, ST_LIQUID, 10.0f},
     {"wood", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 350.0f, ST_SOLID, 10.0f},
     {"paper", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 210.0f, ST_SOLID, 10.0f},
+    {"metal", "metal", "liquid metal", "gaseous metal", 1.0f, 1000.0f, 2000.0f, 100000.0f, ST_SOLID, 10.0f},
     {"steel", "steel", "liquid steel", "gaseous steel", 1.0f, 1400.0f, 2900.0f, 100000.0f, ST_SOLID, 10.0f},
     {"tin", "tin", "liquid tin", "gasseous tin", 1.0f, 232.0f, 2602.0f, 100000.0f, ST_SOLID, 10.0f},
     {"glass", "glass", "liquid glass", "gaseous glass", 1.0f, 1400.0f, 2200.0f, 100000.0f, ST_SOLID, 10.0f},

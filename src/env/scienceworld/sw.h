@@ -113,6 +113,8 @@ enum sw_goal_type {
     G_SPECIFIC_IN_DIRECT_CONTAINER, /* visible container named str directly holds something named str2 */
     G_TEMP_ON_FIRE,           /* visible object named str is burning */
     G_TEMP_INCREASE, G_TEMP_DECREASE,  /* focus object warmer/colder than when first checked by value */
+    G_CONTAINER_BY_TEMP,      /* focus object in box str (temp >= value) or str2 (temp <= value); wrong box fails */
+    G_PAST_USE,               /* an earlier "use <str> on <str2>" action */
 };
 
 typedef struct sw_goal {
@@ -139,7 +141,10 @@ typedef struct sw_goalseq {
 } sw_goalseq;
 
 /* ---- the world ---- */
+#define SW_MAX_USES 16
 typedef struct sw_world {
+    char used[SW_MAX_USES][2][SW_NAME];   /* (device, patient) names of past "use X on Y" actions */
+    int n_used;
     sw_obj o[SW_MAX_OBJ];
     int n;
     int universe, agent, inventory;

@@ -11,7 +11,7 @@
 const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"1-1", "boil", 30, 1}, {"1-2", "melt", 30, 1}, {"1-3", "freeze", 30, 1},
     {"1-4", "change-the-state-of-matter-of", 30, 1},
-    {"2-1", "use-thermometer", 540, 0}, {"2-2", "measure-melting-point-known-substance", 436, 0},
+    {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 0},
     {"2-3", "measure-melting-point-unknown-substance", 300, 0},
     {"3-1", "power-component", 20, 0}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 0},
     {"3-3", "test-conductivity", 900, 0}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
@@ -70,6 +70,47 @@ int sw_state_task_mode(const char *name) {
     return -1;
 }
 
+/* TaskUseInstrumentThermometer: objects (per location x temperature preset: salt, metal fork, wood,
+ * wire, 20 x unknown substance B; sorted by name, stably) x 5 thresholds x 15 answer-box pairs =
+ * 27,000 combinations, subsampled 2% inside each of train/dev/test with scala Random(5). */
+static const int thermo_presets[5] = {-50, 0, 50, 100, 200};
+static const char *const thermo_locations[3] = {"living room", "bedroom", "bathroom"};
+static const char *const thermo_colours[6] = {"red", "green", "blue", "orange", "yellow", "purple"};
+
+static int thermo_combo(int v) {
+    static int table[540];
+    static int ready = 0;   /* a pure function of constants: computing it twice gives the same table */
+    if (!ready) {
+        static int buf[13500];
+        sw_jrand r;
+        sw_jrand_seed(&r, 5);
+        const int lo[3] = {0, 13500, 20250}, hi[3] = {13500, 20250, 27000}, take[3] = {270, 135, 135};
+        int o = 0;
+        for (int f = 0; f < 3; f++) {
+            int n = hi[f] - lo[f];
+            for (int i = 0; i < n; i++) buf[i] = lo[f] + i;
+            sw_jrand_shuffle(&r, buf, n);
+            for (int i = 0; i < take[f]; i++) table[o++] = buf[i];
+        }
+        ready = 1;
+    }
+    return table[v];
+}
+
+/* The j-th object (in name-sorted order): name, location, own temperature preset. */
+static void thermo_object(int j, const char **name, const char **loc, int *preset) {
+    /* unsorted order: loc (3) x preset (5) x [salt, fork, wood, wire, B x 20]; sorted by name: metal fork (15),
+     * sodium chloride (15), unknown substance B (300), wire (15), wood (15), each group in unsorted order */
+    static const char *const names[5] = {"metal fork", "sodium chloride", "unknown substance B", "wire", "wood"};
+    static const int sizes[5] = {15, 15, 300, 15, 15};
+    int g = 0;
+    while (g < 4 && j >= sizes[g]) { j -= sizes[g]; g++; }
+    int lp = g == 2 ? j / 20 : j;   /* (loc, preset) slot */
+    *name = names[g];
+    *loc = thermo_locations[lp / 5];
+    *preset = thermo_presets[lp % 5];
+}
+
 /* Lifespan combinations (long x medium x short, 125) shuffled with scala Random(0). */
 static int lifespan_combo(int v) {
     int order[125];
@@ -89,6 +130,24 @@ void sw_variation_params(int task, int v, sw_params *p) {
         snprintf(p->answer_box, sizeof p->answer_box, "%s box", find_colours[ab % 6]);
         snprintf(p->colour, sizeof p->colour, "%s", find_colours[ab % 6]);
         p->seed_group = lt;
+    } else if (!strcmp(name, "use-thermometer")) {
+        int c = thermo_combo(v);
+        int j = c / 75, i = (c / 15) % 5, k = c % 15;
+        const char *obj, *loc;
+        int preset;
+        thermo_object(j, &obj, &loc, &preset);
+        snprintf(p->object, sizeof p->object, "%s", obj);
+        snprintf(p->location, sizeof p->location, "%s", loc);
+        p->threshold = thermo_presets[i];
+        snprintf(p->box_above, sizeof p->box_above, "%s box", thermo_colours[k % 5]);
+        snprintf(p->box_below, sizeof p->box_below, "%s box", thermo_colours[k % 5 + 1]);
+        snprintf(p->box_location, sizeof p->box_location, "%s", thermo_locations[k / 5]);
+        /* mkRandTemp: preset +/- (50..149), floored; drawn per object (seeded by its index) */
+        sw_jrand r;
+        sw_jrand_seed(&r, j);
+        int delta = sw_jrand_next_int(&r, 100) + 50;
+        if (sw_jrand_next_bool(&r)) delta = -delta;
+        p->object_temp = preset + delta;
     } else if (sw_state_task_mode(name) >= 0) {
         p->sub = v / 2;
         p->stove_broken = v % 2;
@@ -276,6 +335,50 @@ static void goals_change_state(sw_goalseq *gs, const sw_params *p) {
     if (p->mode >= 2) add_goal(gs, 0, G_TEMP_DECREASE, NULL, 1)->value = p->mode == 3 ? 10.0f : 5.0f;
 }
 
+static void setup_thermometer(sw_world *w, sw_params *p) {
+    int room = sw_room(w, p->location), x;
+    if (!strcmp(p->object, "sodium chloride") || !strcmp(p->object, "wood")) x = add_named_substance(w, K_SUBSTANCE, p->object, p->object, room);
+    else if (!strcmp(p->object, "wire")) x = add_named_substance(w, K_WIRE, p->object, "metal", room);
+    else if (!strcmp(p->object, "metal fork")) x = add_named_substance(w, K_THING, p->object, "steel", room);
+    else x = add_named_substance(w, K_THING, p->object, "metal", room);
+    if (x != SW_NONE) w->o[x].temp = (float)p->object_temp;
+    p->object_id = x;
+    int box_room = sw_room(w, p->box_location);
+    char colour[16];
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_above) - 4), p->box_above);
+    sw_add_answer_box(w, colour, box_room);
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_below) - 4), p->box_below);
+    sw_add_answer_box(w, colour, box_room);
+    p->thermometer = sw_find_named(w, sw_room(w, "kitchen"), "thermometer");
+}
+
+static void goals_thermometer(sw_goalseq *gs, const sw_params *p) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, "thermometer", 0);
+    g->fail_if_wrong = 1;
+    g->defocus = 1;
+    g = add_goal(gs, 1, G_FIND, p->object, 0);
+    g->fail_if_wrong = 1;
+    g = add_goal(gs, 1, G_CONTAINER_BY_TEMP, p->box_above, 0);
+    snprintf(g->str2, sizeof g->str2, "%s", p->box_below);
+    g->value = (float)p->threshold;
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "thermometer", 1);
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "thermometer");
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    g = add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
+    snprintf(g->key, sizeof g->key, "move1");
+    g = add_goal(gs, 0, G_MOVE_TO_LOCATION, p->box_location, 1);
+    snprintf(g->key, sizeof g->key, "move2");
+    snprintf(g->prereq, sizeof g->prereq, "move1");
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    snprintf(g->prereq, sizeof g->prereq, "move2");
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -291,6 +394,16 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "use-thermometer")) {
+        setup_thermometer(w, p);
+        goals_thermometer(gs, p);
+        const char *o = p->object;
+        snprintf(desc, cap, "Your task is to measure the temperature of %s, which is located around the %s. First, focus on the "
+                 "thermometer. Next, focus on the %s. If the %s temperature is above %.1f degrees celsius, place it in the %s. "
+                 "If the %s temperature is below %.1f degrees celsius, place it in the %s. The boxes are located around the %s.",
+                 o, p->location, o, o, p->threshold, p->box_above, o, p->threshold, p->box_below, p->box_location);
         return 0;
     }
     if (sw_state_task_mode(name) >= 0) {
@@ -410,6 +523,21 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         }
         return R_NO;
     }
+    case G_CONTAINER_BY_TEMP: {
+        if (obj == SW_NONE || w->o[obj].mat < 0) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        int c = w->o[obj].parent;
+        if (c == SW_NONE) return R_NO;
+        int above = !strcmp(w->o[c].name, g->str), below = !strcmp(w->o[c].name, g->str2);
+        if (!above && !below) return R_NO;
+        if (above && w->o[obj].temp >= g->value) return R_OK;
+        if (below && w->o[obj].temp <= g->value) return R_OK;
+        return R_FAIL;
+    }
+    case G_PAST_USE:
+        for (int i = 0; i < w->n_used; i++)
+            if (!strcmp(w->used[i][0], g->str) && !strcmp(w->used[i][1], g->str2)) return R_OK;
+        return R_NO;
     default:
         return R_NO;
     }

@@ -22,6 +22,10 @@ typedef struct sw_params {
     char substance[SW_NAME];
     int sub, stove_broken, mode;   /* mode: 0 boil, 1 melt, 2 freeze, 3 any change */
     int pot, thermometer;           /* the kitchen's metal pot and thermometer (object ids) */
+    /* use-thermometer */
+    char object[SW_NAME], box_above[SW_NAME], box_below[SW_NAME], box_location[SW_NAME];
+    double threshold, object_temp;
+    int object_id;
 } sw_params;
 
 int sw_task_find(const char *name);

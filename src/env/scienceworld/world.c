@@ -390,7 +390,9 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
         break;
     default:
-        sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
+        if (!strcmp(o->name, "metal fork")) sw_sb_printf(b, "A %s", dn);
+        else if (!strncmp(o->name, "unknown substance", 17)) sw_sb_puts(b, dn);
+        else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
     }
 }
@@ -635,7 +637,7 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
         for (int i = 0; i < 3; i++) {
             char nm[SW_NAME];
             snprintf(nm, sizeof nm, "%s wire", wires[wi[i]]);
-            add_with_mat(w, K_WIRE, nm, "steel", wtable);
+            add_with_mat(w, K_WIRE, nm, "metal", wtable);
         }
         add_with_mat(w, K_SWITCH, "switch", "plastic", wtable);
         add_with_mat(w, K_BATTERY, "battery", "steel", wtable);
