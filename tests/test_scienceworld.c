@@ -20,7 +20,8 @@ static m2_env *mk(void) {
     return e;
 }
 
-static const char *const implemented[] = {"boil", "melt", "freeze", "change-the-state-of-matter-of", "find-living-thing", "find-non-living-thing", "find-plant", "find-animal",
+static const char *const implemented[] = {"boil", "melt", "freeze", "change-the-state-of-matter-of", "use-thermometer",
+    "measure-melting-point-known-substance", "find-living-thing", "find-non-living-thing", "find-plant", "find-animal",
     "lifespan-longest-lived", "lifespan-shortest-lived", "lifespan-longest-lived-then-shortest-lived"};
 
 static void oracle_scores_100_everywhere(void **state) {
@@ -62,7 +63,10 @@ static void splits_follow_the_original_rule(void **state) {
     assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_TRAIN, &err), 14);
     assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_ID, &err), 7);
     assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_OOD, &err), 9);
-    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err), 4 * 7 + 4 * 75 + 3 * 31);
+    assert_int_equal(e->cls->num_episodes(e, "use-thermometer", M2_SPLIT_TRAIN, &err), 270);
+    assert_int_equal(e->cls->num_episodes(e, "measure-melting-point-known-substance", M2_SPLIT_TRAIN, &err), 218);
+    assert_int_equal(e->cls->num_episodes(e, "measure-melting-point-known-substance", M2_SPLIT_OOD, &err), 109);
+    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err), 4 * 7 + 135 + 109 + 4 * 75 + 3 * 31);
     /* not implemented: a clear error, never a fake episode */
     assert_int_equal(e->cls->num_episodes(e, "grow-plant", M2_SPLIT_TRAIN, &err), -1);
     assert_non_null(strstr(err.msg, "not implemented"));

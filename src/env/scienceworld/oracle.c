@@ -345,6 +345,87 @@ static int oracle_thermometer(sw_session *s, const sw_params *p, char *buf, size
     return act_move(s, x, box, buf, cap);
 }
 
+/* ---------------- measure-melting-point-known-substance ---------------- */
+
+#define MELT_MAX_MEASURES 12
+
+static int oracle_melting(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int kitchen = sw_room(w, "kitchen");
+    int pot = p->pot;
+    if (gs->cur == 0) {
+        if (!in_inventory(w, p->thermometer)) {
+            int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", p->thermometer, buf, cap);
+        }
+        return act_on(s, "focus on", p->thermometer, buf, cap);
+    }
+    int x = gs->cur >= 2 ? gs->last_obj : p->object_id;
+    if (gs->cur == 1) {
+        if (!strcmp(p->object, "water")) {
+            x = water_in(w, pot);
+            int sink = sw_find_named(w, kitchen, "sink");
+            if (x == SW_NONE) {
+                int r = nav_step(s, kitchen, buf, cap);
+                if (r) return r;
+                if (w->o[pot].parent != sink) {
+                    int c = w->o[pot].parent;
+                    if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                    return act_move(s, pot, sink, buf, cap);
+                }
+                return act_on(s, "activate", sink, buf, cap);
+            }
+            if (w->o[sink].flags & F_ON) return act_on(s, "deactivate", sink, buf, cap);
+            return act_on(s, "focus on", x, buf, cap);
+        }
+        if (x == SW_NONE) return -1;
+        int r = nav_step(s, sw_room_of(w, x), buf, cap);
+        if (r) return r;
+        for (int c = w->o[x].parent; c != SW_NONE && c != sw_room_of(w, x); c = w->o[c].parent)
+            if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        return act_on(s, "focus on", x, buf, cap);
+    }
+    if (x == SW_NONE || (w->o[x].flags & F_DELETED)) return -1;
+    /* measure: heat a solid (stove, or blast furnace above 200 C) / cool a liquid (freezer) until it changes */
+    int uses = 0;
+    for (int i = 0; i < w->n_used; i++) if (!strcmp(w->used[i][0], "thermometer")) uses++;
+    int finished = w->o[x].state != p->state0 || uses >= MELT_MAX_MEASURES;
+    if (!finished) {
+        int device;
+        if (p->state0 == ST_SOLID) {
+            if (!sw_is_inside(w, x, pot)) {
+                int r = nav_step(s, sw_room_of(w, x), buf, cap);
+                if (r) return r;
+                int c = w->o[pot].parent;
+                if (c != SW_NONE && (w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                return act_move(s, x, pot, buf, cap);
+            }
+            device = p->melting_point < 200.0 ? sw_find_named(w, kitchen, "stove")
+                                              : sw_find_named(w, sw_room(w, "foundry"), "blast furnace");
+            int r = pot_into_device(s, p, device, buf, cap);
+            if (r) return r;
+        } else {
+            device = sw_find_named(w, kitchen, "freezer");
+            int cup = w->o[x].parent;
+            if (cup != device && w->o[cup].parent != device) {
+                if (!in_inventory(w, cup)) return act_on(s, "pick up", cup, buf, cap);
+                int r = nav_step(s, sw_room_of(w, device), buf, cap);
+                if (r) return r;
+                if (!(w->o[device].flags & F_OPEN)) return act_on(s, "open", device, buf, cap);
+                return act_move(s, cup, device, buf, cap);
+            }
+        }
+        return measure(s, p, x, buf, cap);
+    }
+    int box_room = sw_room(w, p->box_location);
+    int r = nav_step(s, box_room, buf, cap);
+    if (r) return r;
+    const char *box = p->melting_point >= p->threshold ? p->box_above : p->box_below;
+    return act_on(s, "focus on", sw_find_named(w, box_room, box), buf, cap);
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -354,5 +435,6 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strncmp(name, "lifespan-", 9)) r = oracle_lifespan(s, task, p, buf, cap);
     else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
+    else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
     return r > 0 ? 0 : -1;
 }

@@ -56,6 +56,19 @@ static const action_def actions[A_COUNT] = {
 
 /* Lower-case, collapse whitespace, drop the stop words a/an/the (InputParser.tokenize). */
 static void tokenize(const char *in, char *out, size_t cap) {
+    /* fast path: already lower-case, single-spaced, without stop words */
+    size_t L = strlen(in);
+    if (L < cap && L && in[0] != ' ' && in[L - 1] != ' ') {
+        int clean = 1;
+        for (size_t i = 0; i < L && clean; i++) {
+            char ch = in[i];
+            if ((ch >= 'A' && ch <= 'Z') || (ch != ' ' && isspace((unsigned char)ch)) || (ch & 0x80)) clean = 0;
+            else if (ch == ' ' && in[i + 1] == ' ') clean = 0;
+            else if ((i == 0 || in[i - 1] == ' ') && ch == 'a' && (in[i + 1] == ' ' || !in[i + 1] || (in[i + 1] == 'n' && (in[i + 2] == ' ' || !in[i + 2])))) clean = 0;
+            else if ((i == 0 || in[i - 1] == ' ') && !strncmp(in + i, "the", 3) && (in[i + 3] == ' ' || !in[i + 3])) clean = 0;
+        }
+        if (clean) { memcpy(out, in, L + 1); return; }
+    }
     size_t n = 0;
     const char *p = in;
     while (*p) {
@@ -198,6 +211,18 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
     }
 }
 
+/* Joins two already-tokenized referents ("apple" + " in " + "bowl"): no re-tokenizing needed. */
+static void add_join(sw_refs *r, const char *a, const char *mid, const char *b) {
+    size_t la = strlen(a), lm = strlen(mid), lb = strlen(b);
+    if (r->n >= SW_MAX_REFS || la + lm + lb >= SW_REF_LEN) return;
+    char *d = r->r[r->n];
+    memcpy(d, a, la);
+    memcpy(d + la, mid, lm);
+    memcpy(d + la + lm, b, lb + 1);
+    for (int i = 0; i < r->n; i++) if (!strcmp(r->r[i], d)) return;
+    r->n++;
+}
+
 void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
     sw_refs base = {0};
     base_referents(w, obj, persp, &base);
@@ -206,13 +231,10 @@ void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
     sw_refs cref = {0};
     if (c != SW_NONE) base_referents(w, c, persp, &cref);
     for (int i = 0; i < base.n; i++) {
-        add_ref(out, base.r[i]);
+        add_join(out, base.r[i], "", "");
         for (int j = 0; j < cref.n; j++) {
-            char t[SW_REF_LEN * 2 + 8];
-            snprintf(t, sizeof t, "%s in %s", base.r[i], cref.r[j]);
-            if (strlen(t) < SW_REF_LEN) add_ref(out, t);
-            snprintf(t, sizeof t, "%s on %s", base.r[i], cref.r[j]);
-            if (strlen(t) < SW_REF_LEN) add_ref(out, t);
+            add_join(out, base.r[i], " in ", cref.r[j]);
+            add_join(out, base.r[i], " on ", cref.r[j]);
         }
     }
 }
@@ -256,6 +278,8 @@ int sw_visible_objects(const sw_world *w, int *out, int cap) {
 }
 
 static void compute_visible(sw_session *s) {
+    if (s->vis_valid) return;
+    s->vis_valid = 1;
     s->n_vis = sw_visible_objects(&s->w, s->vis, SW_MAX_OBJ);
     int room = s->w.o[s->w.agent].parent;
     for (int i = 0; i < s->n_vis; i++) sw_object_referents(&s->w, s->vis[i], room, &s->refs[i]);
@@ -586,6 +610,7 @@ static void tidy(sw_sb *b) {
 static int execute(sw_session *s, const sw_match *m) {
     sw_world *w = &s->w;
     int takes_time = run_action(s, m);
+    s->vis_valid = 0;
     sw_goals_tick(w);
     if (!takes_time) return 0;
     /* the action's own tick, then one more per waited iteration (AgentInterface.step loop) */
@@ -599,6 +624,7 @@ static int execute(sw_session *s, const sw_match *m) {
 }
 
 int sw_session_step(sw_session *s, const char *input, int *valid) {
+    s->vis_valid = 0;   /* the world may have changed since the last look (and changes below) */
     sw_sb_reset(&s->out);
     *valid = 0;
     char in[512];

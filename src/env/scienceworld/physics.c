@@ -151,12 +151,35 @@ static void combustion_tick(sw_world *w, int id) {
     }
 }
 
-static void tick_obj(sw_world *w, int id, uint8_t *done, int depth) {
+/* Children lists for one tick (id order), rebuilt whenever the tick adds or re-parents objects. */
+typedef struct tick_index { int16_t head[SW_MAX_OBJ], next[SW_MAX_OBJ]; int n; } tick_index;
+
+static void index_build(const sw_world *w, tick_index *ix) {
+    for (int i = 0; i < SW_MAX_OBJ; i++) ix->head[i] = ix->next[i] = -1;
+    int16_t tail[SW_MAX_OBJ];
+    for (int i = 0; i < SW_MAX_OBJ; i++) tail[i] = -1;
+    for (int i = 0; i < w->n; i++) {
+        const sw_obj *o = &w->o[i];
+        if (o->parent == SW_NONE || (o->flags & F_DELETED) || o->kind == K_DOOR) continue;
+        if (tail[o->parent] < 0) ix->head[o->parent] = (int16_t)i;
+        else ix->next[tail[o->parent]] = (int16_t)i;
+        tail[o->parent] = (int16_t)i;
+    }
+    ix->n = w->n;
+}
+
+static int index_children(const tick_index *ix, int parent, int *out) {
+    int k = 0;
+    for (int c = ix->head[parent]; c >= 0; c = ix->next[c]) out[k++] = c;
+    return k;
+}
+
+static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *ix) {
     if (done[id] || depth > 32) return;
     sw_obj *o = &w->o[id];
     if (o->flags & F_DELETED) return;
     int kids[SW_MAX_OBJ];
-    int k = sw_children(w, id, kids, SW_MAX_OBJ, 0);
+    int k = index_children(ix, id, kids);
     /* device step */
     int heating;
     float sp = device_setpoint(o, &heating);
@@ -175,19 +198,24 @@ static void tick_obj(sw_world *w, int id, uint8_t *done, int depth) {
         /* the sink's own water runs straight down the open drain */
     }
     if (o->kind == K_FOUNTAIN && !has_child_named(w, id, "water")) add_water(w, id);
-    k = sw_children(w, id, kids, SW_MAX_OBJ, 0);
+    if (w->n != ix->n) index_build(w, ix);
+    k = index_children(ix, id, kids);
+    int was_combusting = o->combusting;
     combustion_tick(w, id);
+    if (was_combusting || o->combusting || w->n != ix->n) index_build(w, ix);
     if (o->flags & F_DELETED) { done[id] = 1; return; }
     for (int i = 0; i < k; i++) touching(w, id, kids[i]);
     for (int i = 0; i < k; i++)
         for (int j = 0; j < i; j++) touching(w, kids[i], kids[j]);
     sw_update_name_for_state(w, id);
     done[id] = 1;
-    for (int i = 0; i < k; i++) tick_obj(w, kids[i], done, depth + 1);
+    for (int i = 0; i < k; i++) tick_obj(w, kids[i], done, depth + 1, ix);
 }
 
 void sw_tick(sw_world *w) {
     uint8_t done[SW_MAX_OBJ];
     memset(done, 0, sizeof done);
-    tick_obj(w, w->universe, done, 0);
+    tick_index ix;
+    index_build(w, &ix);
+    tick_obj(w, w->universe, done, 0, &ix);
 }

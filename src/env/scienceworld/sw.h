@@ -115,6 +115,7 @@ enum sw_goal_type {
     G_TEMP_INCREASE, G_TEMP_DECREASE,  /* focus object warmer/colder than when first checked by value */
     G_CONTAINER_BY_TEMP,      /* focus object in box str (temp >= value) or str2 (temp <= value); wrong box fails */
     G_PAST_USE,               /* an earlier "use <str> on <str2>" action */
+    G_FIND_ANSWER_BOX,        /* focus on the answer box named str (another answer box fails) */
 };
 
 typedef struct sw_goal {
@@ -129,7 +130,7 @@ typedef struct sw_goal {
     char start_loc[SW_NAME];   /* G_MOVE_NEW_LOCATION memory */
 } sw_goal;
 
-#define SW_MAX_GOALS 12
+#define SW_MAX_GOALS 32
 typedef struct sw_goalseq {
     sw_goal ordered[SW_MAX_GOALS]; int n_ordered;
     sw_goal unordered[SW_MAX_GOALS]; int n_unordered;
@@ -138,6 +139,7 @@ typedef struct sw_goalseq {
     int last_obj;              /* last satisfied-with object, SW_NONE */
     int stored_state;          /* "stateOfMatter" key, -1 unset */
     char keys[8][16]; int n_keys;
+    sw_goal scratch;           /* absorbs an add beyond SW_MAX_GOALS (never expected) */
 } sw_goalseq;
 
 /* ---- the world ---- */
@@ -201,6 +203,7 @@ typedef struct sw_session {
     sw_sb out;
     sw_refs *refs;                           /* scratch: referents of visible objects */
     int vis[SW_MAX_OBJ]; int n_vis;
+    int vis_valid;                           /* refs/vis describe the current world state */
 } sw_session;
 
 /* Runs one input line: writes the observation to s->out; *valid = parsed into an action;

@@ -11,7 +11,7 @@
 const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"1-1", "boil", 30, 1}, {"1-2", "melt", 30, 1}, {"1-3", "freeze", 30, 1},
     {"1-4", "change-the-state-of-matter-of", 30, 1},
-    {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 0},
+    {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 1},
     {"2-3", "measure-melting-point-unknown-substance", 300, 0},
     {"3-1", "power-component", 20, 0}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 0},
     {"3-3", "test-conductivity", 900, 0}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
@@ -77,25 +77,37 @@ static const int thermo_presets[5] = {-50, 0, 50, 100, 200};
 static const char *const thermo_locations[3] = {"living room", "bedroom", "bathroom"};
 static const char *const thermo_colours[6] = {"red", "green", "blue", "orange", "yellow", "purple"};
 
-static int thermo_combo(int v) {
-    static int table[540];
-    static int ready = 0;   /* a pure function of constants: computing it twice gives the same table */
-    if (!ready) {
-        static int buf[13500];
-        sw_jrand r;
-        sw_jrand_seed(&r, 5);
-        const int lo[3] = {0, 13500, 20250}, hi[3] = {13500, 20250, 27000}, take[3] = {270, 135, 135};
-        int o = 0;
-        for (int f = 0; f < 3; f++) {
-            int n = hi[f] - lo[f];
-            for (int i = 0; i < n; i++) buf[i] = lo[f] + i;
-            sw_jrand_shuffle(&r, buf, n);
-            for (int i = 0; i < take[f]; i++) table[o++] = buf[i];
-        }
-        ready = 1;
+#define SW_SUBSAMPLE_MAX 13500
+
+/* TaskUseInstrumentThermometer2: 7 known substances x 5 presets (sorted by name) x 5 thresholds x 5
+ * answer-box pairs = 875, subsampled 50% inside train/dev/test with scala Random(5) -> 436. */
+static const int melt_presets[5] = {-10, 10, 50, 150, 200};
+static const char *const melt_substances[7] = {"chocolate", "gallium", "lead", "mercury", "orange juice", "tin", "water"};
+static const float melt_points[7] = {30.0f, 30.0f, 327.0f, -39.0f, 0.0f, 232.0f, 0.0f};
+
+/* TaskUseInstrumentThermometer3.subsampleWithinTrainDevTest: folds [0, n/2), [n/2, 3n/4), [3n/4, n),
+ * each shuffled (one scala Random(5) for all three) and cut to its first fold*proportion entries.
+ * Returns the combination index of subsampled variation v (recomputed per call: no cached state). */
+static int subsample(int n_total, double proportion, int v) {
+    int lo[3] = {0, (int)floor(n_total * 0.5), (int)floor(n_total * 0.75)}, hi[3] = {lo[1], lo[2], n_total};
+    sw_jrand r;
+    sw_jrand_seed(&r, 5);
+    int buf[SW_SUBSAMPLE_MAX];
+    for (int f = 0; f < 3; f++) {
+        int n = hi[f] - lo[f];
+        if (n > SW_SUBSAMPLE_MAX) return 0;
+        int take = (int)(n * proportion);
+        for (int i = 0; i < n; i++) buf[i] = lo[f] + i;
+        sw_jrand_shuffle(&r, buf, n);
+        if (v < take) return buf[v];
+        v -= take;
     }
-    return table[v];
+    return 0;
 }
+
+static int melt_combo(int v) { return subsample(875, 0.5, v); }
+
+static int thermo_combo(int v) { return subsample(27000, 0.02, v); }
 
 /* The j-th object (in name-sorted order): name, location, own temperature preset. */
 static void thermo_object(int j, const char **name, const char **loc, int *preset) {
@@ -148,6 +160,18 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strcmp(name, "measure-melting-point-known-substance")) {
+        int c = melt_combo(v);
+        int j = c / 25, i = (c / 5) % 5, k = c % 5;
+        int sub = j / 5;
+        snprintf(p->object, sizeof p->object, "%s", melt_substances[sub]);
+        snprintf(p->location, sizeof p->location, "kitchen");
+        p->melting_point = melt_points[sub];
+        p->threshold = melt_presets[i];
+        snprintf(p->box_above, sizeof p->box_above, "%s box", thermo_colours[k]);
+        snprintf(p->box_below, sizeof p->box_below, "%s box", thermo_colours[k + 1]);
+        snprintf(p->box_location, sizeof p->box_location, "kitchen");
+        p->sub = sub;
     } else if (sw_state_task_mode(name) >= 0) {
         p->sub = v / 2;
         p->stove_broken = v % 2;
@@ -202,7 +226,9 @@ static void setup_lifespan(sw_world *w, const sw_params *p) {
 /* ---------------- goals ---------------- */
 
 static sw_goal *add_goal(sw_goalseq *gs, int ordered, int type, const char *str, int optional) {
-    sw_goal *g = ordered ? &gs->ordered[gs->n_ordered++] : &gs->unordered[gs->n_unordered++];
+    int *n = ordered ? &gs->n_ordered : &gs->n_unordered;
+    if (*n >= SW_MAX_GOALS) { memset(&gs->scratch, 0, sizeof gs->scratch); return &gs->scratch; }
+    sw_goal *g = ordered ? &gs->ordered[(*n)++] : &gs->unordered[(*n)++];
     memset(g, 0, sizeof *g);
     g->type = type;
     if (str) snprintf(g->str, sizeof g->str, "%s", str);
@@ -379,6 +405,79 @@ static void goals_thermometer(sw_goalseq *gs, const sw_params *p) {
     snprintf(g->prereq, sizeof g->prereq, "move2");
 }
 
+static void setup_melting(sw_world *w, int v, sw_params *p) {
+    sw_jrand r;
+    sw_jrand_seed(&r, v);
+    int kitchen = sw_room(w, "kitchen");
+    const char *s = p->object;
+    p->object_id = SW_NONE;
+    if (!strcmp(s, "chocolate")) {
+        p->object_id = add_named_substance(w, K_FOOD, s, s, sw_find_named(w, kitchen, "fridge"));
+    } else if (!strcmp(s, "orange juice")) {
+        p->object_id = sw_find_named(w, kitchen, "orange juice");
+    } else if (strcmp(s, "water")) {
+        int cup = random_liquid_cup(w, &r, kitchen);
+        p->object_id = add_named_substance(w, K_SUBSTANCE, s, s, cup);
+        if (cup != SW_NONE && p->object_id != SW_NONE) w->o[cup].temp = w->o[p->object_id].temp;
+    }
+    for (int i = 0; i < w->n; i++) sw_update_name_for_state(w, i);
+    char colour[16];
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_above) - 4), p->box_above);
+    sw_add_answer_box(w, colour, kitchen);
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_below) - 4), p->box_below);
+    sw_add_answer_box(w, colour, kitchen);
+    p->thermometer = sw_find_named(w, kitchen, "thermometer");
+    p->pot = sw_find_named(w, sw_find_named(w, kitchen, "cupboard"), "metal pot");
+    p->state0 = p->object_id != SW_NONE ? w->o[p->object_id].state : ST_LIQUID;
+}
+
+static void goals_melting(sw_goalseq *gs, const sw_params *p) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, "thermometer", 0);
+    g->fail_if_wrong = 1;
+    g->defocus = 1;
+    g = add_goal(gs, 1, G_FIND, p->object, 0);
+    g->fail_if_wrong = 1;
+    snprintf(g->key, sizeof g->key, "focusObject");
+    add_goal(gs, 1, G_FIND_ANSWER_BOX, p->melting_point >= p->threshold ? p->box_above : p->box_below, 0);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "thermometer", 1);
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "thermometer");
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1)->key, 16, "move1");
+    snprintf(add_goal(gs, 0, G_MOVE_TO_LOCATION, p->box_location, 1)->key, 16, "move1");
+    static const char *const heat_rooms[3] = {"kitchen", "outside", "foundry"};
+    static const char *const heat_keys[3] = {"move2a", "move2b", "move2c"};
+    for (int i = 0; i < 3; i++) {
+        g = add_goal(gs, 0, G_MOVE_TO_LOCATION, heat_rooms[i], 1);
+        snprintf(g->key, sizeof g->key, "%s", heat_keys[i]);
+        snprintf(g->prereq, sizeof g->prereq, "move1");
+    }
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    snprintf(g->prereq, sizeof g->prereq, "heatObject");
+    add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, p->object, 1);
+    static const char *const heaters[4] = {"stove", "blast furnace", "oven", "hot plate"};
+    for (int i = 0; i < 4; i++) add_goal(gs, 0, G_ACTIVATE_DEVICE_NAMED, heaters[i], 1);
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "lighter");
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "fire pit", 1);
+    snprintf(g->str2, sizeof g->str2, "wood");
+    snprintf(g->key, sizeof g->key, "wood1");
+    g = add_goal(gs, 0, G_TEMP_ON_FIRE, "wood", 1);
+    snprintf(g->key, sizeof g->key, "ignite");
+    snprintf(g->prereq, sizeof g->prereq, "wood1");
+    static const char *const places[5] = {"stove", "blast furnace", "oven", "hot plate", "fire pit"};
+    for (int i = 0; i < 5; i++) snprintf(add_goal(gs, 0, G_OBJ_IN_CONTAINER, places[i], 1)->prereq, 16, "focusObject");
+    g = add_goal(gs, 0, G_TEMP_INCREASE, NULL, 1);
+    g->value = 20.0f;
+    snprintf(g->key, sizeof g->key, "heatObject");
+    snprintf(g->prereq, sizeof g->prereq, "focusObject");
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -394,6 +493,16 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "measure-melting-point-known-substance")) {
+        setup_melting(w, v, p);
+        goals_melting(gs, p);
+        const char *o = p->object;
+        snprintf(desc, cap, "Your task is to measure the melting point of %s, which is located around the %s. First, focus on "
+                 "the thermometer. Next, focus on the %s. If the melting point of %s is above %.1f degrees, focus on the %s. "
+                 "If the melting point of %s is below %.1f degrees, focus on the %s. The boxes are located around the %s.",
+                 o, p->location, o, o, p->threshold, p->box_above, o, p->threshold, p->box_below, p->box_location);
         return 0;
     }
     if (!strcmp(name, "use-thermometer")) {
@@ -534,6 +643,9 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (below && w->o[obj].temp <= g->value) return R_OK;
         return R_FAIL;
     }
+    case G_FIND_ANSWER_BOX:
+        if (obj == SW_NONE || w->o[obj].kind != K_ANSWERBOX) return R_NO;
+        return name_ieq(w->o[obj].name, g->str) ? R_OK : R_FAIL;
     case G_PAST_USE:
         for (int i = 0; i < w->n_used; i++)
             if (!strcmp(w->used[i][0], g->str) && !strcmp(w->used[i][1], g->str2)) return R_OK;

@@ -24,8 +24,8 @@ typedef struct sw_params {
     int pot, thermometer;           /* the kitchen's metal pot and thermometer (object ids) */
     /* use-thermometer */
     char object[SW_NAME], box_above[SW_NAME], box_below[SW_NAME], box_location[SW_NAME];
-    double threshold, object_temp;
-    int object_id;
+    double threshold, object_temp, melting_point;
+    int object_id, state0;
 } sw_params;
 
 int sw_task_find(const char *name);
