@@ -175,6 +175,24 @@ static void results_bar_chart(void **state) {
     for (int m = 0; m < 4; m++) assert_non_null(strstr(svg, methods[m]));
     assert_non_null(strstr(svg, "alfworld/ood"));
     free(svg);
+    /* PNG (when built): signature, IHDR size, and not a blank picture. */
+    snprintf(p, sizeof p, "%s/results.png", tmpdir);
+    if (!m2_chart_png_supported()) {
+        assert_int_equal(m2_chart_bars(bars, n, "t", "y", p, &err), -1);
+        return;
+    }
+    assert_int_equal(m2_chart_bars(bars, n, "success rate (pass@1)", "success", p, &err), 0);
+    char *png;
+    size_t len;
+    assert_int_equal(m2_read_file(p, &png, &len, &err), 0);
+    assert_true(len > 1000);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    assert_memory_equal(png + 12, "IHDR", 4);
+    const unsigned char *u = (const unsigned char *)png;
+    uint32_t w = (uint32_t)u[16] << 24 | u[17] << 16 | u[18] << 8 | u[19];
+    uint32_t h = (uint32_t)u[20] << 24 | u[21] << 16 | u[22] << 8 | u[23];
+    assert_true(w > 400 && h == 380);
+    free(png);
 }
 
 int main(void) {
