@@ -1,10 +1,300 @@
-/* Placeholder until the scienceworld port lands: creating it reports that it is not built yet. */
-#include "env/env.h"
+/* ScienceWorld environment class (env.h vtable): task families, splits, reset/step, admissible
+ * actions, oracle, segmenter and describe. See docs/scienceworld.md. */
+#include "env/scienceworld/tasks.h"
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SW_STEP_LIMIT 100   /* envStepLimit default of the Python API: episode ends after this many moves */
+
+typedef struct sw_env {
+    m2_env base;
+    sw_session s;
+    int task, variation, loaded;
+    sw_params params;
+    int last_score;         /* x100 */
+    int steps;
+    sw_sb adm;              /* admissible actions, '\n' separated, then split in place */
+    const char **adm_list;
+    int adm_n, adm_cap;
+} sw_env;
 
 static int create(m2_env **out, const char *data_path, m2_err *err) {
-    (void)data_path;
-    *out = 0;
-    return m2_errorf(err, M2_EUNSUPPORTED, "environment 'scienceworld' is not implemented in this build yet");
+    (void)data_path;   /* worlds are code: there is no data file */
+    *out = NULL;
+    sw_env *e = calloc(1, sizeof *e);
+    if (!e) return m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory");
+    e->s.refs = calloc(SW_MAX_OBJ, sizeof *e->s.refs);
+    if (!e->s.refs) { free(e); return m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory"); }
+    e->base.cls = &m2_scienceworld_class;
+    e->task = -1;
+    *out = &e->base;
+    return 0;
 }
 
-const m2_env_class m2_scienceworld_class = { .name = "scienceworld", .create = create };
+static void destroy(m2_env *env) {
+    sw_env *e = (sw_env *)env;
+    if (!e) return;
+    sw_sb_free(&e->s.out);
+    sw_sb_free(&e->adm);
+    free(e->adm_list);
+    free(e->s.refs);
+    free(e);
+}
+
+static int num_task_families(const m2_env *env) { (void)env; return SW_NUM_TASKS; }
+
+static const char *task_family_name(const m2_env *env, int i) {
+    (void)env;
+    return (i >= 0 && i < SW_NUM_TASKS) ? sw_tasks[i].name : NULL;
+}
+
+static int split_count(int t, m2_split split) {
+    int lo, hi;
+    sw_split_range(sw_tasks[t].n_variations, split, &lo, &hi);
+    return hi - lo;
+}
+
+/* Resolves a task name; -1 with err for unknown or not-yet-implemented tasks. */
+static int resolve_task(const char *task, m2_err *err) {
+    int t = sw_task_find(task);
+    if (t < 0) return m2_errorf(err, M2_ENOTFOUND, "scienceworld: unknown task '%s' (see `multi2 tasks --env scienceworld`)", task);
+    if (!sw_tasks[t].implemented)
+        return m2_errorf(err, M2_EUNSUPPORTED, "scienceworld: task '%s' is not implemented yet", sw_tasks[t].name);
+    return t;
+}
+
+static int num_episodes(m2_env *env, const char *task, m2_split split, m2_err *err) {
+    (void)env;
+    if (split < M2_SPLIT_TRAIN || split > M2_SPLIT_OOD) return m2_errorf(err, M2_EINVAL, "scienceworld: bad split %d", (int)split);
+    if (!task) {   /* every implemented task, in table order */
+        int n = 0;
+        for (int t = 0; t < SW_NUM_TASKS; t++) if (sw_tasks[t].implemented) n += split_count(t, split);
+        return n;
+    }
+    int t = resolve_task(task, err);
+    if (t < 0) return -1;
+    return split_count(t, split);
+}
+
+/* (task, split, index) -> (task id, variation). task NULL: implemented tasks concatenated. */
+static int locate(const char *task, m2_split split, int index, int *t_out, int *v_out, m2_err *err) {
+    if (split < M2_SPLIT_TRAIN || split > M2_SPLIT_OOD) return m2_errorf(err, M2_EINVAL, "scienceworld: bad split %d", (int)split);
+    int t = -1;
+    if (task) {
+        t = resolve_task(task, err);
+        if (t < 0) return -1;
+    } else {
+        for (int i = 0; i < SW_NUM_TASKS; i++) {
+            if (!sw_tasks[i].implemented) continue;
+            int n = split_count(i, split);
+            if (index < n) { t = i; break; }
+            index -= n;
+        }
+        if (t < 0) return m2_errorf(err, M2_EINVAL, "scienceworld: episode index out of range for split %s", m2_split_name(split));
+    }
+    int lo, hi;
+    sw_split_range(sw_tasks[t].n_variations, split, &lo, &hi);
+    if (index < 0 || index >= hi - lo)
+        return m2_errorf(err, M2_EINVAL, "scienceworld: episode index %d out of range (task %s, split %s has %d)", index,
+                         sw_tasks[t].name, m2_split_name(split), hi - lo);
+    *t_out = t;
+    *v_out = lo + index;
+    return 0;
+}
+
+static int score100(const sw_env *e) {
+    double s = sw_goals_score(&e->s.w);
+    return (int)nearbyint(s * 100.0);
+}
+
+/* Builds the world of (task, variation) into the session. */
+static int load(sw_env *e, int t, int v) {
+    sw_session *s = &e->s;
+    sw_world *w = &s->w;
+    memset(w, 0, sizeof *w);
+    s->n_amb = 0;
+    w->focus = SW_NONE;
+    sw_jrand r;
+    sw_jrand_seed(&r, v);
+    w->universe = sw_new(w, K_UNIVERSE, "universe", SW_NONE);
+    sw_build_house(w, &r);
+    /* agent in a random location (locations sorted by name) */
+    int locs[16], nl = sw_children(w, w->universe, locs, 16, 1);
+    int start = locs[sw_jrand_next_int(&r, nl)];
+    w->agent = sw_new(w, K_AGENT, "agent", start);
+    w->inventory = sw_new(w, K_INVENTORY, "inventory", w->agent);
+    if (sw_task_setup(t, v, w, s->task_desc, sizeof s->task_desc, &e->params) != 0) return -1;
+    if (w->n >= SW_MAX_OBJ) return -1;
+    sw_goals_tick(w);   /* records the starting location */
+    e->task = t;
+    e->variation = v;
+    e->loaded = 1;
+    e->steps = 0;
+    e->last_score = score100(e);
+    return 0;
+}
+
+static int reset(m2_env *env, const char *task, m2_split split, int index, uint64_t seed, m2_step_result *first, m2_err *err) {
+    (void)seed;   /* a ScienceWorld variation is a fixed world: nothing left to randomise */
+    sw_env *e = (sw_env *)env;
+    int t, v;
+    if (locate(task, split, index, &t, &v, err)) return -1;
+    if (load(e, t, v)) return m2_errorf(err, M2_EINVAL, "scienceworld: cannot set up %s variation %d", sw_tasks[t].name, v);
+    sw_sb_reset(&e->s.out);
+    sw_look_around(&e->s.w, &e->s.out);
+    if (e->s.out.oom) return m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory");
+    memset(first, 0, sizeof *first);
+    first->observation = e->s.out.s;
+    first->score = (float)e->last_score;
+    first->valid = 1;
+    return 0;
+}
+
+static const char *task_text(const m2_env *env) {
+    const sw_env *e = (const sw_env *)env;
+    return e->loaded ? e->s.task_desc : "";
+}
+
+static int step(m2_env *env, const char *action, m2_step_result *res) {
+    sw_env *e = (sw_env *)env;
+    memset(res, 0, sizeof *res);
+    if (!e->loaded) {
+        res->observation = "ERROR: Interface is not initialized -- call reset() before beginning.";
+        res->done = 1;
+        return 0;
+    }
+    int valid = 0;
+    sw_session_step(&e->s, action ? action : "", &valid);
+    e->steps++;
+    if (e->s.out.oom || !e->s.out.s) {
+        sw_sb_free(&e->s.out);
+        res->observation = "ERROR: out of memory";
+    } else {
+        res->observation = e->s.out.s;
+    }
+    int sc = score100(e);
+    const sw_goalseq *gs = &e->s.w.gs;
+    res->score = (float)sc;
+    res->reward = (float)(sc - e->last_score);
+    e->last_score = sc;
+    res->won = !gs->failed && gs->cur >= gs->n_ordered;
+    res->done = res->won || gs->failed || e->s.w.moves >= SW_STEP_LIMIT;
+    res->valid = valid;
+    return 0;
+}
+
+static int admissible(m2_env *env, const char *const **out, int *n) {
+    sw_env *e = (sw_env *)env;
+    *out = NULL;
+    *n = 0;
+    if (!e->loaded) return 0;
+    sw_sb_reset(&e->adm);
+    sw_admissible(&e->s, &e->adm);
+    if (e->adm.oom || !e->adm.s) return -1;
+    int count = 0;
+    for (size_t i = 0; i < e->adm.n; i++) if (e->adm.s[i] == '\n') count++;
+    if (count > e->adm_cap) {
+        const char **l = realloc(e->adm_list, (size_t)count * sizeof *l);
+        if (!l) return -1;
+        e->adm_list = l;
+        e->adm_cap = count;
+    }
+    char *p = e->adm.s;
+    int k = 0;
+    while (*p && k < count) {
+        char *nl = strchr(p, '\n');
+        if (!nl) break;
+        *nl = 0;
+        e->adm_list[k++] = p;
+        p = nl + 1;
+    }
+    *out = e->adm_list;
+    *n = k;
+    return 0;
+}
+
+static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
+    sw_env *e = (sw_env *)env;
+    if (!e->loaded) return m2_errorf(err, M2_EINVAL, "scienceworld: oracle called before reset");
+    if (sw_oracle_next(&e->s, e->task, &e->params, buf, cap)) {
+        if (cap) buf[0] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Sub-goal segmenter (code rules): runs of navigation ("open door to X", "go to X") form one
+ * sub-goal "go to <last room>"; free looks (look/inventory/task/wait) join the current sub-goal;
+ * every other action is its own sub-goal named by the action. */
+static int is_nav(const char *a) { return !strncmp(a, "go to ", 6) || !strncmp(a, "open door to ", 13); }
+static int is_free(const char *a) {
+    return !strcmp(a, "look around") || !strcmp(a, "inventory") || !strcmp(a, "task") || !strncmp(a, "wait", 4) ||
+           !strncmp(a, "look at ", 8) || !strncmp(a, "look in ", 8);
+}
+
+static int segment(const m2_env *env, const char *const *acts, const char *const *obs, int n, m2_subgoal *out, int cap) {
+    (void)env; (void)obs;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const char *a = acts[i] ? acts[i] : "";
+        if (is_free(a) && k > 0) { out[k - 1].last = i; continue; }
+        if (is_nav(a) && k > 0 && !strncmp(out[k - 1].text, "go to ", 6)) {
+            out[k - 1].last = i;
+            const char *room = !strncmp(a, "go to ", 6) ? a + 6 : a + 13;
+            snprintf(out[k - 1].text, sizeof out[0].text, "go to %s", room);
+            continue;
+        }
+        if (k >= cap) break;
+        if (is_nav(a)) snprintf(out[k].text, sizeof out[0].text, "go to %s", !strncmp(a, "go to ", 6) ? a + 6 : a + 13);
+        else snprintf(out[k].text, sizeof out[0].text, "%s", a);
+        out[k].first = out[k].last = i;
+        k++;
+    }
+    return k;
+}
+
+static char *describe(m2_env *env, const char *task, m2_split split, int index, m2_err *err) {
+    int t, v;
+    if (locate(task, split, index, &t, &v, err)) return NULL;
+    sw_params p;
+    sw_variation_params(t, v, &p);
+    /* the task text needs the world set up; use a scratch session */
+    sw_env *tmp = NULL;
+    m2_env *te = NULL;
+    if (create(&te, NULL, err)) return NULL;
+    tmp = (sw_env *)te;
+    if (load(tmp, t, v)) { destroy(te); m2_errorf(err, M2_EINVAL, "scienceworld: cannot set up %s variation %d", sw_tasks[t].name, v); return NULL; }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "env", "scienceworld");
+    cJSON_AddStringToObject(o, "task", sw_tasks[t].name);
+    cJSON_AddStringToObject(o, "task_id", sw_tasks[t].id);
+    cJSON_AddStringToObject(o, "split", m2_split_name(split));
+    cJSON_AddNumberToObject(o, "index", index);
+    cJSON_AddNumberToObject(o, "variation", v);
+    cJSON_AddStringToObject(o, "goal", tmp->s.task_desc);
+    cJSON_AddStringToObject(o, "start", tmp->s.w.o[tmp->s.w.o[tmp->s.w.agent].parent].name);
+    char *js = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    destroy(te);
+    if (!js) m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory");
+    return js;
+}
+
+const m2_env_class m2_scienceworld_class = {
+    .name = "scienceworld",
+    .create = create,
+    .destroy = destroy,
+    .num_task_families = num_task_families,
+    .task_family_name = task_family_name,
+    .num_episodes = num_episodes,
+    .reset = reset,
+    .task_text = task_text,
+    .step = step,
+    .admissible = admissible,
+    .oracle_next = oracle_next,
+    .segment = segment,
+    .describe = describe,
+};

@@ -1,0 +1,10 @@
+/* agent/: prompts, the System 1 / System 2 control loop, rollouts, replay buffer, evaluation. */
+#ifndef M2_AGENT_H
+#define M2_AGENT_H
+#include "agent/prompts_tmp.h"
+#include "agent/parse.h"
+#include "agent/loop.h"
+#include "agent/replay.h"
+#include "agent/eval.h"
+#include "agent/expert.h"
+#endif

@@ -1,0 +1,708 @@
+/* ScienceWorld input: referents, the action templates, the matcher with its ambiguity dialogue,
+ * and the actions themselves with their messages (after the original's input/InputParser.scala and
+ * actions/ sources). */
+#include "env/scienceworld/sw.h"
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- actions ---------------- */
+
+enum {
+    A_OPEN, A_CLOSE, A_ACTIVATE, A_DEACTIVATE, A_LOOK_AROUND, A_LOOK_AT, A_LOOK_IN, A_MOVE, A_PICK_UP,
+    A_PUT_DOWN, A_POUR, A_FOCUS, A_GO, A_WAIT, A_WAIT1, A_INVENTORY, A_TASK, A_RESET_TASK, A_EAT,
+    A_USE, A_READ, A_MIX, A_DUNK, A_CONNECT, A_DISCONNECT, A_FLUSH, A_COUNT
+};
+
+typedef struct action_def {
+    const char *name;
+    const char *pat[4];   /* "alt1|alt2" or "$" (an object slot) */
+    int npat;
+    int free;             /* takes no time */
+} action_def;
+
+static const action_def actions[A_COUNT] = {
+    [A_OPEN] = {"open door", {"open", "$"}, 2, 0},
+    [A_CLOSE] = {"close door", {"close", "$"}, 2, 0},
+    [A_ACTIVATE] = {"activate", {"activate|turn on", "$"}, 2, 0},
+    [A_DEACTIVATE] = {"deactivate", {"deactivate|turn off", "$"}, 2, 0},
+    [A_LOOK_AROUND] = {"look around", {"look around|look"}, 1, 1},
+    [A_LOOK_AT] = {"look at", {"look at|look on|examine", "$"}, 2, 1},
+    [A_LOOK_IN] = {"look in", {"look in", "$"}, 2, 1},
+    [A_MOVE] = {"move object", {"move|put", "$", "to|in|into|on", "$"}, 4, 0},
+    [A_PICK_UP] = {"pick up", {"pick up|get|take", "$"}, 2, 0},
+    [A_PUT_DOWN] = {"put down", {"put down|drop", "$"}, 2, 0},
+    [A_POUR] = {"pour object", {"pour", "$", "in|into|on|to", "$"}, 4, 0},
+    [A_FOCUS] = {"focus on", {"focus on|focus", "$"}, 2, 0},
+    [A_GO] = {"move through door", {"go|go through|walk through|move through|go to|walk to|move to|go into|move into", "$"}, 2, 0},
+    [A_WAIT] = {"wait10", {"wait"}, 1, 0},
+    [A_WAIT1] = {"wait1", {"wait1"}, 1, 0},
+    [A_INVENTORY] = {"view inventory", {"inventory"}, 1, 1},
+    [A_TASK] = {"task", {"task"}, 1, 1},
+    [A_RESET_TASK] = {"reset task", {"reset task"}, 1, 0},
+    [A_EAT] = {"eat", {"eat|consume", "$"}, 2, 0},
+    [A_USE] = {"use", {"use", "$", "on|with", "$"}, 4, 0},
+    [A_READ] = {"read", {"read", "$"}, 2, 1},
+    [A_MIX] = {"mix", {"mix|stir", "$"}, 2, 0},
+    [A_DUNK] = {"dunk", {"dunk", "$", "in|into", "$"}, 4, 0},
+    [A_CONNECT] = {"connect", {"connect", "$", "to|in|into", "$"}, 4, 0},
+    [A_DISCONNECT] = {"disconnect", {"disconnect", "$"}, 2, 0},
+    [A_FLUSH] = {"flush", {"flush", "$"}, 2, 0},
+};
+
+/* ---------------- tokenizing ---------------- */
+
+/* Lower-case, collapse whitespace, drop the stop words a/an/the (InputParser.tokenize). */
+static void tokenize(const char *in, char *out, size_t cap) {
+    size_t n = 0;
+    const char *p = in;
+    while (*p) {
+        while (*p && isspace((unsigned char)*p)) p++;
+        if (!*p) break;
+        const char *s = p;
+        while (*p && !isspace((unsigned char)*p)) p++;
+        size_t len = (size_t)(p - s);
+        char tok[64];
+        size_t tl = len < sizeof tok - 1 ? len : sizeof tok - 1;
+        for (size_t i = 0; i < tl; i++) tok[i] = (char)tolower((unsigned char)s[i]);
+        tok[tl] = 0;
+        if (len < sizeof tok - 1 && (!strcmp(tok, "a") || !strcmp(tok, "an") || !strcmp(tok, "the"))) continue;
+        if (n && n + 1 < cap) out[n++] = ' ';
+        for (size_t i = 0; i < len && n + 1 < cap; i++) out[n++] = (char)tolower((unsigned char)s[i]);
+    }
+    out[n] = 0;
+}
+
+/* ---------------- referents ---------------- */
+
+static void add_ref(sw_refs *r, const char *s) {
+    if (r->n >= SW_MAX_REFS || strlen(s) <= 1) return;
+    char t[SW_REF_LEN];
+    tokenize(s, t, sizeof t);
+    if (strlen(t) <= 1) return;
+    for (int i = 0; i < r->n; i++) if (!strcmp(r->r[i], t)) return;
+    snprintf(r->r[r->n++], SW_REF_LEN, "%s", t);
+}
+
+/* Content-specific references for cups/pots ("cup containing water"). */
+static void content_refs(const sw_world *w, int obj, const char *const *base, int nb, sw_refs *r) {
+    char cont[SW_REF_LEN * 2] = "";
+    int kids[64];
+    int k = sw_children(w, obj, kids, 64, 0);
+    char names[16][SW_NAME * 2];
+    int nn = 0;
+    for (int i = 0; i < k && nn < 16; i++) {
+        if (w->o[kids[i]].flags & F_HIDDEN) continue;
+        sw_descript_name(w, kids[i], names[nn++], sizeof names[0]);
+    }
+    for (int i = 1; i < nn; i++)
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char t[SW_NAME * 2];
+            memcpy(t, names[j], sizeof t); memcpy(names[j], names[j - 1], sizeof t); memcpy(names[j - 1], t, sizeof t);
+        }
+    if (!nn) snprintf(cont, sizeof cont, "nothing");
+    for (int i = 0; i < nn; i++) {
+        if (i) strncat(cont, " and ", sizeof cont - strlen(cont) - 1);
+        strncat(cont, names[i], sizeof cont - strlen(cont) - 1);
+    }
+    for (int i = 0; i < nb; i++) {
+        char t[SW_REF_LEN * 3];
+        add_ref(r, base[i]);
+        snprintf(t, sizeof t, "%s containing %s", base[i], cont);
+        if (strlen(t) < SW_REF_LEN) add_ref(r, t);
+    }
+}
+
+/* The object's own referents (getReferents), from the perspective of `persp` (for doors). */
+static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
+    const sw_obj *o = &w->o[obj];
+    char dn[SW_NAME * 2], t[SW_REF_LEN];
+    sw_descript_name(w, obj, dn, sizeof dn);
+    const char *mat = o->mat >= 0 ? sw_materials[o->mat].name : "";
+    switch (o->kind) {
+    case K_UNIVERSE: add_ref(r, "universe"); break;
+    case K_ROOM: add_ref(r, "room"); add_ref(r, o->name); break;
+    case K_OUTSIDE: add_ref(r, "outside"); add_ref(r, o->name); break;
+    case K_AGENT: add_ref(r, "agent"); add_ref(r, "self"); break;
+    case K_INVENTORY: add_ref(r, "inventory"); break;
+    case K_DOOR: {
+        int other = persp != SW_NONE ? sw_door_other(w, obj, persp) : SW_NONE;
+        add_ref(r, "door");
+        if (other != SW_NONE) {
+            snprintf(t, sizeof t, "door to %s", w->o[other].name); add_ref(r, t);
+            snprintf(t, sizeof t, "%s door", w->o[other].name); add_ref(r, t);
+        } else {
+            snprintf(t, sizeof t, "door from %s to %s", w->o[o->door_a].name, w->o[o->door_b].name); add_ref(r, t);
+            snprintf(t, sizeof t, "door from %s to %s", w->o[o->door_b].name, w->o[o->door_a].name); add_ref(r, t);
+        }
+        break;
+    }
+    case K_SUBSTANCE: add_ref(r, "substance"); add_ref(r, o->name); break;
+    case K_CUP: case K_FLOWERPOT: case K_BOOKSHELF: {
+        const char *base[4]; int nb = 0;
+        if (!strcmp(o->name, "metal pot")) { base[nb++] = "pot"; base[nb++] = "metal pot"; }
+        else if (!strcmp(o->name, "bowl")) { base[nb++] = "bowl"; base[nb++] = "wood bowl"; }
+        else if (!strcmp(o->name, "jug")) { base[nb++] = "jug"; }
+        else if (!strcmp(o->name, "glass jar")) { base[nb++] = "jar"; base[nb++] = "glass jar"; }
+        else if (o->kind == K_FLOWERPOT) { base[nb++] = "pot"; base[nb++] = "flower pot"; }
+        else if (o->kind == K_BOOKSHELF) { base[nb++] = "shelf"; base[nb++] = "book shelf"; }
+        else if (strstr(o->name, "cup")) { base[nb++] = "cup"; }
+        base[nb++] = o->name;
+        content_refs(w, obj, base, nb, r);
+        break;
+    }
+    case K_SURFACE: case K_CLOSABLE: case K_BED: case K_COUCH: {
+        add_ref(r, o->name);
+        if (*mat) { snprintf(t, sizeof t, "%s %s", mat, o->name); add_ref(r, t); }
+        if (!strcmp(o->name, "large cupboard")) add_ref(r, "cupboard");
+        if (!strcmp(o->name, "ultra low temperature freezer")) add_ref(r, "freezer");
+        break;
+    }
+    case K_DRAWER: add_ref(r, "drawer"); add_ref(r, "wood table"); break;
+    case K_BEEHIVE: add_ref(r, "bee hive"); add_ref(r, "hive"); add_ref(r, "beehive"); break;
+    case K_STOVE: add_ref(r, "stove"); break;
+    case K_OVEN:
+        if (!strcmp(o->name, "blast furnace")) add_ref(r, "furnace");
+        add_ref(r, o->name);
+        break;
+    case K_ANIMAL: {
+        const char *stage = strstr(dn, " egg") ? "egg" : (strncmp(dn, "baby ", 5) ? "adult" : "baby");
+        add_ref(r, "living thing"); add_ref(r, "organism"); add_ref(r, o->name); add_ref(r, dn);
+        snprintf(t, sizeof t, "%s %s", stage, o->name); add_ref(r, t);
+        snprintf(t, sizeof t, "%s %s", stage, dn); add_ref(r, t);
+        break;
+    }
+    case K_PLANT:
+        add_ref(r, "living thing"); add_ref(r, "organism"); add_ref(r, o->name);
+        snprintf(t, sizeof t, "%s in the adult stage", o->name); add_ref(r, t);
+        add_ref(r, "adult plant");
+        break;
+    case K_ANSWERBOX: add_ref(r, "box"); add_ref(r, o->name); break;
+    case K_PICTURE:
+        add_ref(r, o->name);
+        snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
+        break;
+    case K_BOOK: add_ref(r, "book"); add_ref(r, o->name); break;
+    default: add_ref(r, o->name); add_ref(r, dn); break;
+    }
+}
+
+void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
+    sw_refs base = {0};
+    base_referents(w, obj, persp, &base);
+    out->n = 0;
+    int c = w->o[obj].parent;
+    sw_refs cref = {0};
+    if (c != SW_NONE) base_referents(w, c, persp, &cref);
+    for (int i = 0; i < base.n; i++) {
+        add_ref(out, base.r[i]);
+        for (int j = 0; j < cref.n; j++) {
+            char t[SW_REF_LEN * 2 + 8];
+            snprintf(t, sizeof t, "%s in %s", base.r[i], cref.r[j]);
+            if (strlen(t) < SW_REF_LEN) add_ref(out, t);
+            snprintf(t, sizeof t, "%s on %s", base.r[i], cref.r[j]);
+            if (strlen(t) < SW_REF_LEN) add_ref(out, t);
+        }
+    }
+}
+
+/* ---------------- visibility ---------------- */
+
+static int vis_add(int *out, int n, int cap, int id) {
+    for (int i = 0; i < n; i++) if (out[i] == id) return n;
+    if (n < cap) out[n++] = id;
+    return n;
+}
+
+static int accessible_rec(const sw_world *w, int parent, int *out, int n, int cap) {
+    int kids[SW_MAX_OBJ];
+    int k = sw_children(w, parent, kids, SW_MAX_OBJ, 0);
+    for (int i = 0; i < k; i++) {
+        n = vis_add(out, n, cap, kids[i]);
+        if (w->o[kids[i]].flags & F_OPEN) n = accessible_rec(w, kids[i], out, n, cap);
+    }
+    return n;
+}
+
+int sw_visible_objects(const sw_world *w, int *out, int cap) {
+    int room = w->o[w->agent].parent;
+    int n = 0;
+    n = vis_add(out, n, cap, room);
+    for (int i = 0; i < w->n; i++) {
+        if (w->o[i].kind != K_DOOR) continue;
+        int other = sw_door_other(w, i, room);
+        if (other == SW_NONE) continue;
+        n = vis_add(out, n, cap, i);
+        n = vis_add(out, n, cap, other);
+    }
+    n = accessible_rec(w, room, out, n, cap);
+    n = vis_add(out, n, cap, w->agent);
+    n = accessible_rec(w, w->agent, out, n, cap);
+    /* deterministic order: by id */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) { int t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
+    return n;
+}
+
+static void compute_visible(sw_session *s) {
+    s->n_vis = sw_visible_objects(&s->w, s->vis, SW_MAX_OBJ);
+    int room = s->w.o[s->w.agent].parent;
+    for (int i = 0; i < s->n_vis; i++) sw_object_referents(&s->w, s->vis[i], room, &s->refs[i]);
+}
+
+void sw_session_referent(sw_session *s, int obj, char *buf, size_t cap) {
+    compute_visible(s);
+    buf[0] = 0;
+    int vi = -1;
+    for (int i = 0; i < s->n_vis; i++) if (s->vis[i] == obj) vi = i;
+    if (vi < 0) return;
+    const char *best = NULL;
+    for (int k = 0; k < s->refs[vi].n; k++) {
+        const char *ref = s->refs[vi].r[k];
+        int shared = 0;
+        for (int j = 0; j < s->n_vis && !shared; j++) {
+            if (j == vi) continue;
+            for (int m = 0; m < s->refs[j].n; m++) if (!strcmp(s->refs[j].r[m], ref)) { shared = 1; break; }
+        }
+        if (shared) continue;
+        if (!best || strlen(ref) < strlen(best) || (strlen(ref) == strlen(best) && strcmp(ref, best) < 0)) best = ref;
+    }
+    if (!best) best = s->refs[vi].n ? s->refs[vi].r[0] : "";
+    snprintf(buf, cap, "%s", best);
+}
+
+/* ---------------- matching ---------------- */
+
+typedef struct match_set { sw_match m[SW_MAX_MATCH]; int n; } match_set;
+
+static void push_match(match_set *ms, int action, const int *objs, int nobj) {
+    for (int i = 0; i < ms->n; i++) {
+        if (ms->m[i].action != action) continue;
+        int same = 1;
+        for (int k = 0; k < nobj; k++) if (ms->m[i].obj[k] != objs[k]) same = 0;
+        if (same) return;
+    }
+    if (ms->n >= SW_MAX_MATCH) return;
+    sw_match *m = &ms->m[ms->n++];
+    m->action = (int16_t)action;
+    m->obj[0] = (int16_t)(nobj > 0 ? objs[0] : SW_NONE);
+    m->obj[1] = (int16_t)(nobj > 1 ? objs[1] : SW_NONE);
+}
+
+static const char *skip_spaces(const char *s) { while (*s == ' ') s++; return s; }
+
+static void match_rec(sw_session *s, int action, int pi, const char *in, int *objs, int nobj, match_set *ms) {
+    const action_def *a = &actions[action];
+    if (pi >= a->npat || pi >= 4) {
+        if (!*skip_spaces(in)) push_match(ms, action, objs, nobj);
+        return;
+    }
+    const char *pat = a->pat[pi];
+    if (!strcmp(pat, "$")) {
+        for (int i = 0; i < s->n_vis; i++)
+            for (int k = 0; k < s->refs[i].n; k++) {
+                const char *ref = s->refs[i].r[k];
+                size_t L = strlen(ref);
+                if (strncmp(in, ref, L)) continue;
+                objs[nobj] = s->vis[i];
+                match_rec(s, action, pi + 1, skip_spaces(in + L), objs, nobj + 1, ms);
+            }
+        return;
+    }
+    const char *p = pat;
+    while (*p) {
+        const char *e = strchr(p, '|');
+        size_t L = e ? (size_t)(e - p) : strlen(p);
+        if (!strncmp(in, p, L)) match_rec(s, action, pi + 1, skip_spaces(in + L), objs, nobj, ms);
+        p += L;
+        if (*p == '|') p++;
+    }
+}
+
+static void first_alt(const char *pat, char *buf, size_t cap) {
+    const char *e = strchr(pat, '|');
+    size_t L = e ? (size_t)(e - pat) : strlen(pat);
+    if (L >= cap) L = cap - 1;
+    memcpy(buf, pat, L);
+    buf[L] = 0;
+}
+
+/* Human-readable form of a match, for the ambiguity dialogue ("focus on apple (in bowl, in counter)"). */
+static void describe_match(const sw_world *w, const sw_match *m, sw_sb *b) {
+    const action_def *a = &actions[m->action];
+    int room = w->o[w->agent].parent, oi = 0;
+    for (int i = 0; i < a->npat; i++) {
+        if (i) sw_sb_puts(b, " ");
+        if (strcmp(a->pat[i], "$")) {
+            char alt[64];
+            first_alt(a->pat[i], alt, sizeof alt);
+            sw_sb_puts(b, alt);
+            continue;
+        }
+        int obj = m->obj[oi++];
+        char dn[SW_NAME * 2];
+        sw_sb_puts(b, sw_descript_name(w, obj, dn, sizeof dn));
+        int c = w->o[obj].parent, first = 1, guard = 0;
+        if (c != SW_NONE) sw_sb_puts(b, " (");
+        while (c != SW_NONE && guard++ < 32) {
+            sw_sb_printf(b, "%sin %s", first ? "" : ", ", w->o[c].name);
+            first = 0;
+            if (c == room) break;
+            c = w->o[c].parent;
+        }
+        if (!first) sw_sb_puts(b, ")");
+    }
+}
+
+/* ---------------- running actions ---------------- */
+
+static void say(sw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(sw_sb *b, const char *fmt, ...) {
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    sw_sb_puts(b, tmp);
+}
+
+/* Checks shared by move / pick up / put down (ActionMoveObject.isValidAction). */
+static int can_move(const sw_world *w, int obj, int dest, sw_sb *b) {
+    const sw_obj *o = &w->o[obj], *d = &w->o[dest];
+    if (!(o->flags & F_MOVABLE)) { say(b, "The %s is not moveable.", o->name); return 0; }
+    if (obj == dest) { say(b, "You can't move something into itself."); return 0; }
+    if (o->mat >= 0 && o->state == ST_LIQUID) {
+        say(b, "You can't pick up a liquid directly.  Try pouring it from one container to another, or dunking empty containers into containers filled with the liquid.");
+        return 0;
+    }
+    if (o->mat >= 0 && o->state == ST_GAS) { say(b, "You can't pick up a gas directly."); return 0; }
+    if (!(d->flags & F_CONTAINER)) { say(b, "That can't be moved there."); return 0; }
+    if (!(d->flags & F_OPEN)) { say(b, "That can't be moved there, because the %s isn't open.", d->name); return 0; }
+    if (sw_is_inside(w, dest, obj)) { say(b, "You can't move something into itself."); return 0; }
+    return 1;
+}
+
+static void do_move(sw_world *w, int obj, int dest, sw_sb *b) {
+    sw_move(w, obj, dest);
+    say(b, "You move the %s to the %s.", w->o[obj].name, w->o[dest].name);
+}
+
+static int run_action(sw_session *s, const sw_match *m) {
+    sw_world *w = &s->w;
+    sw_sb *b = &s->out;
+    int x = m->obj[0], y = m->obj[1];
+    sw_obj *ox = x != SW_NONE ? &w->o[x] : NULL;
+    switch (m->action) {
+    case A_OPEN: case A_CLOSE: {
+        int open = m->action == A_OPEN;
+        const char *verb = open ? "open" : "closed";
+        if (ox->kind == K_DOOR || (ox->flags & F_CONTAINER)) {
+            if (ox->kind != K_DOOR && !(ox->flags & F_CLOSABLE)) {
+                say(b, "The %s is not %s.", ox->name, open ? "openable" : "closeable");
+                break;
+            }
+            if (!!(ox->flags & F_OPEN) == open) { say(b, "The %s is already %s.", ox->name, verb); break; }
+            if (open) ox->flags |= F_OPEN; else ox->flags &= ~F_OPEN;
+            say(b, "The %s is now %s.", ox->name, verb);
+        } else {
+            say(b, "The %s is not %s.", ox->name, open ? "openable" : "closeable");
+        }
+        break;
+    }
+    case A_ACTIVATE: case A_DEACTIVATE: {
+        int on = m->action == A_ACTIVATE;
+        if (!(ox->flags & F_DEVICE)) { say(b, "It's not clear how to %s that.", on ? "activate" : "deactivate"); break; }
+        if (!!(ox->flags & F_ON) == on) { say(b, "The %s is already %s.", ox->name, on ? "activated" : "deactivated"); break; }
+        if (on) ox->flags |= F_ON; else ox->flags &= ~F_ON;
+        say(b, "The %s is now %s.", ox->name, on ? "activated" : "deactivated");
+        break;
+    }
+    case A_LOOK_AROUND: sw_look_around(w, b); break;
+    case A_LOOK_AT:
+        if (ox->flags & F_HIDDEN) { say(b, "<ERROR: attempting to view hidden object>"); break; }
+        sw_describe(w, x, 1, b);
+        break;
+    case A_LOOK_IN:
+        if (!(ox->flags & F_CONTAINER) || ox->kind == K_DOOR) { say(b, "It's not clear how to look inside of that."); break; }
+        if (!(ox->flags & F_OPEN)) { say(b, "The %s isn't open, so you can't see inside.", ox->name); break; }
+        {
+            int kids[64];
+            int k = sw_children(w, x, kids, 64, 1);
+            if (!k) say(b, "There is nothing in the %s.", ox->name);
+            else {
+                say(b, "Inside the %s is: \n", ox->name);
+                for (int i = 0; i < k; i++) {
+                    if (w->o[kids[i]].flags & F_HIDDEN) continue;
+                    sw_sb_puts(b, "\t");
+                    sw_describe(w, kids[i], 0, b);
+                    sw_sb_puts(b, "\n");
+                }
+            }
+            sw_sb_puts(b, "\n");
+        }
+        break;
+    case A_MOVE:
+        if (can_move(w, x, y, b)) do_move(w, x, y, b);
+        break;
+    case A_PICK_UP:
+        if (!can_move(w, x, w->inventory, b)) break;
+        if (ox->parent == w->inventory) { say(b, "That object already appears to be in the inventory."); break; }
+        do_move(w, x, w->inventory, b);
+        break;
+    case A_PUT_DOWN: {
+        int here = w->o[w->agent].parent;
+        if (!can_move(w, x, here, b)) break;
+        if (ox->parent != w->inventory) { say(b, "That object does not appear to be in the inventory."); break; }
+        do_move(w, x, here, b);
+        break;
+    }
+    case A_POUR: {
+        sw_obj *oy = &w->o[y];
+        int is_cont = (ox->flags & F_CONTAINER) && ox->kind != K_DOOR;
+        if (x == y) { say(b, "You can't move something into itself."); break; }
+        if (!(ox->flags & F_MOVABLE)) { say(b, "The %s is not moveable.", ox->name); break; }
+        if (!is_cont) {
+            if (ox->parent == SW_NONE) { say(b, "The %s can't be poured out because it doesn't appear to be in a container.", ox->name); break; }
+            if (!(w->o[ox->parent].flags & F_MOVABLE)) { say(b, "The %s the %s is in is not movable.", w->o[ox->parent].name, ox->name); break; }
+            if (ox->mat >= 0 && ox->state == ST_SOLID) { say(b, "I'm not sure how to pour a solid. "); break; }
+            if (ox->mat >= 0 && ox->state == ST_GAS) { say(b, "You can't pour a gas directly. "); break; }
+        } else if (!(ox->flags & F_OPEN)) { say(b, "The %s can't be poured out, because it's not open.", ox->name); break; }
+        if (!(oy->flags & F_CONTAINER) || oy->kind == K_DOOR) { say(b, "That can't be moved there, because it's not a container."); break; }
+        if (!(oy->flags & F_OPEN)) { say(b, "That can't be moved there, because the %s isn't open.", oy->name); break; }
+        if (sw_is_inside(w, y, x)) { say(b, "You can't move something into itself."); break; }
+        if (is_cont) {
+            int kids[64];
+            int k = sw_children(w, x, kids, 64, 0);
+            if (!k) { say(b, "The %s is empty, so there's nothing to pour.", ox->name); break; }
+            for (int i = 0; i < k; i++) if (w->o[kids[i]].flags & F_MOVABLE) sw_move(w, kids[i], y);
+            say(b, "You pour the contents of the %s into the %s.", ox->name, oy->name);
+        } else {
+            sw_move(w, x, y);
+            say(b, "You pour the %s into the %s.", ox->name, oy->name);
+        }
+        break;
+    }
+    case A_FOCUS: {
+        char dn[SW_NAME * 2];
+        w->focus = x;
+        say(b, "You focus on the %s.", sw_descript_name(w, x, dn, sizeof dn));
+        break;
+    }
+    case A_GO: {
+        int here = sw_room_of(w, w->agent);
+        if (ox->kind == K_DOOR) {
+            if (!(ox->flags & F_OPEN)) { say(b, "The %s is not open.", ox->name); break; }
+            int other = sw_door_other(w, x, w->o[w->agent].parent);
+            if (other == SW_NONE) { say(b, "The door doesn't appear to go anywhere."); break; }
+            sw_move(w, w->agent, other);
+            say(b, "You move through the %s to the %s.", ox->name, w->o[other].name);
+        } else if (ox->kind == K_ROOM || ox->kind == K_OUTSIDE) {
+            int door = here != SW_NONE ? sw_door_between(w, here, x) : SW_NONE;
+            if (door == SW_NONE) { say(b, "It's not clear how to get there from here."); break; }
+            if (!(w->o[door].flags & F_OPEN)) { say(b, "The door is not open."); break; }
+            sw_move(w, w->agent, x);
+            say(b, "You move to the %s.", ox->name);
+        } else {
+            say(b, "Its not clear how to go to/through a %s.", ox->name);
+        }
+        break;
+    }
+    case A_WAIT: say(b, "You decide to wait for 10 iterations."); break;
+    case A_WAIT1: say(b, "You decide to wait for 1 iterations."); break;
+    case A_INVENTORY: sw_inventory_text(w, b); break;
+    case A_TASK: sw_sb_puts(b, s->task_desc); break;
+    case A_RESET_TASK: say(b, "You reset the goal progress and focus."); w->focus = SW_NONE; break;
+    case A_EAT:
+        if (!(ox->flags & F_MOVABLE) || ox->kind != K_FOOD) { say(b, "It's not clear how to eat that."); break; }
+        say(b, "You eat the %s.", ox->name);
+        sw_delete(w, x);
+        break;
+    case A_USE: {
+        if (ox->kind == K_THERMOMETER) {
+            const sw_obj *oy = &w->o[y];
+            if (!(oy->flags & F_MATERIAL) && oy->mat < 0) { say(b, "The thermometer can't measure the temperature of that."); break; }
+            say(b, "the thermometer measures a temperature of %d degrees celsius", (int)(oy->temp + (oy->temp >= 0 ? 0.5f : -0.5f)));
+            break;
+        }
+        say(b, "I'm not sure how to use the %s on the %s.", ox->name, w->o[y].name);
+        break;
+    }
+    case A_READ:
+        if (ox->kind == K_BOOK) say(b, "The book reads: %s, by %s.", ox->name, ox->alt2);
+        else say(b, "There's nothing written on the %s.", ox->name);
+        break;
+    case A_MIX:
+        if (!(ox->flags & F_CONTAINER)) { say(b, "That's not a container, so it can't be mixed."); break; }
+        say(b, "Mixing the %s doesn't produce anything new.", ox->name);
+        break;
+    case A_DUNK:
+        if (!(ox->flags & F_CONTAINER)) { say(b, "You can only dunk containers."); break; }
+        say(b, "Dunking the %s into the %s doesn't seem to do anything.", ox->name, w->o[y].name);
+        break;
+    case A_CONNECT: say(b, "It's not clear how to connect the %s to the %s.", ox->name, w->o[y].name); break;
+    case A_DISCONNECT: say(b, "The %s isn't connected to anything.", ox->name); break;
+    case A_FLUSH:
+        if (ox->kind != K_TOILET) { say(b, "It's not clear how to flush that."); break; }
+        say(b, "The %s flushes.", ox->name);
+        break;
+    }
+    return actions[m->action].free ? 0 : 1;
+}
+
+/* Trim and collapse runs of spaces (AgentInterface.step post-processing). */
+static void tidy(sw_sb *b) {
+    if (!b->s) return;
+    size_t j = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->s[i] == ' ' && j > 0 && b->s[j - 1] == ' ') continue;
+        b->s[j++] = b->s[i];
+    }
+    b->s[j] = 0;
+    size_t st = 0;
+    while (st < j && isspace((unsigned char)b->s[st])) st++;
+    while (j > st && isspace((unsigned char)b->s[j - 1])) j--;
+    memmove(b->s, b->s + st, j - st);
+    b->n = j - st;
+    b->s[b->n] = 0;
+}
+
+static int execute(sw_session *s, const sw_match *m) {
+    sw_world *w = &s->w;
+    int takes_time = run_action(s, m);
+    sw_goals_tick(w);
+    if (!takes_time) return 0;
+    int ticks = m->action == A_WAIT ? 10 : 1;
+    for (int t = 0; t < ticks; t++) {
+        sw_tick(w);
+        w->moves++;
+        sw_goals_tick(w);
+    }
+    return 1;
+}
+
+int sw_session_step(sw_session *s, const char *input, int *valid) {
+    sw_sb_reset(&s->out);
+    *valid = 0;
+    char in[512];
+    tokenize(input ? input : "", in, sizeof in);
+
+    if (s->n_amb > 0) {
+        /* ambiguity resolution: the input is the number of the intended action */
+        char *end = NULL;
+        long v = strtol(in, &end, 10);
+        int n = s->n_amb;
+        s->n_amb = 0;
+        if (!in[0] || !end || *end) {
+            sw_sb_printf(&s->out, "ERROR: Unknown response (%s).  Action cancelled.", input ? input : "");
+            tidy(&s->out);
+            return 0;
+        }
+        if (v < 0 || v >= n) {
+            sw_sb_printf(&s->out, "ERROR: Value out of range (%s).  Action cancelled.", input);
+            tidy(&s->out);
+            return 0;
+        }
+        sw_match m = s->amb[v];
+        *valid = 1;
+        int t = execute(s, &m);
+        tidy(&s->out);
+        return t;
+    }
+
+    if (!strcmp(in, "help")) {
+        sw_sb_puts(&s->out, "Possible actions: ");
+        for (int a = 0; a < A_COUNT; a++) {
+            sw_sb_puts(&s->out, "\n\t");
+            for (int i = 0; i < actions[a].npat; i++) {
+                char alt[64];
+                if (i) sw_sb_puts(&s->out, " ");
+                if (!strcmp(actions[a].pat[i], "$")) sw_sb_puts(&s->out, "OBJ");
+                else { first_alt(actions[a].pat[i], alt, sizeof alt); sw_sb_puts(&s->out, alt); }
+            }
+        }
+        return 0;
+    }
+
+    compute_visible(s);
+    match_set ms;
+    ms.n = 0;
+    int objs[4];
+    for (int a = 0; a < A_COUNT; a++) match_rec(s, a, 0, in, objs, 0, &ms);
+    if (ms.n == 0) {
+        sw_sb_puts(&s->out, "No known action matches that input.");
+        return 0;
+    }
+    if (ms.n > 1) {
+        *valid = 1;
+        sw_sb_puts(&s->out, "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):\n");
+        for (int i = 0; i < ms.n; i++) {
+            sw_sb_printf(&s->out, "%d:\t", i);
+            describe_match(&s->w, &ms.m[i], &s->out);
+            sw_sb_puts(&s->out, "\n");
+            s->amb[i] = ms.m[i];
+        }
+        s->n_amb = ms.n;
+        return 0;
+    }
+    *valid = 1;
+    int t = execute(s, &ms.m[0]);
+    tidy(&s->out);
+    return t;
+}
+
+/* ---------------- admissible actions ---------------- */
+
+void sw_admissible(sw_session *s, sw_sb *b) {
+    sw_world *w = &s->w;
+    if (s->n_amb > 0) {
+        for (int i = 0; i < s->n_amb; i++) sw_sb_printf(b, "%d\n", i);
+        return;
+    }
+    sw_sb_puts(b, "look around\ninventory\nwait\nwait1\ntask\n");
+    int vis[SW_MAX_OBJ];
+    int nv = sw_visible_objects(w, vis, SW_MAX_OBJ);
+    char (*ref)[SW_REF_LEN] = malloc((size_t)nv * SW_REF_LEN);
+    if (!ref) return;
+    for (int i = 0; i < nv; i++) sw_session_referent(s, vis[i], ref[i], SW_REF_LEN);
+    int here = w->o[w->agent].parent;
+    for (int i = 0; i < nv; i++) {
+        int x = vis[i];
+        const sw_obj *o = &w->o[x];
+        if (!ref[i][0] || x == w->agent || x == w->inventory) continue;
+        if (o->kind == K_ROOM || o->kind == K_OUTSIDE) {
+            if (x != here) sw_sb_printf(b, "go to %s\n", ref[i]);
+            continue;
+        }
+        sw_sb_printf(b, "look at %s\n", ref[i]);
+        sw_sb_printf(b, "focus on %s\n", ref[i]);
+        if ((o->kind == K_DOOR || (o->flags & F_CLOSABLE))) sw_sb_printf(b, "%s %s\n", (o->flags & F_OPEN) ? "close" : "open", ref[i]);
+        if (o->flags & F_DEVICE) sw_sb_printf(b, "%s %s\n", (o->flags & F_ON) ? "deactivate" : "activate", ref[i]);
+        if ((o->flags & F_CONTAINER) && (o->flags & F_OPEN) && o->kind != K_DOOR) sw_sb_printf(b, "look in %s\n", ref[i]);
+        int liquid = o->mat >= 0 && o->state != ST_SOLID;
+        if ((o->flags & F_MOVABLE) && !liquid) {
+            if (o->parent == w->inventory) sw_sb_printf(b, "put down %s\n", ref[i]);
+            else sw_sb_printf(b, "pick up %s\n", ref[i]);
+        }
+        if (o->kind == K_FOOD) sw_sb_printf(b, "eat %s\n", ref[i]);
+        if (o->kind == K_BOOK) sw_sb_printf(b, "read %s\n", ref[i]);
+    }
+    /* moves: inventory items into visible open containers; thermometer uses */
+    for (int i = 0; i < nv; i++) {
+        int x = vis[i];
+        if (w->o[x].parent != w->inventory || !ref[i][0]) continue;
+        for (int j = 0; j < nv; j++) {
+            int y = vis[j];
+            const sw_obj *oy = &w->o[y];
+            if (y == x || !ref[j][0] || !(oy->flags & F_CONTAINER) || !(oy->flags & F_OPEN) || oy->kind == K_DOOR) continue;
+            if (y == w->inventory || y == w->agent) continue;
+            if (w->o[x].kind == K_THERMOMETER) continue;
+            sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
+        }
+        if (w->o[x].kind == K_THERMOMETER)
+            for (int j = 0; j < nv; j++)
+                if (vis[j] != x && w->o[vis[j]].mat >= 0 && ref[j][0]) sw_sb_printf(b, "use %s on %s\n", ref[i], ref[j]);
+    }
+    free(ref);
+}

@@ -1,0 +1,199 @@
+/* ScienceWorld port: internal header shared by the world, parser, physics, tasks and oracle files.
+ *
+ * The world is a flat pool of objects linked by parent indices (the object tree of the original
+ * simulator: universe -> rooms -> furniture -> containers -> things). Doors are objects without a
+ * parent that connect two rooms. Lists are always produced sorted by (name, creation id), which is
+ * the order the original's StringHelpers uses, so every text is deterministic.
+ */
+#ifndef M2_SW_H
+#define M2_SW_H
+#include <stddef.h>
+#include <stdint.h>
+#include "env/env.h"
+
+#define SW_MAX_OBJ 400
+#define SW_NAME 48
+#define SW_NONE (-1)
+
+/* Object kinds: what decides an object's description, referents and behaviour. */
+enum sw_kind {
+    K_UNIVERSE, K_ROOM, K_OUTSIDE, K_AGENT, K_INVENTORY, K_DOOR,
+    K_SUBSTANCE,      /* "a substance called X" */
+    K_CUP,            /* open container: "a X (containing ...)" / referents with "containing" */
+    K_SURFACE,        /* table/counter/desk/chair: "a X. On the X is: ..." */
+    K_CLOSABLE,       /* cupboard/closet/fridge/freezer: "a X. The X door is closed." */
+    K_DRAWER, K_BEEHIVE,
+    K_STOVE, K_OVEN,  /* heat sources */
+    K_SINK,           /* sink/bathtub: device + open container */
+    K_TOILET,
+    K_THERMOMETER, K_STOPWATCH, K_LIGHTER,
+    K_PICTURE, K_BOOKSHELF, K_BOOK,
+    K_ANIMAL, K_PLANT, K_FLOWERPOT,
+    K_ANSWERBOX,
+    K_THING,          /* plain object: "a X" (axe, shovel, soil, battery, ...) */
+    K_FOOD,
+    K_FIREPIT, K_FOUNTAIN,
+    K_LIGHTBULB, K_WIRE, K_SWITCH, K_BATTERY, K_BED, K_COUCH, K_PILLOW,
+    K_COUNT
+};
+
+enum { ST_SOLID = 0, ST_LIQUID = 1, ST_GAS = 2 };
+
+/* Object flags */
+#define F_HIDDEN    0x0001u
+#define F_MOVABLE   0x0002u
+#define F_CONTAINER 0x0004u  /* has container properties */
+#define F_OPEN      0x0008u
+#define F_CLOSABLE  0x0010u
+#define F_DEVICE    0x0020u  /* can be activated / deactivated */
+#define F_ON        0x0040u
+#define F_LIVING    0x0080u
+#define F_MATERIAL  0x0100u  /* has material properties (temperature, state of matter) */
+#define F_DELETED   0x0200u
+#define F_EDIBLE    0x0400u
+
+typedef struct sw_obj {
+    uint16_t kind;
+    uint16_t flags;
+    int16_t parent;           /* container index, SW_NONE for the universe and doors */
+    int16_t door_a, door_b;   /* K_DOOR: the two rooms it connects */
+    int16_t mat;              /* material index (sw_materials), -1 none */
+    int16_t stage;            /* living things: index into their life-cycle stage names */
+    int16_t extra;            /* kind-specific small value */
+    float temp;               /* degrees Celsius */
+    uint8_t state;            /* ST_* */
+    char name[SW_NAME];
+    char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
+    char alt2[SW_NAME];
+} sw_obj;
+
+/* Material table row (thermodynamics). */
+typedef struct sw_material {
+    const char *name;          /* substance name, e.g. "water" */
+    float melt_c, boil_c;      /* phase-change points */
+    const char *solid_name, *liquid_name, *gas_name;   /* name in each state ("ice", "water", "steam") */
+    float conductivity;        /* thermal conductivity factor for heat transfer */
+} sw_material;
+extern const sw_material sw_materials[];
+int sw_material_find(const char *name);
+
+/* A tiny growable string builder used for every observation. */
+typedef struct sw_sb { char *s; size_t n, cap; int oom; } sw_sb;
+void sw_sb_reset(sw_sb *b);
+void sw_sb_puts(sw_sb *b, const char *s);
+void sw_sb_printf(sw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sw_sb_free(sw_sb *b);
+
+/* java.util.Random (48-bit LCG), so variation worlds follow the original's seeded draws. */
+typedef struct sw_jrand { uint64_t seed; } sw_jrand;
+void sw_jrand_seed(sw_jrand *r, int64_t seed);
+int sw_jrand_next_int(sw_jrand *r, int bound);
+int sw_jrand_next_bool(sw_jrand *r);
+void sw_jrand_shuffle(sw_jrand *r, int *a, int n);   /* scala.util.Random.shuffle order */
+
+/* ---- goals ---- */
+enum sw_goal_type {
+    G_FOCUS_LIVING, G_FOCUS_NONLIVING, G_FOCUS_PLANT, G_FOCUS_ANIMAL,
+    G_OBJ_IN_CONTAINER,       /* focus object (recursively) inside container named str */
+    G_IN_ROOM_OPEN_DOOR, G_MOVE_NEW_LOCATION, G_MOVE_TO_LOCATION,
+    G_FIND,                   /* focus on object named str (fail if wrong when fail_if_wrong) */
+    G_CHANGE_STATE,           /* focus object is in state `state` */
+    G_IS_STATE, G_IS_DIFFERENT_STATE,
+    G_FOCUS_ON_NAMED,         /* focus on object whose name is str (no failure) */
+    G_TEMP_ABOVE, G_TEMP_BELOW, /* focus object temperature above/below value */
+    G_OBJ_IN_CONTAINER_OR_FAIL,  /* like OBJ_IN_CONTAINER, but being in str2 fails the task */
+    G_ACTIVATE_DEVICE_NAMED,
+};
+
+typedef struct sw_goal {
+    int type;
+    char str[SW_NAME], str2[SW_NAME];
+    int optional, defocus, fail_if_wrong;
+    int state;
+    float value;
+    char key[16], prereq[16];
+    char start_loc[SW_NAME];   /* G_MOVE_NEW_LOCATION memory */
+} sw_goal;
+
+#define SW_MAX_GOALS 12
+typedef struct sw_goalseq {
+    sw_goal ordered[SW_MAX_GOALS]; int n_ordered;
+    sw_goal unordered[SW_MAX_GOALS]; int n_unordered;
+    int done_unordered[SW_MAX_GOALS];
+    int cur, failed;
+    int last_obj;              /* last satisfied-with object, SW_NONE */
+    int stored_state;          /* "stateOfMatter" key, -1 unset */
+    char keys[8][16]; int n_keys;
+} sw_goalseq;
+
+/* ---- the world ---- */
+typedef struct sw_world {
+    sw_obj o[SW_MAX_OBJ];
+    int n;
+    int universe, agent, inventory;
+    int focus;                 /* monitored (focused) object, SW_NONE */
+    int moves;                 /* ticks so far */
+    sw_goalseq gs;
+} sw_world;
+
+/* world.c: tree, text, house */
+int sw_new(sw_world *w, int kind, const char *name, int parent);
+void sw_move(sw_world *w, int obj, int parent);
+void sw_delete(sw_world *w, int obj);
+int sw_children(const sw_world *w, int parent, int *out, int cap, int sorted);   /* visible (not deleted) */
+int sw_room_of(const sw_world *w, int obj);           /* the Location containing obj */
+int sw_find_named(const sw_world *w, int root, const char *name);   /* first object (by id) named, in subtree */
+int sw_door_between(const sw_world *w, int a, int b);
+int sw_door_other(const sw_world *w, int door, int room);
+int sw_is_inside(const sw_world *w, int obj, int container);
+const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap);
+void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b);
+void sw_look_around(const sw_world *w, sw_sb *b);
+void sw_inventory_text(const sw_world *w, sw_sb *b);
+void sw_build_house(sw_world *w, sw_jrand *r);
+int sw_room(const sw_world *w, const char *name);
+int sw_is_animal(const sw_world *w, int obj);
+int sw_is_plant(const sw_world *w, int obj);
+int sw_is_living(const sw_world *w, int obj);
+int sw_add_animal(sw_world *w, const char *type, int parent);
+int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
+int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
+int sw_add_answer_box(sw_world *w, const char *colour, int parent);
+
+/* referents (parser.c) */
+#define SW_MAX_REFS 40
+#define SW_REF_LEN 112
+typedef struct sw_refs { int n; char r[SW_MAX_REFS][SW_REF_LEN]; } sw_refs;
+void sw_object_referents(const sw_world *w, int obj, int perspective, sw_refs *out);
+int sw_visible_objects(const sw_world *w, int *out, int cap);
+
+/* physics.c */
+void sw_tick(sw_world *w);
+const char *sw_state_name(int st);
+void sw_update_name_for_state(sw_world *w, int obj);
+
+/* ---- a playing session: world + parser state ---- */
+typedef struct sw_match { int16_t action; int16_t obj[2]; } sw_match;
+#define SW_MAX_MATCH 64
+typedef struct sw_session {
+    sw_world w;
+    sw_match amb[SW_MAX_MATCH]; int n_amb;   /* pending ambiguity dialogue (n_amb > 0) */
+    char task_desc[600];
+    sw_sb out;
+    sw_refs *refs;                           /* scratch: referents of visible objects */
+    int vis[SW_MAX_OBJ]; int n_vis;
+} sw_session;
+
+/* Runs one input line: writes the observation to s->out; *valid = parsed into an action;
+ * returns 1 when the action took time (ticks ran). */
+int sw_session_step(sw_session *s, const char *input, int *valid);
+/* Admissible actions (newline-free strings) into an sw_sb separated by '\n'. */
+void sw_admissible(sw_session *s, sw_sb *b);
+/* Unique referent from the agent's perspective (writes "" when the object is not visible). */
+void sw_session_referent(sw_session *s, int obj, char *buf, size_t cap);
+
+/* goals (tasks.c) */
+void sw_goals_tick(sw_world *w);
+double sw_goals_score(const sw_world *w);
+
+#endif

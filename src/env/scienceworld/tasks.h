@@ -1,0 +1,32 @@
+/* ScienceWorld task table, variations and splits (tasks.c) and the gold-path oracle (oracle.c). */
+#ifndef M2_SW_TASKS_H
+#define M2_SW_TASKS_H
+#include "env/scienceworld/sw.h"
+
+#define SW_NUM_TASKS 30
+
+typedef struct sw_task_info {
+    const char *id;          /* "4-1" */
+    const char *name;        /* "find-living-thing" */
+    int n_variations;        /* as in the original */
+    int implemented;
+} sw_task_info;
+extern const sw_task_info sw_tasks[SW_NUM_TASKS];
+
+/* Per-variation parameters (what a task modifier set decides). */
+typedef struct sw_params {
+    char location[SW_NAME], answer_box[SW_NAME], colour[16];
+    char long_animal[SW_NAME], medium_animal[SW_NAME], short_animal[SW_NAME];
+    int seed_group;
+} sw_params;
+
+int sw_task_find(const char *name);                    /* by name or id, -1 if unknown */
+void sw_split_range(int n, int split, int *lo, int *hi);
+void sw_variation_params(int task, int v, sw_params *p);
+/* Adds the task's objects to a built house, sets the goals and writes the task description. */
+int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p);
+
+/* Next gold action for (task, params) from the current state; -1 when none (done or stuck). */
+int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,680 @@
+/* ScienceWorld world: object pool, containment tree, object descriptions, and the house
+ * (10 locations and their doors, after the original's BuildingMaker). */
+#include "env/scienceworld/sw.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- string builder ---------------- */
+
+void sw_sb_reset(sw_sb *b) {
+    b->n = 0;
+    if (b->s) b->s[0] = 0;
+}
+
+static int sb_grow(sw_sb *b, size_t extra) {
+    if (b->oom) return -1;
+    if (b->n + extra + 1 <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->n + extra + 1) cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) { b->oom = 1; return -1; }
+    b->s = s;
+    b->cap = cap;
+    return 0;
+}
+
+void sw_sb_puts(sw_sb *b, const char *s) {
+    size_t k = strlen(s);
+    if (sb_grow(b, k)) return;
+    memcpy(b->s + b->n, s, k + 1);
+    b->n += k;
+}
+
+void sw_sb_printf(sw_sb *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if ((size_t)k < sizeof tmp) { sw_sb_puts(b, tmp); return; }
+    if (sb_grow(b, (size_t)k)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)k;
+}
+
+void sw_sb_free(sw_sb *b) {
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---------------- java.util.Random ---------------- */
+
+#define JR_MULT 0x5DEECE66DULL
+#define JR_MASK ((1ULL << 48) - 1)
+
+void sw_jrand_seed(sw_jrand *r, int64_t seed) { r->seed = ((uint64_t)seed ^ JR_MULT) & JR_MASK; }
+
+static int jr_next(sw_jrand *r, int bits) {
+    r->seed = (r->seed * JR_MULT + 0xBULL) & JR_MASK;
+    return (int)(int32_t)(uint32_t)(r->seed >> (48 - bits));
+}
+
+int sw_jrand_next_int(sw_jrand *r, int bound) {
+    if (bound <= 0) return 0;
+    if ((bound & -bound) == bound) return (int)(((int64_t)bound * (int64_t)jr_next(r, 31)) >> 31);
+    int bits, val;
+    do {
+        bits = jr_next(r, 31);
+        val = bits % bound;
+    } while (bits - val + (bound - 1) < 0);
+    return val;
+}
+
+int sw_jrand_next_bool(sw_jrand *r) { return jr_next(r, 1) != 0; }
+
+void sw_jrand_shuffle(sw_jrand *r, int *a, int n) {
+    for (int i = n; i >= 2; i--) {
+        int k = sw_jrand_next_int(r, i);
+        int t = a[i - 1]; a[i - 1] = a[k]; a[k] = t;
+    }
+}
+
+/* ---------------- object pool ---------------- */
+
+int sw_new(sw_world *w, int kind, const char *name, int parent) {
+    if (w->n >= SW_MAX_OBJ) return SW_NONE;
+    int id = w->n++;
+    sw_obj *o = &w->o[id];
+    memset(o, 0, sizeof *o);
+    o->kind = (uint16_t)kind;
+    o->parent = (int16_t)parent;
+    o->door_a = o->door_b = SW_NONE;
+    o->mat = -1;
+    o->temp = 25.0f;
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->flags = F_MOVABLE;
+    switch (kind) {
+    case K_UNIVERSE: case K_ROOM: case K_OUTSIDE: case K_INVENTORY:
+        o->flags = F_CONTAINER | F_OPEN; break;
+    case K_AGENT: case K_DOOR: o->flags = 0; break;
+    case K_CUP: case K_FLOWERPOT: case K_BOOKSHELF: case K_ANSWERBOX: case K_FIREPIT: case K_FOUNTAIN:
+        o->flags |= F_CONTAINER | F_OPEN; break;
+    case K_SURFACE: o->flags = F_CONTAINER | F_OPEN; break;
+    case K_CLOSABLE: case K_BEEHIVE: o->flags = F_CONTAINER | F_CLOSABLE; break;
+    case K_DRAWER: o->flags = F_CONTAINER | F_CLOSABLE; break;
+    case K_STOVE: o->flags = F_CONTAINER | F_OPEN | F_DEVICE; break;
+    case K_OVEN: o->flags = F_CONTAINER | F_CLOSABLE | F_DEVICE; break;
+    case K_SINK: o->flags = F_CONTAINER | F_OPEN | F_DEVICE; break;
+    case K_TOILET: o->flags = F_CONTAINER | F_OPEN; break;
+    case K_STOPWATCH: case K_LIGHTBULB: case K_SWITCH: o->flags |= F_DEVICE; break;
+    case K_ANIMAL: o->flags |= F_LIVING; break;
+    case K_PLANT: o->flags |= F_LIVING | F_CONTAINER | F_OPEN; break;
+    default: break;
+    }
+    return id;
+}
+
+void sw_move(sw_world *w, int obj, int parent) { w->o[obj].parent = (int16_t)parent; }
+
+void sw_delete(sw_world *w, int obj) {
+    w->o[obj].flags |= F_DELETED;
+    w->o[obj].parent = SW_NONE;
+    if (w->focus == obj) w->focus = SW_NONE;
+}
+
+static int cmp_world_ids(const sw_world *w, int a, int b) {
+    int c = strcmp(w->o[a].name, w->o[b].name);
+    return c ? c : (a - b);
+}
+
+int sw_children(const sw_world *w, int parent, int *out, int cap, int sorted) {
+    int k = 0;
+    for (int i = 0; i < w->n; i++) {
+        const sw_obj *o = &w->o[i];
+        if (o->parent != parent || (o->flags & F_DELETED) || o->kind == K_DOOR) continue;
+        if (k < cap) out[k++] = i;
+    }
+    if (sorted) { /* insertion sort by (name, id): lists are short */
+        for (int i = 1; i < k; i++) {
+            int v = out[i], j = i - 1;
+            while (j >= 0 && cmp_world_ids(w, out[j], v) > 0) { out[j + 1] = out[j]; j--; }
+            out[j + 1] = v;
+        }
+    }
+    return k;
+}
+
+int sw_room_of(const sw_world *w, int obj) {
+    int guard = 0;
+    while (obj != SW_NONE && guard++ < 64) {
+        int k = w->o[obj].kind;
+        if (k == K_ROOM || k == K_OUTSIDE) return obj;
+        obj = w->o[obj].parent;
+    }
+    return SW_NONE;
+}
+
+int sw_is_inside(const sw_world *w, int obj, int container) {
+    int p = w->o[obj].parent, guard = 0;
+    while (p != SW_NONE && guard++ < 64) {
+        if (p == container) return 1;
+        p = w->o[p].parent;
+    }
+    return 0;
+}
+
+int sw_find_named(const sw_world *w, int root, const char *name) {
+    for (int i = 0; i < w->n; i++) {
+        if (w->o[i].flags & F_DELETED) continue;
+        if (strcmp(w->o[i].name, name)) continue;
+        if (root == SW_NONE || i == root || sw_is_inside(w, i, root)) return i;
+    }
+    return SW_NONE;
+}
+
+int sw_room(const sw_world *w, const char *name) {
+    for (int i = 0; i < w->n; i++)
+        if ((w->o[i].kind == K_ROOM || w->o[i].kind == K_OUTSIDE) && !strcmp(w->o[i].name, name)) return i;
+    return SW_NONE;
+}
+
+int sw_door_between(const sw_world *w, int a, int b) {
+    for (int i = 0; i < w->n; i++) {
+        const sw_obj *o = &w->o[i];
+        if (o->kind != K_DOOR) continue;
+        if ((o->door_a == a && o->door_b == b) || (o->door_a == b && o->door_b == a)) return i;
+    }
+    return SW_NONE;
+}
+
+int sw_door_other(const sw_world *w, int door, int room) {
+    const sw_obj *o = &w->o[door];
+    if (o->door_a == room) return o->door_b;
+    if (o->door_b == room) return o->door_a;
+    return SW_NONE;
+}
+
+int sw_is_animal(const sw_world *w, int obj) { return w->o[obj].kind == K_ANIMAL; }
+int sw_is_plant(const sw_world *w, int obj) { return w->o[obj].kind == K_PLANT; }
+int sw_is_living(const sw_world *w, int obj) { return (w->o[obj].flags & F_LIVING) != 0; }
+
+/* ---------------- life stages ---------------- */
+
+/* Life-cycle families and their first stage, after the original's lifestage/ sources. Animals are
+ * created in their first stage; the port does not advance animal stages with time (documented). */
+static const char *animal_stage_name(const sw_obj *o) {
+    static const char *const stages[] = { "baby", "egg", "adult", "dead" };
+    return stages[o->stage < 0 || o->stage > 3 ? 0 : o->stage];
+}
+
+const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) {
+    const sw_obj *o = &w->o[obj];
+    if (o->kind == K_DOOR) {
+        snprintf(buf, cap, "door between %s and %s", w->o[o->door_a].name, w->o[o->door_b].name);
+    } else if (o->kind == K_ANIMAL) {
+        const char *st = animal_stage_name(o);
+        if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
+        else snprintf(buf, cap, "%s %s", st, o->alt);
+    } else {
+        snprintf(buf, cap, "%s", o->name);
+    }
+    return buf;
+}
+
+/* ---------------- descriptions ---------------- */
+
+static int starts_vowel(const char *s) { return s[0] && strchr("aeiou", s[0]) != NULL; }
+
+static void list_children(const sw_world *w, int parent, int multiline, sw_sb *b) {
+    int kids[SW_MAX_OBJ];
+    int k = sw_children(w, parent, kids, SW_MAX_OBJ, 1);
+    int shown = 0;
+    for (int i = 0; i < k; i++) {
+        if (w->o[kids[i]].flags & F_HIDDEN) continue;
+        if (multiline) {
+            sw_sb_puts(b, "\t");
+            sw_describe(w, kids[i], 0, b);
+            sw_sb_puts(b, "\n");
+        } else {
+            if (shown) sw_sb_puts(b, ", ");
+            sw_describe(w, kids[i], 0, b);
+        }
+        shown++;
+    }
+    if (!shown) sw_sb_puts(b, multiline ? "\tnothing" : "nothing");
+}
+
+static const char *state_word(int on) { return on ? "on" : "off"; }
+
+static void describe_contents_in(const sw_world *w, int obj, const char *dn, int detailed, const char *prep, sw_sb *b) {
+    if (detailed) {
+        sw_sb_printf(b, "%s the %s is: \n", prep, dn);
+        list_children(w, obj, 1, b);
+    } else {
+        sw_sb_printf(b, "%s the %s is: ", prep, dn);
+        list_children(w, obj, 0, b);
+        sw_sb_puts(b, ".");
+    }
+}
+
+void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
+    const sw_obj *o = &w->o[obj];
+    char dn[SW_NAME * 2];
+    sw_descript_name(w, obj, dn, sizeof dn);
+    int open = (o->flags & F_OPEN) != 0;
+    switch (o->kind) {
+    case K_UNIVERSE:
+        sw_sb_puts(b, "A universe. In this Universe, you see: ");
+        list_children(w, obj, 1, b);
+        sw_sb_puts(b, ".");
+        break;
+    case K_ROOM: case K_OUTSIDE: {
+        if (o->kind == K_ROOM) sw_sb_printf(b, "This room is called the %s. In it, you see: \n", dn);
+        else sw_sb_printf(b, "This outside location is called the %s. Here you see: \n", dn);
+        list_children(w, obj, 1, b);
+        sw_sb_puts(b, "You also see:\n");
+        /* doors: descriptions sorted as strings */
+        char lines[16][SW_NAME * 3];
+        int nl = 0;
+        for (int i = 0; i < w->n && nl < 16; i++) {
+            const sw_obj *d = &w->o[i];
+            if (d->kind != K_DOOR || (d->flags & F_HIDDEN)) continue;
+            int other = sw_door_other(w, i, obj);
+            if (other == SW_NONE) continue;
+            snprintf(lines[nl++], sizeof lines[0], "A door to the %s (that is %s)", w->o[other].name,
+                     (d->flags & F_OPEN) ? "open" : "closed");
+        }
+        for (int i = 1; i < nl; i++)
+            for (int j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+                char t[SW_NAME * 3];
+                memcpy(t, lines[j], sizeof t); memcpy(lines[j], lines[j - 1], sizeof t); memcpy(lines[j - 1], t, sizeof t);
+            }
+        if (!nl) sw_sb_puts(b, "\tnothing");
+        for (int i = 0; i < nl; i++) sw_sb_printf(b, "\t%s\n", lines[i]);
+        break;
+    }
+    case K_AGENT: sw_sb_puts(b, "the agent"); break;
+    case K_DOOR: {
+        int here = sw_room_of(w, w->agent);
+        int other = sw_door_other(w, obj, here);
+        if (other != SW_NONE)
+            sw_sb_printf(b, "A door to the %s (that is %s)", w->o[other].name, open ? "open" : "closed");
+        else
+            sw_sb_printf(b, "A door that connects the %s to the %s (that is %s)", w->o[o->door_a].name,
+                         w->o[o->door_b].name, open ? "open" : "closed");
+        break;
+    }
+    case K_SUBSTANCE: sw_sb_printf(b, "a substance called %s", dn); break;
+    case K_INVENTORY: case K_CUP: case K_FLOWERPOT: case K_BOOKSHELF: case K_ANSWERBOX: case K_FIREPIT: case K_FOUNTAIN:
+        sw_sb_printf(b, "a %s (containing ", dn);
+        list_children(w, obj, 0, b);
+        sw_sb_puts(b, ")");
+        break;
+    case K_SURFACE: case K_BED: case K_COUCH:
+        sw_sb_printf(b, "a %s. ", dn);
+        describe_contents_in(w, obj, dn, detailed, "On", b);
+        break;
+    case K_CLOSABLE: case K_BEEHIVE:
+        sw_sb_printf(b, "a %s. The %s door is %s. ", dn, dn, open ? "open" : "closed");
+        if (open) describe_contents_in(w, obj, dn, detailed, "In", b);
+        break;
+    case K_DRAWER:
+        sw_sb_printf(b, "a %s", dn);
+        if (detailed) {
+            if (!open) sw_sb_puts(b, ". The drawer is closed.");
+            else { sw_sb_puts(b, ". "); describe_contents_in(w, obj, dn, 1, "In", b); }
+        }
+        break;
+    case K_STOVE:
+        sw_sb_printf(b, "a %s, which is turned %s. ", o->name, state_word(o->flags & F_ON));
+        describe_contents_in(w, obj, "stove", 0, "On", b);
+        break;
+    case K_OVEN:
+        sw_sb_printf(b, "a %s, which is turned %s. The %s door is %s. ", dn, state_word(o->flags & F_ON), dn,
+                     open ? "open" : "closed");
+        if (open) describe_contents_in(w, obj, dn, detailed, "In", b);
+        break;
+    case K_SINK:
+        sw_sb_printf(b, "a %s, which is turned %s. ", dn, state_word(o->flags & F_ON));
+        describe_contents_in(w, obj, dn, 0, "In", b);
+        break;
+    case K_TOILET:
+        sw_sb_printf(b, "a %s. ", dn);
+        describe_contents_in(w, obj, dn, 0, "In", b);
+        break;
+    case K_THERMOMETER:
+        sw_sb_printf(b, "a %s, currently reading a temperature of %d degrees celsius", dn, (int)lroundf(o->temp));
+        break;
+    case K_STOPWATCH:
+        sw_sb_printf(b, "a %s, which is %s. ", dn, (o->flags & F_ON) ? "activated" : "deactivated");
+        break;
+    case K_PICTURE:
+        if (!detailed) sw_sb_printf(b, "a %s", dn);
+        else sw_sb_printf(b, "a %s of %s.  The artist is listed as %s. ", dn, o->alt, o->alt2);
+        break;
+    case K_BOOK:
+        sw_sb_printf(b, "a book (%s) titled %s by %s", o->alt, o->name, o->alt2);
+        break;
+    case K_ANIMAL:
+        sw_sb_printf(b, "a %s", dn);
+        break;
+    case K_PLANT: {
+        sw_sb_printf(b, "a %s in the %s stage", o->name, "adult");
+        break;
+    }
+    case K_LIGHTBULB:
+        sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
+        break;
+    case K_SWITCH:
+        sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
+        break;
+    default:
+        sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
+        break;
+    }
+}
+
+void sw_look_around(const sw_world *w, sw_sb *b) {
+    int here = w->o[w->agent].parent;
+    sw_describe(w, here, 1, b);
+}
+
+void sw_inventory_text(const sw_world *w, sw_sb *b) {
+    sw_sb_puts(b, "In your inventory, you see:\n");
+    int kids[64];
+    int k = sw_children(w, w->inventory, kids, 64, 1);
+    int shown = 0;
+    for (int i = 0; i < k; i++) {
+        if (w->o[kids[i]].flags & F_HIDDEN) continue;
+        sw_sb_puts(b, "\t");
+        sw_describe(w, kids[i], 1, b);
+        sw_sb_puts(b, "\n");
+        shown++;
+    }
+    if (!shown) sw_sb_puts(b, "\tnothing");
+}
+
+/* ---------------- object factories ---------------- */
+
+int sw_add_substance(sw_world *w, const char *name, const char *material, int parent) {
+    int id = sw_new(w, K_SUBSTANCE, name, parent);
+    if (id == SW_NONE) return id;
+    int m = sw_material_find(material ? material : name);
+    if (m >= 0) {
+        w->o[id].mat = (int16_t)m;
+        w->o[id].flags |= F_MATERIAL;
+    }
+    return id;
+}
+
+/* Animal table: name, lifeform type, life-cycle first stage (0 baby, 1 egg). */
+static const struct { const char *name, *type; int egg; } animals[] = {
+    {"butterfly", "butterfly", 1}, {"moth", "moth", 1}, {"frog", "frog", 1}, {"common toad", "toad", 1},
+    {"giant tortoise", "giant tortoise", 1}, {"turtle", "turtle", 1}, {"crocodile", "crocodile", 1},
+    {"parrot", "parrot", 1}, {"dove", "dove", 1}, {"blue jay", "blue jay", 1}, {"elephant", "elephant", 0},
+    {"brown bear", "brown bear", 0}, {"beaver", "beaver", 0}, {"wolf", "wolf", 0}, {"chipmunk", "chipmunk", 0},
+    {"rabbit", "rabbit", 0}, {"mouse", "mouse", 0}, {"chameleon", "chameleon", 1}, {"dragonfly", "dragonfly", 0},
+    {"ant", "ant", 0}, {"hedgehog", "hedgehog", 0}, {"bee", "bee", 0},
+};
+
+int sw_add_animal(sw_world *w, const char *name, int parent) {
+    int id = sw_new(w, K_ANIMAL, name, parent);
+    if (id == SW_NONE) return id;
+    sw_obj *o = &w->o[id];
+    snprintf(o->alt, sizeof o->alt, "%s", name);
+    for (size_t i = 0; i < sizeof animals / sizeof animals[0]; i++)
+        if (!strcmp(animals[i].name, name)) {
+            snprintf(o->alt, sizeof o->alt, "%s", animals[i].type);
+            o->stage = (int16_t)(animals[i].egg ? 1 : 0);
+        }
+    return id;
+}
+
+int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent) {
+    int pot = sw_new(w, K_FLOWERPOT, pot_name, parent);
+    if (pot == SW_NONE) return pot;
+    w->o[pot].mat = (int16_t)sw_material_find("ceramic");
+    if (type) {
+        int p = sw_new(w, K_PLANT, type, pot);
+        if (p != SW_NONE) snprintf(w->o[p].alt, sizeof w->o[p].alt, "%s", type);
+        int soil = sw_new(w, K_THING, "soil", pot);
+        (void)soil;
+    }
+    return pot;
+}
+
+int sw_add_answer_box(sw_world *w, const char *colour, int parent) {
+    char name[SW_NAME];
+    snprintf(name, sizeof name, "%s box", colour);
+    int id = sw_new(w, K_ANSWERBOX, name, parent);
+    if (id != SW_NONE) {
+        w->o[id].flags &= ~F_MOVABLE;
+        snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", colour);
+    }
+    return id;
+}
+
+static int add_fixed(sw_world *w, int kind, const char *name, int parent) {
+    int id = sw_new(w, kind, name, parent);
+    if (id != SW_NONE) w->o[id].flags &= ~F_MOVABLE;
+    return id;
+}
+
+static int add_with_mat(sw_world *w, int kind, const char *name, const char *mat, int parent) {
+    int id = sw_new(w, kind, name, parent);
+    if (id != SW_NONE) {
+        w->o[id].mat = (int16_t)sw_material_find(mat);
+        if (w->o[id].mat >= 0) w->o[id].flags |= F_MATERIAL;
+    }
+    return id;
+}
+
+static void add_picture(sw_world *w, sw_jrand *r, int parent) {
+    static const char *const types[] = {"picture", "drawing", "painting", "finger painting"};
+    static const char *const subjects[] = {"a cow", "a chicken", "a farm", "a lush green meadow", "rolling hills",
+        "a wintery mountain", "a boat crossing a river", "the moon", "abstract shapes", "two people playing"};
+    static const char *const artists[] = {"Alexandra", "Owen", "Bob", "Lily"};
+    int t = sw_jrand_next_int(r, 4), s = sw_jrand_next_int(r, 10), a = sw_jrand_next_int(r, 4);
+    int id = add_with_mat(w, K_PICTURE, types[t], "paper", parent);
+    if (id == SW_NONE) return;
+    snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", subjects[s]);
+    snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", artists[a]);
+}
+
+static void add_bookshelf(sw_world *w, sw_jrand *r, int parent) {
+    static const char *const titles[] = {"Sense and Sensibility", "Pride and Prejudice", "Moby Dick",
+        "Beowulf", "Frankenstein", "The Adventures of Sherlock Holmes"};
+    static const char *const authors[] = {"Jane Austen", "Jane Austen", "Herman Melville", "an unknown author",
+        "Mary Shelley", "Arthur Conan Doyle"};
+    int shelf = add_with_mat(w, K_BOOKSHELF, "book shelf", "wood", parent);
+    int nb = sw_jrand_next_int(r, 4);
+    for (int i = 0; i < nb && shelf != SW_NONE; i++) {
+        int t = sw_jrand_next_int(r, 6);
+        int id = add_with_mat(w, K_BOOK, titles[t], "paper", shelf);
+        if (id == SW_NONE) return;
+        snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", "novel");
+        snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", authors[t]);
+    }
+}
+
+static int new_room(sw_world *w, int kind, const char *name) {
+    int room = sw_new(w, kind, name, w->universe);
+    if (room == SW_NONE) return room;
+    int air = sw_add_substance(w, "air", "air", room);
+    (void)air;
+    if (kind == K_OUTSIDE) add_fixed(w, K_THING, "ground", room);
+    return room;
+}
+
+static void mk_door(sw_world *w, int a, int b) {
+    int d = sw_new(w, K_DOOR, "door", SW_NONE);
+    if (d == SW_NONE) return;
+    w->o[d].door_a = (int16_t)a;
+    w->o[d].door_b = (int16_t)b;
+    w->o[d].flags = F_CLOSABLE;   /* closed */
+}
+
+static int sink(sw_world *w, const char *name, int parent) { return add_fixed(w, K_SINK, name, parent); }
+
+void sw_build_house(sw_world *w, sw_jrand *r) {
+    /* kitchen */
+    int kitchen = new_room(w, K_ROOM, "kitchen");
+    sink(w, "sink", kitchen);
+    add_fixed(w, K_STOVE, "stove", kitchen);
+    add_fixed(w, K_CLOSABLE, "fridge", kitchen);
+    add_fixed(w, K_CLOSABLE, "freezer", kitchen);
+    add_fixed(w, K_OVEN, "oven", kitchen);
+    int cupboard = add_fixed(w, K_CLOSABLE, "cupboard", kitchen);
+    add_fixed(w, K_DRAWER, "drawer", cupboard);
+    add_with_mat(w, K_CUP, "metal pot", "steel", cupboard);
+    add_with_mat(w, K_CUP, "tin cup", "tin", cupboard);
+    add_with_mat(w, K_CUP, "ceramic cup", "ceramic", cupboard);
+    int counter = add_fixed(w, K_SURFACE, "counter", kitchen);
+    add_fixed(w, K_DRAWER, "drawer", counter);
+    int bowl = add_with_mat(w, K_CUP, "bowl", "wood", counter);
+    add_with_mat(w, K_FOOD, "apple", "apple", bowl);
+    add_with_mat(w, K_FOOD, "banana", "banana", bowl);
+    add_with_mat(w, K_FOOD, "orange", "orange", bowl);
+    add_with_mat(w, K_FOOD, "potato", "potato", bowl);
+    int fridge = sw_find_named(w, kitchen, "fridge");
+    int cup2 = add_with_mat(w, K_CUP, "wood cup", "wood", fridge);
+    sw_add_substance(w, "orange juice", "orange juice", cup2);
+    add_with_mat(w, K_THERMOMETER, "thermometer", "glass", kitchen);
+    add_picture(w, r, kitchen);
+    int table = add_fixed(w, K_SURFACE, "table", kitchen);
+    add_with_mat(w, K_CUP, "glass cup", "glass", table);
+    add_fixed(w, K_SURFACE, "chair", kitchen);
+    sw_new(w, K_LIGHTER, "lighter", kitchen);
+    int jar = add_with_mat(w, K_CUP, "glass jar", "glass", kitchen);
+    w->o[jar].flags |= F_CLOSABLE;   /* a closable container that starts open */
+    sw_add_substance(w, "sodium chloride", "sodium chloride", jar);
+    sw_add_substance(w, "soap", "soap", kitchen);
+    sw_new(w, K_STOPWATCH, "stopwatch", kitchen);
+
+    /* living room */
+    int living = new_room(w, K_ROOM, "living room");
+    int couch = add_fixed(w, K_COUCH, "couch", living);
+    sw_new(w, K_THING, "white pillow", couch);
+    add_fixed(w, K_SURFACE, "chair", living);
+    {
+        int t = sw_jrand_next_int(r, 3);
+        add_fixed(w, K_SURFACE, t == 2 ? "desk" : "table", living);
+        if (t == 2) add_fixed(w, K_DRAWER, "drawer", sw_find_named(w, living, "desk"));
+    }
+    add_picture(w, r, living);
+    if (sw_jrand_next_bool(r)) add_bookshelf(w, r, living);
+
+    /* bedroom */
+    int bedroom = new_room(w, K_ROOM, "bedroom");
+    int bed = add_fixed(w, K_BED, "bed", bedroom);
+    int mattress = add_fixed(w, K_SURFACE, "mattress", bed);
+    sw_new(w, K_THING, "white pillow", mattress);
+    add_fixed(w, K_SURFACE, "table", bedroom);
+    add_fixed(w, K_CLOSABLE, "closet", bedroom);
+    add_picture(w, r, bedroom);
+    if (sw_jrand_next_bool(r)) add_bookshelf(w, r, bedroom);
+
+    /* bathroom */
+    int bathroom = new_room(w, K_ROOM, "bathroom");
+    sink(w, "sink", bathroom);
+    add_fixed(w, K_TOILET, "toilet", bathroom);
+    sink(w, "bathtub", bathroom);
+    add_with_mat(w, K_CUP, "glass cup", "glass", bathroom);
+    add_picture(w, r, bathroom);
+
+    /* workshop */
+    int workshop = new_room(w, K_ROOM, "workshop");
+    int wtable = add_fixed(w, K_SURFACE, "table", workshop);
+    {
+        static const char *const lights[] = {"red", "green", "blue", "yellow", "orange", "violet"};
+        static const char *const wires[] = {"red", "green", "blue", "yellow", "orange", "black"};
+        int li[6] = {0, 1, 2, 3, 4, 5}, wi[6] = {0, 1, 2, 3, 4, 5};
+        sw_jrand_shuffle(r, li, 6);
+        for (int i = 0; i < 3; i++) {
+                int b = add_with_mat(w, K_LIGHTBULB, "light bulb", "glass", wtable);
+            snprintf(w->o[b].alt, sizeof w->o[b].alt, "%s", lights[li[i]]);
+            snprintf(w->o[b].name, sizeof w->o[b].name, "%s light bulb", lights[li[i]]);
+        }
+        sw_jrand_shuffle(r, wi, 6);
+        for (int i = 0; i < 3; i++) {
+            char nm[SW_NAME];
+            snprintf(nm, sizeof nm, "%s wire", wires[wi[i]]);
+            add_with_mat(w, K_WIRE, nm, "steel", wtable);
+        }
+        add_with_mat(w, K_SWITCH, "switch", "plastic", wtable);
+        add_with_mat(w, K_BATTERY, "battery", "steel", wtable);
+    }
+    add_fixed(w, K_CLOSABLE, "ultra low temperature freezer", workshop);
+
+    /* greenhouse */
+    int greenhouse = new_room(w, K_ROOM, "greenhouse");
+    add_with_mat(w, K_CUP, "jug", "plastic", greenhouse);
+    int hive = add_fixed(w, K_BEEHIVE, "bee hive", greenhouse);
+    for (int i = 0; i < 5; i++) sw_add_animal(w, "bee", hive);
+    sink(w, "sink", greenhouse);
+
+    /* art studio */
+    int art = new_room(w, K_ROOM, "art studio");
+    int atable = add_fixed(w, K_SURFACE, "table", art);
+    {
+        int mix[3] = {0, 1, 2};
+        sw_jrand_shuffle(r, mix, 3);
+        static const char *const names[] = {"glass cup", "bowl", "jug"};
+        static const char *const mats[] = {"glass", "wood", "plastic"};
+        add_with_mat(w, K_CUP, names[mix[0]], mats[mix[0]], atable);
+        static const char *const paints[] = {"red paint", "blue paint", "yellow paint"};
+        for (int i = 0; i < 3; i++) {
+            int c = add_with_mat(w, K_CUP, "wood cup", "wood", art);
+            sw_add_substance(w, paints[i], "paint", c);
+        }
+        int lc = add_fixed(w, K_CLOSABLE, "large cupboard", art);
+        add_fixed(w, K_DRAWER, "drawer", lc);
+        for (int i = 0; i < 3; i++) {
+            int c = add_with_mat(w, K_CUP, "wood cup", "wood", lc);
+            sw_add_substance(w, paints[i], "paint", c);
+        }
+    }
+
+    /* hallway */
+    int hallway = new_room(w, K_ROOM, "hallway");
+    add_picture(w, r, hallway);
+
+    /* outside */
+    int outside = new_room(w, K_OUTSIDE, "outside");
+    add_fixed(w, K_FIREPIT, "fire pit", outside);
+    sw_add_substance(w, "wood", "wood", outside);
+    add_with_mat(w, K_THING, "axe", "steel", outside);
+    int fountain = add_fixed(w, K_FOUNTAIN, "fountain", outside);
+    sw_add_substance(w, "water", "water", fountain);
+
+    /* foundry */
+    int foundry = new_room(w, K_ROOM, "foundry");
+    add_fixed(w, K_OVEN, "blast furnace", foundry);
+    sink(w, "sink", foundry);
+    add_fixed(w, K_SURFACE, "table", foundry);
+
+    /* shovel: greenhouse or outside */
+    add_with_mat(w, K_THING, "shovel", "steel", sw_jrand_next_int(r, 2) == 1 ? greenhouse : outside);
+
+    mk_door(w, kitchen, hallway);
+    mk_door(w, living, hallway);
+    mk_door(w, bedroom, hallway);
+    mk_door(w, bathroom, kitchen);
+    mk_door(w, workshop, hallway);
+    mk_door(w, greenhouse, hallway);
+    mk_door(w, art, hallway);
+    mk_door(w, kitchen, outside);
+    mk_door(w, greenhouse, outside);
+    mk_door(w, foundry, outside);
+
+    /* initial temperatures from materials: everything starts at room temperature, except what
+     * sits in a fridge/freezer (set by physics on the first ticks) */
+    for (int i = 0; i < w->n; i++) if (w->o[i].mat >= 0) sw_update_name_for_state(w, i);
+}

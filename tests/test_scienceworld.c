@@ -1,0 +1,272 @@
+/* ScienceWorld: oracle scores 100 on every variation of every split of each implemented task,
+ * golden observation texts, the ambiguity dialogue, determinism, splits, unimplemented-task
+ * errors, and arbitrary input never crashing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+#include "core/core.h"
+#include "env/env.h"
+
+static m2_env *mk(void) {
+    m2_env *e = NULL;
+    m2_err err = {0};
+    assert_int_equal(m2_env_create("scienceworld", NULL, &e, &err), 0);
+    return e;
+}
+
+static const char *const implemented[] = {"find-living-thing", "find-non-living-thing", "find-plant", "find-animal",
+    "lifespan-longest-lived", "lifespan-shortest-lived", "lifespan-longest-lived-then-shortest-lived"};
+
+static void oracle_scores_100_everywhere(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    for (size_t t = 0; t < sizeof implemented / sizeof implemented[0]; t++)
+        for (int sp = 0; sp < 3; sp++) {
+            int n = e->cls->num_episodes(e, implemented[t], sp, &err);
+            assert_true(n > 0);
+            for (int i = 0; i < n; i++) {
+                m2_step_result r;
+                assert_int_equal(e->cls->reset(e, implemented[t], sp, i, 0, &r, &err), 0);
+                char buf[256];
+                int k = 0;
+                while (k < 60 && !e->cls->oracle_next(e, buf, sizeof buf, &err)) {
+                    e->cls->step(e, buf, &r);
+                    assert_int_equal(r.valid, 1);
+                    k++;
+                    if (r.done) break;
+                }
+                if (r.score != 100.0f) fail_msg("%s split %d index %d: oracle scored %.0f", implemented[t], sp, i, r.score);
+                assert_int_equal(r.won, 1);
+            }
+        }
+    m2_env_destroy(e);
+}
+
+static void splits_follow_the_original_rule(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    assert_int_equal(e->cls->num_task_families(e), 30);
+    assert_int_equal(e->cls->num_episodes(e, "find-animal", M2_SPLIT_TRAIN, &err), 150);
+    assert_int_equal(e->cls->num_episodes(e, "find-animal", M2_SPLIT_ID, &err), 75);
+    assert_int_equal(e->cls->num_episodes(e, "find-animal", M2_SPLIT_OOD, &err), 75);
+    assert_int_equal(e->cls->num_episodes(e, "lifespan-longest-lived", M2_SPLIT_TRAIN, &err), 62);
+    assert_int_equal(e->cls->num_episodes(e, "lifespan-longest-lived", M2_SPLIT_ID, &err), 31);
+    assert_int_equal(e->cls->num_episodes(e, "lifespan-longest-lived", M2_SPLIT_OOD, &err), 32);
+    /* all implemented tasks concatenated */
+    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err), 4 * 75 + 3 * 31);
+    /* not implemented: a clear error, never a fake episode */
+    assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_TRAIN, &err), -1);
+    assert_non_null(strstr(err.msg, "not implemented"));
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "mendelian-genetics-known-plant", M2_SPLIT_TRAIN, 0, 0, &r, &err), -1);
+    assert_int_equal(e->cls->num_episodes(e, "no-such-task", M2_SPLIT_TRAIN, &err), -1);
+    assert_int_equal(e->cls->reset(e, "find-animal", M2_SPLIT_ID, 75, 0, &r, &err), -1);
+    m2_env_destroy(e);
+}
+
+static void task_names_match_tasks_json(void **state) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scienceworld/tasks.json", m2_shared_data_dir());
+    FILE *f = fopen(path, "rb");
+    if (!f) skip();
+    static char txt[65536];
+    size_t n = fread(txt, 1, sizeof txt - 1, f);
+    fclose(f);
+    txt[n] = 0;
+    cJSON *j = cJSON_Parse(txt);
+    assert_non_null(j);
+    m2_env *e = mk();
+    assert_int_equal(cJSON_GetArraySize(j), e->cls->num_task_families(e));
+    for (int i = 0; i < cJSON_GetArraySize(j); i++) {
+        cJSON *it = cJSON_GetArrayItem(j, i);
+        assert_string_equal(cJSON_GetObjectItem(it, "task_name")->valuestring, e->cls->task_family_name(e, i));
+    }
+    cJSON_Delete(j);
+    m2_env_destroy(e);
+}
+
+static const char *step(m2_env *e, const char *a, m2_step_result *r) {
+    e->cls->step(e, a, r);
+    return r->observation;
+}
+
+static void golden_texts(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "find-animal", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e),
+        "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the red box in the kitchen.");
+    assert_string_equal(r.observation,
+        "This room is called the hallway. In it, you see: \n\tthe agent\n\ta substance called air\n\ta picture\n"
+        "You also see:\n\tA door to the art studio (that is closed)\n\tA door to the bedroom (that is closed)\n"
+        "\tA door to the greenhouse (that is closed)\n\tA door to the kitchen (that is closed)\n"
+        "\tA door to the living room (that is closed)\n\tA door to the workshop (that is closed)\n");
+    assert_string_equal(step(e, "go to kitchen", &r), "The door is not open.");
+    assert_string_equal(step(e, "open door to kitchen", &r), "The door is now open.");
+    assert_string_equal(step(e, "open door to kitchen", &r), "The door is already open.");
+    assert_string_equal(step(e, "go to kitchen", &r), "You move to the kitchen.");
+    assert_string_equal(step(e, "look around", &r),
+        "This room is called the kitchen. In it, you see: \n\tthe agent\n\ta substance called air\n"
+        "\ta chair. On the chair is: nothing.\n"
+        "\ta counter. On the counter is: a bowl (containing an apple, a banana, an orange, a potato), a drawer.\n"
+        "\ta cupboard. The cupboard door is closed. \n\ta freezer. The freezer door is closed. \n"
+        "\ta fridge. The fridge door is closed. \n\ta glass jar (containing a substance called sodium chloride)\n"
+        "\ta lighter\n\ta oven, which is turned off. The oven door is closed. \n\ta painting\n"
+        "\ta red box (containing nothing)\n\ta sink, which is turned off. In the sink is: nothing.\n"
+        "\ta substance called soap\n\ta stopwatch, which is deactivated. \n"
+        "\ta stove, which is turned off. On the stove is: nothing.\n"
+        "\ta table. On the table is: a glass cup (containing nothing).\n"
+        "\ta thermometer, currently reading a temperature of 25 degrees celsius\n"
+        "You also see:\n\tA door to the bathroom (that is closed)\n\tA door to the hallway (that is open)\n"
+        "\tA door to the outside (that is closed)");
+    assert_string_equal(step(e, "inventory", &r), "In your inventory, you see:\n\tnothing");
+    assert_string_equal(step(e, "pick up metal pot", &r), "No known action matches that input.");
+    assert_int_equal(r.valid, 0);
+    assert_string_equal(step(e, "open cupboard", &r), "The cupboard is now open.");
+    assert_string_equal(step(e, "pick up metal pot", &r), "You move the metal pot to the inventory.");
+    assert_string_equal(step(e, "inventory", &r), "In your inventory, you see:\n\ta metal pot (containing nothing)");
+    assert_string_equal(step(e, "move metal pot to table", &r), "You move the metal pot to the table.");
+    assert_string_equal(step(e, "look at table", &r),
+        "a table. On the table is: \n\ta glass cup (containing nothing)\n\ta metal pot (containing nothing)");
+    assert_string_equal(step(e, "look in bowl", &r), "Inside the bowl is: \n\tan apple\n\ta banana\n\tan orange\n\ta potato");
+    assert_string_equal(step(e, "close cupboard", &r), "The cupboard is now closed.");
+    assert_string_equal(step(e, "move sink to table", &r), "The sink is not moveable.");
+    assert_string_equal(step(e, "wait", &r), "You decide to wait for 10 iterations.");
+    assert_string_equal(step(e, "wait1", &r), "You decide to wait for 1 iterations.");
+    assert_string_equal(step(e, "xyzzy", &r), "No known action matches that input.");
+    /* the ambiguity dialogue */
+    assert_string_equal(step(e, "open door", &r),
+        "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):\n"
+        "0:\topen door between kitchen and hallway\n1:\topen door between bathroom and kitchen\n"
+        "2:\topen door between kitchen and outside\n");
+    const char *const *adm;
+    int na;
+    assert_int_equal(e->cls->admissible(e, &adm, &na), 0);
+    assert_int_equal(na, 3);
+    assert_string_equal(step(e, "1", &r), "The door is now open.");
+    assert_non_null(strstr(step(e, "open door", &r), "Ambiguous request"));
+    assert_string_equal(step(e, "9", &r), "ERROR: Value out of range (9). Action cancelled.");
+    assert_string_equal(step(e, "go to bathroom", &r), "You move to the bathroom.");
+    /* focusing on a non-animal fails the task: score -100, done */
+    assert_string_equal(step(e, "focus on toilet", &r), "You focus on the toilet.");
+    assert_float_equal(r.score, -100.0f, 0.0f);
+    assert_int_equal(r.done, 1);
+    m2_env_destroy(e);
+}
+
+static void lifespan_scoring(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "lifespan-shortest-lived", M2_SPLIT_OOD, 0, 0, &r, &err), 0);
+    assert_non_null(strstr(e->cls->task_text(e), "shortest life span"));
+    char buf[128];
+    float last = 0;
+    while (!e->cls->oracle_next(e, buf, sizeof buf, &err)) {
+        e->cls->step(e, buf, &r);
+        assert_true(r.score >= last);
+        assert_float_equal(r.reward, r.score - last, 0.0f);
+        last = r.score;
+        if (r.done) break;
+    }
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    m2_env_destroy(e);
+}
+
+/* Same episode, same actions -> byte-identical observations. */
+static void deterministic(void **state) {
+    m2_env *a = mk(), *b = mk();
+    m2_err err = {0};
+    m2_step_result ra, rb;
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(a->cls->reset(a, "find-living-thing", M2_SPLIT_TRAIN, i * 7, 1, &ra, &err), 0);
+        assert_int_equal(b->cls->reset(b, "find-living-thing", M2_SPLIT_TRAIN, i * 7, 2, &rb, &err), 0);
+        assert_string_equal(ra.observation, rb.observation);
+        char buf[128];
+        while (!a->cls->oracle_next(a, buf, sizeof buf, &err)) {
+            a->cls->step(a, buf, &ra);
+            b->cls->step(b, buf, &rb);
+            assert_string_equal(ra.observation, rb.observation);
+            if (ra.done) break;
+        }
+    }
+    m2_env_destroy(a);
+    m2_env_destroy(b);
+}
+
+static void random_input_never_crashes(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "find-plant", M2_SPLIT_TRAIN, 3, 0, &r, &err), 0);
+    m2_rng rng;
+    m2_rng_seed(&rng, 1234);
+    static const char *const words[] = {"open", "door", "to", "go", "kitchen", "move", "pot", "in", "focus", "on",
+        "the", "a", "pick", "up", "look", "at", "around", "0", "1", "-3", "wait", "pour", "use", "thermometer", "box", ""};
+    char in[600];
+    for (int it = 0; it < 3000; it++) {
+        int kind = (int)((uint32_t)m2_rng_u64(&rng) % 3);
+        int len = (int)((uint32_t)m2_rng_u64(&rng) % 80);
+        if (kind == 0) {
+            for (int i = 0; i < len; i++) in[i] = (char)(1 + (uint32_t)m2_rng_u64(&rng) % 255);
+            in[len] = 0;
+        } else {
+            in[0] = 0;
+            int nw = 1 + (int)((uint32_t)m2_rng_u64(&rng) % 6);
+            for (int i = 0; i < nw; i++) {
+                strcat(in, words[(uint32_t)m2_rng_u64(&rng) % (sizeof words / sizeof words[0])]);
+                strcat(in, " ");
+            }
+        }
+        e->cls->step(e, in, &r);
+        assert_non_null(r.observation);
+        const char *const *adm;
+        int na;
+        if (it % 50 == 0) assert_int_equal(e->cls->admissible(e, &adm, &na), 0);
+        if (r.done) assert_int_equal(e->cls->reset(e, "find-plant", M2_SPLIT_TRAIN, it % 150, 0, &r, &err), 0);
+    }
+    e->cls->step(e, NULL, &r);
+    assert_non_null(r.observation);
+    m2_env_destroy(e);
+}
+
+static void describe_and_segment(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    char *js = e->cls->describe(e, "find-animal", M2_SPLIT_OOD, 0, &err);
+    assert_non_null(js);
+    assert_non_null(strstr(js, "\"variation\":225"));
+    free(js);
+    const char *acts[] = {"open door to kitchen", "go to kitchen", "open door to outside", "go to outside",
+                          "look around", "focus on wolf", "pick up wolf", "go to kitchen", "move wolf to box"};
+    const char *obs[9] = {0};
+    m2_subgoal sg[8];
+    int n = e->cls->segment(e, acts, obs, 9, sg, 8);
+    assert_int_equal(n, 5);
+    assert_string_equal(sg[0].text, "go to outside");
+    assert_int_equal(sg[0].last, 4);
+    assert_string_equal(sg[1].text, "focus on wolf");
+    assert_string_equal(sg[3].text, "go to kitchen");
+    m2_env_destroy(e);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(splits_follow_the_original_rule),
+        cmocka_unit_test(task_names_match_tasks_json),
+        cmocka_unit_test(golden_texts),
+        cmocka_unit_test(lifespan_scoring),
+        cmocka_unit_test(deterministic),
+        cmocka_unit_test(random_input_never_crashes),
+        cmocka_unit_test(describe_and_segment),
+        cmocka_unit_test(oracle_scores_100_everywhere),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
