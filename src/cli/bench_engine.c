@@ -82,8 +82,8 @@ int bench_engine_main(int argc, char **argv) {
         char desc[256];
         m2_config_describe(&m->cfg, desc, sizeof desc);
         printf("model: %s, storage %s; batch %d x %d; LoRA r=16 on q,v; %d threads\n", desc, m2_dtype_name(dtype), B, T, threads);
-        m2_memplan mp = m2_memory_plan(m, B * T, 8, 32 + gen_tokens);
-        m2_memplan_print(stdout, &mp);
+        m2_model_mem mp = m2_memory_plan(m, B * T, 8, 32 + gen_tokens);
+        m2_model_mem_print(stdout, &mp);
     }
     int N = B * T;
     int32_t *tok = malloc(N * 4), *tgt = malloc(N * 4);
