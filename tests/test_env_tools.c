@@ -73,7 +73,7 @@ static void check_records(const cJSON *h, const cJSON *ls, int won) {
     }
     for (int g = 0; g < G; g++) {
         const cJSON *l = cJSON_GetArrayItem(ls, g);
-        assert_string_equal(cJSON_GetObjectItem(l, "goal")->valuestring, cJSON_GetArrayItem(sub, g)->valuestring);
+        assert_string_equal(cJSON_GetObjectItem(l, "subgoal")->valuestring, cJSON_GetArrayItem(sub, g)->valuestring);
         assert_non_null(strstr(cJSON_GetObjectItem(l, "subtask")->valuestring, " Subtask: craft "));
         const cJSON *lo = cJSON_GetObjectItem(l, "obs"), *la = cJSON_GetObjectItem(l, "action");
         const cJSON *lr = cJSON_GetObjectItem(l, "reward"), *ld = cJSON_GetObjectItem(l, "done");
@@ -266,6 +266,22 @@ static void cli_tasks_eval_data_bench(void **state) {
     free(line);
     fclose(f);
     assert_int_equal(lines, nlow);
+    /* the readers of data/records_read.h take the plain texts (the prompt is added by the caller) */
+    m2_err err = {0};
+    m2_low_record *lr = NULL;
+    m2_high_record *hr = NULL;
+    int nl = 0, nh = 0;
+    assert_int_equal(m2_low_records_read(path, &lr, &nl, &err), 0);
+    assert_int_equal(nl, nlow);
+    assert_true(!strncmp(lr[0].subgoal, "craft ", 6));
+    assert_int_equal(lr[0].n_obs, lr[0].n_steps + 1);
+    m2_low_records_free(lr, nl);
+    snprintf(path, sizeof path, "%s/exp/high.jsonl", dir);
+    assert_int_equal(m2_high_records_read(path, &hr, &nh, &err), 0);
+    assert_int_equal(nh, 4);
+    assert_true(!strncmp(hr[0].task, "craft ", 6));
+    assert_int_equal(hr[0].n_states, hr[0].n_subgoals + 1);
+    m2_high_records_free(hr, nh);
     snprintf(cmd, sizeof cmd, "%%s data --env textcraft --split id --episodes 3 --variant medium --seed 2 --out %s/med 2>&1", dir);
     o = run(cmd, &st);
     assert_int_equal(st, 0);

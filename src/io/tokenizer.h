@@ -99,6 +99,11 @@ enum {
 int m2_tokenizer_encode(const m2_tokenizer *tok, const char *text, size_t len, unsigned flags,
                         m2_tokens *out, m2_err *err);
 
+/* Like encode, but special tokens are only matched where plain[i] == 0 for every byte they cover
+ * (plain[0..len), 0/1 per byte; NULL = everywhere): untrusted text inside a template stays text. */
+int m2_tokenizer_encode_masked(const m2_tokenizer *tok, const char *text, size_t len, unsigned flags,
+                               const uint8_t *plain, m2_tokens *out, m2_err *err);
+
 /* Decode flags. */
 enum {
     M2_DEC_SKIP_SPECIAL = 1u,   /* drop control tokens (BOS, EOS, <|im_end|>, ...) */

@@ -235,10 +235,10 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
             merges[2 * mi] = pool + at;
             merges[2 * mi + 1] = pool + at + (size_t)(sp - s) + 1;
             at += l + 1;
-        } else if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2 && cJSON_IsString(cJSON_GetArrayItem(e, 0)) &&
-                   cJSON_IsString(cJSON_GetArrayItem(e, 1))) {
-            merges[2 * mi] = cJSON_GetArrayItem(e, 0)->valuestring;
-            merges[2 * mi + 1] = cJSON_GetArrayItem(e, 1)->valuestring;
+        } else if (cJSON_IsArray(e) && e->child && e->child->next && !e->child->next->next &&
+                   cJSON_IsString(e->child) && cJSON_IsString(e->child->next)) {
+            merges[2 * mi] = e->child->valuestring;
+            merges[2 * mi + 1] = e->child->next->valuestring;
         } else {
             m2_errorf(err, M2_EFORMAT, "%s: model.merges[%d]: expected a \"left right\" string or a [left, right] pair", name, mi);
             goto done;
@@ -297,6 +297,11 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
     const char *unk = jstr(model, "unk_token");
     if (unk) tok->unk_id = m2_tokenizer_find(tok, unk, strlen(unk));
     const cJSON *post = jget(root, "post_processor");
+    if (jtype_is(post, "Sequence")) {   /* Llama-3: [ByteLevel, TemplateProcessing] */
+        const cJSON *q, *found = NULL;
+        cJSON_ArrayForEach(q, jget(post, "processors")) if (jtype_is(q, "TemplateProcessing")) found = q;
+        post = found;
+    }
     if (jtype_is(post, "TemplateProcessing")) {
         const cJSON *single = jget(post, "single");
         int cnt = cJSON_GetArraySize(single);
