@@ -2,6 +2,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Detokenizer hook for the newline stop string: the text of one token. */
+static int token_text(void *ud, int32_t token, char *buf, int cap) {
+    const m2_tok_iface *t = ud;
+    int n = t->decode(t->ctx, &token, 1, buf, cap, NULL);
+    return n < 0 ? 0 : (n < cap ? n : cap - 1);
+}
+
 static int generate(void *ctx, m2_role role, const m2_traj *context, char **out, int *np, int *ng,
                     m2_err *err) {
     m2_model_policy *mp = ctx;
@@ -21,6 +28,13 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     g.seed = mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++;
     g.stop_tokens = &mp->tok->eos_id;
     g.n_stop_tokens = 1;
+    static const char *const newline[1] = {"\n"};
+    if (mp->stop_newline) {
+        g.stop_strings = newline;
+        g.n_stop_strings = 1;
+        g.token_text = token_text;
+        g.ud = (void *)mp->tok;
+    }
     m2_gen_result res = {0};
     const int32_t *prompts[1] = {ids};
     int rc = m2_generate(mp->model, role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2, 1, prompts, &n, &g, &res, err);

@@ -19,6 +19,7 @@ typedef struct m2_model_policy {
     int max_context;           /* prompt tokens; <= 0: model max_seq_len - max_new_tokens */
     uint64_t seed;             /* call k samples from stream (seed, k) */
     long calls;
+    int stop_newline;          /* 1: also stop at the first generated '\n' (sub-goals and actions are one line) */
 } m2_model_policy;
 
 m2_policy m2_model_policy_as(m2_model_policy *mp);
