@@ -58,7 +58,4 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
 int m2_pipe_eval_reference(const char *env_name, const char *policy, const char *split, int episodes,
                            int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_err *err);
 
-/* The embedded demo config (configs/demo.yaml's values, sized for `multi2 demo`). */
-extern const char m2_pipe_demo_yaml[];
-
 #endif

@@ -151,6 +151,27 @@ static int pre_fill(void *ud, m2_ckpt *c, m2_err *err) {
     return 0;
 }
 
+/* The saved GGUF must give the later stages the model that was trained: reload it and compare the
+ * logits of one transcript (guards the q/k row permutation and the tokenizer metadata). */
+static int check_saved_base(m2_model *m, const m2_seqset *set, const char *path, const char *tok_path, m2_err *err) {
+    m2_bundle b;
+    if (m2_bundle_open(&b, path, NULL, tok_path, NULL, 1, err)) return -1;
+    const m2_packed *p = &set->seq[0];
+    int n = p->n_tok < 64 ? p->n_tok : 64, rc = -1;
+    m2_ctx *c1 = m2_ctx_create(m, n, 0, err), *c2 = c1 ? m2_ctx_create(b.model, n, 0, err) : NULL;
+    m2_batch bt = {1, &n, p->ids};
+    if (c2 && !m2_forward(c1, &bt, NULL, 0, err) && !m2_forward(c2, &bt, NULL, 0, err)) {
+        const float *l1 = m2_ctx_logits(c1), *l2 = m2_ctx_logits(c2);
+        double md = 0;
+        for (long i = 0; i < (long)n * m->cfg.vocab_size; i++) md = fmax(md, fabs((double)l1[i] - l2[i]));
+        rc = md < 1e-3 ? 0 : m2_errorf(err, M2_EFORMAT, "%s: reloaded base differs from the trained one (max |dlogit| %g)", path, md);
+    }
+    m2_ctx_free(c1);
+    m2_ctx_free(c2);
+    m2_bundle_close(&b);
+    return rc;
+}
+
 int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = ctx->cfg;
     const char *run_dir = ctx->run->dir;
@@ -271,7 +292,8 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     }
     ctx->step = h.base + ps.step;
     if (m2_model_save_gguf_tok(m, base_path, M2_GGML_F32, NULL, tk, err)) goto out;
-    if (ctx->out) fprintf(ctx->out, "pretrain: base -> %s\n", base_path);
+    if (check_saved_base(m, &set, base_path, tok_path, err)) goto out;
+    if (ctx->out) fprintf(ctx->out, "pretrain: base -> %s (reloaded: same logits)\n", base_path);
     rc = 0;
 out:
     m2_batch_iter_free(&it);
