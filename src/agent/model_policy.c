@@ -2,6 +2,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A byte-level model may emit a partial UTF-8 sequence; the text goes back into contexts that are
+ * encoded again, so invalid bytes become '?'. */
+static void utf8_sanitize(char *s, size_t len) {
+    size_t off = 0, bad;
+    while (off < len && m2_utf8_check(s + off, len - off, &bad) != 0) {
+        s[off + bad] = '?';
+        off += bad + 1;
+    }
+}
+
 /* Detokenizer hook for the newline stop string: the text of one token. */
 static int token_text(void *ud, int32_t token, char *buf, int cap) {
     const m2_tok_iface *t = ud;
@@ -20,7 +30,14 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     if (max_ctx <= 0) return m2_errorf(err, M2_ECONFIG, "model policy: max_new_tokens %d leaves no context", max_new);
     int32_t *ids;
     int n;
-    if (m2_pack_context(mp->tok, context, max_ctx, &ids, &n, err)) return -1;
+    m2_err pe = {0};
+    if (m2_pack_context(mp->tok, context, max_ctx, &ids, &n, &pe)) {
+        /* The prompt and the current state alone exceed the context window: the policy cannot act,
+         * which the loop records as an unparsable output (an invalid step), not a crash. */
+        if (pe.code != M2_EINVAL) { if (err) *err = pe; return -1; }
+        *out = strdup("");
+        return *out ? 0 : m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
+    }
     if (n == 0) { free(ids); return m2_errorf(err, M2_EINVAL, "model policy: empty context"); }
     m2_gen_config g = {0};
     g.max_new_tokens = max_new;
@@ -50,6 +67,7 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
         if (len >= 0) return m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
         return -1;
     }
+    utf8_sanitize(text, strlen(text));
     *out = text;
     *np = n;
     *ng = res.n;

@@ -225,7 +225,13 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         m2_seqset tmp;
         const char *kinds[3] = {"high", "low", "flat"};
         for (int k = 0; k < 3; k++) {
-            if (pw_load_set(cfg, run_dir, &tok, kinds[k], 1, seq_len, &tmp, NULL, NULL, NULL, err)) { m2_seqset_free(&tmp); goto out; }
+            m2_err e2 = {0};
+            if (pw_load_set(cfg, run_dir, &tok, kinds[k], 1, seq_len, &tmp, NULL, NULL, NULL, &e2)) {
+                m2_seqset_free(&tmp);
+                if (e2.code == M2_EINVAL) continue;   /* none of this kind fits pretrain.seq_len */
+                if (err) *err = e2;
+                goto out;
+            }
             for (int i = 0; i < tmp.n; i++) {
                 if (set.n == set.cap) {
                     int nc = set.cap ? set.cap * 2 : 256;
@@ -239,6 +245,10 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
             tmp.n = 0;   /* moved */
             m2_seqset_free(&tmp);
         }
+    }
+    if (set.n == 0) {
+        m2_errorf(err, M2_ECONFIG, "pretrain.seq_len %d: no transcript fits (raise it)", seq_len);
+        goto out;
     }
     idx = malloc((size_t)set.n * sizeof *idx);
     if (!idx) { m2_errorf(err, M2_ENOMEM, "pretrain: out of memory"); goto out; }
