@@ -307,7 +307,8 @@ int m2_aw_won(const aw_scene *s, const aw_state *st) {
     case AW_LOOK:
         if (st->held < 0 || s->objs[st->held].cls != g->obj_cls) return 0;
         for (int o = 0; o < s->n_obj && !ok; o++)
-            ok = s->objs[o].cls == g->toggle_cls && (st->bits[o] & AW_S_TOGGLED) && obj_here(s, st, o);
+            ok = s->objs[o].cls == g->toggle_cls && (st->bits[o] & AW_S_TOGGLED) &&
+                 (obj_here(s, st, o) || (st->in[o] < 0 && st->held != o && s->floor_loc[o] == st->loc));
         break;
     }
     if (ok && g->all_closed)
