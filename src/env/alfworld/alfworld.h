@@ -165,6 +165,8 @@ void m2_aw_demangle(const char *mangled, char *out, size_t cap);
 
 /* Episode counts per (type, split) for generated scenes; type 0 = all six concatenated in type order. */
 int m2_aw_num_generated(int type, m2_split split);
+/* The same, counting only task types that some floor plan of the split supports (custom tables). */
+int m2_aw_num_episodes(const aw_tables *t, int type, m2_split split);
 /* Generates episode `index` of (type, split) (type 0 = all types, see above) from seed. Deterministic. */
 int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err);
 
