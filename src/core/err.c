@@ -21,7 +21,7 @@ int m2_err_prefix(m2_err *err, const char *fmt, ...) {
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
     /* Keep as much of both as fits; a long prefix may cut the tail of the message. */
-    size_t hl = strnlen(head, sizeof err->msg - 1);
+    size_t hl = strnlen(head, sizeof head - 1);
     memcpy(err->msg, head, hl);
     size_t ol = strnlen(old, sizeof err->msg - 1 - hl);
     memcpy(err->msg + hl, old, ol);
