@@ -754,6 +754,7 @@ static void bad_json(void **state) {
         {"{\"version\":\"1.0\"}", "\"model\""},
         {"{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", "Unigram"},
         {"{\"model\":{\"type\":\"BPE\"}}", "model.vocab"},
+        {"{\"model\":{\"type\":\"BPE\",\"end_of_word_suffix\":\"</w>\",\"vocab\":{\"a\":0}}}", "end_of_word_suffix"},
         {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-3}}}", "model.vocab[\"a\"]"},
         {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":99999999999}}}", "model.vocab[\"a\"]"},
         {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":0}},\"decoder\":{\"type\":\"ByteLevel\"}}", "used by both"},
