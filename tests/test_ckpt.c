@@ -256,35 +256,33 @@ static void sigkill_mid_write_keeps_previous(void **state) {
     snprintf(p, sizeof p, "%s/step_2", root);
     assert_false(m2_path_exists(p));
 
-    /* Random timing: a child saving step after step is killed at arbitrary points; whatever
-     * `latest` names must load and hold exactly its step's data. */
+    /* Arbitrary kill points: a child saves step after step and reports each finished save; the
+     * parent waits for trial+1 of them, then kills it at a varying moment of the next save.
+     * Whatever `latest` names must load and hold exactly its step's data. */
     int progressed = 0;
     for (int trial = 0; trial < 6; trial++) {
+        int pf[2];
+        assert_int_equal(pipe(pf), 0);
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
+            close(pf[0]);
             m2_err e2 = {0};
-            for (int64_t s = 10 + trial * 100;; s++) save_step(root, s, n, 3, NULL, NULL, &e2);
+            for (int64_t s = 10 + trial * 100;; s++)
+                if (save_step(root, s, n, 3, NULL, NULL, &e2) == 0 && write(pf[1], "x", 1) != 1) _exit(1);
         }
-        /* Wait (up to 20 s) until this child has published a checkpoint of its own, so the kill
-         * lands while later saves are in flight, whatever the disk's fsync latency. */
-        for (int waited = 0; waited < 2000; waited++) {
-            m2_ckpt *peek = NULL;
-            m2_err e3 = {0};
-            int ok = m2_ckpt_load_latest(root, &peek, &e3) == 0 && peek->step >= 10 + trial * 100;
-            if (peek) m2_ckpt_free(peek);
-            if (ok) break;
-            usleep(10000);
-        }
-        usleep(1000 + 3000 * trial);
+        close(pf[1]);
+        for (int k = 0; k <= trial; k++) assert_int_equal(read(pf[0], &x, 1), 1);
+        usleep((useconds_t)(trial * 700));
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
+        close(pf[0]);
         if (m2_ckpt_load_latest(root, &c, &err) != 0) fail_msg("trial %d: %s", trial, err.msg);
         check_step(c, c->step, n);
-        progressed += c->step >= 10;
+        progressed += c->step >= 10 + trial * 100;
         m2_ckpt_free(c);
     }
-    assert_true(progressed > 0);   /* the children did get checkpoints out before dying */
+    assert_int_equal(progressed, 6);   /* each child's finished saves are visible after its death */
     /* The next save cleans up the dead children's temporary folders. */
     assert_int_equal(save_step(root, 100000, 64, 3, NULL, NULL, &err), 0);
     char cmd[256];

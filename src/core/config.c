@@ -195,13 +195,22 @@ static int parse_bool(const char *v, int *out) {
     return -1;
 }
 
+/* Shortest %g text that reads back to d (for messages). */
+static const char *shortest(double d, char *buf, size_t cap) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d) break;
+    }
+    return buf;
+}
+
 static int range_error(const m2_cfg_field *f, const char *source, const char *got, m2_err *err) {
-    if (f->min <= -1e300)
-        return m2_errorf(err, M2_ECONFIG, "%s: %s: must be <= %.17g, got %s", source, f->key, f->max, got);
+    char lo[32], hi[32];
+    shortest(f->min, lo, sizeof lo);
+    shortest(f->max, hi, sizeof hi);
     if (f->max >= 1e300)
-        return m2_errorf(err, M2_ECONFIG, "%s: %s: must be >= %.17g, got %s", source, f->key, f->min, got);
-    return m2_errorf(err, M2_ECONFIG, "%s: %s: must be in [%.17g, %.17g], got %s", source, f->key, f->min,
-                     f->max, got);
+        return m2_errorf(err, M2_ECONFIG, "%s: %s: must be >= %s, got %s", source, f->key, lo, got);
+    return m2_errorf(err, M2_ECONFIG, "%s: %s: must be in [%s, %s], got %s", source, f->key, lo, hi, got);
 }
 
 static int set_field(const m2_cfg_field *f, void *cfg, const char *raw, const char *source, m2_err *err) {
@@ -740,8 +749,11 @@ void m2_cfg_print_schema(const m2_cfg_schema *s, FILE *f) {
         snprintf(def, sizeof def, "%s", (x->def && *x->def) ? x->def : "\"\"");
         range[0] = 0;
         if ((x->type == M2_CFG_INT || x->type == M2_CFG_FLOAT) && x->min <= x->max) {
-            if (x->max >= 1e300) snprintf(range, sizeof range, ">= %g", x->min);
-            else snprintf(range, sizeof range, "[%g, %g]", x->min, x->max);
+            char lo[32], hi[32];
+            shortest(x->min, lo, sizeof lo);
+            shortest(x->max, hi, sizeof hi);
+            if (x->max >= 1e300) snprintf(range, sizeof range, ">= %s", lo);
+            else snprintf(range, sizeof range, "[%s, %s]", lo, hi);
         } else if (x->choices) {
             snprintf(range, sizeof range, "%s", x->choices);
         }

@@ -15,4 +15,8 @@
 #include "core/run.h"
 #include "core/ckpt.h"
 #include "core/progress.h"
+#include "core/canvas.h"
+#include "core/chart.h"
+#include "core/stage.h"
+#include "core/report.h"
 #endif

@@ -25,7 +25,7 @@
   /* run */ \
   X(STR,   run_name,            "run.name",          "",     1, 0, NULL, "run folder name under run.out_dir (empty: the config file's name)") \
   X(STR,   run_out_dir,         "run.out_dir",       "runs", 1, 0, NULL, "parent folder of run folders") \
-  X(INT,   run_seed,            "run.seed",          "22",   0, 9007199254740991.0, NULL, "master seed; every RNG stream derives from it") \
+  X(INT,   run_seed,            "run.seed",          "22",   0, M2_INF, NULL, "master seed; every RNG stream derives from it") \
   X(INT,   run_threads,         "run.threads",       "0",    0, 4096, NULL, "worker threads (0: all online CPUs)") \
   X(LIST,  run_stages,          "run.stages",        "[]",   1, 0, M2_STAGE_NAMES, "stages to run, in order (empty: the method's plan)") \
   X(INT,   run_ckpt_every,      "run.ckpt_every",    "200",  0, M2_INF, NULL, "checkpoint every N optimiser steps (0: only at stage ends)") \
@@ -129,7 +129,7 @@
   X(LIST,  eval_splits,         "eval.splits",       "[id, ood]", 1, 0, "train|id|ood", "splits to evaluate") \
   X(FLOAT, eval_temperature,    "eval.temperature",  "0",    0, 100, NULL, "sampling temperature (0: greedy, pass@1)") \
   X(INT,   eval_max_new_tokens, "eval.max_new_tokens", "64", 1, M2_INF, NULL, "tokens generated per sub-goal / action") \
-  X(INT,   eval_seed,           "eval.seed",         "0",    0, 9007199254740991.0, NULL, "environment seed of evaluation episodes")
+  X(INT,   eval_seed,           "eval.seed",         "0",    0, M2_INF, NULL, "environment seed of evaluation episodes")
 
 #define M2_CFG_CTYPE_INT(n) int64_t n;
 #define M2_CFG_CTYPE_FLOAT(n) double n;

@@ -12,7 +12,8 @@ int m2_aw_state_init(aw_state *st, const aw_scene *s, m2_err *err) {
     st->in = malloc(no * sizeof *st->in);
     st->bits = malloc(no);
     st->opened = malloc(nr);
-    if (!st->in || !st->bits || !st->opened) {
+    st->seen = malloc(nr);
+    if (!st->in || !st->bits || !st->opened || !st->seen) {
         m2_aw_state_free(st);
         return m2_errorf(err, M2_ENOMEM, "alfworld state: out of memory");
     }
@@ -26,6 +27,7 @@ void m2_aw_state_reset(aw_state *st, const aw_scene *s) {
     memcpy(st->in, s->init_in, (size_t)s->n_obj * sizeof *st->in);
     memcpy(st->bits, s->init_bits, (size_t)s->n_obj);
     memcpy(st->opened, s->init_opened, (size_t)s->n_recep);
+    memset(st->seen, 0, (size_t)s->n_recep);
 }
 
 void m2_aw_state_free(aw_state *st) {
@@ -33,6 +35,7 @@ void m2_aw_state_free(aw_state *st) {
     free(st->in);
     free(st->bits);
     free(st->opened);
+    free(st->seen);
     memset(st, 0, sizeof *st);
 }
 
@@ -196,11 +199,13 @@ void m2_aw_apply(const aw_scene *s, aw_state *st, const aw_cmd *c, char *buf, si
     case AW_C_HELP: m2_aw_sb_puts(&b, m2_aw_help_text); return;
     case AW_C_GOTO:
         st->loc = s->receps[x].loc;
+        if (reachable(s, st, x)) st->seen[x] = 1;
         m2_aw_sb_printf(&b, "You arrive at %s. ", s->receps[x].name);
         m2_aw_text_recep(s, st, x, buf + b.len, cap - b.len);
         return;
     case AW_C_OPEN:
         st->opened[x] = 1;
+        st->seen[x] = 1;
         m2_aw_sb_printf(&b, "You open the %s. ", s->receps[x].name);
         m2_aw_text_recep(s, st, x, buf + b.len, cap - b.len);
         return;
@@ -208,7 +213,10 @@ void m2_aw_apply(const aw_scene *s, aw_state *st, const aw_cmd *c, char *buf, si
         st->opened[x] = 0;
         m2_aw_sb_printf(&b, "You close the %s.", s->receps[x].name);
         return;
-    case AW_C_EXAMINE_R: m2_aw_text_recep(s, st, x, buf, cap); return;
+    case AW_C_EXAMINE_R:
+        if (reachable(s, st, x)) st->seen[x] = 1;
+        m2_aw_text_recep(s, st, x, buf, cap);
+        return;
     case AW_C_EXAMINE_O: m2_aw_text_examine_obj(s, st, x, buf, cap); return;
     case AW_C_TAKE:
         st->in[x] = -1;
@@ -217,6 +225,7 @@ void m2_aw_apply(const aw_scene *s, aw_state *st, const aw_cmd *c, char *buf, si
         return;
     case AW_C_MOVE:
         st->in[x] = y;
+        st->seen[y] = 1;
         st->held = -1;
         m2_aw_sb_printf(&b, "You move the %s to the %s.", s->objs[x].name, s->receps[y].name);
         return;
