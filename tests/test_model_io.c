@@ -84,7 +84,7 @@ static m2_model *random_model(int qwen, m2_dtype storage, uint64_t seed) {
     c.qkv_bias = qwen; c.tied_embeddings = qwen;
     c.bos_token = -1; c.eos_token = 2;
     if (!qwen) c.rope_scaling = (m2_rope_scaling){1, 8.f, 1.f, 4.f, 64};
-    m2_model_opts o = {storage, 0, 1};
+    m2_model_opts o = {.dtype = storage, .threads = 1};
     m2_err err = {0};
     m2_model *m = m2_model_create(&c, &o, &err);
     if (!m) fail_msg("%s", err.msg);

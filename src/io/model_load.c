@@ -226,7 +226,7 @@ static m2_model *load_gguf(const char *path, const m2_model_opts *opts, m2_hf_co
         m2_err_prefix(err, "%s: ", path);
         goto done;
     }
-    m2_model_opts o = {M2_DT_F32, 0, 0};
+    m2_model_opts o = {.dtype = M2_DT_F32};
     if (opts) o = *opts;
     if (!opts || opts->dtype == M2_DTYPE_AUTO) {
         o.dtype = M2_DT_F32;
@@ -287,7 +287,7 @@ static m2_model *load_hf(const char *path, const m2_model_opts *opts, m2_hf_conf
     m2_safetensors *st = m2_st_open(path, err);
     if (!st) return NULL;
     m2_model *m = NULL;
-    m2_model_opts o = {M2_DT_F32, 0, 0};
+    m2_model_opts o = {.dtype = M2_DT_F32};
     if (opts) o = *opts;
     if (!opts || opts->dtype == M2_DTYPE_AUTO) {
         o.dtype = M2_DT_F32;
