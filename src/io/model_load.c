@@ -177,7 +177,11 @@ static int fill_tensor(m2_model *m, m2_tensor *t, uint32_t gtype, const void *da
     int rows = t->ndim == 2 ? t->rows : t->cols;       /* a bias is one row of cols values */
     size_t per_row = t->ndim == 2 ? (size_t)t->cols : 1;
     int rc = 0;
-    if (!m2_dtype_from_ggml(gtype, &dt)) {
+    /* Direct hand-over when the engine stores the source type, or converts from it without
+     * rounding to blocks; conversions INTO Q8_0 are done here with the NaN/inf-safe quantiser
+     * (a corrupt file may hold non-finite values) and handed over as Q8_0 blocks. */
+    int direct = !m2_dtype_from_ggml(gtype, &dt) && !(t->dtype == M2_DT_Q8_0 && dt != M2_DT_Q8_0);
+    if (direct) {
         uint64_t nb;
         m2_ggml_nbytes(gtype, n, &nb);
         if (!heads && ((uintptr_t)data % 4) == 0)
@@ -201,7 +205,16 @@ static int fill_tensor(m2_model *m, m2_tensor *t, uint32_t gtype, const void *da
             m2_rope_permute_rows(f, f + n, heads, rows / heads, per_row * sizeof(float), 0);
             memcpy(f, f + n, n * sizeof(float));
         }
-        if (!rc) rc = m2_model_set_tensor(m, t->name, M2_DT_F32, f, n, err);
+        if (!rc && t->dtype == M2_DT_Q8_0) {
+            uint64_t qb;
+            void *q = m2_ggml_nbytes(M2_GGML_Q8_0, n, &qb) ? NULL : malloc(qb ? qb : 1);
+            if (!q) rc = m2_errorf(err, M2_ESHAPE, "cannot hold %zu values as q8_0", n);
+            else {
+                rc = m2_ggml_quantize(M2_GGML_Q8_0, f, q, n, err);
+                if (!rc) rc = m2_model_set_tensor(m, t->name, M2_DT_Q8_0, q, n, err);
+                free(q);
+            }
+        } else if (!rc) rc = m2_model_set_tensor(m, t->name, M2_DT_F32, f, n, err);
         free(f);
     }
     if (rc) return m2_err_prefix(err, "%s: tensor '%s': ", file, fname);
