@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     c.family = M2_FAMILY_LLAMA;
     c.vocab_size = 32000; c.dim = 256; c.n_layers = 4; c.n_heads = 8; c.n_kv_heads = 4; c.ffn_dim = 768;
     c.max_seq_len = 2048; c.norm_eps = 1e-5f; c.rope_theta = 10000; c.rope_layout = M2_ROPE_HALF;
-    m2_model_opts o = {M2_DT_F32, 0, 1};
+    m2_model_opts o = {.dtype = M2_DT_F32, .threads = 1};
     m2_err err = {0};
     m2_model *m = m2_model_create(&c, &o, &err);
     if (!m) { fprintf(stderr, "%s\n", err.msg); return 1; }

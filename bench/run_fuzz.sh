@@ -19,7 +19,9 @@ for t in $TARGETS; do
     corpus=build-fuzz/corpus/$name
     mkdir -p "$corpus" "build-fuzz/findings/$name"
     [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$corpus/" 2>/dev/null || true
-    [ -d "$SEEDS/$name" ] && cp -r "$SEEDS/$name/." "$corpus/" 2>/dev/null || true
+    seeds=$name
+    [ "$name" = model_gguf ] && seeds=gguf    # whole-model loading starts from the GGUF seeds
+    [ -d "$SEEDS/$seeds" ] && cp -r "$SEEDS/$seeds/." "$corpus/" 2>/dev/null || true
     echo "== $t: ${SECS}s, seeds $(ls "$corpus" | wc -l)"
     if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         "./build-fuzz/$t" -max_total_time="$SECS" -rss_limit_mb=2048 -max_len=65536 \

@@ -730,6 +730,16 @@ static void bad_tables(void **state) {
     assert_non_null(strstr(err.msg, "pick_heat_then_place_in_recep"));
     assert_int_equal(m2_aw_generate(&t, AW_PICK, M2_SPLIT_OOD, 0, 0, &s, &err), -1);
     assert_non_null(strstr(err.msg, "unseen"));
+    /* counts list only what the plans support: with one desk, nothing can be moved anywhere, so only
+     * look tasks exist, and "all" is just them */
+    assert_int_equal(m2_aw_num_episodes(&t, AW_HEAT, M2_SPLIT_TRAIN), 0);
+    assert_int_equal(m2_aw_num_episodes(&t, AW_PICK, M2_SPLIT_TRAIN), 0);
+    assert_int_equal(m2_aw_num_episodes(&t, AW_LOOK, M2_SPLIT_TRAIN), 308);
+    assert_int_equal(m2_aw_num_episodes(&t, 0, M2_SPLIT_TRAIN), 308);
+    assert_int_equal(m2_aw_num_episodes(&t, 0, M2_SPLIT_OOD), 0);
+    assert_int_equal(m2_aw_generate(&t, 0, M2_SPLIT_TRAIN, 5, 0, &s, &err), 0);
+    assert_int_equal(s.goal.type, AW_LOOK);
+    m2_aw_scene_free(&s);
     m2_aw_tables_free(&t);
 }
 

@@ -84,7 +84,7 @@ static m2_model *random_model(int qwen, m2_dtype storage, uint64_t seed) {
     c.qkv_bias = qwen; c.tied_embeddings = qwen;
     c.bos_token = -1; c.eos_token = 2;
     if (!qwen) c.rope_scaling = (m2_rope_scaling){1, 8.f, 1.f, 4.f, 64};
-    m2_model_opts o = {storage, 0, 1};
+    m2_model_opts o = {.dtype = storage, .threads = 1};
     m2_err err = {0};
     m2_model *m = m2_model_create(&c, &o, &err);
     if (!m) fail_msg("%s", err.msg);
@@ -270,6 +270,38 @@ static void load_errors(void **state) {
     m2_model_free(m);
 }
 
+/* A q8_0 model whose embedding is f16 with NaN/inf (a corrupt file): the conversion into q8_0
+ * storage stays defined (regression: fuzz_model_gguf found UB in the float->int8 cast). */
+static void nonfinite_weights(void **state) {
+    m2_err err = {0};
+    m2_model *m = random_model(0, M2_DT_F32, 9);
+    char p1[256], p2[256];
+    snprintf(p1, sizeof p1, "%s/q8.gguf", tmpdir);
+    snprintf(p2, sizeof p2, "%s/q8-nan.gguf", tmpdir);
+    assert_int_equal(m2_model_save_gguf(m, p1, M2_GGML_Q8_0, NULL, &err), 0);
+    m2_gguf *g = m2_gguf_open(p1, &err);
+    m2_gguf_writer *w = m2_gguf_writer_new();
+    for (uint64_t i = 0; i < g->n_kv; i++) m2_gguf_set_kv(w, &g->kv[i]);
+    const m2_gguf_tensor *e = m2_gguf_find_tensor(g, "token_embd.weight");
+    size_t n = e->n_elems;
+    uint16_t *h = malloc(n * 2);
+    for (size_t k = 0; k < n; k++) h[k] = k % 7 == 0 ? 0x7e00 : k % 11 == 0 ? 0x7c00 : 0x3c00;   /* NaN, inf, 1 */
+    for (uint64_t i = 0; i < g->n_tensors; i++) {
+        const m2_gguf_tensor *t = &g->tensors[i];
+        if (t == e) assert_int_equal(m2_gguf_add_tensor(w, t->name, M2_GGML_F16, 2, t->ne, h, n * 2, &err), 0);
+        else assert_int_equal(m2_gguf_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, t->n_bytes, &err), 0);
+    }
+    assert_int_equal(m2_gguf_writer_write(w, p2, &err), 0);
+    m2_gguf_writer_free(w);
+    m2_gguf_close(g);
+    free(h);
+    m2_model *r = m2_model_load(p2, NULL, NULL, &err);
+    if (!r) fail_msg("%s", err.msg);
+    assert_int_equal(r->opts.dtype, M2_DT_Q8_0);
+    m2_model_free(r);
+    m2_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names),
@@ -277,6 +309,7 @@ int main(void) {
         cmocka_unit_test(llama_roundtrips),
         cmocka_unit_test(qwen2_roundtrips),
         cmocka_unit_test(load_errors),
+        cmocka_unit_test(nonfinite_weights),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

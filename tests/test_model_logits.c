@@ -37,7 +37,7 @@ static m2_model *random_model(int qwen) {
     c.qkv_bias = qwen; c.tied_embeddings = qwen;
     c.bos_token = -1; c.eos_token = -1;
     if (!qwen) c.rope_scaling = (m2_rope_scaling){1, 8.f, 1.f, 4.f, 16};
-    m2_model_opts o = {M2_DT_F32, 0, 1};
+    m2_model_opts o = {.dtype = M2_DT_F32, .threads = 1};
     m2_err err = {0};
     m2_model *m = m2_model_create(&c, &o, &err);
     if (!m) fail_msg("%s", err.msg);

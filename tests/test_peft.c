@@ -181,9 +181,12 @@ static void peft_config_errors(void **state) {
         "{\"r\":4,\"target_modules\":[\"q_proj\"],\"peft_type\":\"IA3\"}", "{\"r\":4,\"target_modules\":[\"q_proj\"],\"rank_pattern\":{\"x\":2}}",
         "{\"r\":4,\"target_modules\":[\"q_proj\"],\"modules_to_save\":[\"lm_head\"]}", "{\"r\":4,\"target_modules\":[\"q_proj\"],\"lora_dropout\":1.5}",
         "{\"r\":4,\"target_modules\":[]}", "{\"r\":4,\"target_modules\":[1]}", "[]",
+        "{\"r\":4,\"target_modules\":[\"q_proj\"],\"lora_bias\":true}",
+        "{\"r\":4,\"target_modules\":[\"q_proj\"],\"trainable_token_indices\":[1,2]}",
     };
     const char *needle[] = {"JSON", "\"r\"", "\"r\"", "c_attn", "regex", "target_modules", "use_dora", "bias", "peft_type",
-                            "rank_pattern", "modules_to_save", "lora_dropout", "empty", "non-string", "object"};
+                            "rank_pattern", "modules_to_save", "lora_dropout", "empty", "non-string", "object",
+                            "lora_bias", "trainable_token_indices"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (m2_peft_config_parse(bad[i], strlen(bad[i]), "bad.json", &c, NULL, 0, &err) == 0) fail_msg("accepted %s", bad[i]);
         if (!strstr(err.msg, "bad.json") || !strstr(err.msg, needle[i])) fail_msg("'%s' lacks '%s'", err.msg, needle[i]);

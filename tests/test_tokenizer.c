@@ -429,6 +429,53 @@ static void llama3_split_rules(void **state) {
     free(g);
 }
 
+/* No Llama-3 vocab is in the shared data, so llama-bpe's ids cannot be produced. What can be checked
+ * against them: merges never cross pre-tokenizer pieces, so every string has at least as many ids
+ * as Llama-3 pieces; where the counts are equal each piece is one token, and piece -> id must then be
+ * one consistent, one-to-one map over all 46 strings ("333" -> 8765 wherever it occurs). The Qwen2
+ * split (single digits) must violate this, which shows the check can tell the rules apart. */
+static int llama_bpe_consistent(const vectors *v, m2_pretok kind, int *n_exact) {
+    enum { CAP = 4096 };
+    static char *piece[CAP];
+    static int32_t pid[CAP];
+    int np = 0, ok = 1;
+    *n_exact = 0;
+    for (int i = 0; i < v->n && ok; i++) {
+        size_t *st, *ln, n;
+        m2_err err = {0};
+        assert_int_equal(m2_pretokenize(kind, NULL, v->text[i], v->text_len[i], &st, &ln, &n, &err), 0);
+        if (v->n_ids[i] < n) ok = 0;
+        else if (v->n_ids[i] == n) {
+            (*n_exact)++;
+            for (size_t k = 0; k < n && ok; k++) {
+                const char *p = v->text[i] + st[k];
+                int j;
+                for (j = 0; j < np; j++) {
+                    int same_text = strlen(piece[j]) == ln[k] && !memcmp(piece[j], p, ln[k]);
+                    if (same_text != (pid[j] == v->ids[i][k])) { ok = 0; break; }
+                    if (same_text) break;
+                }
+                if (ok && j == np && np < CAP) { piece[np] = strndup(p, ln[k]); pid[np++] = v->ids[i][k]; }
+            }
+        }
+        free(st); free(ln);
+    }
+    for (int j = 0; j < np; j++) free(piece[j]);
+    return ok;
+}
+
+static void llama_bpe_vectors_split(void **state) {
+    vectors v;
+    if (vectors_load("llama-bpe", &v)) skip();
+    int exact = 0;
+    assert_true(llama_bpe_consistent(&v, M2_PRETOK_LLAMA3, &exact));
+    fprintf(stderr, "llama-bpe: %d of %d strings are one token per Llama-3 piece, all consistent\n", exact, v.n);
+    assert_true(exact >= 20);
+    int exact_q = 0;
+    assert_false(llama_bpe_consistent(&v, M2_PRETOK_QWEN2, &exact_q));
+    vectors_free(&v);
+}
+
 /* A Llama-3-shaped tokenizer.json (tiny vocab): its regex is recognised as llama-bpe, BOS comes
  * from the TemplateProcessing inside a Sequence post-processor, and ignore_merges emits a word
  * that is in the vocab whole even when no merge chain builds it. */
@@ -754,6 +801,7 @@ static void bad_json(void **state) {
         {"{\"version\":\"1.0\"}", "\"model\""},
         {"{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", "Unigram"},
         {"{\"model\":{\"type\":\"BPE\"}}", "model.vocab"},
+        {"{\"model\":{\"type\":\"BPE\",\"end_of_word_suffix\":\"</w>\",\"vocab\":{\"a\":0}}}", "end_of_word_suffix"},
         {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-3}}}", "model.vocab[\"a\"]"},
         {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":99999999999}}}", "model.vocab[\"a\"]"},
         {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":0}},\"decoder\":{\"type\":\"ByteLevel\"}}", "used by both"},
@@ -818,6 +866,7 @@ int main(void) {
         cmocka_unit_test(llama2_bos_and_specials),
         cmocka_unit_test(llama3_split_rules),
         cmocka_unit_test(llama3_shaped_json),
+        cmocka_unit_test(llama_bpe_vectors_split),
         cmocka_unit_test(bpe_train_round_trip),
         cmocka_unit_test(bpe_train_matches_naive),
         cmocka_unit_test(bpe_train_bad_input),

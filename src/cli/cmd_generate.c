@@ -78,7 +78,7 @@ int cmd_generate(int argc, char **argv) {
 
     m2_err err = {0};
     m2_bundle b;
-    m2_model_opts o = {M2_DTYPE_AUTO, 0, (int)threads};
+    m2_model_opts o = {.dtype = M2_DTYPE_AUTO, .threads = (int)threads};
     if (m2_bundle_open(&b, model, adapter, tokenizer, &o, 1, &err)) { fprintf(stderr, "multi2 generate: %s\n", err.msg); return 1; }
     m2_tokens toks = {0};
     int rc = 1;

@@ -91,7 +91,7 @@ int cmd_merge(int argc, char **argv) {
 
     m2_err err = {0};
     m2_bundle b;
-    m2_model_opts o = {M2_DT_F32, 0, 0};   /* merge in f32, round once when writing */
+    m2_model_opts o = {.dtype = M2_DT_F32};   /* merge in f32, round once when writing */
     if (m2_bundle_open(&b, base, adapter, NULL, &o, 0, &err)) { fprintf(stderr, "multi2 merge: %s\n", err.msg); return 1; }
     int rc = 1;
     m2_gguf *src = NULL;

@@ -177,7 +177,11 @@ static int fill_tensor(m2_model *m, m2_tensor *t, uint32_t gtype, const void *da
     int rows = t->ndim == 2 ? t->rows : t->cols;       /* a bias is one row of cols values */
     size_t per_row = t->ndim == 2 ? (size_t)t->cols : 1;
     int rc = 0;
-    if (!m2_dtype_from_ggml(gtype, &dt)) {
+    /* Direct hand-over when the engine stores the source type, or converts from it without
+     * rounding to blocks; conversions INTO Q8_0 are done here with the NaN/inf-safe quantiser
+     * (a corrupt file may hold non-finite values) and handed over as Q8_0 blocks. */
+    int direct = !m2_dtype_from_ggml(gtype, &dt) && !(t->dtype == M2_DT_Q8_0 && dt != M2_DT_Q8_0);
+    if (direct) {
         uint64_t nb;
         m2_ggml_nbytes(gtype, n, &nb);
         if (!heads && ((uintptr_t)data % 4) == 0)
@@ -201,7 +205,16 @@ static int fill_tensor(m2_model *m, m2_tensor *t, uint32_t gtype, const void *da
             m2_rope_permute_rows(f, f + n, heads, rows / heads, per_row * sizeof(float), 0);
             memcpy(f, f + n, n * sizeof(float));
         }
-        if (!rc) rc = m2_model_set_tensor(m, t->name, M2_DT_F32, f, n, err);
+        if (!rc && t->dtype == M2_DT_Q8_0) {
+            uint64_t qb;
+            void *q = m2_ggml_nbytes(M2_GGML_Q8_0, n, &qb) ? NULL : malloc(qb ? qb : 1);
+            if (!q) rc = m2_errorf(err, M2_ESHAPE, "cannot hold %zu values as q8_0", n);
+            else {
+                rc = m2_ggml_quantize(M2_GGML_Q8_0, f, q, n, err);
+                if (!rc) rc = m2_model_set_tensor(m, t->name, M2_DT_Q8_0, q, n, err);
+                free(q);
+            }
+        } else if (!rc) rc = m2_model_set_tensor(m, t->name, M2_DT_F32, f, n, err);
         free(f);
     }
     if (rc) return m2_err_prefix(err, "%s: tensor '%s': ", file, fname);
@@ -216,44 +229,95 @@ static int auto_dtype(uint32_t gtype, const m2_model_config *c, m2_dtype *out) {
     return 0;
 }
 
-static m2_model *load_gguf(const char *path, const m2_model_opts *opts, m2_hf_config *hf_out, m2_err *err) {
-    m2_gguf *g = m2_gguf_open(path, err);
-    if (!g) return NULL;
+/* Every base tensor a config implies (the engine's canonical list), so a file can be checked
+ * completely BEFORE the model is allocated: a corrupt config cannot ask for more memory than
+ * the tensors the file really holds. */
+typedef struct { char name[64]; int ndim, rows, cols; } expected_tensor;
+
+static int expected_tensors(const m2_model_config *c, expected_tensor **out, m2_err *err) {
+    int L = c->n_layers, H = c->dim, F = c->ffn_dim, V = c->vocab_size;
+    int qd = c->n_heads * c->head_dim, kd = c->n_kv_heads * c->head_dim;
+    expected_tensor *e = malloc(sizeof *e * (4 + (size_t)L * 12));
+    if (!e) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    int n = 0;
+#define ADD(nd, r, cc, ...) (snprintf(e[n].name, sizeof e[n].name, __VA_ARGS__), e[n].ndim = nd, e[n].rows = r, e[n].cols = cc, n++)
+    ADD(2, V, H, "token_embd.weight");
+    for (int l = 0; l < L; l++) {
+        ADD(1, 1, H, "blk.%d.attn_norm.weight", l);
+        ADD(2, qd, H, "blk.%d.attn_q.weight", l);
+        ADD(2, kd, H, "blk.%d.attn_k.weight", l);
+        ADD(2, kd, H, "blk.%d.attn_v.weight", l);
+        if (c->qkv_bias) {
+            ADD(1, 1, qd, "blk.%d.attn_q.bias", l);
+            ADD(1, 1, kd, "blk.%d.attn_k.bias", l);
+            ADD(1, 1, kd, "blk.%d.attn_v.bias", l);
+        }
+        ADD(2, H, qd, "blk.%d.attn_output.weight", l);
+        ADD(1, 1, H, "blk.%d.ffn_norm.weight", l);
+        ADD(2, F, H, "blk.%d.ffn_gate.weight", l);
+        ADD(2, F, H, "blk.%d.ffn_up.weight", l);
+        ADD(2, H, F, "blk.%d.ffn_down.weight", l);
+    }
+    ADD(1, 1, H, "output_norm.weight");
+    if (!c->tied_embeddings) ADD(2, V, H, "output.weight");
+#undef ADD
+    *out = e;
+    return n;
+}
+
+/* Checks that g holds every tensor of config c with the right shape. */
+static int check_gguf_tensors(const m2_gguf *g, const m2_model_config *c, m2_err *err) {
+    expected_tensor *e;
+    int n = expected_tensors(c, &e, err), rc = 0;
+    if (n < 0) return -1;
+    for (int i = 0; i < n && !rc; i++) {
+        const m2_gguf_tensor *gt = m2_gguf_find_tensor(g, e[i].name);
+        if (!gt) { rc = m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", g->path, e[i].name); break; }
+        int ok = e[i].ndim == 2 ? gt->n_dims == 2 && gt->ne[0] == e[i].cols && gt->ne[1] == e[i].rows
+                                : gt->n_dims == 1 && gt->ne[0] == e[i].cols;
+        if (!ok)
+            rc = m2_errorf(err, M2_ESHAPE, "%s: tensor '%s' has ne [%" PRId64 ", %" PRId64 "] (%d dims), the metadata needs [%d, %d]",
+                           g->path, e[i].name, gt->ne[0], gt->ne[1], gt->n_dims, e[i].cols, e[i].ndim == 2 ? e[i].rows : 1);
+    }
+    free(e);
+    return rc;
+}
+
+m2_model *m2_model_from_gguf(const m2_gguf *g, const m2_model_opts *opts, m2_hf_config *hf_out, m2_err *err) {
     m2_hf_config h;
     m2_model_config c;
-    m2_model *m = NULL;
     if (m2_hf_config_from_gguf(g, &h, err) || m2_hf_to_model_config(&h, &c, err)) {
-        m2_err_prefix(err, "%s: ", path);
-        goto done;
+        if (err && !strstr(err->msg, g->path)) m2_err_prefix(err, "%s: ", g->path);
+        return NULL;
     }
-    m2_model_opts o = {M2_DT_F32, 0, 0};
+    if (check_gguf_tensors(g, &c, err)) return NULL;
+    m2_model_opts o = {.dtype = M2_DT_F32};
     if (opts) o = *opts;
     if (!opts || opts->dtype == M2_DTYPE_AUTO) {
         o.dtype = M2_DT_F32;
         const m2_gguf_tensor *q = m2_gguf_find_tensor(g, "blk.0.attn_q.weight");
         if (q) auto_dtype(q->type, &c, &o.dtype);
     }
-    if (!(m = m2_model_create(&c, &o, err))) { m2_err_prefix(err, "%s: ", path); goto done; }
+    m2_model *m = m2_model_create(&c, &o, err);
+    if (!m) { m2_err_prefix(err, "%s: ", g->path); return NULL; }
     int llama = h.family != M2_HF_QWEN2;
     for (int i = 0; i < m->n_tensors; i++) {
         m2_tensor *t = &m->tensors[i];
         const m2_gguf_tensor *gt = m2_gguf_find_tensor(g, t->name);
-        if (!gt) { m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", path, t->name); goto fail; }
-        int ok = t->ndim == 2 ? gt->n_dims == 2 && gt->ne[0] == t->cols && gt->ne[1] == t->rows
-                              : gt->n_dims == 1 && gt->ne[0] == t->cols;
-        if (!ok) {
-            m2_errorf(err, M2_ESHAPE, "%s: tensor '%s' has ne [%" PRId64 ", %" PRId64 "] (%d dims), the config needs [%d, %d]",
-                      path, t->name, gt->ne[0], gt->ne[1], gt->n_dims, t->cols, t->ndim == 2 ? t->rows : 1);
-            goto fail;
-        }
-        if (fill_tensor(m, t, gt->type, gt->data, llama ? permute_heads(m, t) : 0, path, t->name, err)) goto fail;
+        if (!gt) { m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", g->path, t->name); goto fail; }
+        if (fill_tensor(m, t, gt->type, gt->data, llama ? permute_heads(m, t) : 0, g->path, t->name, err)) goto fail;
     }
     if (hf_out) *hf_out = h;
-    goto done;
+    return m;
 fail:
     m2_model_free(m);
-    m = NULL;
-done:
+    return NULL;
+}
+
+static m2_model *load_gguf(const char *path, const m2_model_opts *opts, m2_hf_config *hf_out, m2_err *err) {
+    m2_gguf *g = m2_gguf_open(path, err);
+    if (!g) return NULL;
+    m2_model *m = m2_model_from_gguf(g, opts, hf_out, err);
     m2_gguf_close(g);
     return m;
 }
@@ -287,12 +351,31 @@ static m2_model *load_hf(const char *path, const m2_model_opts *opts, m2_hf_conf
     m2_safetensors *st = m2_st_open(path, err);
     if (!st) return NULL;
     m2_model *m = NULL;
-    m2_model_opts o = {M2_DT_F32, 0, 0};
+    m2_model_opts o = {.dtype = M2_DT_F32};
     if (opts) o = *opts;
     if (!opts || opts->dtype == M2_DTYPE_AUTO) {
         o.dtype = M2_DT_F32;
         const m2_st_tensor *q = m2_st_find(st, "model.layers.0.self_attn.q_proj.weight");
         if (q && q->ggml_type != UINT32_MAX) auto_dtype(q->ggml_type, &c, &o.dtype);
+    }
+    {   /* every tensor present with its shape before anything is allocated */
+        expected_tensor *e;
+        int n = expected_tensors(&c, &e, err), bad = n < 0;
+        for (int i = 0; i < n && !bad; i++) {
+            char hn[128];
+            const m2_st_tensor *s = m2_tensor_name_to_hf(e[i].name, hn, sizeof hn) ? NULL : m2_st_find(st, hn);
+            if (!s) { m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", st->path, hn); bad = 1; break; }
+            int ok = e[i].ndim == 2 ? s->n_dims == 2 && s->shape[0] == e[i].rows && s->shape[1] == e[i].cols
+                                    : s->n_dims == 1 && s->shape[0] == e[i].cols;
+            if (!ok) {
+                m2_errorf(err, M2_ESHAPE, "%s: tensor '%s' has shape [%" PRId64 ", %" PRId64 "] (%d dims), config.json needs [%d, %d]",
+                          st->files[s->file].path, hn, s->n_dims > 0 ? s->shape[0] : 0, s->n_dims > 1 ? s->shape[1] : 0, s->n_dims,
+                          e[i].ndim == 2 ? e[i].rows : e[i].cols, e[i].ndim == 2 ? e[i].cols : 0);
+                bad = 1;
+            }
+        }
+        if (n >= 0) free(e);
+        if (bad) goto done;
     }
     if (!(m = m2_model_create(&c, &o, err))) { m2_err_prefix(err, "%s: ", cfgp); goto done; }
     for (int i = 0; i < m->n_tensors; i++) {

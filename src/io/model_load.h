@@ -42,6 +42,10 @@ void m2_model_config_to_hf(const m2_model_config *c, m2_hf_config *h);
  * NULL) receives the file's config. */
 m2_model *m2_model_load(const char *path, const m2_model_opts *opts, m2_hf_config *hf_out,
                         m2_err *err);
+/* The same from a GGUF already open (e.g. one held in memory); g must outlive nothing: tensors
+ * are copied into the model. Every tensor is checked against the metadata before allocating. */
+m2_model *m2_model_from_gguf(const m2_gguf *g, const m2_model_opts *opts, m2_hf_config *hf_out,
+                             m2_err *err);
 /* True when path names a GGUF file (by its magic). */
 int m2_is_gguf(const char *path);
 

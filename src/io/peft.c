@@ -49,8 +49,8 @@ int m2_peft_config_parse(const char *json, size_t len, const char *file, m2_lora
     }
     j = cJSON_GetObjectItemCaseSensitive(r, "use_rslora");
     if (cJSON_IsTrue(j)) c->alpha *= sqrtf((float)c->rank);   /* rsLoRA scale alpha/sqrt(r) = (alpha sqrt r)/r */
-    static const char *must_false[] = {"use_dora", "fan_in_fan_out"};
-    for (int i = 0; i < 2; i++) {
+    static const char *must_false[] = {"use_dora", "fan_in_fan_out", "lora_bias"};
+    for (int i = 0; i < 3; i++) {
         j = cJSON_GetObjectItemCaseSensitive(r, must_false[i]);
         if (j && !cJSON_IsNull(j) && !cJSON_IsFalse(j)) UNSUP("%s: \"%s\" must be false", file, must_false[i]);
     }
@@ -59,8 +59,9 @@ int m2_peft_config_parse(const char *json, size_t len, const char *file, m2_lora
         j = cJSON_GetObjectItemCaseSensitive(r, must_empty[i]);
         if (j && !cJSON_IsNull(j) && !(cJSON_IsObject(j) && !j->child)) UNSUP("%s: \"%s\" is not supported (must be empty)", file, must_empty[i]);
     }
-    static const char *must_null[] = {"layers_to_transform", "modules_to_save", "layer_replication"};
-    for (int i = 0; i < 3; i++) {
+    static const char *must_null[] = {"layers_to_transform", "modules_to_save", "layer_replication",
+                                      "target_parameters", "trainable_token_indices"};
+    for (int i = 0; i < 5; i++) {
         j = cJSON_GetObjectItemCaseSensitive(r, must_null[i]);
         if (j && !cJSON_IsNull(j) && !(cJSON_IsArray(j) && !j->child)) UNSUP("%s: \"%s\" is not supported (must be null)", file, must_null[i]);
     }

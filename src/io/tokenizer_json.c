@@ -163,6 +163,14 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
         m2_errorf(err, M2_EUNSUPPORTED, "%s: model.type \"%s\" is not supported (only BPE)", name, mtype);
         goto done;
     }
+    static const char *const affixes[] = {"continuing_subword_prefix", "end_of_word_suffix"};
+    for (int k = 0; k < 2; k++) {
+        const char *a = jstr(model, affixes[k]);
+        if (a && a[0]) {
+            m2_errorf(err, M2_EUNSUPPORTED, "%s: model.%s \"%s\" is not supported", name, affixes[k], a);
+            goto done;
+        }
+    }
     const cJSON *vocab = jget(model, "vocab");
     if (!cJSON_IsObject(vocab)) { m2_errorf(err, M2_EFORMAT, "%s: field \"model.vocab\" is missing or not an object", name); goto done; }
     const cJSON *added = jget(root, "added_tokens");

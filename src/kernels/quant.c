@@ -100,7 +100,11 @@ void m2_quantize(m2_dtype t, const float *src, void *dst, size_t n) {
             for (int j = 0; j < M2_Q8_0_BLOCK; j++) amax = fmaxf(amax, fabsf(x[j]));
             float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
             b[k].d = m2_f32_to_f16(d);
-            for (int j = 0; j < M2_Q8_0_BLOCK; j++) b[k].qs[j] = (int8_t)roundf(x[j] * id);
+            for (int j = 0; j < M2_Q8_0_BLOCK; j++) {
+                /* NaN/inf weights (a corrupt file) must not reach an out-of-range float->int cast */
+                float q = roundf(x[j] * id);
+                b[k].qs[j] = (int8_t)(q == q ? fminf(fmaxf(q, -127.f), 127.f) : 0.f);
+            }
         }
         break;
     }

@@ -193,7 +193,7 @@ static int num_episodes(m2_env *env, const char *task, m2_split split, m2_err *e
     int t = parse_task(task, err);
     if (t < 0) return -1;
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld: bad split %d", (int)split);
-    if (e->have_tables) return m2_aw_num_generated(t, split);
+    if (e->have_tables) return m2_aw_num_episodes(&e->tables, t, split);
     int n = 0;
     game_at(e, t, split, -1, &n);
     return n;

@@ -165,6 +165,8 @@ void m2_aw_demangle(const char *mangled, char *out, size_t cap);
 
 /* Episode counts per (type, split) for generated scenes; type 0 = all six concatenated in type order. */
 int m2_aw_num_generated(int type, m2_split split);
+/* The same, counting only task types that some floor plan of the split supports (custom tables). */
+int m2_aw_num_episodes(const aw_tables *t, int type, m2_split split);
 /* Generates episode `index` of (type, split) (type 0 = all types, see above) from seed. Deterministic. */
 int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err);
 
@@ -221,6 +223,8 @@ int m2_aw_oracle(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m
 int m2_aw_oracle_mode(const aw_scene *s, const aw_state *st, int mode, char *buf, size_t cap, m2_err *err);
 /* Chooses the expert of an alfworld env created through the registry ("search" or "planner"). */
 int m2_alfworld_set_oracle(m2_env *env, const char *mode, m2_err *err);
+/* Glider-style sub-goals over a finished trajectory: "find apple", "take apple 1 from countertop 1",
+ * "heat apple 1 with microwave 1", "put apple 1 in/on fridge 1", "use desklamp 1" (contiguous cover). */
 int m2_aw_segment(const aw_scene *s, const char *const *actions, const char *const *observations, int n,
                   m2_subgoal *out, int cap);
 
@@ -239,7 +243,7 @@ int m2_aw_export(const aw_tables *t, int type, m2_split split, int count, uint64
 char *m2_aw_write_problem(const aw_scene *s, m2_err *err);
 
 /* ---- small string helpers shared by the files ---- */
-/* Appends "a x, a y, and a z" (TextWorld list: ", " then ", and "; "nothing" when empty). */
+/* Appends into a fixed caller buffer, truncating (never allocates: used on every step). */
 typedef struct aw_sb { char *p; size_t len, cap; } aw_sb;
 void m2_aw_sb_puts(aw_sb *b, const char *s);
 void m2_aw_sb_printf(aw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -307,7 +307,8 @@ int m2_aw_won(const aw_scene *s, const aw_state *st) {
     case AW_LOOK:
         if (st->held < 0 || s->objs[st->held].cls != g->obj_cls) return 0;
         for (int o = 0; o < s->n_obj && !ok; o++)
-            ok = s->objs[o].cls == g->toggle_cls && (st->bits[o] & AW_S_TOGGLED) && obj_here(s, st, o);
+            ok = s->objs[o].cls == g->toggle_cls && (st->bits[o] & AW_S_TOGGLED) &&
+                 (obj_here(s, st, o) || (st->in[o] < 0 && st->held != o && s->floor_loc[o] == st->loc));
         break;
     }
     if (ok && g->all_closed)
@@ -319,12 +320,12 @@ int m2_aw_won(const aw_scene *s, const aw_state *st) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-static void add_static(aw_cmdlist *l, const char *str) { l->items[l->n++] = str; }
+static void add_static(aw_cmdlist *l, const char *str) { if (l->n < l->cap) l->items[l->n++] = str; }
 
 static void add_dyn(aw_cmdlist *l, const aw_scene *s, int verb, int a, int b) {
     aw_cmd c = {verb, a, b};
     size_t room = l->buf_cap - l->buf_len;
-    if (room < 2 * AW_NAME_MAX + 24) return;   /* sized in advance; never happens */
+    if (room < 2 * AW_NAME_MAX + 24 || l->n >= l->cap) return;   /* sized in advance; never happens */
     if (m2_aw_format_cmd(s, &c, l->buf + l->buf_len, room)) return;
     /* buf was sized before formatting started, so it does not move during this call */
     l->items[l->n++] = l->buf + l->buf_len;
@@ -332,7 +333,9 @@ static void add_dyn(aw_cmdlist *l, const aw_scene *s, int verb, int a, int b) {
 }
 
 int m2_aw_admissible(const aw_scene *s, const aw_state *st, aw_cmdlist *l) {
-    int max_items = 3 + 4 * s->n_recep + 3 * s->n_obj + 3 * s->n_recep + 8;
+    /* per receptacle: go to | examine + open/close + move/heat/cool/clean; per object: examine, use, take,
+     * slice; plus held examine and the three fixed commands */
+    int max_items = 8 * s->n_recep + 5 * s->n_obj + 16;
     size_t max_buf = (size_t)(2 * s->n_obj + 4 * s->n_recep + 8) * (2 * AW_NAME_MAX + 24);
     if (l->cap < max_items) {
         const char **it = realloc(l->items, (size_t)max_items * sizeof *it);

@@ -390,18 +390,32 @@ int m2_aw_tables_index(aw_tables *t, m2_err *err) {
     return 0;
 }
 
+static int type_supported(const aw_tables *t, int type, m2_split split) {
+    for (int i = 0; i < t->n_plans; i++)
+        if (t->plans[i].unseen == (split == M2_SPLIT_OOD) && t->plans[i].n_goals[type] > 0) return 1;
+    return 0;
+}
+
+int m2_aw_num_episodes(const aw_tables *t, int type, m2_split split) {
+    if ((int)split < 0 || split > 2 || type < 0 || type > 6) return 0;
+    if (type) return type_supported(t, type, split) ? m2_aw_num_generated(type, split) : 0;
+    int n = 0;
+    for (int k = 1; k <= 6; k++) n += m2_aw_num_episodes(t, k, split);
+    return n;
+}
+
 static int generate_once(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, int attempt,
                          aw_scene *out, m2_err *err) {
     memset(out, 0, sizeof *out);
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld: bad split %d", (int)split);
     if (type < 0 || type > 6) return m2_errorf(err, M2_EINVAL, "alfworld: bad task type %d", type);
-    int total = m2_aw_num_generated(type, split);
+    int total = type && !type_supported(t, type, split) ? m2_aw_num_generated(type, split) : m2_aw_num_episodes(t, type, split);
     if (index < 0 || index >= total)
         return m2_errorf(err, M2_EINVAL, "alfworld: episode index %d out of range [0, %d) for %s/%s", index, total,
                          type ? m2_aw_task_type_name(type) : "all", m2_split_name(split));
-    if (type == 0) {
+    if (type == 0) {   /* the supported types, concatenated in type order */
         for (type = 1; type <= 6; type++) {
-            int c = m2_aw_num_generated(type, split);
+            int c = m2_aw_num_episodes(t, type, split);
             if (index < c) break;
             index -= c;
         }

@@ -351,7 +351,7 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
     free(text);
     if (!op || !cJSON_IsObject(op)) { cJSON_Delete(op); free(present_recep); return m2_errorf(err, M2_EFORMAT, "%s: expected a JSON object id -> pose", path); }
     int nr = cJSON_GetArraySize(op);
-    p->receps = calloc((size_t)nr + 64, sizeof *p->receps);
+    p->receps = calloc((size_t)nr + 4 * (size_t)t->n_cls + 1, sizeof *p->receps);   /* + synthetic instances */
     double (*poses)[4] = calloc((size_t)nr + 1, sizeof *poses);
     uint8_t *has_inst = calloc((size_t)t->n_cls, 1);
     if (!p->receps || !poses || !has_inst) {
