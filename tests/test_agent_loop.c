@@ -150,7 +150,7 @@ static void loop_expert_episode(void **state) {
     assert_int_equal(ep.invalid, 0);
     assert_int_equal(ep.n_sub, 2);
     assert_string_equal(ep.sub[0].text, "collect apples");
-    assert_string_equal(ep.sub[1].state, "Group action: [take apple, take apple]. Current observation: a2");
+    assert_string_equal(ep.sub[1].state, "Group action: ['take apple', 'take apple']. Current observation: a2");
     /* Token accounting with the byte tokenizer (1 token per byte, EOS after each action):
      * System 1 call 1: "H T" (3) + "Group action: []. Current observation: a0" (41)          = 44
      *          gen "collect apples" (14) + EOS                                              = 15
@@ -159,12 +159,12 @@ static void loop_expert_episode(void **state) {
      * System 2 call 2: 32 + "take apple; False" EOS (18) + "Obs: a1" (7)                    = 57
      *          gen "take apple; True" (16) + EOS                                            = 17
      * System 1 call 2: 44 + "collect apples" EOS (15)
-     *          + "Group action: [take apple, take apple]. Current observation: a2" (63)     = 122
+     *          + "Group action: ['take apple', 'take apple']. Current observation: a2" (67) = 126
      *          gen "eat" + EOS                                                              = 4
      * System 2 call 3: "L Subtask: eat" (14) + "Obs: a2" (7)                                = 21
      *          gen "eat apple; True" (15) + EOS                                             = 16
-     * sys1: prompt 44 + 122 = 166, gen 15 + 4 = 19; sys2: prompt 32 + 57 + 21 = 110, gen 18 + 17 + 16 = 51 */
-    assert_int_equal(ep.sys1_prompt_tok, 166);
+     * sys1: prompt 44 + 126 = 170, gen 15 + 4 = 19; sys2: prompt 32 + 57 + 21 = 110, gen 18 + 17 + 16 = 51 */
+    assert_int_equal(ep.sys1_prompt_tok, 170);
     assert_int_equal(ep.sys1_gen_tok, 19);
     assert_int_equal(ep.sys2_prompt_tok, 110);
     assert_int_equal(ep.sys2_gen_tok, 51);
@@ -183,7 +183,7 @@ static void loop_expert_episode(void **state) {
     assert_int_equal(cJSON_GetObjectItem(o, "steps")->valueint, 3);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "success")));
     assert_int_equal(cJSON_GetObjectItem(o, "score")->valueint, 1);
-    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "tokens"), "total")->valueint, 166 + 19 + 110 + 51);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "tokens"), "total")->valueint, 170 + 19 + 110 + 51);
     cJSON *tr = cJSON_GetObjectItem(o, "transcript");
     assert_int_equal(cJSON_GetArraySize(tr), 2);
     cJSON *st1 = cJSON_GetObjectItem(cJSON_GetArrayItem(tr, 0), "steps");
@@ -344,8 +344,8 @@ static void eval_aggregates(void **state) {
     cJSON *ida = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "id"), "all");
     assert_true(cJSON_GetObjectItem(ida, "pass@1")->valuedouble == 1.0);
     assert_true(cJSON_GetObjectItem(ida, "sys1_calls")->valuedouble == 2.0);
-    /* tokens per episode: the same 3-step episode each time -> 166 + 19 + 110 + 51 = 346 */
-    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(ida, "tokens"), "total")->valuedouble == 346.0);
+    /* tokens per episode: the same 3-step episode each time -> 170 + 19 + 110 + 51 = 350 */
+    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(ida, "tokens"), "total")->valuedouble == 350.0);
     cJSON *ooda = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "ood"), "all");
     assert_true(cJSON_GetObjectItem(ooda, "pass@1")->valuedouble == 0.0);
     assert_true(cJSON_GetObjectItem(ooda, "invalid_action_rate")->valuedouble == 1.0);
@@ -467,6 +467,77 @@ static void replay_buffer(void **state) {
     m2_replay_free(&r2);
 }
 
+/* Online collection: expert episodes on the apples env; the "collect apples" segments earn no env
+ * reward (failures, dropped at keep_fail 0), the "eat" segments earn 1 (kept). */
+static void collect_into_replay(void **state) {
+    m2_err err = {0};
+    m2_env *env = NULL;
+    ap_create(&env, NULL, &err);
+    m2_replay buf;
+    assert_int_equal(m2_replay_init(&buf, 10, 0.f, 3, &err), 0);
+    m2_loop_cfg cfg = short_cfg();
+    m2_collect_stats st = {0};
+    for (int i = 0; i < 2; i++) {
+        m2_expert_plan plan;
+        assert_int_equal(m2_expert_plan_build(&apples_class, NULL, NULL, M2_SPLIT_TRAIN, i, 0, 50, NULL, &plan, &err), 0);
+        m2_policy s1 = m2_expert_sys1_policy(&plan), s2 = m2_expert_sys2_policy(&plan);
+        assert_int_equal(m2_collect_online(env, NULL, M2_SPLIT_TRAIN, &i, 1, 0, &s1, &s2, &cfg, &buf, NULL, &st, &err), 0);
+        m2_expert_plan_free(&plan);
+    }
+    assert_int_equal(st.episodes, 2);
+    assert_int_equal(st.successes, 2);
+    assert_int_equal(st.segments, 4);
+    assert_int_equal(st.kept, 2);
+    assert_int_equal(st.steps, 6);
+    assert_int_equal(m2_replay_size(&buf), 2);
+    assert_string_equal(m2_replay_at(&buf, 0)->seg.actions[0], "eat apple; True");
+    assert_int_equal(m2_replay_at(&buf, 0)->online, 1);
+    m2_replay_free(&buf);
+    ap_destroy(env);
+}
+
+/* The real TextCraft (embedded recipes): the expert plan through the control loop succeeds with one
+ * System 1 call per segmenter sub-goal, and its System 2 segments read back as records would. */
+static void textcraft_expert_loop(void **state) {
+    m2_err err = {0};
+    m2_env *env = NULL;
+    if (m2_env_create("textcraft", NULL, &env, &err)) { fprintf(stderr, "%s\n", err.msg); fail(); }
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_loop_cfg cfg;
+    m2_loop_cfg_default(&cfg);
+    int n = env->cls->num_episodes(env, NULL, M2_SPLIT_ID, &err);
+    assert_true(n > 0);
+    if (n > 5) n = 5;
+    for (int i = 0; i < n; i++) {
+        m2_expert_plan plan;
+        assert_int_equal(m2_expert_plan_build(env->cls, NULL, NULL, M2_SPLIT_ID, i, 1, 50, &tok, &plan, &err), 0);
+        m2_policy s1 = m2_expert_sys1_policy(&plan), s2 = m2_expert_sys2_policy(&plan);
+        m2_episode ep;
+        assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_ID, i, 1, &s1, &s2, &cfg, &ep, &err), 0);
+        assert_true(ep.success);
+        assert_int_equal(ep.steps, plan.n_actions);
+        assert_int_equal(ep.sys1_calls, plan.n_sub);
+        assert_int_equal(ep.invalid, 0);
+        assert_true(ep.sys1_prompt_tok > 0 && ep.sys2_gen_tok > 0);
+        m2_traj *segs;
+        int ns;
+        assert_int_equal(m2_episode_segments(&ep, &cfg, &segs, &ns, &err), 0);
+        assert_int_equal(ns, plan.n_sub);
+        for (int k = 0; k < ns; k++) {
+            m2_packed p;
+            assert_int_equal(m2_pack_traj(&tok, &segs[k], 0, &p, &err), 0);
+            assert_int_equal(p.n_actions, plan.sub[k].last - plan.sub[k].first + 1);
+            m2_packed_free(&p);
+            m2_traj_free(&segs[k]);
+        }
+        free(segs);
+        m2_episode_free(&ep);
+        m2_expert_plan_free(&plan);
+    }
+    m2_env_destroy(env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parser_cases),
@@ -474,6 +545,8 @@ int main(void) {
         cmocka_unit_test(loop_step_limit_and_budget),
         cmocka_unit_test(eval_aggregates),
         cmocka_unit_test(replay_buffer),
+        cmocka_unit_test(textcraft_expert_loop),
+        cmocka_unit_test(collect_into_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,14 @@ static void offline_actor_hand(void **state) {
     m2_offline_actor_backward(&cfg, adv, NULL, 3, adv_s, NULL, 2, d, ds);
     NEAR(d[0], -1.0 / 3, 1e-6); NEAR(d[1], -2.0 / 3, 1e-6); NEAR(d[2], -1.0 / 6, 1e-6);
     NEAR(ds[0], -0.25, 1e-6); NEAR(ds[1], 0.5, 1e-6);
+    /* normalize: w / mean(w) = (1, 2, 0.5) / (3.5/3 = 1.166667) = (0.857143, 1.714286, 0.428571)
+     * L_data = 1.75 / 1.166667 = 1.5 ; dL/dlogp = -w/3 = (-0.285714, -0.571429, -0.142857) */
+    cfg.normalize = 1;
+    NEAR(m2_offline_actor_forward(&cfg, adv, logp, NULL, 3, adv_s, logp_s, NULL, 2, &st), 1.5 - 0.525, 1e-6);
+    memset(d, 0, sizeof d);
+    m2_offline_actor_backward(&cfg, adv, NULL, 3, adv_s, NULL, 2, d, NULL);
+    NEAR(d[0], -0.285714, 1e-6); NEAR(d[1], -0.571429, 1e-6); NEAR(d[2], -0.142857, 1e-6);
+    cfg.normalize = 0;
     /* lambda = 0 is vanilla IQL/AWR: the anchor vanishes */
     cfg.lambda = 0;
     NEAR(m2_offline_actor_forward(&cfg, adv, logp, NULL, 3, adv_s, logp_s, NULL, 2, NULL), 1.75, 1e-6);
@@ -293,8 +301,8 @@ static void fd_actor(void **state) {
     fill_normal(&r, adv_s, M, 1); fill_normal(&r, logp_s, M, 1);
     for (int i = 0; i < N; i++) mask[i] = i != 2;
     for (int j = 0; j < M; j++) mask_s[j] = j != 4;
-    for (int released = 0; released < 2; released++) {
-        m2_actor_cfg cfg = {.beta = 2, .w_max = 4, .lambda = 0.7f, .released = released};
+    for (int variant = 0; variant < 3; variant++) {   /* sampled, sampled + normalize, released */
+        m2_actor_cfg cfg = {.beta = 2, .w_max = 4, .lambda = 0.7f, .released = variant == 2, .normalize = variant == 1};
         memset(g, 0, sizeof g); memset(gs, 0, sizeof gs);
         m2_offline_actor_backward(&cfg, adv, mask, N, adv_s, mask_s, M, g, gs);
         actor_ctx c = {&cfg, adv, logp, mask, N, adv_s, logp_s, mask_s, M, 0};

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "data/data.h"
+#include "agent/prompts.h"
+#include <cjson/cJSON.h>
 
 /* prompt "P:", s_1 "s1", a_1 "a", s_2 "s22", a_2 "bb" (terminal, r = 1), s_3 "s3". */
 static void make_traj(m2_traj *t, int with_final) {
@@ -188,7 +190,7 @@ static void records_roundtrip(void **state) {
         "\n"
         "{\"task_description\":\"P t\",\"obs\":[\"x\"],\"subtask\":[\"g\"],\"done\":[1]}\n");
     write_text(lp,
-        "{\"subgoal\":\"get log\",\"obs\":[\"o0\",\"Obs: o1\"],\"actions\":[\"get 1 log; True\"],"
+        "{\"goal\":\"get log\",\"obs\":[\"o0\",\"Obs: o1\"],\"actions\":[\"get 1 log; True\"],"
         "\"reward\":[1],\"score\":[1],\"done\":[true]}\n");
     m2_err err = {0};
     m2_high_record *h;
@@ -199,7 +201,8 @@ static void records_roundtrip(void **state) {
     assert_string_equal(h[0].task, "craft a stick");
     assert_int_equal(h[0].n_subgoals, 2);
     assert_true(h[0].done[1] == 1.f && h[0].reward[1] == 1.f);
-    assert_string_equal(h[1].task, "P t");   /* released alias */
+    assert_null(h[1].task);                  /* only the released context field */
+    assert_string_equal(h[1].context, "P t");
     assert_true(h[1].reward[0] == 0.f);      /* absent -> 0 */
     assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), 0);
     assert_int_equal(nl, 1);
@@ -220,6 +223,15 @@ static void records_roundtrip(void **state) {
     assert_int_equal(t.n_actions, 2);
     assert_int_equal(t.n_states, 2);
     m2_traj_free(&t);
+    /* prompt NULL: the record's own context, else the one agent/prompts.h builds */
+    assert_int_equal(m2_high_record_traj(&h[1], NULL, &t, &err), 0);
+    assert_string_equal(t.prompt, "P t");
+    m2_traj_free(&t);
+    assert_int_equal(m2_high_record_traj(&h[0], NULL, &t, &err), 0);
+    char *want = m2_prompt_high_context("craft a stick");
+    assert_string_equal(t.prompt, want);
+    free(want);
+    m2_traj_free(&t);
     m2_high_records_free(h, nh);
     m2_low_records_free(l, nl);
 
@@ -231,6 +243,9 @@ static void records_roundtrip(void **state) {
     write_text(lp, "{\"subgoal\":\"g\",\"obs\":[\"o\"],\"actions\":[3]}\n");
     assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), -1);
     assert_non_null(strstr(err.msg, "actions"));
+    write_text(lp, "{\"obs\":[\"o\"],\"actions\":[\"a; true\"]}\n");
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), -1);
+    assert_non_null(strstr(err.msg, "goal"));
     write_text(lp, "{\"subgoal\":\"g\",\"obs\":[\"o\"],\"actions\":[\"a; true\"],\"reward\":[1,2]}\n");
     assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), -1);
     assert_non_null(strstr(err.msg, "reward"));
@@ -242,12 +257,88 @@ static void records_roundtrip(void **state) {
     rmdir(dir);
 }
 
+/* What `multi2 data` writes (data/hier.c) reads back and packs: TextCraft oracle episodes. */
+static void records_from_writer(void **state) {
+    m2_err err = {0};
+    m2_env *env = NULL;
+    if (m2_env_create("textcraft", NULL, &env, &err)) { fprintf(stderr, "%s\n", err.msg); fail(); }
+    char dir[] = "/tmp/m2_hierXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char hp[256], lp[256];
+    snprintf(hp, sizeof hp, "%s/high.jsonl", dir);
+    snprintf(lp, sizeof lp, "%s/low.jsonl", dir);
+    FILE *fh = fopen(hp, "w"), *fl = fopen(lp, "w");
+    int n_low = 0, n_sub_total = 0;
+    for (int i = 0; i < 3; i++) {
+        m2_env_traj tr;
+        m2_rollout_opts o = {M2_POLICY_ORACLE, 50, 0.f, 0};
+        assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &o, &tr, &err), 0);
+        cJSON *high, *lows;
+        assert_int_equal(m2_hier_records(env, &tr, "expert", &high, &lows, &err), 0);
+        assert_int_equal(m2_hier_write_line(fh, high, hp, &err), 0);
+        const cJSON *l;
+        cJSON_ArrayForEach(l, lows) { assert_int_equal(m2_hier_write_line(fl, l, lp, &err), 0); n_low++; }
+        n_sub_total += cJSON_GetArraySize(cJSON_GetObjectItem(high, "subtask"));
+        cJSON_Delete(high);
+        cJSON_Delete(lows);
+        m2_env_traj_free(&tr);
+    }
+    fclose(fh);
+    fclose(fl);
+    m2_high_record *h;
+    m2_low_record *l;
+    int nh, nl;
+    assert_int_equal(m2_high_records_read(hp, &h, &nh, &err), 0);
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), 0);
+    assert_int_equal(nh, 3);
+    assert_int_equal(nl, n_low);
+    assert_int_equal(n_low, n_sub_total);
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    for (int i = 0; i < nh; i++) {
+        assert_non_null(h[i].task);
+        assert_non_null(h[i].context);
+        assert_int_equal(h[i].n_states, h[i].n_subgoals + 1);
+        m2_traj t;
+        assert_int_equal(m2_high_record_traj(&h[i], NULL, &t, &err), 0);
+        char *want = m2_prompt_high_context(h[i].task);
+        assert_string_equal(t.prompt, want);   /* the writer's context = the loop's context */
+        free(want);
+        m2_packed p;
+        assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+        assert_int_equal(p.n_actions, h[i].n_subgoals);
+        assert_true(p.has_final_state);
+        m2_packed_free(&p);
+        m2_traj_free(&t);
+    }
+    for (int i = 0; i < nl; i++) {
+        m2_traj t;
+        assert_int_equal(m2_low_record_traj(&l[i], NULL, "Obs: ", &t, &err), 0);
+        char *want = m2_prompt_low_context(l[i].subgoal, 1);
+        assert_string_equal(t.prompt, want);
+        free(want);
+        assert_int_equal(t.n_states, t.n_actions + 1);
+        m2_packed p;
+        assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+        assert_true(p.done[p.n_actions - 1] == 1.f);   /* intrinsic: done on the sub-goal's last step */
+        m2_packed_free(&p);
+        m2_traj_free(&t);
+    }
+    m2_high_records_free(h, nh);
+    m2_low_records_free(l, nl);
+    unlink(hp);
+    unlink(lp);
+    rmdir(dir);
+    m2_env_destroy(env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pack_layout),
         cmocka_unit_test(pack_truncation),
         cmocka_unit_test(batch_positions),
         cmocka_unit_test(records_roundtrip),
+        cmocka_unit_test(records_from_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

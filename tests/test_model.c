@@ -485,6 +485,49 @@ static void determinism(void **st) {
     assert_memory_equal(out[0], out[1], sizeof out[0]);
 }
 
+static void determinism_with_split_gemms(void **st) {
+    /* shapes large enough that every GEMM is split over the pool: 2 threads twice = same bits;
+     * 1 thread agrees closely */
+    float out[3][64];
+    int threads[3] = {2, 2, 1};
+    for (int run = 0; run < 3; run++) {
+        m2_model_config cfg;
+        m2_config_preset("test-llama", &cfg, NULL);
+        cfg.dim = 128; cfg.ffn_dim = 256; cfg.vocab_size = 256; cfg.head_dim = 0;
+        m2_model_opts o = {M2_DT_F32, 0, threads[run]};
+        m2_err err = {0};
+        m2_model *m = m2_model_create(&cfg, &o, &err);
+        m2_model_init_random(m, 5, 0.1f);
+        m2_lora_config lc = {"a", 8, 16, 0, M2_LORA_ALL};
+        m2_adapter *a = m2_adapter_add(m, &lc, 9, &err);
+        m2_ctx *c = m2_ctx_create(m, 64, 1, &err);
+        int32_t tok[64];
+        for (int i = 0; i < 64; i++) tok[i] = (i * 37) % 256;
+        int lens[2] = {40, 24};
+        m2_batch b = {2, lens, tok};
+        int32_t tg[64];
+        float lp[64], dl[64];
+        m2_batch_next_targets(&b, tg);
+        for (int i = 0; i < 64; i++) dl[i] = -1.0f / 64;
+        m2_adamw opt = {0.9f, 0.999f, 1e-8f, 0.0f};
+        for (int step = 0; step < 3; step++) {
+            m2_forward(c, &b, a, 1, &err);
+            m2_ctx_logprobs(c, tg, lp);
+            m2_ctx_logprobs_backward(c, tg, dl);
+            m2_backward(c, &err);
+            m2_adamw_step(&a->params, &opt, 1e-2f, &err);
+            m2_params_zero_grad(&a->params);
+        }
+        m2_forward(c, &b, a, 0, &err);
+        m2_ctx_logprobs(c, tg, lp);
+        memcpy(out[run], lp, sizeof out[run]);
+        m2_ctx_free(c);
+        m2_model_free(m);
+    }
+    assert_memory_equal(out[0], out[1], sizeof out[0]);
+    for (int i = 0; i < 64; i++) assert_true(fabsf(out[0][i] - out[2][i]) < 1e-3f);
+}
+
 static void optimiser_and_schedules(void **st) {
     m2_err err = {0};
     m2_params p;
@@ -604,6 +647,12 @@ static void heads_polyak_and_memplan(void **st) {
     m2_head_polyak(h, 1.0f);
     m2_head_forward(h, hid, &pos, 1, 1, &o2, &err);
     assert_true(o1 == o2);
+    /* online forward, target forward, then online backward: the cache survives */
+    float dh[64] = {0}, one = 1.0f;
+    m2_head_forward(h, hid, &pos, 1, 0, &o1, &err);
+    m2_head_forward(h, hid, &pos, 1, 1, &o2, &err);
+    assert_int_equal(m2_head_backward(h, &one, &pos, 1, dh, &err), 0);
+    assert_true(h->params.g[h->params.n - 1] == 1.0f);   /* d out / d b2 */
     m2_lora_config lc = {"a", 16, 32, 0, M2_LORA_Q | M2_LORA_V};
     m2_adapter_add(m, &lc, 1, &err);
     m2_model_mem p = m2_memory_plan(m, 256, 4, 64);
@@ -613,6 +662,42 @@ static void heads_polyak_and_memplan(void **st) {
     FILE *f = fopen("/dev/null", "w");
     m2_model_mem_print(f, &p);
     fclose(f);
+    m2_model_free(m);
+}
+
+static void pretrain_from_scratch(void **st) {
+    /* full-weight training of a tiny base on a fixed repeating sequence: the loss falls fast */
+    m2_model *m = tiny("test-llama", 1, M2_DT_F32);
+    m2_err err = {0};
+    m2_ctx *c = m2_ctx_create(m, 64, 1, &err);
+    int32_t tok[32];
+    for (int i = 0; i < 32; i++) tok[i] = (i * 7) % 13;
+    int lens[2] = {16, 16};
+    m2_batch b = {2, lens, tok};
+    int32_t tg[32];
+    float lp[32], dl[32];
+    m2_batch_next_targets(&b, tg);
+    for (int i = 0; i < 32; i++) dl[i] = tg[i] >= 0 ? -1.0f / 30 : 0.0f;
+    m2_adamw opt = {0.9f, 0.95f, 1e-8f, 0.0f};
+    m2_lr_schedule sch = {3e-3f, 3e-4f, 5, 60, M2_DECAY_COSINE};
+    double first = 0, last = 0;
+    for (int step = 0; step < 60; step++) {
+        assert_int_equal(m2_forward(c, &b, NULL, 1, &err), 0);
+        m2_ctx_logprobs(c, tg, lp);
+        double loss = 0;
+        for (int i = 0; i < 32; i++) loss -= lp[i] / 30;
+        if (step == 0) first = loss;
+        last = loss;
+        m2_ctx_logprobs_backward(c, tg, dl);
+        assert_int_equal(m2_backward(c, &err), 0);
+        m2_params *g[] = {&m->base};
+        m2_clip_grads(g, 1, 1.0f);
+        assert_int_equal(m2_adamw_step(&m->base, &opt, m2_lr_at(&sch, step), &err), 0);
+        m2_params_zero_grad(&m->base);
+    }
+    assert_true(first > 3.0);
+    assert_true(last < 0.5);
+    m2_ctx_free(c);
     m2_model_free(m);
 }
 
@@ -627,10 +712,12 @@ int main(void) {
         cmocka_unit_test(generation),
         cmocka_unit_test(quantised_storage),
         cmocka_unit_test(determinism),
+        cmocka_unit_test(determinism_with_split_gemms),
         cmocka_unit_test(optimiser_and_schedules),
         cmocka_unit_test(accumulation_equals_big_batch),
         cmocka_unit_test(kl_between_adapters),
         cmocka_unit_test(heads_polyak_and_memplan),
+        cmocka_unit_test(pretrain_from_scratch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,7 +20,8 @@ static m2_env *mk(void) {
     return e;
 }
 
-static const char *const implemented[] = {"find-living-thing", "find-non-living-thing", "find-plant", "find-animal",
+static const char *const implemented[] = {"boil", "melt", "freeze", "change-the-state-of-matter-of", "use-thermometer",
+    "measure-melting-point-known-substance", "find-living-thing", "find-non-living-thing", "find-plant", "find-animal",
     "lifespan-longest-lived", "lifespan-shortest-lived", "lifespan-longest-lived-then-shortest-lived"};
 
 static void oracle_scores_100_everywhere(void **state) {
@@ -35,7 +36,7 @@ static void oracle_scores_100_everywhere(void **state) {
                 assert_int_equal(e->cls->reset(e, implemented[t], sp, i, 0, &r, &err), 0);
                 char buf[256];
                 int k = 0;
-                while (k < 60 && !e->cls->oracle_next(e, buf, sizeof buf, &err)) {
+                while (k < 300 && !e->cls->oracle_next(e, buf, sizeof buf, &err)) {
                     e->cls->step(e, buf, &r);
                     assert_int_equal(r.valid, 1);
                     k++;
@@ -59,9 +60,15 @@ static void splits_follow_the_original_rule(void **state) {
     assert_int_equal(e->cls->num_episodes(e, "lifespan-longest-lived", M2_SPLIT_ID, &err), 31);
     assert_int_equal(e->cls->num_episodes(e, "lifespan-longest-lived", M2_SPLIT_OOD, &err), 32);
     /* all implemented tasks concatenated */
-    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err), 4 * 75 + 3 * 31);
+    assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_TRAIN, &err), 14);
+    assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_ID, &err), 7);
+    assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_OOD, &err), 9);
+    assert_int_equal(e->cls->num_episodes(e, "use-thermometer", M2_SPLIT_TRAIN, &err), 270);
+    assert_int_equal(e->cls->num_episodes(e, "measure-melting-point-known-substance", M2_SPLIT_TRAIN, &err), 218);
+    assert_int_equal(e->cls->num_episodes(e, "measure-melting-point-known-substance", M2_SPLIT_OOD, &err), 109);
+    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err), 4 * 7 + 135 + 109 + 4 * 75 + 3 * 31);
     /* not implemented: a clear error, never a fake episode */
-    assert_int_equal(e->cls->num_episodes(e, "boil", M2_SPLIT_TRAIN, &err), -1);
+    assert_int_equal(e->cls->num_episodes(e, "grow-plant", M2_SPLIT_TRAIN, &err), -1);
     assert_non_null(strstr(err.msg, "not implemented"));
     m2_step_result r;
     assert_int_equal(e->cls->reset(e, "mendelian-genetics-known-plant", M2_SPLIT_TRAIN, 0, 0, &r, &err), -1);
@@ -115,7 +122,7 @@ static void golden_texts(void **state) {
     assert_string_equal(step(e, "look around", &r),
         "This room is called the kitchen. In it, you see: \n\tthe agent\n\ta substance called air\n"
         "\ta chair. On the chair is: nothing.\n"
-        "\ta counter. On the counter is: a bowl (containing an apple, a banana, an orange, a potato), a drawer.\n"
+        "\ta counter. On the counter is: a bowl (containing a red apple, a banana, an orange, a potato), a drawer.\n"
         "\ta cupboard. The cupboard door is closed. \n\ta freezer. The freezer door is closed. \n"
         "\ta fridge. The fridge door is closed. \n\ta glass jar (containing a substance called sodium chloride)\n"
         "\ta lighter\n\ta oven, which is turned off. The oven door is closed. \n\ta painting\n"
@@ -123,7 +130,7 @@ static void golden_texts(void **state) {
         "\ta substance called soap\n\ta stopwatch, which is deactivated. \n"
         "\ta stove, which is turned off. On the stove is: nothing.\n"
         "\ta table. On the table is: a glass cup (containing nothing).\n"
-        "\ta thermometer, currently reading a temperature of 25 degrees celsius\n"
+        "\ta thermometer, currently reading a temperature of 10 degrees celsius\n"
         "You also see:\n\tA door to the bathroom (that is closed)\n\tA door to the hallway (that is open)\n"
         "\tA door to the outside (that is closed)");
     assert_string_equal(step(e, "inventory", &r), "In your inventory, you see:\n\tnothing");
@@ -135,9 +142,15 @@ static void golden_texts(void **state) {
     assert_string_equal(step(e, "move metal pot to table", &r), "You move the metal pot to the table.");
     assert_string_equal(step(e, "look at table", &r),
         "a table. On the table is: \n\ta glass cup (containing nothing)\n\ta metal pot (containing nothing)");
-    assert_string_equal(step(e, "look in bowl", &r), "Inside the bowl is: \n\tan apple\n\ta banana\n\tan orange\n\ta potato");
+    assert_string_equal(step(e, "look in bowl", &r), "Inside the bowl is: \n\ta red apple\n\ta banana\n\tan orange\n\ta potato");
     assert_string_equal(step(e, "close cupboard", &r), "The cupboard is now closed.");
     assert_string_equal(step(e, "move sink to table", &r), "The sink is not moveable.");
+    assert_string_equal(step(e, "pick up thermometer", &r), "You move the thermometer to the inventory.");
+    assert_string_equal(step(e, "use thermometer on metal pot", &r), "the thermometer measures a temperature of 10 degrees celsius");
+    assert_string_equal(step(e, "activate sink", &r), "The sink is now activated.");
+    assert_string_equal(step(e, "activate sink", &r), "The sink is already activated.");
+    assert_string_equal(step(e, "activate table", &r), "The table is not something that can be activated.");
+    assert_string_equal(step(e, "deactivate sink", &r), "The sink is now deactivated.");
     assert_string_equal(step(e, "wait", &r), "You decide to wait for 10 iterations.");
     assert_string_equal(step(e, "wait1", &r), "You decide to wait for 1 iterations.");
     assert_string_equal(step(e, "xyzzy", &r), "No known action matches that input.");
@@ -158,6 +171,32 @@ static void golden_texts(void **state) {
     assert_string_equal(step(e, "focus on toilet", &r), "You focus on the toilet.");
     assert_float_equal(r.score, -100.0f, 0.0f);
     assert_int_equal(r.done, 1);
+    m2_env_destroy(e);
+}
+
+/* Water boils on the stove: the pot fills at the sink, the stove heats it, water turns to steam. */
+static void physics_boils_water(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "boil", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e), "Your task is to boil water. For compounds without a boiling point, combusting the "
+        "substance is also acceptable. First, focus on the substance. Then, take actions that will cause it to change its state of matter.");
+    char buf[128];
+    int saw_sink = 0, saw_steam = 0;
+    while (!e->cls->oracle_next(e, buf, sizeof buf, &err)) {
+        e->cls->step(e, buf, &r);
+        if (!strcmp(buf, "activate sink")) {
+            assert_string_equal(r.observation, "The sink is now activated.");
+            saw_sink = 1;
+        }
+        if (r.done) break;
+    }
+    assert_true(saw_sink);
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    e->cls->step(e, "look at stove", &r);
+    saw_steam = strstr(r.observation, "steam") != NULL;
+    assert_true(saw_steam);
     m2_env_destroy(e);
 }
 
@@ -263,6 +302,7 @@ int main(void) {
         cmocka_unit_test(task_names_match_tasks_json),
         cmocka_unit_test(golden_texts),
         cmocka_unit_test(lifespan_scoring),
+        cmocka_unit_test(physics_boils_water),
         cmocka_unit_test(deterministic),
         cmocka_unit_test(random_input_never_crashes),
         cmocka_unit_test(describe_and_segment),

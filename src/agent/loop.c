@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent/parse.h"
-#include "agent/prompts_tmp.h"
+#include "agent/prompts.h"
 
 void m2_loop_cfg_default(m2_loop_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
@@ -51,10 +51,15 @@ static int grow(void **p, int *cap, int need, size_t sz, m2_err *err) {
     return 0;
 }
 
-static const char *high_prompt(const m2_loop_cfg *c) { return c->high_prompt ? c->high_prompt : m2_tmp_high_prompt; }
-static const char *low_prompt(const m2_loop_cfg *c) { return c->low_prompt ? c->low_prompt : m2_tmp_low_prompt; }
-
-static char *low_state(const char *obs) { return join3(m2_tmp_low_state_prefix, "", obs); }
+/* Contexts exactly as the data writer builds them (agent/prompts.h), unless the config overrides
+ * the instruction text (tests, custom prompts). */
+static char *high_context(const m2_loop_cfg *c, const char *task) {
+    return c->high_prompt ? join3(c->high_prompt, " ", task) : m2_prompt_high_context(task);
+}
+static char *low_context(const m2_loop_cfg *c, const char *subgoal) {
+    return c->low_prompt ? join3(c->low_prompt, " Subtask: ", subgoal) : m2_prompt_low_context(subgoal, 1);
+}
+static char *low_state(const char *obs) { return m2_prompt_low_obs(obs); }
 
 int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
                    const m2_policy *sys1, const m2_policy *sys2, const m2_loop_cfg *cfg,
@@ -77,7 +82,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
     m2_traj high, low;
     m2_traj_init(&high);
     m2_traj_init(&low);
-    char *hp = join3(high_prompt(cfg), " ", ep->task);
+    char *hp = high_context(cfg, ep->task);
     int rc = -1, done = sr.done;
     char **group = NULL;   /* actions System 2 took for the previous sub-goal */
     int n_group = 0, cap_group = 0;
@@ -94,7 +99,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
             if (ep->n_sub > 0) break;   /* one "sub-goal" (the task) for the whole episode */
             snprintf(sub_text, sizeof sub_text, "%s", ep->task);
         } else {
-            char *state = m2_tmp_high_state((const char *const *)group, n_group, obs);
+            char *state = m2_prompt_state((const char *const *)group, n_group, obs);
             if (!state) { m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
             sg->state = state;
             if (m2_traj_push_state(&high, state, err)) goto out;
@@ -125,7 +130,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         /* ---- System 2: actions until its flag, the budget, the limit or the end ---- */
         m2_traj_free(&low);
         m2_traj_init(&low);
-        char *lp = join3(low_prompt(cfg), " Subtask: ", sub_text);
+        char *lp = low_context(cfg, sub_text);
         if (!lp) { m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
         int prc = m2_traj_set_prompt(&low, lp, err);
         free(lp);
@@ -262,7 +267,7 @@ int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **
         if (sg->n == 0) continue;
         m2_traj *t = &v[j++];
         m2_traj_init(t);
-        char *lp = join3(low_prompt(cfg), " Subtask: ", sg->text);
+        char *lp = low_context(cfg, sg->text);
         char *s0 = low_state(sg->obs0);
         int bad = !lp || !s0 || m2_traj_set_prompt(t, lp, err) || m2_traj_push_state(t, s0, err);
         free(lp);

@@ -5,4 +5,5 @@
 #include "algo/tokens.h"
 #include "algo/losses.h"
 #include "algo/teamtr.h"
+#include "algo/steps.h"
 #endif

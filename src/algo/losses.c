@@ -149,27 +149,31 @@ void m2_anchor_backward(const float *adv_s, const float *mask_s, int m, float la
             dlogp_s[j] += (float)(-lambda * MASK(mask_s, j) * adv_s[j] / M);
 }
 
-/* Unnormalised released-code weight lambda relu(A) + min(exp(beta A), w_max). */
-static double released_raw(const m2_actor_cfg *cfg, double a) {
-    int c;
-    return cfg->lambda * (a > 0 ? a : 0) + clipped_exp(cfg->beta * a, cfg->w_max, &c);
+/* Unnormalised dataset weight: min(exp(beta A), w_max), plus lambda relu(A) in the released variant;
+ * *clipped set when min(., w_max) is active. */
+static double actor_raw(const m2_actor_cfg *cfg, double a, int *clipped) {
+    *clipped = 0;
+    if (!isfinite(a)) return 0;
+    double w = clipped_exp(cfg->beta * a, cfg->w_max, clipped);
+    if (cfg->released) w += cfg->lambda * (a > 0 ? a : 0);
+    return isfinite(w) ? w : 0;
 }
 
-/* The released variant divides by the mean weight over the valid batch entries. */
-static double released_norm(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
+/* Divisor of the weights: their mean over the valid entries (released variant, or normalize),
+ * else 1. */
+static double actor_norm(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
+    if (!cfg->released && !cfg->normalize) return 1.0;
     double s = 0, N = m2_mask_count(mask, n);
+    int c;
     for (int i = 0; i < n; i++)
-        if (MASK(mask, i) != 0 && isfinite(adv[i])) s += MASK(mask, i) * released_raw(cfg, adv[i]);
+        if (MASK(mask, i) != 0) s += MASK(mask, i) * actor_raw(cfg, adv[i], &c);
     return N > 0 ? s / N : 0;
 }
 
-/* Weight of dataset entry i under either variant; *clipped set when min(., w_max) is active. */
 static double actor_weight(const m2_actor_cfg *cfg, double a, double norm, int *clipped) {
-    *clipped = 0;
-    if (!isfinite(a)) return 0;
-    double w = cfg->released ? (norm > 0 ? released_raw(cfg, a) / norm : 0)
-                             : clipped_exp(cfg->beta * a, cfg->w_max, clipped);
-    return isfinite(w) ? w : 0;
+    double w = actor_raw(cfg, a, clipped);
+    w = norm > 0 ? w / norm : 0;
+    return isfinite(w) ? w : 0;   /* the released code's nan -> 0 */
 }
 
 float m2_offline_actor_forward(const m2_actor_cfg *cfg,
@@ -177,7 +181,7 @@ float m2_offline_actor_forward(const m2_actor_cfg *cfg,
                                const float *adv_s, const float *logp_s, const float *mask_s, int m,
                                m2_actor_stats *st) {
     double N = m2_mask_count(mask, n), sd = 0, wsum = 0, wmax = 0, asum = 0;
-    double norm = cfg->released ? released_norm(cfg, adv, mask, n) : 1.0;
+    double norm = actor_norm(cfg, adv, mask, n);
     int nclip = 0;
     for (int i = 0; i < n; i++) {
         if (MASK(mask, i) == 0) continue;
@@ -215,7 +219,7 @@ void m2_offline_actor_backward(const m2_actor_cfg *cfg,
                                float *dlogp, float *dlogp_s) {
     double N = m2_mask_count(mask, n);
     if (N > 0) {
-        double norm = cfg->released ? released_norm(cfg, adv, mask, n) : 1.0;
+        double norm = actor_norm(cfg, adv, mask, n);
         for (int i = 0; i < n; i++) {
             if (MASK(mask, i) == 0) continue;
             int c;

@@ -41,6 +41,7 @@ void m2_advantages(const float *qbar, const float *v, int n, float *adv);
  *       - lambda (1/M) sum_j ms_j A^_j logp^_j                         (actions SAMPLED from pi)
  * The second, policy-anchored term is a policy gradient on the sampled actions a^_j ~ pi(.|s_j),
  * scored by the critic, A^_j = Qbar(s_j, a^_j) - V(s_j), stop-grad.
+ * With normalize, the dataset weights are divided by their mean over the valid entries.
  * Released-code variant (released = 1): no sampled term; the dataset weight becomes
  *   w_i = lambda relu(A_i) + min(exp(beta A_i), w_max), then w_i /= mean_valid(w), NaN -> 0. */
 typedef struct m2_actor_cfg {
@@ -48,6 +49,8 @@ typedef struct m2_actor_cfg {
     float w_max;      /* weight clip (released: 20) */
     float lambda;     /* anchor coefficient (released: 7) */
     int released;     /* 1 = the released code's weight variant instead of the sampled anchor */
+    int normalize;    /* sampled variant: divide the dataset weights by their valid batch mean
+                         (the released variant always does, as the released code) */
 } m2_actor_cfg;
 
 typedef struct m2_actor_stats {

@@ -36,7 +36,7 @@ void m2_logp_gather_forward(const float *z, const int32_t *target, const float *
     for (int i = 0; i < n; i++) {
         int32_t t = target[i];
         if ((mask && mask[i] == 0.f) || t < 0 || t >= V) { logp[i] = 0.f; continue; }
-        m2_logprob_forward(&logp[i], NULL, z + (size_t)i * V, &t, 1, V);
+        m2_logprob_forward(&logp[i], NULL, z + (size_t)i * V, &t, 1, V, NULL);
     }
 }
 
@@ -45,18 +45,18 @@ void m2_logp_gather_backward(const float *z, const int32_t *target, const float 
     for (int i = 0; i < n; i++) {
         int32_t t = target[i];
         if ((mask && mask[i] == 0.f) || t < 0 || t >= V) continue;
-        m2_logprob_backward(dz + (size_t)i * V, &dlogp[i], z + (size_t)i * V, NULL, &t, 1, V);
+        m2_logprob_backward(dz + (size_t)i * V, &dlogp[i], z + (size_t)i * V, NULL, &t, 1, V, NULL);
     }
 }
 
 double m2_kl_row_forward(const float *z_p, const float *z_q, int V) {
     float kl;
-    m2_kl_forward(&kl, z_p, z_q, 1, V);
+    m2_kl_forward(&kl, z_p, z_q, 1, V, NULL);
     return kl > 0 ? kl : 0;   /* exact KL is >= 0; clamp rounding noise */
 }
 
 void m2_kl_row_backward(const float *z_p, const float *z_q, int V, float dkl, float *dz_p) {
-    m2_kl_backward(dz_p, NULL, &dkl, z_p, z_q, 1, V);
+    m2_kl_backward(dz_p, NULL, &dkl, z_p, z_q, 1, V, NULL);
 }
 
 void m2_action_logp_forward(const float *tok_logp, const int32_t *tok_action, int n_tok, int n_act,

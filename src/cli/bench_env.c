@@ -1,6 +1,7 @@
 /* multi2 bench env: environment steps per second on one thread, per environment and policy.
  * Each (env, policy) pair runs whole episodes (reset, policy, step; 50-step cap) for --seconds.
- * steps_per_s counts the whole loop; step_only_per_s only the time inside step(). */
+ * steps_per_s counts the whole loop; step_only_per_s only the time inside step(); time_reset_s,
+ * time_policy_s and time_step_s split the loop's time. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,31 +34,35 @@ static cJSON *bench_one(m2_env *env, const char *policy, const env_opts *o) {
     m2_rng_seed(&rng, 1234);
     char act[8192];
     long steps = 0, episodes = 0, wins = 0;
-    double step_time = 0, t0 = m2_now_s(), now = t0;
+    double step_time = 0, reset_time = 0, policy_time = 0, t0 = m2_now_s(), now = t0;
     const char *fail = NULL;
     while (now - t0 < o->seconds && !fail) {
-        for (int k = 0; k < 16 && !fail; k++) {   /* check the clock every 16 episodes */
-            m2_step_result r;
-            if (c->reset(env, NULL, o->split, (int)(episodes % n_ep), o->seed, &r, &err)) { fail = err.msg; break; }
-            episodes++;
-            for (int s = 0; s < o->max_steps && !r.done; s++) {
-                if (random) {
-                    const char *const *adm; int na = 0;
-                    if (!c->admissible || c->admissible(env, &adm, &na) || na <= 0) break;
-                    const char *a = adm[m2_rng_below(&rng, (uint32_t)na)];
-                    double a0 = m2_now_s();
-                    c->step(env, a, &r);
-                    step_time += m2_now_s() - a0;
-                } else {
-                    if (!c->oracle_next || c->oracle_next(env, act, sizeof act, &err)) break;
-                    double a0 = m2_now_s();
-                    c->step(env, act, &r);
-                    step_time += m2_now_s() - a0;
-                }
-                steps++;
+        /* one episode between clock checks */
+        m2_step_result res;
+        double r0 = m2_now_s();
+        if (c->reset(env, NULL, o->split, (int)(episodes % n_ep), o->seed, &res, &err)) { fail = err.msg; break; }
+        reset_time += m2_now_s() - r0;
+        episodes++;
+        for (int s = 0; s < o->max_steps && !res.done; s++) {
+            double p0 = m2_now_s();
+            if (random) {
+                const char *const *adm; int na = 0;
+                if (!c->admissible || c->admissible(env, &adm, &na) || na <= 0) break;
+                const char *a = adm[m2_rng_below(&rng, (uint32_t)na)];
+                double a0 = m2_now_s();
+                policy_time += a0 - p0;
+                c->step(env, a, &res);
+                step_time += m2_now_s() - a0;
+            } else {
+                if (!c->oracle_next || c->oracle_next(env, act, sizeof act, &err)) break;
+                double a0 = m2_now_s();
+                policy_time += a0 - p0;
+                c->step(env, act, &res);
+                step_time += m2_now_s() - a0;
             }
-            wins += r.won;
+            steps++;
         }
+        wins += res.won;
         now = m2_now_s();
     }
     double dt = now - t0;
@@ -69,6 +74,10 @@ static cJSON *bench_one(m2_env *env, const char *policy, const env_opts *o) {
     cJSON_AddNumberToObject(r, "steps_per_s", dt > 0 ? steps / dt : 0);
     cJSON_AddNumberToObject(r, "step_only_per_s", step_time > 0 ? steps / step_time : 0);
     cJSON_AddNumberToObject(r, "success", episodes ? (double)wins / episodes : 0);
+    /* where the loop's time goes: reset, policy (oracle / admissible list), step */
+    cJSON_AddNumberToObject(r, "time_reset_s", reset_time);
+    cJSON_AddNumberToObject(r, "time_policy_s", policy_time);
+    cJSON_AddNumberToObject(r, "time_step_s", step_time);
     return r;
 }
 

@@ -44,8 +44,13 @@ int cmd_tasks(int argc, char **argv) {
         if (!x) { rc = 1; break; }
         if (o.json) cJSON_AddItemToArray(arr, x);
         else {
-            const cJSON *tt = cJSON_GetObjectItemCaseSensitive(x, "task_text");
-            const char *s = cJSON_IsString(tt) ? tt->valuestring : "";
+            /* the first text field an env provides: task_text, goal, task */
+            static const char *const keys[] = {"task_text", "goal", "task"};
+            const char *s = "";
+            for (int k = 0; k < 3 && !*s; k++) {
+                const cJSON *tt = cJSON_GetObjectItemCaseSensitive(x, keys[k]);
+                if (cJSON_IsString(tt)) s = tt->valuestring;
+            }
             printf("%5d  %.*s\n", i, (int)strcspn(s, "\n"), s);
             cJSON_Delete(x);
         }

@@ -65,7 +65,7 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
         cJSON_AddNumberToObject(l, "index", t->index);
         cJSON_AddNumberToObject(l, "subgoal_index", g);
         cJSON_AddStringToObject(l, "variant", variant);
-        cJSON_AddStringToObject(l, "goal", sg[g].text);
+        cJSON_AddStringToObject(l, "subgoal", sg[g].text);   /* plain text; "subtask" holds the prompted one */
         cJSON_AddStringToObject(l, "task", t->task_text);
         char *lc = m2_prompt_low_context(sg[g].text, 1);
         if (!lc) goto oom;

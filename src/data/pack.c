@@ -13,9 +13,23 @@ static int byte_encode(void *ctx, const char *text, int32_t *out, int cap, m2_er
     return n;
 }
 
+static int byte_decode(void *ctx, const int32_t *ids, int n, char *out, int cap, m2_err *err) {
+    (void)ctx;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] > 258) return m2_errorf(err, M2_EINVAL, "byte tokenizer: id %d out of range", ids[i]);
+        if (ids[i] >= 256) continue;   /* specials decode to nothing */
+        if (k + 1 < cap) out[k] = (char)ids[i];
+        k++;
+    }
+    if (cap > 0) out[k < cap ? k : cap - 1] = 0;
+    return k;
+}
+
 void m2_byte_tok_iface(m2_tok_iface *t, int bos_policy) {
     memset(t, 0, sizeof *t);
     t->encode = byte_encode;
+    t->decode = byte_decode;
     t->eos_id = 256;
     t->bos_id = 257;
     t->pad_id = 258;
@@ -250,6 +264,51 @@ int m2_pack_traj(const m2_tok_iface *tok, const m2_traj *tr, int max_tokens, m2_
 fail:
     free(b.v);
     m2_packed_free(out);
+    return -1;
+}
+
+int m2_pack_context(const m2_tok_iface *tok, const m2_traj *ctx, int max_tokens, int32_t **ids,
+                    int *n, m2_err *err) {
+    *ids = NULL;
+    *n = 0;
+    int nseg = ctx->n_states + ctx->n_actions;
+    idbuf b = {0};
+    int *seg_start = malloc((size_t)(nseg + 1) * sizeof *seg_start);
+    if (!seg_start) return m2_errorf(err, M2_ENOMEM, "pack: out of memory");
+    if (tok->bos == M2_BOS_SEQUENCE && idbuf_push(&b, tok->bos_id, err)) goto fail;
+    if (encode_append(tok, ctx->prompt, &b, err) < 0) goto fail;
+    int prompt_end = b.n, k = 0;
+    /* segments in order s_0 a_0 s_1 a_1 ... ; seg_start[k] = first token of segment k */
+    for (int t = 0; t < ctx->n_states || t < ctx->n_actions; t++) {
+        if (t < ctx->n_states) {
+            seg_start[k++] = b.n;
+            if (encode_append(tok, ctx->states[t], &b, err) < 0) goto fail;
+        }
+        if (t < ctx->n_actions) {
+            seg_start[k++] = b.n;
+            if (encode_append(tok, ctx->actions[t], &b, err) < 0 || idbuf_push(&b, tok->eos_id, err)) goto fail;
+        }
+    }
+    seg_start[k] = b.n;
+    if (max_tokens > 0 && b.n > max_tokens) {
+        /* drop whole (state, action) pairs from the oldest until the rest fits after the prompt */
+        int drop = 0;
+        while (drop + 2 < k && prompt_end + (b.n - seg_start[drop]) > max_tokens) drop += 2;
+        if (prompt_end + (b.n - seg_start[drop]) > max_tokens) {
+            m2_errorf(err, M2_EINVAL, "pack: prompt and current state need %d tokens, more than %d",
+                      prompt_end + (b.n - seg_start[drop]), max_tokens);
+            goto fail;
+        }
+        memmove(b.v + prompt_end, b.v + seg_start[drop], (size_t)(b.n - seg_start[drop]) * sizeof(int32_t));
+        b.n = prompt_end + (b.n - seg_start[drop]);
+    }
+    free(seg_start);
+    *ids = b.v;
+    *n = b.n;
+    return 0;
+fail:
+    free(seg_start);
+    free(b.v);
     return -1;
 }
 

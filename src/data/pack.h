@@ -30,6 +30,9 @@ typedef struct m2_tok_iface {
     /* Writes the ids of text (no special tokens) into out[0..cap) and returns how many the text
      * needs (may exceed cap: call again with a bigger buffer), or -1 with err set. */
     int (*encode)(void *ctx, const char *text, int32_t *out, int cap, m2_err *err);
+    /* Writes the text of ids[0..n) (NUL-terminated, cut to cap) and returns its full length, or -1.
+     * May be NULL for packing-only uses; model policies need it. */
+    int (*decode)(void *ctx, const int32_t *ids, int n, char *out, int cap, m2_err *err);
     int32_t eos_id;   /* appended after every action */
     int32_t bos_id;   /* prepended once when bos == M2_BOS_SEQUENCE */
     int32_t pad_id;   /* right padding in m2_packed_batch_padded */
@@ -89,6 +92,13 @@ typedef struct m2_packed {
 
 int m2_pack_traj(const m2_tok_iface *tok, const m2_traj *tr, int max_tokens, m2_packed *out,
                  m2_err *err);
+
+/* A generation context (prompt, states and actions so far; any shape, e.g. n_states = n_actions+1)
+ * as token ids, laid out exactly like m2_pack_traj. When it needs more than max_tokens (> 0), the
+ * prompt is kept and the OLDEST (state, action) pairs are dropped until it fits; if the prompt and
+ * the newest state alone do not fit, the error says so. *ids malloc'd. */
+int m2_pack_context(const m2_tok_iface *tok, const m2_traj *ctx, int max_tokens, int32_t **ids,
+                    int *n, m2_err *err);
 void m2_packed_free(m2_packed *p);
 
 /* ---- batches ----

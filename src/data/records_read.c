@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "agent/prompts.h"
 #include "core/fsutil.h"
 
 static char *dupstr(const char *s) {
@@ -29,6 +30,13 @@ static int get_string(const cJSON *o, const char *const *names, char **out, m2_e
     if (!cJSON_IsString(f)) return m2_errorf(err, M2_EFORMAT, "field \"%s\" is not a string", w);
     if (!(*out = dupstr(f->valuestring))) return m2_errorf(err, M2_ENOMEM, "out of memory");
     return 0;
+}
+
+/* Optional string: absent -> NULL and 0. */
+static int opt_string(const cJSON *o, const char *const *names, char **out, m2_err *err) {
+    *out = NULL;
+    if (!field(o, names, NULL)) return 0;
+    return get_string(o, names, out, err);
 }
 
 static int get_strings(const cJSON *o, const char *const *names, char ***out, int *n, m2_err *err) {
@@ -87,6 +95,7 @@ static void free_strings(char **v, int n) {
 void m2_high_record_free(m2_high_record *r) {
     if (!r) return;
     free(r->task);
+    free(r->context);
     free_strings(r->states, r->n_states);
     free_strings(r->subgoals, r->n_subgoals);
     free(r->reward); free(r->score); free(r->done);
@@ -96,6 +105,7 @@ void m2_high_record_free(m2_high_record *r) {
 void m2_low_record_free(m2_low_record *r) {
     if (!r) return;
     free(r->subgoal);
+    free(r->context);
     free_strings(r->obs, r->n_obs);
     free_strings(r->actions, r->n_steps);
     free(r->reward); free(r->score); free(r->done);
@@ -114,10 +124,12 @@ void m2_low_records_free(m2_low_record *r, int n) {
     free(r);
 }
 
-static const char *const F_TASK[] = {"task", "task_description", NULL};
+static const char *const F_TASK[] = {"task", NULL};
+static const char *const F_HCTX[] = {"task_description", NULL};
+static const char *const F_LCTX[] = {"subtask", NULL};
 static const char *const F_HSTATES[] = {"states", "obs", NULL};
 static const char *const F_SUBGOALS[] = {"subgoals", "subtask", NULL};
-static const char *const F_SUBGOAL[] = {"subgoal", "subtask", NULL};
+static const char *const F_SUBGOAL[] = {"subgoal", "goal", NULL};
 static const char *const F_OBS[] = {"obs", "observations", NULL};
 static const char *const F_ACTIONS[] = {"actions", "action", NULL};
 static const char *const F_REWARD[] = {"reward", "rewards", NULL};
@@ -132,7 +144,8 @@ int m2_high_record_parse(const char *json, m2_high_record *out, m2_err *err) {
         return m2_errorf(err, M2_EFORMAT, "not a JSON object");
     }
     int rc = -1;
-    if (get_string(o, F_TASK, &out->task, err)) goto done;
+    if (opt_string(o, F_TASK, &out->task, err) || opt_string(o, F_HCTX, &out->context, err)) goto done;
+    if (!out->task && !out->context) { m2_errorf(err, M2_EFORMAT, "missing field \"task\" (or \"task_description\")"); goto done; }
     if (get_strings(o, F_HSTATES, &out->states, &out->n_states, err)) goto done;
     if (get_strings(o, F_SUBGOALS, &out->subgoals, &out->n_subgoals, err)) goto done;
     int G = out->n_subgoals;
@@ -159,7 +172,8 @@ int m2_low_record_parse(const char *json, m2_low_record *out, m2_err *err) {
         return m2_errorf(err, M2_EFORMAT, "not a JSON object");
     }
     int rc = -1;
-    if (get_string(o, F_SUBGOAL, &out->subgoal, err)) goto done;
+    if (opt_string(o, F_SUBGOAL, &out->subgoal, err) || opt_string(o, F_LCTX, &out->context, err)) goto done;
+    if (!out->subgoal && !out->context) { m2_errorf(err, M2_EFORMAT, "missing field \"goal\" (or \"subtask\")"); goto done; }
     if (get_strings(o, F_OBS, &out->obs, &out->n_obs, err)) goto done;
     if (get_strings(o, F_ACTIONS, &out->actions, &out->n_steps, err)) goto done;
     int T = out->n_steps;
@@ -240,7 +254,14 @@ int m2_low_records_read(const char *path, m2_low_record **out, int *n, m2_err *e
 
 int m2_high_record_traj(const m2_high_record *r, const char *prompt, m2_traj *out, m2_err *err) {
     m2_traj_init(out);
-    if (m2_traj_set_prompt(out, prompt, err)) goto fail;
+    char *own = NULL;
+    if (!prompt) {
+        if (r->context) prompt = r->context;
+        else if (!(prompt = own = m2_prompt_high_context(r->task))) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    }
+    int prc = m2_traj_set_prompt(out, prompt, err);
+    free(own);
+    if (prc) goto fail;
     for (int t = 0; t < r->n_states; t++) {
         if (m2_traj_push_state(out, r->states[t], err)) goto fail;
         if (t < r->n_subgoals && m2_traj_push_action(out, r->subgoals[t], r->reward[t], r->done[t], err)) goto fail;
@@ -255,7 +276,14 @@ int m2_low_record_traj(const m2_low_record *r, const char *prompt, const char *s
                        m2_traj *out, m2_err *err) {
     m2_traj_init(out);
     size_t pl = state_prefix ? strlen(state_prefix) : 0;
-    if (m2_traj_set_prompt(out, prompt, err)) goto fail;
+    char *own = NULL;
+    if (!prompt) {
+        if (r->context) prompt = r->context;
+        else if (!(prompt = own = m2_prompt_low_context(r->subgoal, 1))) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    }
+    int prc = m2_traj_set_prompt(out, prompt, err);
+    free(own);
+    if (prc) goto fail;
     for (int t = 0; t < r->n_obs; t++) {
         const char *o = r->obs[t];
         if (pl && strncmp(o, state_prefix, pl) != 0) {

@@ -1,10 +1,12 @@
 /* Chat templates of Qwen2.5 (ChatML), Llama-3.1 and Mistral v0.3, written out by hand from their
  * tokenizer_config.json chat_template (no Jinja engine). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "io/chat.h"
 
-typedef struct { char *s; size_t n, cap; int oom; } sbuf;
+/* The rendered text, and per byte whether it came from message content (1) or the template (0). */
+typedef struct { char *s; uint8_t *plain; size_t n, cap; int oom, content; } sbuf;
 
 static void put(sbuf *b, const char *s, size_t n) {
     if (b->oom) return;
@@ -12,20 +14,29 @@ static void put(sbuf *b, const char *s, size_t n) {
         size_t nc = (b->n + n + 1) * 2;
         char *p = realloc(b->s, nc);
         if (!p) { b->oom = 1; return; }
-        b->s = p; b->cap = nc;
+        b->s = p;
+        uint8_t *q = realloc(b->plain, nc);
+        if (!q) { b->oom = 1; return; }
+        b->plain = q;
+        b->cap = nc;
     }
     memcpy(b->s + b->n, s, n);
+    memset(b->plain + b->n, b->content, n);
     b->n += n;
     b->s[b->n] = 0;
 }
 static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
+/* message content: never parsed for special tokens by m2_chat_encode */
+static void put_content(sbuf *b, const char *s) { b->content = 1; puts_(b, s); b->content = 0; }
 
 /* Jinja's |trim: strips leading and trailing whitespace. */
 static void put_trimmed(sbuf *b, const char *s) {
     size_t n = strlen(s);
     while (n && strchr(" \t\n\r\f\v", s[0])) { s++; n--; }
     while (n && strchr(" \t\n\r\f\v", s[n - 1])) n--;
+    b->content = 1;
     put(b, s, n);
+    b->content = 0;
 }
 
 static int render_chatml(sbuf *b, const m2_chat_msg *m, int n, unsigned flags) {
@@ -33,7 +44,7 @@ static int render_chatml(sbuf *b, const m2_chat_msg *m, int n, unsigned flags) {
         puts_(b, "<|im_start|>system\n" M2_QWEN25_DEFAULT_SYSTEM "<|im_end|>\n");
     for (int i = 0; i < n; i++) {
         puts_(b, "<|im_start|>"); puts_(b, m[i].role); puts_(b, "\n");
-        puts_(b, m[i].content); puts_(b, "<|im_end|>\n");
+        put_content(b, m[i].content); puts_(b, "<|im_end|>\n");
     }
     if (flags & M2_CHAT_ADD_GENERATION_PROMPT) puts_(b, "<|im_start|>assistant\n");
     return 0;
@@ -68,8 +79,8 @@ static int render_mistral(sbuf *b, const m2_chat_msg *m, int n, unsigned flags, 
     for (int i = 0; i < n; i++) {
         if (!strcmp(m[i].role, "user")) {
             puts_(b, "[INST] ");
-            if (sys && i == last_user) { puts_(b, sys); puts_(b, "\n\n"); }
-            puts_(b, m[i].content); puts_(b, "[/INST]");
+            if (sys && i == last_user) { put_content(b, sys); puts_(b, "\n\n"); }
+            put_content(b, m[i].content); puts_(b, "[/INST]");
         } else {
             puts_(b, " "); put_trimmed(b, m[i].content); puts_(b, "</s>");
         }
@@ -77,25 +88,32 @@ static int render_mistral(sbuf *b, const m2_chat_msg *m, int n, unsigned flags, 
     return 0;
 }
 
-int m2_chat_render(m2_chat_format fmt, const m2_chat_msg *msgs, int n, unsigned flags,
-                   char **out, size_t *len, m2_err *err) {
-    *out = NULL;
-    if (len) *len = 0;
+static int render(m2_chat_format fmt, const m2_chat_msg *msgs, int n, unsigned flags, sbuf *b, m2_err *err) {
+    memset(b, 0, sizeof *b);
     if (n < 0 || (n > 0 && !msgs)) return m2_errorf(err, M2_EINVAL, "chat: bad message list");
     for (int i = 0; i < n; i++)
         if (!msgs[i].role || !msgs[i].content || !msgs[i].role[0])
             return m2_errorf(err, M2_EINVAL, "chat: message %d has no role or no content", i);
-    sbuf b = {0};
-    puts_(&b, "");
+    puts_(b, "");
     int rc;
     switch (fmt) {
-    case M2_CHAT_CHATML: rc = render_chatml(&b, msgs, n, flags); break;
-    case M2_CHAT_LLAMA3: rc = render_llama3(&b, msgs, n, flags); break;
-    case M2_CHAT_MISTRAL: rc = render_mistral(&b, msgs, n, flags, err); break;
+    case M2_CHAT_CHATML: rc = render_chatml(b, msgs, n, flags); break;
+    case M2_CHAT_LLAMA3: rc = render_llama3(b, msgs, n, flags); break;
+    case M2_CHAT_MISTRAL: rc = render_mistral(b, msgs, n, flags, err); break;
     default: rc = m2_errorf(err, M2_EINVAL, "chat: unknown format %d", (int)fmt);
     }
-    if (!rc && b.oom) rc = m2_errorf(err, M2_ENOMEM, "chat: out of memory");
-    if (rc) { free(b.s); return rc; }
+    if (!rc && b->oom) rc = m2_errorf(err, M2_ENOMEM, "chat: out of memory");
+    if (rc) { free(b->s); free(b->plain); memset(b, 0, sizeof *b); }
+    return rc;
+}
+
+int m2_chat_render(m2_chat_format fmt, const m2_chat_msg *msgs, int n, unsigned flags,
+                   char **out, size_t *len, m2_err *err) {
+    *out = NULL;
+    if (len) *len = 0;
+    sbuf b;
+    if (render(fmt, msgs, n, flags, &b, err)) return -1;
+    free(b.plain);
     *out = b.s;
     if (len) *len = b.n;
     return 0;
@@ -103,11 +121,11 @@ int m2_chat_render(m2_chat_format fmt, const m2_chat_msg *msgs, int n, unsigned 
 
 int m2_chat_encode(const m2_tokenizer *tok, m2_chat_format fmt, const m2_chat_msg *msgs, int n,
                    unsigned flags, m2_tokens *out, m2_err *err) {
-    char *s = NULL;
-    size_t len = 0;
-    if (m2_chat_render(fmt, msgs, n, flags, &s, &len, err)) return -1;
-    int rc = m2_tokenizer_encode(tok, s, len, 0, out, err);
-    free(s);
+    sbuf b;
+    if (render(fmt, msgs, n, flags, &b, err)) return -1;
+    int rc = m2_tokenizer_encode_masked(tok, b.s, b.n, 0, b.plain, out, err);
+    free(b.s);
+    free(b.plain);
     return rc;
 }
 

@@ -25,7 +25,9 @@ enum {
  * user/assistant alternation after an optional system message, as its template does. */
 int m2_chat_render(m2_chat_format fmt, const m2_chat_msg *msgs, int n, unsigned flags,
                    char **out, size_t *len, m2_err *err);
-/* Renders, then encodes (special tokens parsed, no BOS added: the text carries it). */
+/* Renders, then encodes: special-token text of the template becomes special tokens, while special-
+ * token text inside message content stays plain text (a user or an environment cannot inject
+ * <|im_end|>); no BOS is added, the text carries it. */
 int m2_chat_encode(const m2_tokenizer *tok, m2_chat_format fmt, const m2_chat_msg *msgs, int n,
                    unsigned flags, m2_tokens *out, m2_err *err);
 

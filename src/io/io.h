@@ -10,4 +10,5 @@
 #include "io/peft.h"
 #include "io/tokenizer.h"
 #include "io/chat.h"
+#include "io/bundle.h"
 #endif

@@ -228,7 +228,8 @@ static m2_model *load_gguf(const char *path, const m2_model_opts *opts, m2_hf_co
     }
     m2_model_opts o = {M2_DT_F32, 0, 0};
     if (opts) o = *opts;
-    else {
+    if (!opts || opts->dtype == M2_DTYPE_AUTO) {
+        o.dtype = M2_DT_F32;
         const m2_gguf_tensor *q = m2_gguf_find_tensor(g, "blk.0.attn_q.weight");
         if (q) auto_dtype(q->type, &c, &o.dtype);
     }
@@ -288,7 +289,8 @@ static m2_model *load_hf(const char *path, const m2_model_opts *opts, m2_hf_conf
     m2_model *m = NULL;
     m2_model_opts o = {M2_DT_F32, 0, 0};
     if (opts) o = *opts;
-    else {
+    if (!opts || opts->dtype == M2_DTYPE_AUTO) {
+        o.dtype = M2_DT_F32;
         const m2_st_tensor *q = m2_st_find(st, "model.layers.0.self_attn.q_proj.weight");
         if (q && q->ggml_type != UINT32_MAX) auto_dtype(q->ggml_type, &c, &o.dtype);
     }
@@ -365,6 +367,11 @@ static int file_type_of(uint32_t t) {
 }
 
 int m2_model_save_gguf(m2_model *m, const char *path, uint32_t type, const m2_gguf *meta_src, m2_err *err) {
+    return m2_model_save_gguf_tok(m, path, type, meta_src, NULL, err);
+}
+
+int m2_model_save_gguf_tok(m2_model *m, const char *path, uint32_t type, const m2_gguf *meta_src,
+                           const struct m2_tokenizer *tok, m2_err *err) {
     if (!m2_ggml_supported(type)) return m2_errorf(err, M2_EUNSUPPORTED, "%s: cannot write matrices as %s", path, m2_ggml_type_name(type));
     m2_hf_config h;
     m2_model_config_to_hf(&m->cfg, &h);
@@ -378,6 +385,7 @@ int m2_model_save_gguf(m2_model *m, const char *path, uint32_t type, const m2_gg
         for (uint64_t i = 0; i < meta_src->n_kv && !rc; i++)
             if (!strncmp(meta_src->kv[i].key, "tokenizer.", 10)) rc |= m2_gguf_set_kv(w, &meta_src->kv[i]);
     if (rc) { m2_gguf_writer_free(w); return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path); }
+    if (!meta_src && tok && m2_tokenizer_write_gguf(tok, w, err)) { m2_gguf_writer_free(w); return m2_err_prefix(err, "%s: ", path); }
     void **owned = calloc((size_t)m->n_tensors + 1, sizeof(void *));
     if (!owned) { m2_gguf_writer_free(w); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
     int llama = m->cfg.family != M2_FAMILY_QWEN2;

@@ -16,6 +16,8 @@
 #include "io/hf_config.h"
 #include "model/model.h"
 
+struct m2_tokenizer;
+
 /* GGUF <-> HF tensor names ("blk.3.attn_q.weight" <-> "model.layers.3.self_attn.q_proj.weight").
  * 0 on success, -1 when the name is not a transformer tensor. */
 int m2_tensor_name_to_hf(const char *gguf_name, char *out, int cap);
@@ -30,6 +32,9 @@ void m2_rope_permute_rows(const void *src, void *dst, int n_head, int head_dim, 
 /* Config conversions between the file view and the engine's. */
 int m2_hf_to_model_config(const m2_hf_config *h, m2_model_config *c, m2_err *err);
 void m2_model_config_to_hf(const m2_model_config *c, m2_hf_config *h);
+
+/* opts->dtype value that means "as stored in the file" (the default when opts is NULL). */
+#define M2_DTYPE_AUTO ((m2_dtype)-1)
 
 /* Loads a model: a .gguf file, an HF folder, a .safetensors file (config.json beside it) or a
  * model.safetensors.index.json. opts NULL = storage dtype chosen from the file (F32/F16/BF16/
@@ -46,10 +51,17 @@ int m2_is_gguf(const char *path);
  * keys are copied (e.g. from the GGUF the model came from). */
 int m2_model_save_gguf(m2_model *m, const char *path, uint32_t type, const m2_gguf *meta_src,
                        m2_err *err);
+/* Same, with the tokenizer's metadata written from tok (when meta_src is NULL; tok may be NULL). */
+int m2_model_save_gguf_tok(m2_model *m, const char *path, uint32_t type, const m2_gguf *meta_src,
+                           const struct m2_tokenizer *tok, m2_err *err);
 /* Writes an HF folder: config.json + model.safetensors (shard_bytes > 0: shards + index) in
  * `type` (F32, F16, BF16). tokenizer_dir (may be NULL): tokenizer files copied from there. */
 int m2_model_save_hf(m2_model *m, const char *dir, uint32_t type, uint64_t shard_bytes,
                      const char *tokenizer_dir, m2_err *err);
+
+/* Writes tokenizer.ggml.* metadata for a tokenizer (vocab, types, scores, merges, pre-tokenizer,
+ * special ids, add_bos/add_eos), e.g. when an HF model is saved as GGUF. */
+int m2_tokenizer_write_gguf(const struct m2_tokenizer *t, m2_gguf_writer *w, m2_err *err);
 
 /* Engine dtype <-> ggml type (-1 / UINT32_MAX when there is none). */
 int m2_dtype_from_ggml(uint32_t ggml_type, m2_dtype *out);

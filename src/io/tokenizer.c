@@ -369,6 +369,15 @@ m2_tokenizer *m2_tokenizer_create(const m2_tokenizer_spec *spec, m2_err *err) {
     } else {
         t->pretok = M2_PRETOK_NONE;
     }
+    if (t->model == M2_TOKENIZER_SPM) {
+        memset(t->barrier, 1, sizeof t->barrier);
+        for (int32_t i = 0; i < n; i++) {
+            if (t->types[i] != M2_TOKEN_NORMAL && t->types[i] != M2_TOKEN_USER_DEFINED) continue;
+            const unsigned char *s = (const unsigned char *)t->text + t->off[i];
+            if (t->len[i] <= (uint32_t)m2_utf8_len(s[0])) continue;   /* one character */
+            for (uint32_t k = 0; k < t->len[i]; k++) if (s[k] < 128) t->barrier[s[k]] = 0;
+        }
+    }
     if (build_pieces(t, err)) goto fail;
     return t;
 fail:
@@ -408,6 +417,11 @@ static int encode_fragment(const m2_tokenizer *t, const char *s, size_t n, int *
 
 int m2_tokenizer_encode(const m2_tokenizer *t, const char *text, size_t len, unsigned flags,
                         m2_tokens *out, m2_err *err) {
+    return m2_tokenizer_encode_masked(t, text, len, flags, NULL, out, err);
+}
+
+int m2_tokenizer_encode_masked(const m2_tokenizer *t, const char *text, size_t len, unsigned flags,
+                               const uint8_t *plain, m2_tokens *out, m2_err *err) {
     if (!text && len) return m2_errorf(err, M2_EINVAL, "%s: encode: NULL text", t->name);
     size_t bad = 0;
     if (len && m2_utf8_check(text, len, &bad))
@@ -424,7 +438,8 @@ int m2_tokenizer_encode(const m2_tokenizer *t, const char *text, size_t len, uns
     size_t start = 0, i = 0;
     if (!(flags & M2_ENC_NO_SPECIAL) && t->n_specials > 0) {
         while (i < len) {
-            int32_t id = t->special_first[(unsigned char)text[i]] ? special_at(t, text + i, len - i) : -1;
+            int32_t id = t->special_first[(unsigned char)text[i]] && !(plain && plain[i]) ? special_at(t, text + i, len - i) : -1;
+            if (id >= 0 && plain && memchr(plain + i, 1, t->len[id])) id = -1;   /* reaches into plain text */
             if (id < 0) { i++; continue; }
             if (i > start && (rc = encode_fragment(t, text + start, i - start, &first, &sc, out, err))) goto done;
             if ((rc = m2_tokens_push(out, id, err))) goto done;

@@ -81,6 +81,10 @@ char *m2_tokenizer_to_json(const m2_tokenizer *tok, size_t *len, m2_err *err);
 struct m2_gguf;
 m2_tokenizer *m2_tokenizer_from_gguf(const struct m2_gguf *g, m2_err *err);
 m2_tokenizer *m2_tokenizer_load_gguf(const char *path, m2_err *err);
+/* Writes the tokenizer as tokenizer.ggml.* keys into a GGUF being written (with a model, so
+ * llama.cpp can tokenize). Byte-level BPE needs a named pre-tokenizer (gpt-2/llama-bpe/qwen2). */
+struct m2_gguf_writer;
+int m2_tokenizer_to_gguf(const m2_tokenizer *tok, struct m2_gguf_writer *w, m2_err *err);
 /* A path: a .gguf file (by magic), a tokenizer.json, or a folder holding tokenizer.json. */
 m2_tokenizer *m2_tokenizer_load(const char *path, m2_err *err);
 
@@ -94,6 +98,11 @@ enum {
 /* Appends the ids of text[0..len) to out. Text must be valid UTF-8. */
 int m2_tokenizer_encode(const m2_tokenizer *tok, const char *text, size_t len, unsigned flags,
                         m2_tokens *out, m2_err *err);
+
+/* Like encode, but special tokens are only matched where plain[i] == 0 for every byte they cover
+ * (plain[0..len), 0/1 per byte; NULL = everywhere): untrusted text inside a template stays text. */
+int m2_tokenizer_encode_masked(const m2_tokenizer *tok, const char *text, size_t len, unsigned flags,
+                               const uint8_t *plain, m2_tokens *out, m2_err *err);
 
 /* Decode flags. */
 enum {

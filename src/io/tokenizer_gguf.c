@@ -131,3 +131,82 @@ m2_tokenizer *m2_tokenizer_load_gguf(const char *path, m2_err *err) {
     m2_gguf_close(g);
     return t;
 }
+
+/* tokenizer -> tokenizer.ggml.* keys, so that a model GGUF we write carries its vocab (llama.cpp
+ * reads these). SPM tokenizers that came from tokenizer.json have merges but no scores: the score
+ * of a merge's result is minus its rank, which makes llama.cpp's score-ordered merging follow the
+ * same order; tokens that no merge produces get a score below every merge. */
+int m2_tokenizer_to_gguf(const m2_tokenizer *t, struct m2_gguf_writer *w, m2_err *err) {
+    int32_t n = t->n_tokens;
+    const char **toks = malloc((size_t)n * sizeof *toks);
+    int32_t *types = malloc((size_t)n * sizeof *types);
+    float *scores = malloc((size_t)n * sizeof *scores);
+    char *pool = NULL;
+    const char **merges = NULL;
+    int rc = -1;
+    if (!toks || !types || !scores) { m2_errorf(err, M2_ENOMEM, "%s: out of memory", t->name); goto done; }
+    int has_scores = 0;
+    for (int32_t i = 0; i < n; i++) {
+        toks[i] = t->text + t->off[i];
+        types[i] = t->types[i];
+        scores[i] = t->scores[i];
+        if (t->scores[i] != 0.f) has_scores = 1;
+    }
+    if (t->model == M2_TOKENIZER_SPM && !has_scores) {
+        const float never = -1e9f;   /* below every -rank */
+        for (int32_t i = 0; i < n; i++) scores[i] = t->types[i] == M2_TOKEN_NORMAL ? never : 0.f;
+        for (size_t r = 0; t->merges.slots && r <= t->merges.mask; r++) {
+            const m2_pairslot *s = &t->merges.slots[r];
+            if (s->key != M2_PAIR_EMPTY && -(float)s->rank > scores[s->result]) scores[s->result] = -(float)s->rank;
+        }
+    }
+    int bad = 0;
+    bad |= m2_gguf_set_str(w, "tokenizer.ggml.model", t->model == M2_TOKENIZER_SPM ? "llama" : "gpt2");
+    if (t->model == M2_TOKENIZER_BPE) {
+        if (t->pretok == M2_PRETOK_REGEX || t->pretok == M2_PRETOK_NONE) {
+            m2_errorf(err, M2_EUNSUPPORTED, "%s: GGUF has no name for this pre-tokenizer (only gpt-2, llama-bpe, qwen2)", t->name);
+            goto done;
+        }
+        bad |= m2_gguf_set_str(w, "tokenizer.ggml.pre", m2_pretok_name(t->pretok));
+    }
+    bad |= m2_gguf_set_arr_str(w, "tokenizer.ggml.tokens", toks, (uint64_t)n);
+    bad |= m2_gguf_set_arr(w, "tokenizer.ggml.token_type", M2_GGUF_I32, types, (uint64_t)n);
+    if (t->model == M2_TOKENIZER_SPM) bad |= m2_gguf_set_arr(w, "tokenizer.ggml.scores", M2_GGUF_F32, scores, (uint64_t)n);
+    if (t->n_merges > 0) {
+        size_t total = 0;
+        for (int32_t m = 0; m < t->n_merges; m++) {
+            int32_t l = t->merge_l[m], r = t->merge_r[m];
+            if (memchr(t->text + t->off[l], ' ', t->len[l]) || memchr(t->text + t->off[r], ' ', t->len[r])) {
+                m2_errorf(err, M2_EUNSUPPORTED, "%s: merge %d has a token with a space, which GGUF's \"left right\" merges cannot hold", t->name, m);
+                goto done;
+            }
+            total += t->len[l] + t->len[r] + 2;
+        }
+        pool = malloc(total + 1);
+        merges = malloc((size_t)t->n_merges * sizeof *merges);
+        if (!pool || !merges) { m2_errorf(err, M2_ENOMEM, "%s: out of memory", t->name); goto done; }
+        size_t at = 0;
+        for (int32_t m = 0; m < t->n_merges; m++) {
+            int32_t l = t->merge_l[m], r = t->merge_r[m];
+            merges[m] = pool + at;
+            memcpy(pool + at, t->text + t->off[l], t->len[l]); at += t->len[l];
+            pool[at++] = ' ';
+            memcpy(pool + at, t->text + t->off[r], t->len[r]); at += t->len[r];
+            pool[at++] = 0;
+        }
+        bad |= m2_gguf_set_arr_str(w, "tokenizer.ggml.merges", merges, (uint64_t)t->n_merges);
+    }
+    const char *keys[4] = {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                           "tokenizer.ggml.padding_token_id", "tokenizer.ggml.unknown_token_id"};
+    int32_t ids[4] = {t->bos_id, t->eos_id, t->pad_id, t->unk_id};
+    for (int k = 0; k < 4; k++) if (ids[k] >= 0) bad |= m2_gguf_set_u32(w, keys[k], (uint32_t)ids[k]);
+    bad |= m2_gguf_set_bool(w, "tokenizer.ggml.add_bos_token", t->add_bos != 0);
+    bad |= m2_gguf_set_bool(w, "tokenizer.ggml.add_eos_token", t->add_eos != 0);
+    if (t->model == M2_TOKENIZER_SPM)
+        bad |= m2_gguf_set_bool(w, "tokenizer.ggml.add_space_prefix", t->space_prefix != M2_SPACE_PREFIX_NONE);
+    if (bad) { m2_errorf(err, M2_ENOMEM, "%s: out of memory writing GGUF metadata", t->name); goto done; }
+    rc = 0;
+done:
+    free(toks); free(types); free(scores); free(pool); free(merges);
+    return rc;
+}

@@ -30,6 +30,8 @@ struct m2_tokenizer {
     int32_t *specials;     /* ids split out of the text before pre-tokenisation, longest first */
     int n_specials;
     uint8_t special_first[256]; /* 1 when some special token starts with this byte */
+    uint8_t barrier[128];  /* SPM: ASCII chars no multi-character token contains; merges never
+                              cross them, so a fragment is cut there into independent words */
     int32_t bos_id, eos_id, pad_id, unk_id;
     int add_bos, add_eos, byte_fallback, ignore_merges, add_prefix_space, spm_split;
     m2_space_prefix space_prefix;

@@ -163,6 +163,14 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
         m2_errorf(err, M2_EUNSUPPORTED, "%s: model.type \"%s\" is not supported (only BPE)", name, mtype);
         goto done;
     }
+    static const char *const affixes[] = {"continuing_subword_prefix", "end_of_word_suffix"};
+    for (int k = 0; k < 2; k++) {
+        const char *a = jstr(model, affixes[k]);
+        if (a && a[0]) {
+            m2_errorf(err, M2_EUNSUPPORTED, "%s: model.%s \"%s\" is not supported", name, affixes[k], a);
+            goto done;
+        }
+    }
     const cJSON *vocab = jget(model, "vocab");
     if (!cJSON_IsObject(vocab)) { m2_errorf(err, M2_EFORMAT, "%s: field \"model.vocab\" is missing or not an object", name); goto done; }
     const cJSON *added = jget(root, "added_tokens");
@@ -191,6 +199,11 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
         ai++;
     }
     if (max_id < 0) { m2_errorf(err, M2_EFORMAT, "%s: model.vocab is empty", name); goto done; }
+    int n_entries = cJSON_GetArraySize(vocab) + ai;
+    if (max_id > 2 * n_entries + 1024) {   /* a sparse id space would only waste memory */
+        m2_errorf(err, M2_EFORMAT, "%s: token ids go up to %d for only %d tokens", name, max_id, n_entries);
+        goto done;
+    }
     int32_t n = max_id + 1;
     tokens = calloc((size_t)n, sizeof *tokens);
     types = calloc((size_t)n, sizeof *types);
@@ -230,10 +243,10 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
             merges[2 * mi] = pool + at;
             merges[2 * mi + 1] = pool + at + (size_t)(sp - s) + 1;
             at += l + 1;
-        } else if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2 && cJSON_IsString(cJSON_GetArrayItem(e, 0)) &&
-                   cJSON_IsString(cJSON_GetArrayItem(e, 1))) {
-            merges[2 * mi] = cJSON_GetArrayItem(e, 0)->valuestring;
-            merges[2 * mi + 1] = cJSON_GetArrayItem(e, 1)->valuestring;
+        } else if (cJSON_IsArray(e) && e->child && e->child->next && !e->child->next->next &&
+                   cJSON_IsString(e->child) && cJSON_IsString(e->child->next)) {
+            merges[2 * mi] = e->child->valuestring;
+            merges[2 * mi + 1] = e->child->next->valuestring;
         } else {
             m2_errorf(err, M2_EFORMAT, "%s: model.merges[%d]: expected a \"left right\" string or a [left, right] pair", name, mi);
             goto done;
@@ -292,6 +305,11 @@ static m2_tokenizer *from_json_cfg(const char *json, size_t len, const char *nam
     const char *unk = jstr(model, "unk_token");
     if (unk) tok->unk_id = m2_tokenizer_find(tok, unk, strlen(unk));
     const cJSON *post = jget(root, "post_processor");
+    if (jtype_is(post, "Sequence")) {   /* Llama-3: [ByteLevel, TemplateProcessing] */
+        const cJSON *q, *found = NULL;
+        cJSON_ArrayForEach(q, jget(post, "processors")) if (jtype_is(q, "TemplateProcessing")) found = q;
+        post = found;
+    }
     if (jtype_is(post, "TemplateProcessing")) {
         const cJSON *single = jget(post, "single");
         int cnt = cJSON_GetArraySize(single);

@@ -66,8 +66,18 @@ int m2_spm_encode_fragment(const m2_tokenizer *t, const char *s, size_t n, int p
         for (size_t i = 1; i + 3 <= w && !rc; i++)
             if (!memcmp(buf + i, SPACE_MARK, 3)) { rc = spm_word(t, sc, buf + start, i - start, out, err); start = i; }
         if (!rc && w > start) rc = spm_word(t, sc, buf + start, w - start, out, err);
-    } else if (w > 0) {
-        rc = spm_word(t, sc, buf, w, out, err);
+    } else {
+        /* cut at barrier characters: no token spans them, so this gives the same ids, and keeps the
+           merge heap small on long texts */
+        size_t start = 0;
+        for (size_t i = 0; i < w && !rc; i++) {
+            unsigned char c = (unsigned char)buf[i];
+            if (c >= 128 || !t->barrier[c]) continue;
+            if (i > start) rc = spm_word(t, sc, buf + start, i - start, out, err);
+            if (!rc) rc = spm_word(t, sc, buf + i, 1, out, err);
+            start = i + 1;
+        }
+        if (!rc && w > start) rc = spm_word(t, sc, buf + start, w - start, out, err);
     }
     free(buf);
     return rc;

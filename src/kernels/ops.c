@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
+#include "kernels/fastmath.h"
 
 /* ---- embedding ---- */
 void m2_embedding_forward(float *out, const int32_t *tokens, m2_wref wte, int N) {
@@ -27,8 +28,7 @@ static void rms_fwd_rows(void *vp, long b, long e, int tid) {
     for (long n = b; n < e; n++) {
         const float *x = j->inp + (size_t)n * C;
         float *o = j->out + (size_t)n * C;
-        float ss = 0;
-        for (int i = 0; i < C; i++) ss += x[i] * x[i];
+        float ss = m2_vdot(x, x, C);
         float r = 1.0f / sqrtf(ss / C + j->eps);
         if (j->rstd) j->rstd[n] = r;
         for (int i = 0; i < C; i++) o[i] = x[i] * r * j->w[i];
@@ -49,7 +49,14 @@ static void rms_bwd_rows(void *vp, long b, long e, int tid) {
         float r = j->crstd[n];
         /* y = x r w;  dx = r (dy w) - r^3/C x sum(dy w x) */
         float dot = 0;
-        for (int i = 0; i < C; i++) dot += dy[i] * j->w[i] * x[i];
+        {
+            float acc[16] = {0};
+            int i = 0;
+            for (; i + 16 <= C; i += 16)
+                for (int t = 0; t < 16; t++) acc[t] += dy[i + t] * j->w[i + t] * x[i + t];
+            dot = m2_vsum(acc, 16);
+            for (; i < C; i++) dot += dy[i] * j->w[i] * x[i];
+        }
         float c = r * r * r * dot / C;
         for (int i = 0; i < C; i++) dx[i] += r * dy[i] * j->w[i] - c * x[i];
     }
@@ -141,14 +148,14 @@ static void glu_fwd(void *vp, long b, long e, int tid) {
     glu_job *j = vp;
     for (long i = b; i < e; i++) {
         float g = j->g[i];
-        j->out[i] = g / (1.0f + expf(-g)) * j->u[i];
+        j->out[i] = g / (1.0f + m2_fast_expf(-g)) * j->u[i];
     }
 }
 
 static void glu_bwd(void *vp, long b, long e, int tid) {
     glu_job *j = vp;
     for (long i = b; i < e; i++) {
-        float g = j->g[i], s = 1.0f / (1.0f + expf(-g)), d = j->dout[i];
+        float g = j->g[i], s = 1.0f / (1.0f + m2_fast_expf(-g)), d = j->dout[i];
         if (j->dg) j->dg[i] += d * j->u[i] * s * (1.0f + g * (1.0f - s));
         if (j->du) j->du[i] += d * g * s;
     }

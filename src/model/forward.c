@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/timer.h"
 
 typedef struct layer_acts {
     float *rstd1, *h1, *q, *k, *v, *lse, *att, *x1, *rstd2, *h2, *g, *u, *s;
@@ -24,14 +25,24 @@ struct m2_ctx {
     layer_acts *la;           /* [L] */
     float *rstdf, *hidden, *logits, *dlogits, *dhidden, *tmp;
     float *dX, *dx1, *dh, *ds, *dg, *du, *datt, *dq, *dk, *dv;
-    float *wscratch, *ascratch;
+    float *wscratch, *llse;
+    int llse_valid;
+    m2_attn_seq *aseq;
     void *block;
     size_t block_bytes;
     /* LoRA buffers, sized for the active adapter */
     float *lora_block; size_t lora_cap;
     float **lora_t, **lora_mask;      /* [L*7] */
     float *lora_dt, *lora_xd, *lora_dx;
+    int profile;
+    m2_ctx_stats stats;
 };
+
+void m2_ctx_profile(m2_ctx *c, int enable) {
+    c->profile = enable;
+    c->stats.gemm_s = c->stats.gemm_flop = 0;
+}
+m2_ctx_stats m2_ctx_get_stats(const m2_ctx *c) { return c->stats; }
 
 static float *take(size_t *off, float *base, size_t cnt) {
     float *p = base ? base + *off : NULL;
@@ -41,7 +52,7 @@ static float *take(size_t *off, float *base, size_t cnt) {
 
 /* Lays out (or only counts, when base == NULL) every buffer of a ctx. Returns floats needed.
  * la must hold n_layers entries. */
-static size_t layout(m2_model *m, int N, int keep, int tmax, m2_ctx *c, layer_acts *la, float *base) {
+static size_t layout(m2_model *m, int N, int keep, int tmax_unused, m2_ctx *c, layer_acts *la, float *base) {
     const m2_model_config *cf = &m->cfg;
     size_t C = cf->dim, F = cf->ffn_dim, V = cf->vocab_size, L = cf->n_layers;
     size_t QD = (size_t)cf->n_heads * cf->head_dim, KD = (size_t)cf->n_kv_heads * cf->head_dim;
@@ -58,7 +69,7 @@ static size_t layout(m2_model *m, int N, int keep, int tmax, m2_ctx *c, layer_ac
     }
     for (size_t l = nl; l < L; l++) la[l] = la[0];
     c->rstdf = TAKE(n); c->hidden = TAKE(n * C); c->logits = TAKE(n * V); c->dlogits = TAKE(n * V);
-    c->dhidden = TAKE(n * C); c->tmp = TAKE(n * C);
+    c->dhidden = TAKE(n * C); c->tmp = TAKE(n * C); c->llse = TAKE(n);
     if (keep) {
         c->dX = TAKE(n * C); c->dx1 = TAKE(n * C); c->dh = TAKE(n * C); c->ds = TAKE(n * F);
         c->dg = TAKE(n * F); c->du = TAKE(n * F); c->datt = TAKE(n * QD); c->dq = TAKE(n * QD);
@@ -67,7 +78,6 @@ static size_t layout(m2_model *m, int N, int keep, int tmax, m2_ctx *c, layer_ac
     size_t maxcols = C > F ? C : F;
     if (QD > maxcols) maxcols = QD;
     c->wscratch = TAKE((size_t)M2_WTILE_ROWS * maxcols);
-    c->ascratch = TAKE(2 * (size_t)tmax * tmax);
 #undef TAKE
     return off;
 }
@@ -97,12 +107,13 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
     c->seq_off = calloc((size_t)max_tokens + 1, sizeof(int));
     c->pos = calloc((size_t)max_tokens, sizeof(int));
     c->tokens = calloc((size_t)max_tokens, sizeof(int32_t));
+    c->aseq = calloc((size_t)max_tokens, sizeof(m2_attn_seq));
     c->lora_t = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
     c->lora_mask = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
     size_t nf = c->la ? layout(m, max_tokens, keep_acts, c->tmax, c, c->la, NULL) : 0;
     c->block_bytes = nf * sizeof(float);
     c->block = m2_malloc_aligned(c->block_bytes);
-    if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->lora_t || !c->lora_mask || !c->block) {
+    if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->lora_mask || !c->block) {
         m2_errorf(err, M2_ENOMEM, "ctx: out of memory for %d tokens (%.1f MiB of activations)", max_tokens,
                   c->block_bytes / 1048576.0);
         m2_ctx_free(c);
@@ -116,13 +127,14 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
 
 void m2_ctx_free(m2_ctx *c) {
     if (!c) return;
-    free(c->la); free(c->seq_len); free(c->seq_off); free(c->pos); free(c->tokens);
+    free(c->la); free(c->aseq); free(c->seq_len); free(c->seq_off); free(c->pos); free(c->tokens);
     free(c->lora_t); free(c->lora_mask); free(c->block); free(c->lora_block);
     free(c);
 }
 
 size_t m2_ctx_bytes(const m2_ctx *c) { return c->block_bytes + c->lora_cap * sizeof(float); }
 void m2_ctx_seed(m2_ctx *c, uint64_t seed) { m2_rng_seed(&c->rng, seed); }
+m2_rng *m2_ctx_rng(m2_ctx *c) { return &c->rng; }
 int m2_ctx_tokens(const m2_ctx *c) { return c->N; }
 float *m2_ctx_logits(m2_ctx *c) { return c->logits; }
 float *m2_ctx_hidden(m2_ctx *c) { return c->hidden; }
@@ -180,9 +192,10 @@ static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err)
 }
 
 /* out[N,OC] = x W^T (+ b) (+ scale * drop(x) A^T B^T for the active adapter's pair at slot) */
-static void lin_fwd(m2_ctx *c, float *out, const float *x, const m2_tensor *W, const m2_tensor *b,
+static void lin_fwd_(m2_ctx *c, float *out, const float *x, const m2_tensor *W, const m2_tensor *b,
                     int slot, int N) {
-    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, c->wscratch);
+    m2_pool *pool = c->m->pool;
+    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, c->wscratch, pool);
     m2_adapter *a = c->a;
     if (!a || slot < 0 || !a->pairs[slot].A) return;
     m2_lora_pair *p = &a->pairs[slot];
@@ -197,17 +210,17 @@ static void lin_fwd(m2_ctx *c, float *out, const float *x, const m2_tensor *W, c
         xin = c->lora_xd;
     }
     float *t = c->lora_t[slot];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, r, in, 1.0f, xin, in, p->A, in, 0.0f, t, r);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, outd, r, a->scale, t, r, p->B, r, 1.0f, out, outd);
+    m2_sgemm(pool, 0, 1, N, r, in, 1.0f, xin, in, p->A, in, 0.0f, t, r);
+    m2_sgemm(pool, 0, 1, N, outd, r, a->scale, t, r, p->B, r, 1.0f, out, outd);
 }
 
 /* dx[N,in] += dy W (+ LoRA path); weight/bias/LoRA grads when trainable. dx may be NULL. */
-static void lin_bwd(m2_ctx *c, float *dx, const float *dy, const float *x, const m2_tensor *W,
+static void lin_bwd_(m2_ctx *c, float *dx, const float *dy, const float *x, const m2_tensor *W,
                     const m2_tensor *b, int slot, int N) {
     int in = W->cols, outd = W->rows;
-    if (dx) m2_matmul_backward_w(dx, dy, m2_tensor_wref(W), N, c->wscratch);
-    if (W->grad)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, outd, in, N, 1.0f, dy, outd, x, in, 1.0f, W->grad, in);
+    m2_pool *pool = c->m->pool;
+    if (dx) m2_matmul_backward_w(dx, dy, m2_tensor_wref(W), N, c->wscratch, pool);
+    if (W->grad) m2_sgemm(pool, 1, 0, outd, in, N, 1.0f, dy, outd, x, in, 1.0f, W->grad, in);
     if (b && b->grad)
         for (int n = 0; n < N; n++) m2_acc(b->grad, dy + (size_t)n * outd, outd);
     m2_adapter *a = c->a;
@@ -216,9 +229,9 @@ static void lin_bwd(m2_ctx *c, float *dx, const float *dy, const float *x, const
     int r = a->cfg.rank, train = a->params.trainable && a->params.g;
     float s = a->scale, *t = c->lora_t[slot], *dt = c->lora_dt, *mask = c->lora_mask[slot];
     if (train)   /* dB[out,r] += s dy^T t */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, outd, r, N, s, dy, outd, t, r, 1.0f, p->dB, r);
+        m2_sgemm(pool, 1, 0, outd, r, N, s, dy, outd, t, r, 1.0f, p->dB, r);
     /* dt[N,r] = s dy B */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, r, outd, s, dy, outd, p->B, r, 0.0f, dt, r);
+    m2_sgemm(pool, 0, 0, N, r, outd, s, dy, outd, p->B, r, 0.0f, dt, r);
     const float *xin = x;
     if (mask) {
         size_t n = (size_t)N * in;
@@ -226,15 +239,37 @@ static void lin_bwd(m2_ctx *c, float *dx, const float *dy, const float *x, const
         xin = c->lora_xd;
     }
     if (train)   /* dA[r,in] += dt^T xin */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, in, N, 1.0f, dt, r, xin, in, 1.0f, p->dA, in);
+        m2_sgemm(pool, 1, 0, r, in, N, 1.0f, dt, r, xin, in, 1.0f, p->dA, in);
     if (!dx) return;
     if (!mask)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, in, r, 1.0f, dt, r, p->A, in, 1.0f, dx, in);
+        m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 1.0f, dx, in);
     else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, in, r, 1.0f, dt, r, p->A, in, 0.0f, c->lora_dx, in);
+        m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 0.0f, c->lora_dx, in);
         size_t n = (size_t)N * in;
         for (size_t i = 0; i < n; i++) dx[i] += c->lora_dx[i] * mask[i];
     }
+}
+
+/* bwd: 0 forward, 1 backward without dx, 2 backward with dx */
+static double lin_flop(m2_ctx *c, const m2_tensor *W, int slot, int N, int bwd) {
+    double f = 2.0 * N * W->rows * W->cols * (bwd ? ((W->grad ? 1 : 0) + (bwd == 2)) : 1);
+    m2_adapter *a = c->a;
+    if (a && slot >= 0 && a->pairs[slot].A) f += 2.0 * N * a->cfg.rank * (W->rows + W->cols) * (bwd ? 2 : 1);
+    return f;
+}
+
+static void lin_fwd(m2_ctx *c, float *out, const float *x, const m2_tensor *W, const m2_tensor *b,
+                    int slot, int N) {
+    double t0 = c->profile ? m2_now_s() : 0;
+    lin_fwd_(c, out, x, W, b, slot, N);
+    if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, 0); }
+}
+
+static void lin_bwd(m2_ctx *c, float *dx, const float *dy, const float *x, const m2_tensor *W,
+                    const m2_tensor *b, int slot, int N) {
+    double t0 = c->profile ? m2_now_s() : 0;
+    lin_bwd_(c, dx, dy, x, W, b, slot, N);
+    if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, dx ? 2 : 1); }
 }
 
 #define SLOT(l, t) ((l) * M2_LORA_N_TARGETS + (t))
@@ -286,9 +321,11 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         for (int s = 0; s < c->n_seq; s++) {
             size_t o = c->seq_off[s];
             int len = c->seq_len[s];
-            m2_attention_forward(A->att + o * QD, A->lse + o * H, A->q + o * QD, A->k + o * KD,
-                                 A->v + o * KD, len, len, H, KVH, D, QD, KD, c->ascratch);
+            m2_attn_seq as = {.q = A->q + o * QD, .k = A->k + o * KD, .v = A->v + o * KD,
+                              .out = A->att + o * QD, .lse = A->lse + o * H, .nq = len, .nkv = len};
+            c->aseq[s] = as;
         }
+        m2_attention_forward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
         lin_fwd(c, c->tmp, A->att, ly->wo, NULL, SLOT(l, 3), (int)N);
         m2_add_forward(A->x1, xin, c->tmp, N * C);
         m2_rmsnorm_forward(A->h2, A->rstd2, A->x1, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
@@ -300,8 +337,9 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
     }
     m2_rmsnorm_forward(c->hidden, c->rstdf, c->X + (size_t)L * N * C, m->out_norm->data, (int)N, C,
                        cf->norm_eps, pool);
-    m2_matmul_forward_w(c->logits, c->hidden, m2_tensor_wref(m->output), NULL, (int)N, 0, c->wscratch);
+    lin_fwd(c, c->logits, c->hidden, m->output, NULL, -1, (int)N);
     m2_ctx_zero_dgrads(c);
+    c->llse_valid = 0;
     return 0;
 }
 
@@ -345,17 +383,23 @@ int m2_backward(m2_ctx *c, m2_err *err) {
         for (int s = 0; s < c->n_seq; s++) {
             size_t o = c->seq_off[s];
             int len = c->seq_len[s];
-            m2_attention_backward(c->dq + o * QD, c->dk + o * KD, c->dv + o * KD, c->datt + o * QD,
-                                  A->lse + o * H, A->q + o * QD, A->k + o * KD, A->v + o * KD, len, len,
-                                  H, KVH, D, QD, KD, c->ascratch);
+            m2_attn_seq as = {.q = A->q + o * QD, .k = A->k + o * KD, .v = A->v + o * KD,
+                              .lse = A->lse + o * H, .dout = c->datt + o * QD, .dq = c->dq + o * QD,
+                              .dk = c->dk + o * KD, .dv = c->dv + o * KD, .nq = len, .nkv = len};
+            c->aseq[s] = as;
         }
+        m2_attention_backward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
         m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, pool);
         m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, pool);
-        memset(c->dh, 0, NC * sizeof(float));
-        lin_bwd(c, c->dh, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
-        lin_bwd(c, c->dh, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
-        lin_bwd(c, c->dh, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
-        m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, c->dh, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
+        /* below layer 0 only the embedding could use dX: skip those GEMMs when it is frozen */
+        int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
+        float *dh1 = need_dx ? c->dh : NULL;
+        if (dh1) memset(dh1, 0, NC * sizeof(float));
+        lin_bwd(c, dh1, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
+        lin_bwd(c, dh1, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
+        lin_bwd(c, dh1, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
+        if (dh1)
+            m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, dh1, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
     }
     if (m->tok_embd->grad) m2_embedding_backward(m->tok_embd->grad, c->dX, c->tokens, N, C);
     return 0;
@@ -371,17 +415,19 @@ void m2_batch_next_targets(const m2_batch *b, int32_t *targets) {
 }
 
 void m2_ctx_logprobs(m2_ctx *c, const int32_t *targets, float *logp) {
-    m2_logprob_forward(logp, NULL, c->logits, targets, c->N, c->m->cfg.vocab_size);
+    m2_logprob_forward(logp, c->llse, c->logits, targets, c->N, c->m->cfg.vocab_size, c->m->pool);
+    c->llse_valid = 1;
 }
 
 void m2_ctx_logprobs_backward(m2_ctx *c, const int32_t *targets, const float *dlogp) {
-    m2_logprob_backward(c->dlogits, dlogp, c->logits, NULL, targets, c->N, c->m->cfg.vocab_size);
+    m2_logprob_backward(c->dlogits, dlogp, c->logits, c->llse_valid ? c->llse : NULL, targets, c->N,
+                        c->m->cfg.vocab_size, c->m->pool);
 }
 
 void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b) {
     int N = a->N < b->N ? a->N : b->N, V = a->m->cfg.vocab_size;
-    m2_kl_forward(kl, a->logits, b->logits, N, V);
+    m2_kl_forward(kl, a->logits, b->logits, N, V, a->m->pool);
     if (weight && (grad_a || grad_b))
         m2_kl_backward(grad_a ? a->dlogits : NULL, grad_b ? b->dlogits : NULL, weight, a->logits,
-                       b->logits, N, V);
+                       b->logits, N, V, a->m->pool);
 }

@@ -29,6 +29,7 @@ size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts);
  * LoRA dropout (seeded by m2_ctx_seed) — scoring uses 0. Fills logits and hidden. */
 int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err);
 void m2_ctx_seed(m2_ctx *c, uint64_t seed);   /* dropout RNG */
+m2_rng *m2_ctx_rng(m2_ctx *c);                /* its state, for checkpoints */
 
 int m2_ctx_tokens(const m2_ctx *c);           /* N of the last forward */
 float *m2_ctx_logits(m2_ctx *c);              /* [N,V] */
@@ -51,6 +52,12 @@ void m2_batch_next_targets(const m2_batch *b, int32_t *targets);
  * If weight != NULL, the gradient of sum_n weight[n] kl[n] is added into the dlogits of ctx a
  * (grad_a) and/or ctx b (grad_b). Positions with weight 0 are skipped for the gradient. */
 void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b);
+
+/* Optional profile of the linear layers (x W^T GEMMs incl. LoRA) of forwards and backwards on
+ * this ctx: seconds spent and floating-point operations done. Off by default. */
+typedef struct m2_ctx_stats { double gemm_s, gemm_flop; } m2_ctx_stats;
+void m2_ctx_profile(m2_ctx *c, int enable);     /* enabling also resets the counters */
+m2_ctx_stats m2_ctx_get_stats(const m2_ctx *c);
 
 /* Backward from the ctx's dlogits and dhidden through the last forward, accumulating into the
  * active adapter's grads and, when the base is trainable, the base grads. Frozen matrices get no

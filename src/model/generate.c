@@ -40,14 +40,14 @@ static float *kv_at(const m2_kv_cache *kv, float *base, int l, int seq, int pos)
 
 typedef struct ws { float *x, *h, *q, *k, *v, *att, *tmp, *g, *u, *t, *wscr, *ascr, *hl; } ws;
 
-static void lin(const ws *w, m2_adapter *a, float *out, const float *x, const m2_tensor *W,
+static void lin(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x, const m2_tensor *W,
                 const m2_tensor *b, int slot, int N) {
-    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, w->wscr);
+    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, w->wscr, pool);
     if (!a || !a->pairs[slot].A) return;
     m2_lora_pair *p = &a->pairs[slot];
     int r = a->cfg.rank;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, r, p->in, 1.0f, x, p->in, p->A, p->in, 0.0f, w->t, r);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, p->out, r, a->scale, w->t, r, p->B, r, 1.0f, out, p->out);
+    m2_sgemm(pool, 0, 1, N, r, p->in, 1.0f, x, p->in, p->A, p->in, 0.0f, w->t, r);
+    m2_sgemm(pool, 0, 1, N, p->out, r, a->scale, w->t, r, p->B, r, 1.0f, out, p->out);
 }
 
 /* Appends seg_len[i] tokens to sequence seqs[i] for each segment; logits[nseg, V] of the last
@@ -74,12 +74,13 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     size_t maxcols = C > F ? C : F;
     if ((size_t)QD > maxcols) maxcols = QD;
     size_t sizes[] = {N * C, N * C, N * QD, N * KD, N * KD, N * QD, N * C, N * F, N * F, N * r,
-                      (size_t)M2_WTILE_ROWS * maxcols, amax, (size_t)nseg * C};
+                      (size_t)M2_WTILE_ROWS * maxcols, 1, (size_t)nseg * C};
     size_t total = 0;
     for (int i = 0; i < 13; i++) total += (sizes[i] + 15) & ~(size_t)15;
     float *blk = m2_malloc_aligned(total * sizeof(float));
     int *pos = malloc(N * sizeof(int));
-    if (!blk || !pos) { free(blk); free(pos); return m2_errorf(err, M2_ENOMEM, "kv: out of memory for %ld tokens", N); }
+    m2_attn_seq *aseq = malloc((size_t)nseg * sizeof *aseq);
+    if (!blk || !pos || !aseq) { free(blk); free(pos); free(aseq); return m2_errorf(err, M2_ENOMEM, "kv: out of memory for %ld tokens", N); }
     ws w;
     float **fields[] = {&w.x, &w.h, &w.q, &w.k, &w.v, &w.att, &w.tmp, &w.g, &w.u, &w.t, &w.wscr, &w.ascr, &w.hl};
     size_t off = 0;
@@ -92,27 +93,29 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
         const m2_layer *ly = &m->layers[l];
         int sl = l * M2_LORA_N_TARGETS;
         m2_rmsnorm_forward(w.h, NULL, w.x, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin(&w, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
-        lin(&w, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
-        lin(&w, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
+        lin(&w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
+        lin(&w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
+        lin(&w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
         m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, pool);
         m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, pool);
         for (int i = 0, o = 0; i < nseg; i++) {
             int s = seqs[i], p0 = kv->len[s], n = seg_len[i];
             memcpy(kv_at(kv, kv->k, l, s, p0), w.k + (size_t)o * KD, (size_t)n * KD * sizeof(float));
             memcpy(kv_at(kv, kv->v, l, s, p0), w.v + (size_t)o * KD, (size_t)n * KD * sizeof(float));
-            m2_attention_forward(w.att + (size_t)o * QD, NULL, w.q + (size_t)o * QD,
-                                 kv_at(kv, kv->k, l, s, 0), kv_at(kv, kv->v, l, s, 0), n, p0 + n, H,
-                                 KVH, D, QD, KD, w.ascr);
+            m2_attn_seq as = {.q = w.q + (size_t)o * QD, .k = kv_at(kv, kv->k, l, s, 0),
+                              .v = kv_at(kv, kv->v, l, s, 0), .out = w.att + (size_t)o * QD,
+                              .nq = n, .nkv = p0 + n};
+            aseq[i] = as;
             o += n;
         }
-        lin(&w, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
+        m2_attention_forward(aseq, nseg, H, KVH, D, QD, KD, pool);
+        lin(&w, pool, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
         m2_acc(w.x, w.tmp, N * C);
         m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin(&w, a, w.g, w.h, ly->wg, NULL, sl + 4, (int)N);
-        lin(&w, a, w.u, w.h, ly->wu, NULL, sl + 5, (int)N);
+        lin(&w, pool, a, w.g, w.h, ly->wg, NULL, sl + 4, (int)N);
+        lin(&w, pool, a, w.u, w.h, ly->wu, NULL, sl + 5, (int)N);
         m2_swiglu_forward(w.g, w.g, w.u, N * F, pool);
-        lin(&w, a, w.tmp, w.g, ly->wd, NULL, sl + 6, (int)N);
+        lin(&w, pool, a, w.tmp, w.g, ly->wd, NULL, sl + 6, (int)N);
         m2_acc(w.x, w.tmp, N * C);
     }
     for (int i = 0, o = 0; i < nseg; i++) {
@@ -122,9 +125,9 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     }
     if (logits) {
         m2_rmsnorm_forward(w.hl, NULL, w.hl, m->out_norm->data, nseg, C, cf->norm_eps, NULL);
-        m2_matmul_forward_w(logits, w.hl, m2_tensor_wref(m->output), NULL, nseg, 0, w.wscr);
+        m2_matmul_forward_w(logits, w.hl, m2_tensor_wref(m->output), NULL, nseg, 0, w.wscr, pool);
     }
-    free(blk); free(pos);
+    free(blk); free(pos); free(aseq);
     return 0;
 }
 

@@ -67,9 +67,16 @@ int m2_head_forward(m2_head *h, const float *hidden, const int *pos, int K, int 
                     float *out, m2_err *err) {
     int H = h->H;
     if (K <= 0) return 0;
-    if (ensure_cache(h, K, err)) return -1;
     const float *p = use_target ? h->target : h->params.w;
-    float *x = h->act_in, *a = h->act_h;
+    float *x, *a, *tmp = NULL;
+    if (use_target) {   /* scratch of its own: the online forward's cache stays valid */
+        tmp = malloc(2 * (size_t)K * H * sizeof(float));
+        if (!tmp) return m2_errorf(err, M2_ENOMEM, "head '%s': out of memory", h->name);
+        x = tmp; a = tmp + (size_t)K * H;
+    } else {
+        if (ensure_cache(h, K, err)) return -1;
+        x = h->act_in; a = h->act_h;
+    }
     for (int k = 0; k < K; k++) memcpy(x + (size_t)k * H, hidden + (size_t)pos[k] * H, H * sizeof(float));
     /* a[K,H] = relu(x W1^T + b1) */
     for (int k = 0; k < K; k++) memcpy(a + (size_t)k * H, B1(p, H), H * sizeof(float));
@@ -81,7 +88,8 @@ int m2_head_forward(m2_head *h, const float *hidden, const int *pos, int K, int 
         for (int i = 0; i < H; i++) s += ak[i] * W2(p, H)[i];
         out[k] = s;
     }
-    h->k_cached = use_target ? 0 : K;
+    if (use_target) free(tmp);
+    else h->k_cached = K;
     return 0;
 }
 
@@ -90,7 +98,7 @@ int m2_head_backward(m2_head *h, const float *dout, const int *pos, int K, float
     int H = h->H;
     if (K != h->k_cached) return m2_errorf(err, M2_EINVAL, "head '%s': backward over %d positions after a forward over %d", h->name, K, h->k_cached);
     float *w = h->params.w, *g = h->params.g, *x = h->act_in, *a = h->act_h;
-    float *da = malloc((size_t)K * H * sizeof(float));
+    float *da = calloc((size_t)K * H, sizeof(float));
     if (!da) return m2_errorf(err, M2_ENOMEM, "head '%s': out of memory", h->name);
     for (int k = 0; k < K; k++) {
         const float *ak = a + (size_t)k * H;

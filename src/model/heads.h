@@ -24,7 +24,8 @@ m2_head *m2_head_add(m2_model *m, const char *name, uint64_t seed, m2_err *err);
 m2_head *m2_head_find(m2_model *m, const char *name);
 
 /* out[K] = head(hidden[pos[k], :]) with hidden [N,H] (e.g. m2_ctx_hidden). use_target = 1 uses the
- * Polyak copy and caches nothing; otherwise the activations are cached for m2_head_backward. */
+ * Polyak copy and leaves the cache alone (so online forward, target forward, online backward is
+ * fine); otherwise the activations are cached for m2_head_backward. */
 int m2_head_forward(m2_head *h, const float *hidden, const int *pos, int K, int use_target,
                     float *out, m2_err *err);
 /* From dout[K]: head grads += ...; when h->grad_to_body and dhidden != NULL, dhidden[pos[k],:] +=

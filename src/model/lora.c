@@ -136,7 +136,7 @@ int m2_adapter_tensor_info(const m2_adapter *a, int i, char *name, int name_cap,
 
 float *m2_adapter_tensor(m2_adapter *a, const char *name, int *rows, int *cols) {
     char nm[96];
-    float *d;
+    float *d = NULL;
     for (int i = 0; i < m2_adapter_tensor_count(a); i++) {
         m2_adapter_tensor_info(a, i, nm, sizeof nm, rows, cols, &d);
         if (!strcmp(nm, name)) return d;

@@ -108,7 +108,7 @@ m2_model *m2_model_create(const m2_model_config *cfg_in, const m2_model_opts *op
     m2_rope_freqs(m->rope_freq, cfg.head_dim, cfg.rope_theta, &cfg.rope_scaling);
     m->pool = m2_pool_create(o.threads, err);
     if (!m->pool) { m2_model_free(m); return NULL; }
-    if (o.threads > 0) openblas_set_num_threads(o.threads);
+    m2_blas_single_thread();   /* the pool splits every GEMM; BLAS threads would spin against it */
     return m;
 oom:
     m2_errorf(err, M2_ENOMEM, "model: out of memory");

@@ -37,6 +37,7 @@ typedef struct aw_env {
     aw_cmdlist adm;
     int adm_valid;
     int won;
+    int oracle_mode;   /* AW_ORACLE_SEARCH (default) or AW_ORACLE_PLANNER */
     char obs[16384];
 } aw_env;
 
@@ -192,7 +193,7 @@ static int num_episodes(m2_env *env, const char *task, m2_split split, m2_err *e
     int t = parse_task(task, err);
     if (t < 0) return -1;
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld: bad split %d", (int)split);
-    if (e->have_tables) return m2_aw_num_generated(t, split);
+    if (e->have_tables) return m2_aw_num_episodes(&e->tables, t, split);
     int n = 0;
     game_at(e, t, split, -1, &n);
     return n;
@@ -273,7 +274,16 @@ static int admissible(m2_env *env, const char *const **actions, int *n) {
 static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
     aw_env *e = (aw_env *)env;
     if (!e->have_scene) return m2_errorf(err, M2_EINVAL, "alfworld: oracle called before reset");
-    return m2_aw_oracle(&e->scene, &e->st, buf, cap, err);
+    return m2_aw_oracle_mode(&e->scene, &e->st, e->oracle_mode, buf, cap, err);
+}
+
+int m2_alfworld_set_oracle(m2_env *env, const char *mode, m2_err *err) {
+    if (!env || env->cls != &m2_alfworld_class) return m2_errorf(err, M2_EINVAL, "m2_alfworld_set_oracle: not an alfworld env");
+    aw_env *e = (aw_env *)env;
+    if (mode && !strcmp(mode, "search")) e->oracle_mode = AW_ORACLE_SEARCH;
+    else if (mode && !strcmp(mode, "planner")) e->oracle_mode = AW_ORACLE_PLANNER;
+    else return m2_errorf(err, M2_EINVAL, "alfworld: unknown oracle '%s' (known: search, planner)", mode ? mode : "(null)");
+    return 0;
 }
 
 static int segment(const m2_env *env, const char *const *actions, const char *const *observations, int n_steps,

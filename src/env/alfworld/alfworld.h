@@ -57,6 +57,8 @@ typedef struct aw_plan_recep {
     int loc_key;
 } aw_plan_recep;
 
+typedef struct aw_goal_pick { int obj, recep, toggle; } aw_goal_pick;   /* table class indices */
+
 typedef struct aw_plan {
     int number;            /* FloorPlanN */
     int room;              /* AW_ROOM_* */
@@ -65,6 +67,8 @@ typedef struct aw_plan {
     aw_plan_recep *receps;
     int n_obj_cls;
     int *obj_cls;          /* object classes present (pickupable or toggleable) */
+    int n_goals[7];        /* achievable goals per task type (1..6), precomputed by m2_aw_tables_index */
+    aw_goal_pick *goals[7];
 } aw_plan;
 
 typedef struct aw_tables {
@@ -83,6 +87,8 @@ int m2_aw_tables_embedded(aw_tables *t, m2_err *err);
 /* Reads <dir>/constants.json and <dir>/layouts/FloorPlanN-{objects,openable}.json (and alfred.pddl/.twl2 if present). */
 int m2_aw_tables_load(aw_tables *t, const char *dir, m2_err *err);
 void m2_aw_tables_free(aw_tables *t);
+/* Precomputes every plan's achievable goals (called by both loaders). */
+int m2_aw_tables_index(aw_tables *t, m2_err *err);
 int m2_aw_tables_find_cls(const aw_tables *t, const char *name);   /* case-insensitive; -1 */
 
 /* ---- scenes ---- */
@@ -123,6 +129,7 @@ typedef struct aw_scene {
     /* initial state */
     int start_loc;
     int *init_in;            /* [n_obj] receptacle index, -1 = not in a receptacle */
+    int *floor_loc;          /* [n_obj] location of an object lying outside every receptacle (game files), else -1 */
     uint8_t *init_bits;      /* [n_obj] AW_S_* */
     uint8_t *init_opened;    /* [n_recep] */
     int init_held;           /* object index or -1 */
@@ -158,6 +165,8 @@ void m2_aw_demangle(const char *mangled, char *out, size_t cap);
 
 /* Episode counts per (type, split) for generated scenes; type 0 = all six concatenated in type order. */
 int m2_aw_num_generated(int type, m2_split split);
+/* The same, counting only task types that some floor plan of the split supports (custom tables). */
+int m2_aw_num_episodes(const aw_tables *t, int type, m2_split split);
 /* Generates episode `index` of (type, split) (type 0 = all types, see above) from seed. Deterministic. */
 int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err);
 
@@ -168,6 +177,8 @@ typedef struct aw_state {
     int *in;                 /* [n_obj] receptacle index or -1 */
     uint8_t *bits;           /* [n_obj] */
     uint8_t *opened;         /* [n_recep] */
+    uint8_t *seen;           /* [n_recep] the agent has seen its contents (arrived while open/non-openable, opened,
+                                examined, or put something there): the searching expert's knowledge */
 } aw_state;
 
 int m2_aw_state_init(aw_state *st, const aw_scene *s, m2_err *err);   /* allocates and sets the initial state */
@@ -204,8 +215,16 @@ void m2_aw_text_inventory(const aw_scene *s, const aw_state *st, char *buf, size
 extern const char m2_aw_help_text[];
 
 /* ---- oracle and segmenter ---- */
-/* Next expert command from the current state; -1 with err when the goal already holds or no plan exists. */
+enum { AW_ORACLE_SEARCH = 0, AW_ORACLE_PLANNER = 1 };
+/* Next expert command from the current state; -1 with err when the goal already holds or no plan exists.
+ * SEARCH (default) knows only what the agent has seen (aw_state.seen) and searches unseen receptacles that
+ * can hold the object; PLANNER knows where everything is (like alfworld's planner expert). */
 int m2_aw_oracle(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m2_err *err);
+int m2_aw_oracle_mode(const aw_scene *s, const aw_state *st, int mode, char *buf, size_t cap, m2_err *err);
+/* Chooses the expert of an alfworld env created through the registry ("search" or "planner"). */
+int m2_alfworld_set_oracle(m2_env *env, const char *mode, m2_err *err);
+/* Glider-style sub-goals over a finished trajectory: "find apple", "take apple 1 from countertop 1",
+ * "heat apple 1 with microwave 1", "put apple 1 in/on fridge 1", "use desklamp 1" (contiguous cover). */
 int m2_aw_segment(const aw_scene *s, const char *const *actions, const char *const *observations, int n,
                   m2_subgoal *out, int cap);
 
@@ -216,11 +235,15 @@ int m2_aw_load_twpddl(const char *path, aw_scene *out, m2_err *err);
 /* Writes the scene's initial state as a game.tw-pddl JSON (malloc'd string). */
 char *m2_aw_write_twpddl(const aw_scene *s, const aw_tables *t, m2_err *err);
 int m2_aw_save_twpddl(const aw_scene *s, const aw_tables *t, const char *path, m2_err *err);
+/* Writes episodes [0, count) of (type, split) (type 0 = all) as an ALFWorld-style tree:
+ * out_dir/{train,valid_seen,valid_unseen}/<task_type>-<Obj>-None-<Recep|Lamp>-<plan>/trial_multi2_<index>/game.tw-pddl
+ * count < 0 = every episode of the split. Returns the number written, -1 on error. */
+int m2_aw_export(const aw_tables *t, int type, m2_split split, int count, uint64_t seed, const char *out_dir, m2_err *err);
 /* The PDDL problem text alone (malloc'd). */
 char *m2_aw_write_problem(const aw_scene *s, m2_err *err);
 
 /* ---- small string helpers shared by the files ---- */
-/* Appends "a x, a y, and a z" (TextWorld list: ", " then ", and "; "nothing" when empty). */
+/* Appends into a fixed caller buffer, truncating (never allocates: used on every step). */
 typedef struct aw_sb { char *p; size_t len, cap; } aw_sb;
 void m2_aw_sb_puts(aw_sb *b, const char *s);
 void m2_aw_sb_printf(aw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -12,7 +12,8 @@ int m2_aw_state_init(aw_state *st, const aw_scene *s, m2_err *err) {
     st->in = malloc(no * sizeof *st->in);
     st->bits = malloc(no);
     st->opened = malloc(nr);
-    if (!st->in || !st->bits || !st->opened) {
+    st->seen = malloc(nr);
+    if (!st->in || !st->bits || !st->opened || !st->seen) {
         m2_aw_state_free(st);
         return m2_errorf(err, M2_ENOMEM, "alfworld state: out of memory");
     }
@@ -26,6 +27,7 @@ void m2_aw_state_reset(aw_state *st, const aw_scene *s) {
     memcpy(st->in, s->init_in, (size_t)s->n_obj * sizeof *st->in);
     memcpy(st->bits, s->init_bits, (size_t)s->n_obj);
     memcpy(st->opened, s->init_opened, (size_t)s->n_recep);
+    memset(st->seen, 0, (size_t)s->n_recep);
 }
 
 void m2_aw_state_free(aw_state *st) {
@@ -33,6 +35,7 @@ void m2_aw_state_free(aw_state *st) {
     free(st->in);
     free(st->bits);
     free(st->opened);
+    free(st->seen);
     memset(st, 0, sizeof *st);
 }
 
@@ -196,11 +199,13 @@ void m2_aw_apply(const aw_scene *s, aw_state *st, const aw_cmd *c, char *buf, si
     case AW_C_HELP: m2_aw_sb_puts(&b, m2_aw_help_text); return;
     case AW_C_GOTO:
         st->loc = s->receps[x].loc;
+        if (reachable(s, st, x)) st->seen[x] = 1;
         m2_aw_sb_printf(&b, "You arrive at %s. ", s->receps[x].name);
         m2_aw_text_recep(s, st, x, buf + b.len, cap - b.len);
         return;
     case AW_C_OPEN:
         st->opened[x] = 1;
+        st->seen[x] = 1;
         m2_aw_sb_printf(&b, "You open the %s. ", s->receps[x].name);
         m2_aw_text_recep(s, st, x, buf + b.len, cap - b.len);
         return;
@@ -208,7 +213,10 @@ void m2_aw_apply(const aw_scene *s, aw_state *st, const aw_cmd *c, char *buf, si
         st->opened[x] = 0;
         m2_aw_sb_printf(&b, "You close the %s.", s->receps[x].name);
         return;
-    case AW_C_EXAMINE_R: m2_aw_text_recep(s, st, x, buf, cap); return;
+    case AW_C_EXAMINE_R:
+        if (reachable(s, st, x)) st->seen[x] = 1;
+        m2_aw_text_recep(s, st, x, buf, cap);
+        return;
     case AW_C_EXAMINE_O: m2_aw_text_examine_obj(s, st, x, buf, cap); return;
     case AW_C_TAKE:
         st->in[x] = -1;
@@ -217,6 +225,7 @@ void m2_aw_apply(const aw_scene *s, aw_state *st, const aw_cmd *c, char *buf, si
         return;
     case AW_C_MOVE:
         st->in[x] = y;
+        st->seen[y] = 1;
         st->held = -1;
         m2_aw_sb_printf(&b, "You move the %s to the %s.", s->objs[x].name, s->receps[y].name);
         return;
@@ -298,7 +307,8 @@ int m2_aw_won(const aw_scene *s, const aw_state *st) {
     case AW_LOOK:
         if (st->held < 0 || s->objs[st->held].cls != g->obj_cls) return 0;
         for (int o = 0; o < s->n_obj && !ok; o++)
-            ok = s->objs[o].cls == g->toggle_cls && (st->bits[o] & AW_S_TOGGLED) && obj_here(s, st, o);
+            ok = s->objs[o].cls == g->toggle_cls && (st->bits[o] & AW_S_TOGGLED) &&
+                 (obj_here(s, st, o) || (st->in[o] < 0 && st->held != o && s->floor_loc[o] == st->loc));
         break;
     }
     if (ok && g->all_closed)
@@ -310,12 +320,12 @@ int m2_aw_won(const aw_scene *s, const aw_state *st) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-static void add_static(aw_cmdlist *l, const char *str) { l->items[l->n++] = str; }
+static void add_static(aw_cmdlist *l, const char *str) { if (l->n < l->cap) l->items[l->n++] = str; }
 
 static void add_dyn(aw_cmdlist *l, const aw_scene *s, int verb, int a, int b) {
     aw_cmd c = {verb, a, b};
     size_t room = l->buf_cap - l->buf_len;
-    if (room < 2 * AW_NAME_MAX + 24) return;   /* sized in advance; never happens */
+    if (room < 2 * AW_NAME_MAX + 24 || l->n >= l->cap) return;   /* sized in advance; never happens */
     if (m2_aw_format_cmd(s, &c, l->buf + l->buf_len, room)) return;
     /* buf was sized before formatting started, so it does not move during this call */
     l->items[l->n++] = l->buf + l->buf_len;
@@ -323,7 +333,9 @@ static void add_dyn(aw_cmdlist *l, const aw_scene *s, int verb, int a, int b) {
 }
 
 int m2_aw_admissible(const aw_scene *s, const aw_state *st, aw_cmdlist *l) {
-    int max_items = 3 + 4 * s->n_recep + 3 * s->n_obj + 3 * s->n_recep + 8;
+    /* per receptacle: go to | examine + open/close + move/heat/cool/clean; per object: examine, use, take,
+     * slice; plus held examine and the three fixed commands */
+    int max_items = 8 * s->n_recep + 5 * s->n_obj + 16;
     size_t max_buf = (size_t)(2 * s->n_obj + 4 * s->n_recep + 8) * (2 * AW_NAME_MAX + 24);
     if (l->cap < max_items) {
         const char **it = realloc(l->items, (size_t)max_items * sizeof *it);

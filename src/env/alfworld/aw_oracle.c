@@ -1,12 +1,14 @@
 /* ALFWorld expert and sub-goal segmenter.
  *
- * The expert is privileged like alfworld's own planner/handcoded expert (its plans go straight to the
- * receptacle that holds the object): from the CURRENT state it replans every step, so it recovers
- * after any deviation:
+ * Two experts share one replanning policy; both decide from the CURRENT state every step, so they
+ * recover after any deviation. SEARCH (the default, in the spirit of alfworld's handcoded expert) knows
+ * only what the agent has seen: it visits unseen receptacles that can hold the object (opening closed
+ * ones) until it sees one. PLANNER (like alfworld's planner expert) knows where everything is.
  *   holding something that is not the goal object -> put it down (open a receptacle if needed)
- *   not holding the goal object -> go to the receptacle holding one, open it if closed, take it
+ *   not holding the goal object -> go to a receptacle known to hold one, open it if closed, take it;
+ *                                  none known -> search
  *   clean/heat/cool not done yet -> go to the sink basin / microwave / fridge, clean/heat/cool it
- *   look tasks -> go to the lamp's receptacle, use the lamp
+ *   look tasks -> go to the lamp's receptacle (searching for it if unseen), use the lamp
  *   place tasks -> go to the target receptacle, open it if closed, move the object there
  * Ties break by "already here" first, then ALFWorld's listing (internal-id) order.
  */
@@ -86,9 +88,41 @@ static int put_away(const aw_scene *s, const aw_state *st, char *buf, size_t cap
     return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: no receptacle can take the %s", s->objs[h].name);
 }
 
+/* Does the expert know where object o is? SEARCH: only inside receptacles the agent has seen. */
+static int known(const aw_scene *s, const aw_state *st, int mode, int o) {
+    int r = st->in[o];
+    return r >= 0 && (mode == AW_ORACLE_PLANNER || st->seen[r]);
+}
+
+/* One search step for an object of class `cls`: the best unseen receptacle that can hold it (any unseen
+ * receptacle when none can), preferring the agent's location, then receptacles without a door, then
+ * listing order. Returns 0 with the action, or -1 with err when everything has been searched. */
+static int explore(const aw_scene *s, const aw_state *st, int cls, char *buf, size_t cap, m2_err *err) {
+    for (int pass = 0; pass < 2; pass++) {
+        int best = -1, best_score = -1;
+        for (int i = 0; i < s->n_recep; i++) {
+            int r = s->recep_order[i];
+            if (st->seen[r]) continue;
+            if (pass == 0 && !s->can_contain[s->receps[r].cls * s->n_cls + cls]) continue;
+            int score = at(s, st, r) ? 3 : !s->receps[r].openable ? 2 : 1;
+            if (score > best_score) { best = r; best_score = score; }
+        }
+        if (best < 0) continue;
+        int rc = 0;
+        if (approach(s, st, best, buf, cap, err, &rc)) return rc;
+        return emit(s, AW_C_EXAMINE_R, best, -1, buf, cap, err);   /* here and open but not looked at yet */
+    }
+    return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: searched every receptacle, no %s found", s->cls_name[cls]);
+}
+
 int m2_aw_oracle(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m2_err *err) {
+    return m2_aw_oracle_mode(s, st, AW_ORACLE_SEARCH, buf, cap, err);
+}
+
+int m2_aw_oracle_mode(const aw_scene *s, const aw_state *st, int mode, char *buf, size_t cap, m2_err *err) {
     const aw_goal *g = &s->goal;
     if (m2_aw_won(s, st)) return m2_errorf(err, M2_EINVAL, "alfworld oracle: the goal already holds");
+    if (g->obj_cls < 0 || g->obj_cls >= s->n_cls) return m2_errorf(err, M2_EINVAL, "alfworld oracle: scene has no goal");
     int rc = 0, h = st->held;
     if (h >= 0 && s->objs[h].cls != g->obj_cls) return put_away(s, st, buf, cap, err);
     if (h >= 0) {
@@ -96,12 +130,11 @@ int m2_aw_oracle(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m
             int lamp = -1;
             for (int i = 0; i < s->n_obj; i++) {
                 int o = s->obj_order[i];
-                if (s->objs[o].cls == g->toggle_cls && st->in[o] >= 0) {
-                    if (at(s, st, st->in[o])) { lamp = o; break; }
-                    if (lamp < 0) lamp = o;
-                }
+                if (s->objs[o].cls != g->toggle_cls || !known(s, st, mode, o)) continue;
+                if (at(s, st, st->in[o])) { lamp = o; break; }
+                if (lamp < 0) lamp = o;
             }
-            if (lamp < 0) return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: no %s in the scene", s->cls_name[g->toggle_cls]);
+            if (lamp < 0) return explore(s, st, g->toggle_cls, buf, cap, err);
             if (!at(s, st, st->in[lamp])) return emit(s, AW_C_GOTO, st->in[lamp], -1, buf, cap, err);
             return emit(s, AW_C_USE, lamp, -1, buf, cap, err);
         }
@@ -119,17 +152,17 @@ int m2_aw_oracle(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m
         if (approach(s, st, t, buf, cap, err, &rc)) return rc;
         return emit(s, AW_C_MOVE, h, t, buf, cap, err);
     }
-    /* hands empty: fetch a goal object */
+    /* hands empty: fetch a goal object the expert knows of, else search */
     int t = g->type == AW_PICK_TWO ? target_recep(s, st) : -1;
     int best = -1, best_score = -1;
     for (int i = 0; i < s->n_obj; i++) {
         int o = s->obj_order[i], r = st->in[o];
-        if (s->objs[o].cls != g->obj_cls || r < 0) continue;
+        if (s->objs[o].cls != g->obj_cls || !known(s, st, mode, o)) continue;
         if (g->type == AW_PICK_TWO && r == t) continue;
         int score = at(s, st, r) ? (reachable(s, st, r) ? 3 : 2) : 1;
         if (score > best_score) { best = o; best_score = score; }
     }
-    if (best < 0) return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: no %s left to take", s->cls_name[g->obj_cls]);
+    if (best < 0) return explore(s, st, g->obj_cls, buf, cap, err);
     int r = st->in[best];
     if (approach(s, st, r, buf, cap, err, &rc)) return rc;
     return emit(s, AW_C_TAKE, best, r, buf, cap, err);

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* ALFWorld game files (game.tw-pddl): JSON {"pddl_domain", "grammar", "pddl_problem", "solvable", ...}.
  *
  * Reader: a small S-expression parser for the PDDL problem (objects with "- type" lists, :init facts,
@@ -6,7 +7,9 @@
  * The goal formula is matched against the six ALFWorld goal shapes (objectType/receptacleType of the
  * quantified variables, isClean/isHot/isCool/isToggled, two distinct objects, optional "forall not opened").
  * Affordances come from the file's own facts (pickupable, heatable, openable, canContain, ...), so files
- * need no tables. Objects declared without an objectType fact (ALFRED lists bare class names) are dropped.
+ * need no tables. Objects declared without an objectType fact (ALFRED lists bare class names) are dropped;
+ * an object with objectAtLocation but no inReceptacle lies on the floor there (listed by "look", never
+ * takeable, as in the domain).
  *
  * Writer: the scene's initial state as a problem in the same vocabulary, plus the grammar's task rule.
  */
@@ -115,13 +118,24 @@ typedef struct loader {
     sx_tree t;
     ent *ents;
     int n_ents, cap_ents;
+    int *by_name;             /* entity indices sorted case-insensitively by name */
     char (*cls)[AW_CLS_MAX];
     int n_cls, cap_cls;
 } loader;
 
 static int find_ent(const loader *L, const char *name) {
-    for (int i = 0; i < L->n_ents; i++) if (!strcasecmp(L->ents[i].name, name)) return i;
+    int lo = 0, hi = L->n_ents - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcasecmp(L->ents[L->by_name[mid]].name, name);
+        if (!c) return L->by_name[mid];
+        if (c < 0) lo = mid + 1; else hi = mid - 1;
+    }
     return -1;
+}
+
+static int cmp_ent_name(const void *a, const void *b, void *ctx) {
+    const loader *L = ctx;
+    return strcasecmp(L->ents[*(const int *)a].name, L->ents[*(const int *)b].name);
 }
 
 /* "CounterTopType" -> class index (created when new) */
@@ -301,14 +315,19 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
     if (goal < 0) return m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: missing (:goal ...)", L->name);
     if (read_objects(L, objects, err)) return -1;
     int n = L->n_ents;
+    L->by_name = malloc((size_t)(n + 1) * sizeof *L->by_name);
+    if (!L->by_name) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) L->by_name[i] = i;
+    qsort_r(L->by_name, (size_t)n, sizeof *L->by_name, cmp_ent_name, L);
     int *ecls = malloc((size_t)(n + 1) * sizeof *ecls), *eloc = malloc((size_t)(n + 1) * sizeof *eloc);
     int *ein = malloc((size_t)(n + 1) * sizeof *ein), *eidx = malloc((size_t)(n + 1) * sizeof *eidx);
+    int *eat = malloc((size_t)(n + 1) * sizeof *eat);
     uint32_t *eflags = calloc((size_t)n + 1, sizeof *eflags);
     uint8_t *ebits = calloc((size_t)n + 1, 1);
     int rc = -1, agent_loc = -1, held = -1, n_can = 0, cap_can = 0;
     int (*can)[2] = NULL;
-    if (!ecls || !eloc || !ein || !eidx || !eflags || !ebits) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto done; }
-    for (int i = 0; i < n; i++) ecls[i] = eloc[i] = ein[i] = eidx[i] = -1;
+    if (!ecls || !eloc || !ein || !eidx || !eat || !eflags || !ebits) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto done; }
+    for (int i = 0; i < n; i++) ecls[i] = eloc[i] = ein[i] = eidx[i] = eat[i] = -1;
     for (int f = t->n[init].next; f >= 0; f = t->n[f].next) {
         if (t->n[f].atom) { m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: line %d: (:init ...) holds a bare atom '%.40s'", L->name, t->n[f].line, t->n[f].atom); goto done; }
         int h = t->n[f].first;
@@ -344,6 +363,10 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
             if (e1 < 0) goto unknown1;
             if (e2 < 0 || L->ents[e2].kind != K_LOC) goto unknown2;
             eloc[e1] = e2;
+        } else if (!strcasecmp(p, "objectAtLocation")) {
+            if (e1 < 0) goto unknown1;
+            if (e2 < 0 || L->ents[e2].kind != K_LOC) goto unknown2;
+            eat[e1] = e2;
         } else if (!strcasecmp(p, "inReceptacle")) {
             if (e1 < 0) goto unknown1;
             if (e2 < 0 || L->ents[e2].kind != K_REC) goto unknown2;
@@ -418,6 +441,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
             o->flags = eflags[i] & ~AW_F_OPENABLE;
             snprintf(o->id, sizeof o->id, "%s", id);
             s->init_in[eidx[i]] = ein[i] >= 0 ? eidx[ein[i]] : -1;
+            if (ein[i] < 0 && eat[i] >= 0) s->floor_loc[eidx[i]] = eidx[eat[i]];
             s->init_bits[eidx[i]] = ebits[i] & ~1u;
             break;
         }
@@ -430,6 +454,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
         if (eidx[held] < 0 || L->ents[held].kind != K_OBJ) { m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: (holds ...) names no typed object", L->name); goto fail_scene; }
         s->init_held = eidx[held];
         s->init_in[s->init_held] = -1;
+        s->floor_loc[s->init_held] = -1;
     }
     s->goal = goal_v;
     s->plan = 0;
@@ -448,7 +473,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
 fail_scene:
     m2_aw_scene_free(s);
 done:
-    free(ecls); free(eloc); free(ein); free(eidx); free(eflags); free(ebits); free(can);
+    free(ecls); free(eloc); free(ein); free(eidx); free(eat); free(eflags); free(ebits); free(can);
     return rc;
 }
 
@@ -477,6 +502,7 @@ int m2_aw_load_twpddl_text(const char *text, size_t len, const char *name, aw_sc
     }
     sx_free(&L.t);
     free(L.ents);
+    free(L.by_name);
     free(L.cls);
     cJSON_Delete(root);
     return rc;
@@ -585,6 +611,10 @@ char *m2_aw_write_problem(const aw_scene *s, m2_err *err) {
             m2_aw_mangle(s->receps[r].id, rm, sizeof rm);
             m2_aw_mangle(s->loc_id[s->receps[r].loc], l, sizeof l);
             dprintf_(&d, "        (inReceptacle %s %s)\n        (objectAtLocation %s %s)\n", m, rm, m, l);
+        } else if (s->floor_loc[i] >= 0) {
+            char l[AW_ID_MAX * 2];
+            m2_aw_mangle(s->loc_id[s->floor_loc[i]], l, sizeof l);
+            dprintf_(&d, "        (objectAtLocation %s %s)\n", m, l);
         }
         for (size_t k = 0; k < sizeof fact_flags / sizeof fact_flags[0]; k++)
             if (s->objs[i].flags & fact_flag_bits[k]) dprintf_(&d, "        (%s %s)\n", fact_flags[k], m);
@@ -663,4 +693,26 @@ int m2_aw_save_twpddl(const aw_scene *s, const aw_tables *t, const char *path, m
     int rc = m2_write_file_atomic(path, text, strlen(text), err);
     free(text);
     return rc;
+}
+
+int m2_aw_export(const aw_tables *t, int type, m2_split split, int count, uint64_t seed, const char *out_dir, m2_err *err) {
+    static const char *const split_dirs[] = {"train", "valid_seen", "valid_unseen"};
+    if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld export: bad split %d", (int)split);
+    int total = m2_aw_num_generated(type, split);
+    if (count < 0 || count > total) count = total;
+    for (int i = 0; i < count; i++) {
+        aw_scene s;
+        if (m2_aw_generate(t, type, split, i, seed, &s, err)) return -1;
+        const aw_goal *g = &s.goal;
+        int second = g->type == AW_LOOK ? g->toggle_cls : g->recep_cls;
+        char dir[4096], path[4200];
+        snprintf(dir, sizeof dir, "%s/%s/%s-%s-None-%s-%d/trial_multi2_%05d", out_dir, split_dirs[split],
+                 m2_aw_task_type_name(g->type), s.cls_name[g->obj_cls], second >= 0 ? s.cls_name[second] : "None", s.plan, i);
+        snprintf(path, sizeof path, "%s/game.tw-pddl", dir);
+        int rc = m2_mkdir_p(dir, err);
+        if (!rc) rc = m2_aw_save_twpddl(&s, t, path, err);
+        m2_aw_scene_free(&s);
+        if (rc) return -1;
+    }
+    return count;
 }

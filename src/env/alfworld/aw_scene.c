@@ -60,6 +60,7 @@ int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc,
     s->objs = calloc(no, sizeof *s->objs);
     s->loc_id = calloc((size_t)n_loc, sizeof *s->loc_id);
     s->init_in = calloc(no, sizeof *s->init_in);
+    s->floor_loc = calloc(no, sizeof *s->floor_loc);
     s->init_bits = calloc(no, 1);
     s->init_opened = calloc(nr, 1);
     s->objs_by_name = calloc(no, sizeof *s->objs_by_name);
@@ -72,13 +73,13 @@ int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc,
     s->cmd_exr = calloc(nr, sizeof *s->cmd_exr);
     s->cmd_exo = calloc(no, sizeof *s->cmd_exo);
     s->cmd_use = calloc(no, sizeof *s->cmd_use);
-    if (!s->cls_name || !s->can_contain || !s->receps || !s->objs || !s->loc_id || !s->init_in || !s->init_bits ||
+    if (!s->cls_name || !s->can_contain || !s->receps || !s->objs || !s->loc_id || !s->init_in || !s->floor_loc || !s->init_bits ||
         !s->init_opened || !s->objs_by_name || !s->receps_by_name || !s->obj_order || !s->recep_order || !s->cmd_goto || !s->cmd_open || !s->cmd_close ||
         !s->cmd_exr || !s->cmd_exo || !s->cmd_use) {
         m2_aw_scene_free(s);
         return m2_errorf(err, M2_ENOMEM, "alfworld scene: out of memory");
     }
-    for (int i = 0; i < n_obj; i++) s->init_in[i] = -1;
+    for (int i = 0; i < n_obj; i++) s->init_in[i] = s->floor_loc[i] = -1;
     s->init_held = -1;
     s->goal.recep_cls = s->goal.toggle_cls = s->goal.obj_cls = -1;
     return 0;
@@ -87,7 +88,7 @@ int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc,
 void m2_aw_scene_free(aw_scene *s) {
     if (!s) return;
     free(s->cls_name); free(s->can_contain); free(s->receps); free(s->objs); free(s->loc_id);
-    free(s->init_in); free(s->init_bits); free(s->init_opened); free(s->objs_by_name); free(s->receps_by_name); free(s->obj_order); free(s->recep_order);
+    free(s->init_in); free(s->floor_loc); free(s->init_bits); free(s->init_opened); free(s->objs_by_name); free(s->receps_by_name); free(s->obj_order); free(s->recep_order);
     free(s->cmd_goto); free(s->cmd_open); free(s->cmd_close); free(s->cmd_exr); free(s->cmd_exo); free(s->cmd_use);
     memset(s, 0, sizeof *s);
 }
@@ -134,13 +135,15 @@ void m2_aw_demangle(const char *m, char *out, size_t cap) {
 
 typedef struct { char key[AW_ID_MAX * 2]; char base[AW_NAME_MAX]; int is_obj, idx; } name_ent;
 
-static int cmp_ent(const void *a, const void *b) { return strcmp(((const name_ent *)a)->key, ((const name_ent *)b)->key); }
-static int cmp_base_key(const void *a, const void *b) {
-    const name_ent *x = a, *y = b;
+static int cmp_ent_idx(const void *a, const void *b, void *ctx) {
+    const name_ent *e = ctx;
+    return strcmp(e[*(const int *)a].key, e[*(const int *)b].key);
+}
+static int cmp_base_key_idx(const void *a, const void *b, void *ctx) {
+    const name_ent *e = ctx, *x = &e[*(const int *)a], *y = &e[*(const int *)b];
     int c = strcmp(x->base, y->base);
     return c ? c : strcmp(x->key, y->key);
 }
-
 static int cmp_obj_name(const void *a, const void *b, void *ctx) {
     const aw_scene *s = ctx;
     return strcmp(s->objs[*(const int *)a].name, s->objs[*(const int *)b].name);
@@ -156,10 +159,33 @@ static int find_cls_ci(const aw_scene *s, const char *name) {
     return -1;
 }
 
+/* prefix + name into a fixed buffer (names are short; this runs for every entity at every reset) */
+static void cat2(char *dst, size_t cap, const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + 1 > cap) la = cap - 1;
+    if (la + lb + 1 > cap) lb = cap - 1 - la;
+    memcpy(dst, a, la);
+    memcpy(dst + la, b, lb);
+    dst[la + lb] = 0;
+}
+
+static void name_num(char *dst, size_t cap, const char *base, int num) {
+    char digits[16];
+    int k = 0;
+    do { digits[k++] = (char)('0' + num % 10); num /= 10; } while (num > 0 && k < 15);
+    size_t lb = strlen(base);
+    if (lb + 1 + (size_t)k + 1 > cap) { dst[0] = 0; return; }
+    memcpy(dst, base, lb);
+    dst[lb] = ' ';
+    for (int i = 0; i < k; i++) dst[lb + 1 + i] = digits[k - 1 - i];
+    dst[lb + 1 + k] = 0;
+}
+
 int m2_aw_scene_finish(aw_scene *s, m2_err *err) {
     int n = s->n_recep + s->n_obj;
-    name_ent *e = calloc((size_t)(n ? n : 1), sizeof *e);
-    if (!e) return m2_errorf(err, M2_ENOMEM, "alfworld scene: out of memory");
+    name_ent *e = malloc((size_t)(n ? n : 1) * sizeof *e);
+    int *ix = malloc((size_t)(n ? n : 1) * sizeof *ix);
+    if (!e || !ix) { free(e); free(ix); return m2_errorf(err, M2_ENOMEM, "alfworld scene: out of memory"); }
     for (int i = 0; i < n; i++) {
         int is_obj = i >= s->n_recep, idx = is_obj ? i - s->n_recep : i;
         const char *id = is_obj ? s->objs[idx].id : s->receps[idx].id;
@@ -174,32 +200,35 @@ int m2_aw_scene_finish(aw_scene *s, m2_err *err) {
         if (bar && strstr(e[i].key, "basin")) strcat(e[i].base, "basin");
         e[i].is_obj = is_obj;
         e[i].idx = idx;
+        ix[i] = i;
     }
-    qsort(e, (size_t)n, sizeof *e, cmp_ent);
+    qsort_r(ix, (size_t)n, sizeof *ix, cmp_ent_idx, e);
     for (int i = 1; i < n; i++)
-        if (!strcmp(e[i].key, e[i - 1].key)) {
+        if (!strcmp(e[ix[i]].key, e[ix[i - 1]].key)) {
             char dup[AW_ID_MAX * 2];
-            snprintf(dup, sizeof dup, "%s", e[i].key);
-            free(e);
+            snprintf(dup, sizeof dup, "%s", e[ix[i]].key);
+            free(e); free(ix);
             return m2_errorf(err, M2_EFORMAT, "%s: duplicate entity id '%s'", s->source, dup);
         }
     int no = 0, nr = 0;
     for (int i = 0; i < n; i++) {
-        if (e[i].is_obj) s->obj_order[no++] = e[i].idx;
-        else s->recep_order[nr++] = e[i].idx;
+        if (e[ix[i]].is_obj) s->obj_order[no++] = e[ix[i]].idx;
+        else s->recep_order[nr++] = e[ix[i]].idx;
     }
     /* numbers per base name from the top down in sorted-id order (the Demangler pops from [1..k]) */
-    qsort(e, (size_t)n, sizeof *e, cmp_base_key);
+    qsort_r(ix, (size_t)n, sizeof *ix, cmp_base_key_idx, e);
     for (int i = 0; i < n;) {
         int j = i;
-        while (j < n && !strcmp(e[j].base, e[i].base)) j++;
+        while (j < n && !strcmp(e[ix[j]].base, e[ix[i]].base)) j++;
         for (int q = i; q < j; q++) {
-            char *name = e[q].is_obj ? s->objs[e[q].idx].name : s->receps[e[q].idx].name;
-            snprintf(name, AW_NAME_MAX, "%s %d", e[q].base, j - q);
+            const name_ent *x = &e[ix[q]];
+            char *name = x->is_obj ? s->objs[x->idx].name : s->receps[x->idx].name;
+            name_num(name, AW_NAME_MAX, x->base, j - q);
         }
         i = j;
     }
     free(e);
+    free(ix);
     for (int i = 0; i < s->n_obj; i++) s->objs_by_name[i] = i;
     for (int i = 0; i < s->n_recep; i++) s->receps_by_name[i] = i;
     qsort_r(s->objs_by_name, (size_t)s->n_obj, sizeof(int), cmp_obj_name, s);
@@ -210,14 +239,15 @@ int m2_aw_scene_finish(aw_scene *s, m2_err *err) {
     s->cls_knife = find_cls_ci(s, "Knife");
     s->cls_butterknife = find_cls_ci(s, "ButterKnife");
     for (int r = 0; r < s->n_recep; r++) {
-        snprintf(s->cmd_goto[r], sizeof s->cmd_goto[r], "go to %s", s->receps[r].name);
-        snprintf(s->cmd_open[r], sizeof s->cmd_open[r], "open %s", s->receps[r].name);
-        snprintf(s->cmd_close[r], sizeof s->cmd_close[r], "close %s", s->receps[r].name);
-        snprintf(s->cmd_exr[r], sizeof s->cmd_exr[r], "examine %s", s->receps[r].name);
+        const char *nm = s->receps[r].name;
+        cat2(s->cmd_goto[r], sizeof s->cmd_goto[r], "go to ", nm);
+        cat2(s->cmd_open[r], sizeof s->cmd_open[r], "open ", nm);
+        cat2(s->cmd_close[r], sizeof s->cmd_close[r], "close ", nm);
+        cat2(s->cmd_exr[r], sizeof s->cmd_exr[r], "examine ", nm);
     }
     for (int o = 0; o < s->n_obj; o++) {
-        snprintf(s->cmd_exo[o], sizeof s->cmd_exo[o], "examine %s", s->objs[o].name);
-        snprintf(s->cmd_use[o], sizeof s->cmd_use[o], "use %s", s->objs[o].name);
+        cat2(s->cmd_exo[o], sizeof s->cmd_exo[o], "examine ", s->objs[o].name);
+        cat2(s->cmd_use[o], sizeof s->cmd_use[o], "use ", s->objs[o].name);
     }
     return 0;
 }
@@ -284,7 +314,7 @@ static int placeable(const aw_tables *t, const aw_plan *p, int o, int not_cls) {
     return 0;
 }
 
-typedef struct { int obj, recep, toggle; } goal_pick;
+typedef aw_goal_pick goal_pick;
 
 /* Enumerates the achievable goals of `type` on plan p; writes up to cap into out; returns the count. */
 static int plan_goals(const aw_tables *t, const aw_plan *p, int type, goal_pick *out, int cap) {
@@ -344,29 +374,60 @@ static void task_text(aw_scene *s, int tmpl) {
     snprintf(s->task_text, sizeof s->task_text, "Your task is to: %s.", desc);
 }
 
-int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err) {
+int m2_aw_tables_index(aw_tables *t, m2_err *err) {
+    for (int i = 0; i < t->n_plans; i++)
+        for (int type = 1; type <= 6; type++) {
+            aw_plan *p = &t->plans[i];
+            int n = plan_goals(t, p, type, NULL, 0);
+            free(p->goals[type]);
+            p->goals[type] = NULL;
+            p->n_goals[type] = n;
+            if (!n) continue;
+            p->goals[type] = malloc((size_t)n * sizeof *p->goals[type]);
+            if (!p->goals[type]) return m2_errorf(err, M2_ENOMEM, "out of memory");
+            plan_goals(t, p, type, p->goals[type], n);
+        }
+    return 0;
+}
+
+static int type_supported(const aw_tables *t, int type, m2_split split) {
+    for (int i = 0; i < t->n_plans; i++)
+        if (t->plans[i].unseen == (split == M2_SPLIT_OOD) && t->plans[i].n_goals[type] > 0) return 1;
+    return 0;
+}
+
+int m2_aw_num_episodes(const aw_tables *t, int type, m2_split split) {
+    if ((int)split < 0 || split > 2 || type < 0 || type > 6) return 0;
+    if (type) return type_supported(t, type, split) ? m2_aw_num_generated(type, split) : 0;
+    int n = 0;
+    for (int k = 1; k <= 6; k++) n += m2_aw_num_episodes(t, k, split);
+    return n;
+}
+
+static int generate_once(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, int attempt,
+                         aw_scene *out, m2_err *err) {
     memset(out, 0, sizeof *out);
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld: bad split %d", (int)split);
     if (type < 0 || type > 6) return m2_errorf(err, M2_EINVAL, "alfworld: bad task type %d", type);
-    int total = m2_aw_num_generated(type, split);
+    int total = type && !type_supported(t, type, split) ? m2_aw_num_generated(type, split) : m2_aw_num_episodes(t, type, split);
     if (index < 0 || index >= total)
         return m2_errorf(err, M2_EINVAL, "alfworld: episode index %d out of range [0, %d) for %s/%s", index, total,
                          type ? m2_aw_task_type_name(type) : "all", m2_split_name(split));
-    if (type == 0) {
+    if (type == 0) {   /* the supported types, concatenated in type order */
         for (type = 1; type <= 6; type++) {
-            int c = m2_aw_num_generated(type, split);
+            int c = m2_aw_num_episodes(t, type, split);
             if (index < c) break;
             index -= c;
         }
     }
     m2_rng rng;
-    m2_rng_seed_stream(&rng, seed, ((uint64_t)(split + 1) << 48) ^ ((uint64_t)type << 40) ^ (uint64_t)index);
+    m2_rng_seed_stream(&rng, seed, ((uint64_t)attempt << 56) ^ ((uint64_t)(split + 1) << 48) ^ ((uint64_t)type << 40) ^ (uint64_t)index);
     /* eligible plans */
     int *elig = calloc((size_t)t->n_plans + 1, sizeof *elig), ne = 0;
     if (!elig) return m2_errorf(err, M2_ENOMEM, "out of memory");
     for (int i = 0; i < t->n_plans; i++) {
         if (t->plans[i].unseen != (split == M2_SPLIT_OOD)) continue;
-        if (plan_goals(t, &t->plans[i], type, NULL, 0) > 0) elig[ne++] = i;
+        if (t->plans[i].n_goals[type] > 0) elig[ne++] = i;
     }
     if (!ne) {
         free(elig);
@@ -375,12 +436,7 @@ int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint
     }
     const aw_plan *p = &t->plans[elig[m2_rng_below(&rng, (uint32_t)ne)]];
     free(elig);
-    int ng = plan_goals(t, p, type, NULL, 0);
-    goal_pick *gs = calloc((size_t)ng, sizeof *gs);
-    if (!gs) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    plan_goals(t, p, type, gs, ng);
-    goal_pick g = gs[m2_rng_below(&rng, (uint32_t)ng)];
-    free(gs);
+    goal_pick g = p->goals[type][m2_rng_below(&rng, (uint32_t)p->n_goals[type])];
 
     /* instance counts per object class */
     int nc = t->n_cls;
@@ -408,8 +464,8 @@ int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint
     if (m2_aw_scene_alloc(out, nc, p->n_recep, n_obj, n_loc, err)) { free(count); free(loc_of); return -1; }
     memcpy(out->cls_name, t->cls_name, (size_t)nc * sizeof *t->cls_name);
     memcpy(out->can_contain, t->can_contain, (size_t)nc * nc);
-    snprintf(out->source, sizeof out->source, "alfworld generator (%s tables, FloorPlan%d, %s #%d, seed %llu)",
-             t->source, p->number, m2_split_name(split), index, (unsigned long long)seed);
+    snprintf(out->source, sizeof out->source, "alfworld generator (%.200s tables, FloorPlan%d, %s #%d, seed %llu, draw %d)",
+             t->source, p->number, m2_split_name(split), index, (unsigned long long)seed, attempt);
     out->plan = p->number;
     out->room = p->room;
     snprintf(out->loc_id[0], AW_ID_MAX, "loc|0|0|0|30");
@@ -467,4 +523,31 @@ int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint
     task_text(out, (int)m2_rng_below(&rng, 2));
     if (m2_aw_scene_finish(out, err)) { m2_aw_scene_free(out); return -1; }
     return 0;
+}
+
+/* ALFWorld keeps only games its expert solves; likewise a drawn scene is kept when the searching expert
+ * wins it within 50 steps, else the scene is drawn again from the next sub-stream (about 1 scene in 250
+ * with ALFWorld's tables, where small objects can hide in any of 30 drawers and cabinets). */
+static int expert_solves(const aw_scene *s, int max_steps) {
+    aw_state st;
+    m2_err err = {0};
+    if (m2_aw_state_init(&st, s, &err)) return 0;
+    char a[256], buf[4096];
+    int ok = 0;
+    for (int k = 0; k < max_steps && !(ok = m2_aw_won(s, &st)); k++) {
+        aw_cmd c;
+        if (m2_aw_oracle(s, &st, a, sizeof a, &err) || m2_aw_parse(s, a, &c) || !m2_aw_applicable(s, &st, &c)) break;
+        m2_aw_apply(s, &st, &c, buf, sizeof buf);
+    }
+    if (!ok) ok = m2_aw_won(s, &st);
+    m2_aw_state_free(&st);
+    return ok;
+}
+
+int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err) {
+    for (int attempt = 0;; attempt++) {
+        if (generate_once(t, type, split, index, seed, attempt, out, err)) return -1;
+        if (attempt == 63 || expert_solves(out, 50)) return 0;
+        m2_aw_scene_free(out);
+    }
 }

@@ -137,6 +137,7 @@ void m2_aw_tables_free(aw_tables *t) {
     for (int i = 0; i < t->n_plans; i++) {
         free(t->plans[i].receps);
         free(t->plans[i].obj_cls);
+        for (int k = 0; k < 7; k++) free(t->plans[i].goals[k]);
     }
     free(t->plans);
     free(t->domain_text);
@@ -258,6 +259,7 @@ int m2_aw_tables_embedded(aw_tables *t, m2_err *err) {
     int loc_serial = 0;
     for (int i = 0; i < t->n_plans; i++)
         if (parse_emb_plan(t, emb_plans[i], &t->plans[i], &loc_serial, err)) { m2_aw_tables_free(t); return -1; }
+    if (m2_aw_tables_index(t, err)) { m2_aw_tables_free(t); return -1; }
     return 0;
 }
 
@@ -342,9 +344,6 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
         }
     }
     cJSON_Delete(objs);
-    /* SinkBasin/BathtubBasin appear as "Sink"/"Bathtub" in some lists */
-    int sink = m2_aw_tables_find_cls(t, "SinkBasin"), tub = m2_aw_tables_find_cls(t, "BathtubBasin");
-    (void)sink; (void)tub;
 
     snprintf(rel, sizeof rel, "layouts/FloorPlan%d-openable.json", number);
     if (m2_read_file(path_join(path, sizeof path, dir, rel), &text, NULL, err)) { free(present_recep); return -1; }
@@ -352,7 +351,7 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
     free(text);
     if (!op || !cJSON_IsObject(op)) { cJSON_Delete(op); free(present_recep); return m2_errorf(err, M2_EFORMAT, "%s: expected a JSON object id -> pose", path); }
     int nr = cJSON_GetArraySize(op);
-    p->receps = calloc((size_t)nr + 64, sizeof *p->receps);
+    p->receps = calloc((size_t)nr + 4 * (size_t)t->n_cls + 1, sizeof *p->receps);   /* + synthetic instances */
     double (*poses)[4] = calloc((size_t)nr + 1, sizeof *poses);
     uint8_t *has_inst = calloc((size_t)t->n_cls, 1);
     if (!p->receps || !poses || !has_inst) {
@@ -403,7 +402,7 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
             if (i % 2 == 0) (*loc_serial)++;
             aw_plan_recep *r = &p->receps[p->n_recep++];
             r->cls = c;
-            r->loc_key = count > 1 ? *loc_serial : *loc_serial;
+            r->loc_key = *loc_serial;   /* stove burners stand in pairs */
             fake_id(r->id, sizeof r->id, t->cls_name[c], number, 1000 + c * 8 + i, r->loc_key);
         }
     }
@@ -504,7 +503,7 @@ int m2_aw_tables_load(aw_tables *t, const char *dir, m2_err *err) {
     }
     t->domain_text = read_optional(dir, "alfred.pddl");
     t->grammar_text = read_optional(dir, "alfred.twl2");
-    rc = 0;
+    rc = m2_aw_tables_index(t, err);
 done:
     cJSON_Delete(root);
     if (rc) m2_aw_tables_free(t);

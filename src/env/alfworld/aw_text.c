@@ -90,8 +90,15 @@ static void look_text(const aw_scene *s, const aw_state *st, aw_sb *b) {
         if (s->receps[r].loc == st->loc) list_add(&l, s->receps[r].name);
     }
     list_end(&l);
-    /* objects lying at the location outside every receptacle: none exist in this port */
-    m2_aw_sb_puts(b, ". Next to it, you see nothing.");
+    /* objects lying at the location outside every receptacle (only game files have them) */
+    m2_aw_sb_puts(b, ". Next to it, you see ");
+    lister f = {b, NULL, 0, "a "};
+    for (int i = 0; i < s->n_obj; i++) {
+        int o = s->obj_order[i];
+        if (st->in[o] < 0 && st->held != o && s->floor_loc[o] == st->loc) list_add(&f, s->objs[o].name);
+    }
+    list_end(&f);
+    m2_aw_sb_puts(b, ".");
 }
 
 void m2_aw_text_look(const aw_scene *s, const aw_state *st, char *buf, size_t cap) {

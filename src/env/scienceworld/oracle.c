@@ -2,6 +2,7 @@
  * the original's mkGoldActionSequence scripts and goldagent/PathFinder.scala (BFS over the door
  * graph, "open door to X" then "go to X"). Replans after deviations. */
 #include "env/scienceworld/tasks.h"
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,6 +131,301 @@ static int oracle_lifespan(sw_session *s, int task, const sw_params *p, char *bu
     return act_on(s, "focus on", x, buf, cap);
 }
 
+
+/* ---------------- change of state (boil / melt / freeze / any) ---------------- */
+
+static int in_inventory(const sw_world *w, int obj) { return obj != SW_NONE && sw_is_inside(w, obj, w->inventory); }
+
+static int water_in(const sw_world *w, int container) {
+    int water = sw_material_find("water");
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == container && w->o[i].mat == water && w->o[i].kind == K_SUBSTANCE)
+            return i;
+    return SW_NONE;
+}
+
+/* The task substance before it is focused: first object (by id) with the substance's name. */
+static int find_substance(const sw_world *w, const sw_params *p) {
+    if (!strcmp(p->substance, "water")) return water_in(w, p->pot);
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && !strcmp(w->o[i].name, p->substance) && w->o[i].parent != SW_NONE) return i;
+    return SW_NONE;
+}
+
+/* Rooms in BFS order from `from` (for the nearest working sink). */
+static int nearest_working_sink(const sw_world *w, int from) {
+    int queue[SW_MAX_OBJ], seen[SW_MAX_OBJ] = {0}, qh = 0, qt = 0;
+    queue[qt++] = from;
+    seen[from] = 1;
+    while (qh < qt) {
+        int r = queue[qh++];
+        for (int i = 0; i < w->n; i++)
+            if (w->o[i].kind == K_SINK && !strcmp(w->o[i].name, "sink") && !(w->o[i].flags & F_BROKEN) && w->o[i].parent == r)
+                return i;
+        for (int d = 0; d < w->n; d++) {
+            if (w->o[d].kind != K_DOOR) continue;
+            int o = sw_door_other(w, d, r);
+            if (o == SW_NONE || seen[o]) continue;
+            seen[o] = 1;
+            queue[qt++] = o;
+        }
+    }
+    return SW_NONE;
+}
+
+/* Brings the pot (held, or wherever it is) into `device` and switches it on. 0 when done. */
+static int pot_into_device(sw_session *s, const sw_params *p, int device, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int pot = p->pot;
+    if (w->o[pot].parent != device) {
+        if (!in_inventory(w, pot)) {
+            int r = nav_step(s, sw_room_of(w, pot), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", pot, buf, cap);
+        }
+        int r = nav_step(s, sw_room_of(w, device), buf, cap);
+        if (r) return r;
+        if ((w->o[device].flags & F_CLOSABLE) && !(w->o[device].flags & F_OPEN)) return act_on(s, "open", device, buf, cap);
+        return act_move(s, pot, device, buf, cap);
+    }
+    if ((w->o[device].flags & F_DEVICE) && !(w->o[device].flags & F_ON)) return act_on(s, "activate", device, buf, cap);
+    return 0;
+}
+
+static int measure(sw_session *s, const sw_params *p, int x, char *buf, size_t cap) {
+    char r1[SW_REF_LEN], r2[SW_REF_LEN];
+    sw_session_referent(s, p->thermometer, r1, sizeof r1);
+    sw_session_referent(s, x, r2, sizeof r2);
+    if (!r1[0] || !r2[0]) return -1;
+    snprintf(buf, cap, "use %s on %s", r1, r2);
+    return 1;
+}
+
+/* Heat until `target` state: stove for low targets (when it works), oven, else blast furnace. */
+static int heat(sw_session *s, const sw_params *p, int x, int target, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_material *m = &sw_materials[w->o[x].mat];
+    float need = target == ST_LIQUID ? m->melt_c : fminf(m->boil_c, m->combust_c);
+    int kitchen = sw_room(w, "kitchen");
+    int device;
+    if (need <= 150.0f && !p->stove_broken) device = sw_find_named(w, kitchen, "stove");
+    else if (need <= 450.0f) device = sw_find_named(w, kitchen, "oven");
+    else device = sw_find_named(w, sw_room(w, "foundry"), "blast furnace");
+    int r = pot_into_device(s, p, device, buf, cap);
+    if (r) return r;
+    return measure(s, p, x, buf, cap);
+}
+
+static int cool(sw_session *s, const sw_params *p, int x, int target, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_material *m = &sw_materials[w->o[x].mat];
+    float need = target == ST_SOLID ? m->melt_c : m->boil_c;
+    int device = need > -5.0f ? sw_find_named(w, sw_room(w, "kitchen"), "freezer")
+                              : sw_find_named(w, sw_room(w, "workshop"), "ultra low temperature freezer");
+    int r = pot_into_device(s, p, device, buf, cap);
+    if (r) return r;
+    return measure(s, p, x, buf, cap);
+}
+
+static int oracle_change_state(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int kitchen = sw_room(w, "kitchen");
+    int pot = p->pot;
+    /* 1: the thermometer */
+    if (!in_inventory(w, p->thermometer)) {
+        int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+        if (r) return r;
+        return act_on(s, "pick up", p->thermometer, buf, cap);
+    }
+    int x = gs->cur >= 1 ? gs->last_obj : find_substance(w, p);
+    /* 2: the metal pot, unless the substance already sits in it */
+    int pot_in_sink = w->o[pot].parent != SW_NONE && w->o[w->o[pot].parent].kind == K_SINK;
+    if (!in_inventory(w, pot) && gs->cur == 0 && !(x != SW_NONE && sw_is_inside(w, x, pot)) && !pot_in_sink) {
+        int room = sw_room_of(w, pot);
+        int r = nav_step(s, room, buf, cap);
+        if (r) return r;
+        int c = w->o[pot].parent;
+        if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        return act_on(s, "pick up", pot, buf, cap);
+    }
+    (void)kitchen;
+    if (gs->cur == 0) {
+        /* 3: get the substance, focus on it */
+        if (!strcmp(p->substance, "water")) {
+            int water = water_in(w, pot);
+            int sink = w->o[pot].parent != SW_NONE && w->o[w->o[pot].parent].kind == K_SINK ? w->o[pot].parent : SW_NONE;
+            if (water == SW_NONE) {
+                if (sink == SW_NONE) {
+                    int target = nearest_working_sink(w, sw_room_of(w, w->agent));
+                    if (target == SW_NONE) return -1;
+                    int r = nav_step(s, sw_room_of(w, target), buf, cap);
+                    if (r) return r;
+                    return act_move(s, pot, target, buf, cap);
+                }
+                return act_on(s, "activate", sink, buf, cap);
+            }
+            if (sink != SW_NONE && (w->o[sink].flags & F_ON)) return act_on(s, "deactivate", sink, buf, cap);
+            return act_on(s, "focus on", water, buf, cap);
+        }
+        if (x == SW_NONE) return -1;
+        int room = sw_room_of(w, x);
+        int r = nav_step(s, room, buf, cap);
+        if (r) return r;
+        for (int c = w->o[x].parent; c != SW_NONE && c != room; c = w->o[c].parent)
+            if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        return act_on(s, "focus on", x, buf, cap);
+    }
+    if (x == SW_NONE || (w->o[x].flags & F_DELETED) || w->o[x].mat < 0) return -1;
+    /* 4: the substance goes into the metal pot */
+    if (!sw_is_inside(w, x, pot)) {
+        if (!in_inventory(w, pot)) {
+            int r = nav_step(s, sw_room_of(w, pot), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", pot, buf, cap);
+        }
+        int r = nav_step(s, sw_room_of(w, x), buf, cap);
+        if (r) return r;
+        if (w->o[x].state == ST_SOLID) return act_move(s, x, pot, buf, cap);
+        char r1[SW_REF_LEN], r2[SW_REF_LEN];
+        sw_session_referent(s, w->o[x].parent, r1, sizeof r1);
+        sw_session_referent(s, pot, r2, sizeof r2);
+        if (!r1[0] || !r2[0]) return -1;
+        snprintf(buf, cap, "pour %s into %s", r1, r2);
+        return 1;
+    }
+    /* 5: heat or cool towards the next state the goals wait for */
+    int st = w->o[x].state;
+    int want;
+    if (p->mode == 3) {
+        if (gs->stored_state < 0) return -1;
+        int from = gs->stored_state;
+        if (from == ST_SOLID) return heat(s, p, x, ST_LIQUID, buf, cap);
+        if (from == ST_GAS) return cool(s, p, x, ST_LIQUID, buf, cap);
+        return cool(s, p, x, ST_SOLID, buf, cap);
+    }
+    static const int first[3] = {ST_LIQUID, ST_SOLID, ST_LIQUID}, second[3] = {ST_GAS, ST_LIQUID, ST_SOLID};
+    want = gs->cur == 1 ? first[p->mode] : second[p->mode];
+    /* boiling: pick the heater for the final state right away (the liquid state passes on the way) */
+    if (p->mode == 0 && st != ST_GAS) return heat(s, p, x, ST_GAS, buf, cap);
+    if (want > st) return heat(s, p, x, want, buf, cap);
+    return cool(s, p, x, want, buf, cap);
+}
+
+/* ---------------- use-thermometer ---------------- */
+
+static int oracle_thermometer(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int x = p->object_id;
+    if (gs->cur == 0) {
+        if (!in_inventory(w, p->thermometer)) {
+            int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", p->thermometer, buf, cap);
+        }
+        return act_on(s, "focus on", p->thermometer, buf, cap);
+    }
+    if (gs->cur == 1) {
+        if (!in_inventory(w, x)) {
+            int r = nav_step(s, sw_room_of(w, x), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", x, buf, cap);
+        }
+        return act_on(s, "focus on", x, buf, cap);
+    }
+    int r = nav_step(s, sw_room(w, p->box_location), buf, cap);
+    if (r) return r;
+    /* measure once in the answer-box room, then decide on the temperature at that moment */
+    int measured = 0;
+    for (int i = 0; i < w->n_used; i++)
+        if (!strcmp(w->used[i][0], "thermometer") && !strcmp(w->used[i][1], w->o[x].name)) measured = 1;
+    if (!measured) return measure(s, p, x, buf, cap);
+    int box = sw_find_named(w, sw_room(w, p->box_location), w->o[x].temp > p->threshold ? p->box_above : p->box_below);
+    return act_move(s, x, box, buf, cap);
+}
+
+/* ---------------- measure-melting-point-known-substance ---------------- */
+
+#define MELT_MAX_MEASURES 12
+
+static int oracle_melting(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int kitchen = sw_room(w, "kitchen");
+    int pot = p->pot;
+    if (gs->cur == 0) {
+        if (!in_inventory(w, p->thermometer)) {
+            int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", p->thermometer, buf, cap);
+        }
+        return act_on(s, "focus on", p->thermometer, buf, cap);
+    }
+    int x = gs->cur >= 2 ? gs->last_obj : p->object_id;
+    if (gs->cur == 1) {
+        if (!strcmp(p->object, "water")) {
+            x = water_in(w, pot);
+            int sink = sw_find_named(w, kitchen, "sink");
+            if (x == SW_NONE) {
+                int r = nav_step(s, kitchen, buf, cap);
+                if (r) return r;
+                if (w->o[pot].parent != sink) {
+                    int c = w->o[pot].parent;
+                    if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                    return act_move(s, pot, sink, buf, cap);
+                }
+                return act_on(s, "activate", sink, buf, cap);
+            }
+            if (w->o[sink].flags & F_ON) return act_on(s, "deactivate", sink, buf, cap);
+            return act_on(s, "focus on", x, buf, cap);
+        }
+        if (x == SW_NONE) return -1;
+        int r = nav_step(s, sw_room_of(w, x), buf, cap);
+        if (r) return r;
+        for (int c = w->o[x].parent; c != SW_NONE && c != sw_room_of(w, x); c = w->o[c].parent)
+            if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        return act_on(s, "focus on", x, buf, cap);
+    }
+    if (x == SW_NONE || (w->o[x].flags & F_DELETED)) return -1;
+    /* measure: heat a solid (stove, or blast furnace above 200 C) / cool a liquid (freezer) until it changes */
+    int uses = 0;
+    for (int i = 0; i < w->n_used; i++) if (!strcmp(w->used[i][0], "thermometer")) uses++;
+    int finished = w->o[x].state != p->state0 || uses >= MELT_MAX_MEASURES;
+    if (!finished) {
+        int device;
+        if (p->state0 == ST_SOLID) {
+            if (!sw_is_inside(w, x, pot)) {
+                int r = nav_step(s, sw_room_of(w, x), buf, cap);
+                if (r) return r;
+                int c = w->o[pot].parent;
+                if (c != SW_NONE && (w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                return act_move(s, x, pot, buf, cap);
+            }
+            device = p->melting_point < 200.0 ? sw_find_named(w, kitchen, "stove")
+                                              : sw_find_named(w, sw_room(w, "foundry"), "blast furnace");
+            int r = pot_into_device(s, p, device, buf, cap);
+            if (r) return r;
+        } else {
+            device = sw_find_named(w, kitchen, "freezer");
+            int cup = w->o[x].parent;
+            if (cup != device && w->o[cup].parent != device) {
+                if (!in_inventory(w, cup)) return act_on(s, "pick up", cup, buf, cap);
+                int r = nav_step(s, sw_room_of(w, device), buf, cap);
+                if (r) return r;
+                if (!(w->o[device].flags & F_OPEN)) return act_on(s, "open", device, buf, cap);
+                return act_move(s, cup, device, buf, cap);
+            }
+        }
+        return measure(s, p, x, buf, cap);
+    }
+    int box_room = sw_room(w, p->box_location);
+    int r = nav_step(s, box_room, buf, cap);
+    if (r) return r;
+    const char *box = p->melting_point >= p->threshold ? p->box_above : p->box_below;
+    return act_on(s, "focus on", sw_find_named(w, box_room, box), buf, cap);
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -137,5 +433,8 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     int r = -1;
     if (!strncmp(name, "find-", 5)) r = oracle_find(s, task, p, buf, cap);
     else if (!strncmp(name, "lifespan-", 9)) r = oracle_lifespan(s, task, p, buf, cap);
+    else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
+    else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
+    else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
     return r > 0 ? 0 : -1;
 }

@@ -29,8 +29,8 @@ static const action_def actions[A_COUNT] = {
     [A_ACTIVATE] = {"activate", {"activate|turn on", "$"}, 2, 0},
     [A_DEACTIVATE] = {"deactivate", {"deactivate|turn off", "$"}, 2, 0},
     [A_LOOK_AROUND] = {"look around", {"look around|look"}, 1, 1},
-    [A_LOOK_AT] = {"look at", {"look at|look on|examine", "$"}, 2, 1},
-    [A_LOOK_IN] = {"look in", {"look in", "$"}, 2, 1},
+    [A_LOOK_AT] = {"look at", {"look at|look on|examine", "$"}, 2, 0},
+    [A_LOOK_IN] = {"look in", {"look in", "$"}, 2, 0},
     [A_MOVE] = {"move object", {"move|put", "$", "to|in|into|on", "$"}, 4, 0},
     [A_PICK_UP] = {"pick up", {"pick up|get|take", "$"}, 2, 0},
     [A_PUT_DOWN] = {"put down", {"put down|drop", "$"}, 2, 0},
@@ -44,7 +44,7 @@ static const action_def actions[A_COUNT] = {
     [A_RESET_TASK] = {"reset task", {"reset task"}, 1, 0},
     [A_EAT] = {"eat", {"eat|consume", "$"}, 2, 0},
     [A_USE] = {"use", {"use", "$", "on|with", "$"}, 4, 0},
-    [A_READ] = {"read", {"read", "$"}, 2, 1},
+    [A_READ] = {"read", {"read", "$"}, 2, 0},
     [A_MIX] = {"mix", {"mix|stir", "$"}, 2, 0},
     [A_DUNK] = {"dunk", {"dunk", "$", "in|into", "$"}, 4, 0},
     [A_CONNECT] = {"connect", {"connect", "$", "to|in|into", "$"}, 4, 0},
@@ -56,6 +56,19 @@ static const action_def actions[A_COUNT] = {
 
 /* Lower-case, collapse whitespace, drop the stop words a/an/the (InputParser.tokenize). */
 static void tokenize(const char *in, char *out, size_t cap) {
+    /* fast path: already lower-case, single-spaced, without stop words */
+    size_t L = strlen(in);
+    if (L < cap && L && in[0] != ' ' && in[L - 1] != ' ') {
+        int clean = 1;
+        for (size_t i = 0; i < L && clean; i++) {
+            char ch = in[i];
+            if ((ch >= 'A' && ch <= 'Z') || (ch != ' ' && isspace((unsigned char)ch)) || (ch & 0x80)) clean = 0;
+            else if (ch == ' ' && in[i + 1] == ' ') clean = 0;
+            else if ((i == 0 || in[i - 1] == ' ') && ch == 'a' && (in[i + 1] == ' ' || !in[i + 1] || (in[i + 1] == 'n' && (in[i + 2] == ' ' || !in[i + 2])))) clean = 0;
+            else if ((i == 0 || in[i - 1] == ' ') && !strncmp(in + i, "the", 3) && (in[i + 3] == ' ' || !in[i + 3])) clean = 0;
+        }
+        if (clean) { memcpy(out, in, L + 1); return; }
+    }
     size_t n = 0;
     const char *p = in;
     while (*p) {
@@ -185,8 +198,29 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
         break;
     case K_BOOK: add_ref(r, "book"); add_ref(r, o->name); break;
+    case K_THING:
+        add_ref(r, o->name); add_ref(r, dn);
+        if (!strcmp(o->name, "metal fork")) add_ref(r, "steel fork");
+        if (!strncmp(o->name, "unknown substance", 17)) add_ref(r, "unknown substance");
+        break;
+    case K_FOOD:
+        add_ref(r, o->name); add_ref(r, dn);
+        if (!strcmp(o->name, "apple")) add_ref(r, "red apple");
+        break;
     default: add_ref(r, o->name); add_ref(r, dn); break;
     }
+}
+
+/* Joins two already-tokenized referents ("apple" + " in " + "bowl"): no re-tokenizing needed. */
+static void add_join(sw_refs *r, const char *a, const char *mid, const char *b) {
+    size_t la = strlen(a), lm = strlen(mid), lb = strlen(b);
+    if (r->n >= SW_MAX_REFS || la + lm + lb >= SW_REF_LEN) return;
+    char *d = r->r[r->n];
+    memcpy(d, a, la);
+    memcpy(d + la, mid, lm);
+    memcpy(d + la + lm, b, lb + 1);
+    for (int i = 0; i < r->n; i++) if (!strcmp(r->r[i], d)) return;
+    r->n++;
 }
 
 void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
@@ -197,13 +231,10 @@ void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
     sw_refs cref = {0};
     if (c != SW_NONE) base_referents(w, c, persp, &cref);
     for (int i = 0; i < base.n; i++) {
-        add_ref(out, base.r[i]);
+        add_join(out, base.r[i], "", "");
         for (int j = 0; j < cref.n; j++) {
-            char t[SW_REF_LEN * 2 + 8];
-            snprintf(t, sizeof t, "%s in %s", base.r[i], cref.r[j]);
-            if (strlen(t) < SW_REF_LEN) add_ref(out, t);
-            snprintf(t, sizeof t, "%s on %s", base.r[i], cref.r[j]);
-            if (strlen(t) < SW_REF_LEN) add_ref(out, t);
+            add_join(out, base.r[i], " in ", cref.r[j]);
+            add_join(out, base.r[i], " on ", cref.r[j]);
         }
     }
 }
@@ -247,6 +278,8 @@ int sw_visible_objects(const sw_world *w, int *out, int cap) {
 }
 
 static void compute_visible(sw_session *s) {
+    if (s->vis_valid) return;
+    s->vis_valid = 1;
     s->n_vis = sw_visible_objects(&s->w, s->vis, SW_MAX_OBJ);
     int room = s->w.o[s->w.agent].parent;
     for (int i = 0; i < s->n_vis; i++) sw_object_referents(&s->w, s->vis[i], room, &s->refs[i]);
@@ -413,8 +446,9 @@ static int run_action(sw_session *s, const sw_match *m) {
     }
     case A_ACTIVATE: case A_DEACTIVATE: {
         int on = m->action == A_ACTIVATE;
-        if (!(ox->flags & F_DEVICE)) { say(b, "It's not clear how to %s that.", on ? "activate" : "deactivate"); break; }
+        if (!(ox->flags & F_DEVICE)) { say(b, "The %s is not something that can be activated.", ox->name); break; }
         if (!!(ox->flags & F_ON) == on) { say(b, "The %s is already %s.", ox->name, on ? "activated" : "deactivated"); break; }
+        if (ox->flags & F_BROKEN) { say(b, "The %s appears broken, and can't be activated or deactivated.", ox->name); break; }
         if (on) ox->flags |= F_ON; else ox->flags &= ~F_ON;
         say(b, "The %s is now %s.", ox->name, on ? "activated" : "deactivated");
         break;
@@ -520,10 +554,15 @@ static int run_action(sw_session *s, const sw_match *m) {
         sw_delete(w, x);
         break;
     case A_USE: {
+        if (w->n_used < SW_MAX_USES) {
+            memcpy(w->used[w->n_used][0], ox->name, SW_NAME);
+            memcpy(w->used[w->n_used][1], w->o[y].name, SW_NAME);
+            w->n_used++;
+        }
         if (ox->kind == K_THERMOMETER) {
             const sw_obj *oy = &w->o[y];
-            if (!(oy->flags & F_MATERIAL) && oy->mat < 0) { say(b, "The thermometer can't measure the temperature of that."); break; }
-            say(b, "the thermometer measures a temperature of %d degrees celsius", (int)(oy->temp + (oy->temp >= 0 ? 0.5f : -0.5f)));
+            if (oy->mat < 0) { say(b, "That thing doesn't appear to have a temperature that the thermometer can read. "); break; }
+            say(b, "the thermometer measures a temperature of %.0f degrees celsius", sw_java_round(oy->temp) + 0.0);
             break;
         }
         say(b, "I'm not sure how to use the %s on the %s.", ox->name, w->o[y].name);
@@ -571,9 +610,11 @@ static void tidy(sw_sb *b) {
 static int execute(sw_session *s, const sw_match *m) {
     sw_world *w = &s->w;
     int takes_time = run_action(s, m);
+    s->vis_valid = 0;
     sw_goals_tick(w);
     if (!takes_time) return 0;
-    int ticks = m->action == A_WAIT ? 10 : 1;
+    /* the action's own tick, then one more per waited iteration (AgentInterface.step loop) */
+    int ticks = m->action == A_WAIT ? 11 : m->action == A_WAIT1 ? 2 : 1;
     for (int t = 0; t < ticks; t++) {
         sw_tick(w);
         w->moves++;
@@ -583,6 +624,7 @@ static int execute(sw_session *s, const sw_match *m) {
 }
 
 int sw_session_step(sw_session *s, const char *input, int *valid) {
+    s->vis_valid = 0;   /* the world may have changed since the last look (and changes below) */
     sw_sb_reset(&s->out);
     *valid = 0;
     char in[512];

@@ -1,47 +1,49 @@
-/* ScienceWorld thermodynamics: materials with melting/boiling points, conductive heat transfer
- * between containers and their contents, heat sources (stove, oven, blast furnace, fire pit) and
- * sinks (fridge, freezer, ultra low temperature freezer), and changes of state of matter.
- *
- * Simplification (documented in docs/scienceworld.md): each tick every object with material
- * properties moves a fixed fraction of the way towards the temperature of what holds it, an active
- * heat source or a cooling device imposes its set temperature on its contents, and rooms stay at
- * their air temperature. State changes follow the material's melting and boiling points. */
+/* ScienceWorld thermodynamics, after processes/HeatTransfer.scala, StateOfMatter, Combustion.scala
+ * and the heat/cooling source devices:
+ *  - each tick walks the object tree from the universe; every object first runs its device step
+ *    (stove/oven/blast furnace heat their contents towards their set temperature, fridge/freezers
+ *    cool theirs, sinks fill open containers with water, fountains refill), then combustion, then
+ *    conductive transfer container<->content and content<->content (coefficient 0.1 times the
+ *    smaller conductivity), then its state of matter from melting/boiling points (renaming water to
+ *    ice/steam etc.), then recurses into its contents;
+ *  - burning objects stay at combustion point + 200 C for 100 ticks, then turn into ash; liquid
+ *    water next to them puts the fire out. */
 #include "env/scienceworld/sw.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* name, melt, boil, solid/liquid/gas names, conductivity */
+#define HEAT_COEF 0.10
+#define COMBUSTION_DELTA 200.0f
+
+/* name, solid/liquid/gas names, conductivity, melt, boil, combustion, initial state, initial temp */
 const sw_material sw_materials[] = {
-    {"air", -218.0f, -194.0f, "solid air", "liquid air", "air", 0.1f},
-    {"water", 0.0f, 100.0f, "ice", "water", "steam", 0.5f},
-    {"orange juice", -2.0f, 100.0f, "frozen orange juice", "orange juice", "orange juice vapor", 0.5f},
-    {"wood", 1000.0f, 2000.0f, "wood", "liquid wood", "wood vapor", 0.1f},
-    {"steel", 1370.0f, 2862.0f, "steel", "liquid steel", "steel vapor", 0.8f},
-    {"tin", 232.0f, 2602.0f, "tin", "liquid tin", "tin vapor", 0.8f},
-    {"glass", 1400.0f, 2200.0f, "glass", "liquid glass", "glass vapor", 0.3f},
-    {"ceramic", 1600.0f, 3000.0f, "ceramic", "liquid ceramic", "ceramic vapor", 0.3f},
-    {"plastic", 200.0f, 400.0f, "plastic", "liquid plastic", "plastic vapor", 0.2f},
-    {"paper", 1000.0f, 2000.0f, "paper", "liquid paper", "paper vapor", 0.1f},
-    {"soap", 50.0f, 200.0f, "soap", "liquid soap", "soap vapor", 0.3f},
-    {"sodium chloride", 801.0f, 1413.0f, "sodium chloride", "liquid sodium chloride", "sodium chloride vapor", 0.3f},
-    {"paint", -10.0f, 100.0f, "frozen paint", "paint", "paint vapor", 0.3f},
-    {"apple", -2.0f, 150.0f, "apple", "liquid apple", "apple vapor", 0.3f},
-    {"banana", -2.0f, 150.0f, "banana", "liquid banana", "banana vapor", 0.3f},
-    {"orange", -2.0f, 150.0f, "orange", "liquid orange", "orange vapor", 0.3f},
-    {"potato", -2.0f, 150.0f, "potato", "liquid potato", "potato vapor", 0.3f},
-    {"chocolate", 30.0f, 160.0f, "chocolate", "liquid chocolate", "chocolate vapor", 0.4f},
-    {"ice cream", -5.0f, 100.0f, "ice cream", "liquid ice cream", "ice cream vapor", 0.4f},
-    {"lead", 327.5f, 1749.0f, "lead", "liquid lead", "lead vapor", 0.8f},
-    {"mercury", -38.8f, 356.7f, "solid mercury", "mercury", "mercury vapor", 0.8f},
-    {"gallium", 29.8f, 2400.0f, "gallium", "liquid gallium", "gallium vapor", 0.8f},
-    {"caesium", 28.5f, 671.0f, "caesium", "liquid caesium", "caesium vapor", 0.8f},
-    {"rubber", 180.0f, 300.0f, "rubber", "liquid rubber", "rubber vapor", 0.2f},
-    {"marshmallow", 60.0f, 200.0f, "marshmallow", "liquid marshmallow", "marshmallow vapor", 0.3f},
-    {"butter", 35.0f, 150.0f, "butter", "liquid butter", "butter vapor", 0.4f},
-    {"olive oil", -6.0f, 300.0f, "solid olive oil", "olive oil", "olive oil vapor", 0.4f},
-    {"chicken", -2.0f, 150.0f, "chicken", "liquid chicken", "chicken vapor", 0.3f},
-    {"ash", 1000.0f, 2000.0f, "ash", "liquid ash", "ash vapor", 0.1f},
+    {"air", "solid air", "liquid air", "air", 0.01f, -215.0f, -194.0f, 100000.0f, ST_GAS, 10.0f},
+    {"water", "ice", "water", "steam", 0.5f, 0.0f, 100.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"orange juice", "solid orange juice", "orange juice", "gaseous orange juice", 0.5f, 0.0f, 100.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"apple juice", "solid apple juice", "apple juice", "gaseous apple juice", 0.5f, -2.0f, 160.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"wood", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 350.0f, ST_SOLID, 10.0f},
+    {"paper", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 210.0f, ST_SOLID, 10.0f},
+    {"metal", "metal", "liquid metal", "gaseous metal", 1.0f, 1000.0f, 2000.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"steel", "steel", "liquid steel", "gaseous steel", 1.0f, 1400.0f, 2900.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"tin", "tin", "liquid tin", "gasseous tin", 1.0f, 232.0f, 2602.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"glass", "glass", "liquid glass", "gaseous glass", 1.0f, 1400.0f, 2200.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"ceramic", "ceramic", "liquid ceramic", "gaseous ceramic", 0.02f, 2000.0f, 10001.0f, 10000.0f, ST_SOLID, 10.0f},
+    {"plastic", "plastic", "liquid plastic", "gaseous plastic", 1.0f, 200.0f, 300.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"soap", "soap", "liquid soap", "gaseous soap", 0.5f, 140.0f, 100000.0f, 537.0f, ST_SOLID, 10.0f},
+    {"sodium chloride", "sodium chloride", "liquid sodium chloride", "gaseous sodium chloride", 0.2f, 801.0f, 1465.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"chocolate", "solid chocolate", "liquid chocolate", "gaseous chocolate", 0.5f, 30.0f, 100000.0f, 95.0f, ST_SOLID, 10.0f},
+    {"marshmallow", "marshmallow", "liquid marshmallow", "gaseous marshmallow", 0.5f, 36.0f, 100000.0f, 350.0f, ST_SOLID, 10.0f},
+    {"ice cream", "ice cream", "liquid ice cream", "gaseous ice cream", 0.5f, -10.0f, 101.0f, 100000.0f, ST_SOLID, -15.0f},
+    {"rubber", "rubber", "liquid rubber", "gaseous rubber", 0.5f, 180.0f, 10001.0f, 260.0f, ST_SOLID, 10.0f},
+    {"lead", "lead", "liquid lead", "gaseous lead", 1.0f, 327.0f, 1740.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"mercury", "solid mercury", "liquid mercury", "gaseous mercury", 1.0f, -39.0f, 357.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"gallium", "gallium", "liquid gallium", "gaseous gallium", 1.0f, 30.0f, 2400.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"caesium", "solid caesium", "liquid caesium", "gaseous caesium", 1.0f, 29.0f, 671.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"ash", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 10002.0f, ST_SOLID, 10.0f},
+    {"soil", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 10000.0f, ST_SOLID, 10.0f},
+    {"plant matter", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 200.0f, ST_SOLID, 10.0f},
+    {"paint", NULL, NULL, NULL, 0.5f, 0.0f, 100.0f, 100000.0f, ST_LIQUID, 10.0f},
 };
 
 static const int n_materials = (int)(sizeof sw_materials / sizeof sw_materials[0]);
@@ -52,78 +54,168 @@ int sw_material_find(const char *name) {
     return -1;
 }
 
-const char *sw_state_name(int st) {
-    return st == ST_SOLID ? "solid" : st == ST_LIQUID ? "liquid" : "gas";
+const char *sw_state_name(int st) { return st == ST_SOLID ? "solid" : st == ST_LIQUID ? "liquid" : "gas"; }
+
+double sw_java_round(double x) { return x >= 0 ? floor(x + 0.5) : -floor(-x + 0.5); }
+
+void sw_set_material(sw_world *w, int obj, const char *material) {
+    sw_obj *o = &w->o[obj];
+    int m = sw_material_find(material);
+    if (m < 0) return;
+    o->mat = (int16_t)m;
+    o->flags |= F_MATERIAL;
+    o->temp = sw_materials[m].init_temp;
+    o->state = (uint8_t)sw_materials[m].init_state;
+    o->combust_ticks = 100;
+    if (!strcmp(material, "ash")) { o->combusted = 1; o->combust_ticks = 0; }
 }
 
-static int state_for(const sw_material *m, float t) {
-    if (t >= m->boil_c) return ST_GAS;
-    if (t >= m->melt_c) return ST_LIQUID;
-    return ST_SOLID;
-}
-
-/* Substances change their name with their state (water -> ice/steam); other objects keep theirs. */
+/* StateOfMatter.ChangeOfState: infer the state from the temperature; rename on a change. */
 void sw_update_name_for_state(sw_world *w, int obj) {
     sw_obj *o = &w->o[obj];
     if (o->mat < 0) return;
     const sw_material *m = &sw_materials[o->mat];
-    o->state = (uint8_t)state_for(m, o->temp);
-    if (o->kind != K_SUBSTANCE) return;
-    if (!strcmp(m->name, "paint") || !strcmp(m->name, "air")) return;   /* names kept */
-    const char *nm = o->state == ST_SOLID ? m->solid_name : o->state == ST_LIQUID ? m->liquid_name : m->gas_name;
-    snprintf(o->name, sizeof o->name, "%s", nm);
+    int st = o->temp < m->melt_c ? ST_SOLID : o->temp > m->boil_c ? ST_GAS : ST_LIQUID;
+    if (st == o->state) return;
+    o->state = (uint8_t)st;
+    const char *nm = st == ST_SOLID ? m->solid_name : st == ST_LIQUID ? m->liquid_name : m->gas_name;
+    if (nm) snprintf(o->name, sizeof o->name, "%s", nm);
 }
 
-/* The temperature an object's container imposes (NAN = none). */
-static float container_setpoint(const sw_world *w, int c) {
-    const sw_obj *o = &w->o[c];
-    if (o->kind == K_STOVE) return (o->flags & F_ON) ? 400.0f : NAN;
-    if (o->kind == K_OVEN) {
-        if (!(o->flags & F_ON)) return NAN;
-        return strcmp(o->name, "blast furnace") ? 250.0f : 1600.0f;
-    }
-    if (o->kind == K_FIREPIT) return (o->flags & F_ON) ? 600.0f : NAN;
+static void touching(sw_world *w, int a, int b) {
+    sw_obj *o1 = &w->o[a], *o2 = &w->o[b];
+    if (o1->mat < 0 || o2->mat < 0) return;
+    double k = fmin(sw_materials[o1->mat].conductivity, sw_materials[o2->mat].conductivity);
+    o1->temp += (float)((o2->temp - o1->temp) * k * HEAT_COEF);
+    o2->temp += (float)((o1->temp - o2->temp) * k * HEAT_COEF);
+}
+
+/* Set temperature of an active heat source / cooling device, NAN when it does nothing. */
+static float device_setpoint(const sw_obj *o, int *heating) {
+    *heating = 1;
+    if (!(o->flags & F_ON) || (o->flags & F_BROKEN)) return NAN;
+    if (o->kind == K_STOVE) return 260.0f;
+    if (o->kind == K_OVEN) return strcmp(o->name, "blast furnace") ? 540.0f : 3000.0f;
     if (o->kind == K_CLOSABLE) {
-        if (!strcmp(o->name, "fridge")) return 4.0f;
-        if (!strcmp(o->name, "freezer")) return -10.0f;
-        if (!strcmp(o->name, "ultra low temperature freezer")) return -80.0f;
+        *heating = 0;
+        if (!strcmp(o->name, "fridge")) return 2.0f;
+        if (!strcmp(o->name, "freezer")) return -18.0f;
+        if (!strcmp(o->name, "ultra low temperature freezer")) return -86.0f;
     }
-    if (o->kind == K_ROOM || o->kind == K_OUTSIDE) return 25.0f;
     return NAN;
 }
 
-static float holder_temperature(const sw_world *w, int c) {
-    float sp = container_setpoint(w, c);
-    if (!isnan(sp)) return sp;
-    const sw_obj *o = &w->o[c];
-    if (o->mat >= 0) return o->temp;
-    /* no material: pass through to its own holder */
-    if (o->parent != SW_NONE) return holder_temperature(w, o->parent);
-    return 25.0f;
+static int has_child_named(const sw_world *w, int parent, const char *material) {
+    int m = sw_material_find(material);
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].parent == parent && !(w->o[i].flags & F_DELETED) && w->o[i].mat == m && w->o[i].kind == K_SUBSTANCE) return 1;
+    return 0;
+}
+
+static void add_water(sw_world *w, int parent) {
+    int id = sw_new(w, K_SUBSTANCE, "water", parent);
+    if (id == SW_NONE) return;
+    sw_set_material(w, id, "water");
+}
+
+static void combustion_tick(sw_world *w, int id) {
+    sw_obj *o = &w->o[id];
+    if (o->mat < 0) return;
+    const sw_material *m = &sw_materials[o->mat];
+    if (o->temp >= m->combust_c && !o->combusting && o->combust_ticks > 0) { o->combusting = 1; o->combusted = 1; }
+    if (!o->combusting || o->combust_ticks <= 0) return;
+    o->combust_ticks--;
+    float burn = m->combust_c + COMBUSTION_DELTA;
+    if (o->temp < burn) o->temp = burn;
+    if (o->combust_ticks == 0) {
+        o->combusting = 0;
+        int parent = o->parent;
+        if (parent != SW_NONE) {
+            int ash = sw_new(w, K_SUBSTANCE, "ash", parent);
+            if (ash != SW_NONE) { sw_set_material(w, ash, "ash"); w->o[ash].temp = w->o[id].temp; }
+            for (int i = 0; i < w->n; i++) if (w->o[i].parent == id) w->o[i].parent = (int16_t)parent;
+        }
+        sw_delete(w, id);
+        return;
+    }
+    /* liquid water in the same container (or inside) puts the fire out */
+    int water = sw_material_find("water");
+    for (int i = 0; i < w->n; i++) {
+        sw_obj *c = &w->o[i];
+        if (c->flags & F_DELETED || c->mat != water || c->state != ST_LIQUID) continue;
+        if (c->parent != id && (o->parent == SW_NONE || c->parent != o->parent)) continue;
+        c->temp = o->temp;
+        o->combusting = 0;
+        o->temp = m->combust_c - 10.0f;
+        break;
+    }
+}
+
+/* Children lists for one tick (id order), rebuilt whenever the tick adds or re-parents objects. */
+typedef struct tick_index { int16_t head[SW_MAX_OBJ], next[SW_MAX_OBJ]; int n; } tick_index;
+
+static void index_build(const sw_world *w, tick_index *ix) {
+    for (int i = 0; i < SW_MAX_OBJ; i++) ix->head[i] = ix->next[i] = -1;
+    int16_t tail[SW_MAX_OBJ];
+    for (int i = 0; i < SW_MAX_OBJ; i++) tail[i] = -1;
+    for (int i = 0; i < w->n; i++) {
+        const sw_obj *o = &w->o[i];
+        if (o->parent == SW_NONE || (o->flags & F_DELETED) || o->kind == K_DOOR) continue;
+        if (tail[o->parent] < 0) ix->head[o->parent] = (int16_t)i;
+        else ix->next[tail[o->parent]] = (int16_t)i;
+        tail[o->parent] = (int16_t)i;
+    }
+    ix->n = w->n;
+}
+
+static int index_children(const tick_index *ix, int parent, int *out) {
+    int k = 0;
+    for (int c = ix->head[parent]; c >= 0; c = ix->next[c]) out[k++] = c;
+    return k;
+}
+
+static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *ix) {
+    if (done[id] || depth > 32) return;
+    sw_obj *o = &w->o[id];
+    if (o->flags & F_DELETED) return;
+    int kids[SW_MAX_OBJ];
+    int k = index_children(ix, id, kids);
+    /* device step */
+    int heating;
+    float sp = device_setpoint(o, &heating);
+    if (!isnan(sp))
+        for (int i = 0; i < k; i++) {
+            sw_obj *c = &w->o[kids[i]];
+            if (c->mat < 0) continue;
+            if (heating ? c->temp < sp : c->temp > sp) c->temp += (float)((sp - c->temp) * HEAT_COEF);
+        }
+    if (o->kind == K_SINK && (o->flags & F_ON) && !(o->flags & F_BROKEN)) {
+        for (int i = 0; i < k; i++) {
+            const sw_obj *c = &w->o[kids[i]];
+            if ((c->flags & F_CONTAINER) && (c->flags & F_OPEN) && c->kind != K_PLANT && !has_child_named(w, kids[i], "water"))
+                add_water(w, kids[i]);
+        }
+        /* the sink's own water runs straight down the open drain */
+    }
+    if (o->kind == K_FOUNTAIN && !has_child_named(w, id, "water")) add_water(w, id);
+    if (w->n != ix->n) index_build(w, ix);
+    k = index_children(ix, id, kids);
+    int was_combusting = o->combusting;
+    combustion_tick(w, id);
+    if (was_combusting || o->combusting || w->n != ix->n) index_build(w, ix);
+    if (o->flags & F_DELETED) { done[id] = 1; return; }
+    for (int i = 0; i < k; i++) touching(w, id, kids[i]);
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < i; j++) touching(w, kids[i], kids[j]);
+    sw_update_name_for_state(w, id);
+    done[id] = 1;
+    for (int i = 0; i < k; i++) tick_obj(w, kids[i], done, depth + 1, ix);
 }
 
 void sw_tick(sw_world *w) {
-    float next[SW_MAX_OBJ];
-    for (int i = 0; i < w->n; i++) next[i] = w->o[i].temp;
-    for (int i = 0; i < w->n; i++) {
-        const sw_obj *o = &w->o[i];
-        if (o->mat < 0 || (o->flags & F_DELETED) || o->parent == SW_NONE) continue;
-        if (o->kind == K_SUBSTANCE && !strcmp(sw_materials[o->mat].name, "air")) continue;
-        float target = holder_temperature(w, o->parent);
-        float k = sw_materials[o->mat].conductivity;
-        float rate = 0.15f + 0.25f * k;   /* fraction of the difference closed per tick */
-        float d = target - o->temp;
-        float step = d * rate;
-        if (fabsf(d) > 0.5f && fabsf(step) < 0.5f) step = d > 0 ? 0.5f : -0.5f;
-        if (fabsf(step) > fabsf(d)) step = d;
-        next[i] = o->temp + step;
-    }
-    for (int i = 0; i < w->n; i++) {
-        if (w->o[i].mat < 0) continue;
-        w->o[i].temp = next[i];
-        sw_update_name_for_state(w, i);
-    }
-    /* thermometers read the temperature of where they are */
-    for (int i = 0; i < w->n; i++)
-        if (w->o[i].kind == K_THERMOMETER && w->o[i].parent != SW_NONE) w->o[i].temp = next[i];
+    uint8_t done[SW_MAX_OBJ];
+    memset(done, 0, sizeof done);
+    tick_index ix;
+    index_build(w, &ix);
+    tick_obj(w, w->universe, done, 0, &ix);
 }

@@ -116,6 +116,7 @@ static int load(sw_env *e, int t, int v) {
     sw_world *w = &s->w;
     memset(w, 0, sizeof *w);
     s->n_amb = 0;
+    s->vis_valid = 0;
     w->focus = SW_NONE;
     sw_jrand r;
     sw_jrand_seed(&r, v);

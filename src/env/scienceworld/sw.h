@@ -51,6 +51,7 @@ enum { ST_SOLID = 0, ST_LIQUID = 1, ST_GAS = 2 };
 #define F_MATERIAL  0x0100u  /* has material properties (temperature, state of matter) */
 #define F_DELETED   0x0200u
 #define F_EDIBLE    0x0400u
+#define F_BROKEN    0x0800u  /* a disabled device (TaskDisable): cannot be switched */
 
 typedef struct sw_obj {
     uint16_t kind;
@@ -62,6 +63,8 @@ typedef struct sw_obj {
     int16_t extra;            /* kind-specific small value */
     float temp;               /* degrees Celsius */
     uint8_t state;            /* ST_* */
+    uint8_t combusting, combusted;
+    int16_t combust_ticks;
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
     char alt2[SW_NAME];
@@ -70,9 +73,11 @@ typedef struct sw_obj {
 /* Material table row (thermodynamics). */
 typedef struct sw_material {
     const char *name;          /* substance name, e.g. "water" */
-    float melt_c, boil_c;      /* phase-change points */
-    const char *solid_name, *liquid_name, *gas_name;   /* name in each state ("ice", "water", "steam") */
-    float conductivity;        /* thermal conductivity factor for heat transfer */
+    const char *solid_name, *liquid_name, *gas_name;   /* name in each state ("ice", "water", "steam"); NULL = keep */
+    float conductivity;        /* thermal conductivity (heat transfer uses the smaller of two) */
+    float melt_c, boil_c, combust_c;
+    int init_state;            /* ST_* the material is created in (settled by the first tick) */
+    float init_temp;
 } sw_material;
 extern const sw_material sw_materials[];
 int sw_material_find(const char *name);
@@ -102,7 +107,15 @@ enum sw_goal_type {
     G_FOCUS_ON_NAMED,         /* focus on object whose name is str (no failure) */
     G_TEMP_ABOVE, G_TEMP_BELOW, /* focus object temperature above/below value */
     G_OBJ_IN_CONTAINER_OR_FAIL,  /* like OBJ_IN_CONTAINER, but being in str2 fails the task */
-    G_ACTIVATE_DEVICE_NAMED,
+    G_ACTIVATE_DEVICE_NAMED,  /* a visible device named str is on */
+    G_IN_ROOM_WITH_OBJECT,    /* something named str is visible */
+    G_OBJS_IN_SINGLE_CONTAINER, /* some visible container holds exactly the object named str */
+    G_SPECIFIC_IN_DIRECT_CONTAINER, /* visible container named str directly holds something named str2 */
+    G_TEMP_ON_FIRE,           /* visible object named str is burning */
+    G_TEMP_INCREASE, G_TEMP_DECREASE,  /* focus object warmer/colder than when first checked by value */
+    G_CONTAINER_BY_TEMP,      /* focus object in box str (temp >= value) or str2 (temp <= value); wrong box fails */
+    G_PAST_USE,               /* an earlier "use <str> on <str2>" action */
+    G_FIND_ANSWER_BOX,        /* focus on the answer box named str (another answer box fails) */
 };
 
 typedef struct sw_goal {
@@ -110,12 +123,14 @@ typedef struct sw_goal {
     char str[SW_NAME], str2[SW_NAME];
     int optional, defocus, fail_if_wrong;
     int state;
-    float value;
+    int combustion_ok;
+    float value, init;
+    int has_init;
     char key[16], prereq[16];
     char start_loc[SW_NAME];   /* G_MOVE_NEW_LOCATION memory */
 } sw_goal;
 
-#define SW_MAX_GOALS 12
+#define SW_MAX_GOALS 32
 typedef struct sw_goalseq {
     sw_goal ordered[SW_MAX_GOALS]; int n_ordered;
     sw_goal unordered[SW_MAX_GOALS]; int n_unordered;
@@ -124,10 +139,14 @@ typedef struct sw_goalseq {
     int last_obj;              /* last satisfied-with object, SW_NONE */
     int stored_state;          /* "stateOfMatter" key, -1 unset */
     char keys[8][16]; int n_keys;
+    sw_goal scratch;           /* absorbs an add beyond SW_MAX_GOALS (never expected) */
 } sw_goalseq;
 
 /* ---- the world ---- */
+#define SW_MAX_USES 16
 typedef struct sw_world {
+    char used[SW_MAX_USES][2][SW_NAME];   /* (device, patient) names of past "use X on Y" actions */
+    int n_used;
     sw_obj o[SW_MAX_OBJ];
     int n;
     int universe, agent, inventory;
@@ -170,7 +189,9 @@ int sw_visible_objects(const sw_world *w, int *out, int cap);
 /* physics.c */
 void sw_tick(sw_world *w);
 const char *sw_state_name(int st);
-void sw_update_name_for_state(sw_world *w, int obj);
+void sw_update_name_for_state(sw_world *w, int obj);   /* StateOfMatter.ChangeOfState */
+void sw_set_material(sw_world *w, int obj, const char *material);
+double sw_java_round(double x);                       /* Java "%.0f" (HALF_UP) */
 
 /* ---- a playing session: world + parser state ---- */
 typedef struct sw_match { int16_t action; int16_t obj[2]; } sw_match;
@@ -182,6 +203,7 @@ typedef struct sw_session {
     sw_sb out;
     sw_refs *refs;                           /* scratch: referents of visible objects */
     int vis[SW_MAX_OBJ]; int n_vis;
+    int vis_valid;                           /* refs/vis describe the current world state */
 } sw_session;
 
 /* Runs one input line: writes the observation to s->out; *valid = parsed into an action;

@@ -9,9 +9,9 @@
 /* ---------------- the task table (tasks.json order) ---------------- */
 
 const sw_task_info sw_tasks[SW_NUM_TASKS] = {
-    {"1-1", "boil", 30, 0}, {"1-2", "melt", 30, 0}, {"1-3", "freeze", 30, 0},
-    {"1-4", "change-the-state-of-matter-of", 30, 0},
-    {"2-1", "use-thermometer", 540, 0}, {"2-2", "measure-melting-point-known-substance", 436, 0},
+    {"1-1", "boil", 30, 1}, {"1-2", "melt", 30, 1}, {"1-3", "freeze", 30, 1},
+    {"1-4", "change-the-state-of-matter-of", 30, 1},
+    {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 1},
     {"2-3", "measure-melting-point-unknown-substance", 300, 0},
     {"3-1", "power-component", 20, 0}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 0},
     {"3-3", "test-conductivity", 900, 0}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
@@ -57,6 +57,72 @@ static const char *const life_long[5] = {"giant tortoise", "parrot", "elephant",
 static const char *const life_medium[5] = {"beaver", "wolf", "chipmunk", "common toad", "rabbit"};
 static const char *const life_short[5] = {"hedgehog", "mouse", "chameleon", "dragonfly", "ant"};
 
+/* TaskChangeOfState: 15 substances (water twice: the second with the kitchen sink disabled) x
+ * {stove, stove disabled}. */
+static const char *const state_substances[15] = {"water", "water", "ice", "orange juice", "apple juice", "chocolate",
+    "marshmallow", "ice cream", "soap", "rubber", "lead", "tin", "mercury", "gallium", "caesium"};
+
+int sw_state_task_mode(const char *name) {
+    if (!strcmp(name, "boil")) return 0;
+    if (!strcmp(name, "melt")) return 1;
+    if (!strcmp(name, "freeze")) return 2;
+    if (!strcmp(name, "change-the-state-of-matter-of")) return 3;
+    return -1;
+}
+
+/* TaskUseInstrumentThermometer: objects (per location x temperature preset: salt, metal fork, wood,
+ * wire, 20 x unknown substance B; sorted by name, stably) x 5 thresholds x 15 answer-box pairs =
+ * 27,000 combinations, subsampled 2% inside each of train/dev/test with scala Random(5). */
+static const int thermo_presets[5] = {-50, 0, 50, 100, 200};
+static const char *const thermo_locations[3] = {"living room", "bedroom", "bathroom"};
+static const char *const thermo_colours[6] = {"red", "green", "blue", "orange", "yellow", "purple"};
+
+#define SW_SUBSAMPLE_MAX 13500
+
+/* TaskUseInstrumentThermometer2: 7 known substances x 5 presets (sorted by name) x 5 thresholds x 5
+ * answer-box pairs = 875, subsampled 50% inside train/dev/test with scala Random(5) -> 436. */
+static const int melt_presets[5] = {-10, 10, 50, 150, 200};
+static const char *const melt_substances[7] = {"chocolate", "gallium", "lead", "mercury", "orange juice", "tin", "water"};
+static const float melt_points[7] = {30.0f, 30.0f, 327.0f, -39.0f, 0.0f, 232.0f, 0.0f};
+
+/* TaskUseInstrumentThermometer3.subsampleWithinTrainDevTest: folds [0, n/2), [n/2, 3n/4), [3n/4, n),
+ * each shuffled (one scala Random(5) for all three) and cut to its first fold*proportion entries.
+ * Returns the combination index of subsampled variation v (recomputed per call: no cached state). */
+static int subsample(int n_total, double proportion, int v) {
+    int lo[3] = {0, (int)floor(n_total * 0.5), (int)floor(n_total * 0.75)}, hi[3] = {lo[1], lo[2], n_total};
+    sw_jrand r;
+    sw_jrand_seed(&r, 5);
+    int buf[SW_SUBSAMPLE_MAX];
+    for (int f = 0; f < 3; f++) {
+        int n = hi[f] - lo[f];
+        if (n > SW_SUBSAMPLE_MAX) return 0;
+        int take = (int)(n * proportion);
+        for (int i = 0; i < n; i++) buf[i] = lo[f] + i;
+        sw_jrand_shuffle(&r, buf, n);
+        if (v < take) return buf[v];
+        v -= take;
+    }
+    return 0;
+}
+
+static int melt_combo(int v) { return subsample(875, 0.5, v); }
+
+static int thermo_combo(int v) { return subsample(27000, 0.02, v); }
+
+/* The j-th object (in name-sorted order): name, location, own temperature preset. */
+static void thermo_object(int j, const char **name, const char **loc, int *preset) {
+    /* unsorted order: loc (3) x preset (5) x [salt, fork, wood, wire, B x 20]; sorted by name: metal fork (15),
+     * sodium chloride (15), unknown substance B (300), wire (15), wood (15), each group in unsorted order */
+    static const char *const names[5] = {"metal fork", "sodium chloride", "unknown substance B", "wire", "wood"};
+    static const int sizes[5] = {15, 15, 300, 15, 15};
+    int g = 0;
+    while (g < 4 && j >= sizes[g]) { j -= sizes[g]; g++; }
+    int lp = g == 2 ? j / 20 : j;   /* (loc, preset) slot */
+    *name = names[g];
+    *loc = thermo_locations[lp / 5];
+    *preset = thermo_presets[lp % 5];
+}
+
 /* Lifespan combinations (long x medium x short, 125) shuffled with scala Random(0). */
 static int lifespan_combo(int v) {
     int order[125];
@@ -76,6 +142,41 @@ void sw_variation_params(int task, int v, sw_params *p) {
         snprintf(p->answer_box, sizeof p->answer_box, "%s box", find_colours[ab % 6]);
         snprintf(p->colour, sizeof p->colour, "%s", find_colours[ab % 6]);
         p->seed_group = lt;
+    } else if (!strcmp(name, "use-thermometer")) {
+        int c = thermo_combo(v);
+        int j = c / 75, i = (c / 15) % 5, k = c % 15;
+        const char *obj, *loc;
+        int preset;
+        thermo_object(j, &obj, &loc, &preset);
+        snprintf(p->object, sizeof p->object, "%s", obj);
+        snprintf(p->location, sizeof p->location, "%s", loc);
+        p->threshold = thermo_presets[i];
+        snprintf(p->box_above, sizeof p->box_above, "%s box", thermo_colours[k % 5]);
+        snprintf(p->box_below, sizeof p->box_below, "%s box", thermo_colours[k % 5 + 1]);
+        snprintf(p->box_location, sizeof p->box_location, "%s", thermo_locations[k / 5]);
+        /* mkRandTemp: preset +/- (50..149), floored; drawn per object (seeded by its index) */
+        sw_jrand r;
+        sw_jrand_seed(&r, j);
+        int delta = sw_jrand_next_int(&r, 100) + 50;
+        if (sw_jrand_next_bool(&r)) delta = -delta;
+        p->object_temp = preset + delta;
+    } else if (!strcmp(name, "measure-melting-point-known-substance")) {
+        int c = melt_combo(v);
+        int j = c / 25, i = (c / 5) % 5, k = c % 5;
+        int sub = j / 5;
+        snprintf(p->object, sizeof p->object, "%s", melt_substances[sub]);
+        snprintf(p->location, sizeof p->location, "kitchen");
+        p->melting_point = melt_points[sub];
+        p->threshold = melt_presets[i];
+        snprintf(p->box_above, sizeof p->box_above, "%s box", thermo_colours[k]);
+        snprintf(p->box_below, sizeof p->box_below, "%s box", thermo_colours[k + 1]);
+        snprintf(p->box_location, sizeof p->box_location, "kitchen");
+        p->sub = sub;
+    } else if (sw_state_task_mode(name) >= 0) {
+        p->sub = v / 2;
+        p->stove_broken = v % 2;
+        p->mode = sw_state_task_mode(name);
+        snprintf(p->substance, sizeof p->substance, "%s", state_substances[p->sub]);
     } else if (!strncmp(name, "lifespan-", 9)) {
         int c = lifespan_combo(v);
         snprintf(p->long_animal, sizeof p->long_animal, "%s", life_long[c / 25]);
@@ -125,7 +226,9 @@ static void setup_lifespan(sw_world *w, const sw_params *p) {
 /* ---------------- goals ---------------- */
 
 static sw_goal *add_goal(sw_goalseq *gs, int ordered, int type, const char *str, int optional) {
-    sw_goal *g = ordered ? &gs->ordered[gs->n_ordered++] : &gs->unordered[gs->n_unordered++];
+    int *n = ordered ? &gs->n_ordered : &gs->n_unordered;
+    if (*n >= SW_MAX_GOALS) { memset(&gs->scratch, 0, sizeof gs->scratch); return &gs->scratch; }
+    sw_goal *g = ordered ? &gs->ordered[(*n)++] : &gs->unordered[(*n)++];
     memset(g, 0, sizeof *g);
     g->type = type;
     if (str) snprintf(g->str, sizeof g->str, "%s", str);
@@ -158,6 +261,223 @@ static void goals_lifespan(sw_goalseq *gs, int mode, const sw_params *p) {
     add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
 }
 
+/* ContainerMaker.mkRandomLiquidCup: a random cup holding the substance, at its temperature. */
+static int random_liquid_cup(sw_world *w, sw_jrand *r, int parent) {
+    static const char *const names[7] = {"metal pot", "glass cup", "plastic cup", "tin cup", "paper cup", "ceramic cup", "jug"};
+    static const char *const mats[7] = {"steel", "glass", "plastic", "tin", "paper", "ceramic", "plastic"};
+    int k = sw_jrand_next_int(r, 7);
+    int c = sw_new(w, K_CUP, names[k], parent);
+    if (c != SW_NONE) sw_set_material(w, c, mats[k]);
+    return c;
+}
+
+/* TaskObject placement into one of the named containers of a room (shuffled, seeded). */
+static int pick_container(sw_world *w, sw_jrand *r, int room, const char *const *names, int nn) {
+    int ids[SW_MAX_OBJ], k = 0;
+    for (int i = 0; i < w->n; i++) if (!(w->o[i].flags & F_DELETED) && sw_is_inside(w, i, room)) ids[k++] = i;
+    sw_jrand_shuffle(r, ids, k);
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < nn; j++) if (!strcmp(w->o[ids[i]].name, names[j])) return ids[i];
+    return room;
+}
+
+static int add_named_substance(sw_world *w, int kind, const char *name, const char *mat, int parent) {
+    int id = sw_new(w, kind, name, parent);
+    if (id != SW_NONE) sw_set_material(w, id, mat);
+    return id;
+}
+
+static void setup_change_state(sw_world *w, int v, sw_params *p) {
+    sw_jrand r;
+    sw_jrand_seed(&r, v);
+    int kitchen = sw_room(w, "kitchen"), workshop = sw_room(w, "workshop");
+    int fridge = sw_find_named(w, kitchen, "fridge"), freezer = sw_find_named(w, kitchen, "freezer");
+    static const char *const kitchen_places[3] = {"cupboard", "table", "desk"};
+    static const char *const workshop_places[2] = {"table", "desk"};
+    const char *s = p->substance;
+    if (p->sub == 1) w->o[sw_find_named(w, kitchen, "sink")].flags |= F_BROKEN;
+    if (p->stove_broken) w->o[sw_find_named(w, kitchen, "stove")].flags |= F_BROKEN;
+    if (!strcmp(s, "ice")) {
+        int ice = add_named_substance(w, K_SUBSTANCE, "water", "water", freezer);
+        if (ice != SW_NONE) w->o[ice].temp = -10.0f;
+    } else if (!strcmp(s, "apple juice") || !strcmp(s, "ice cream")) {
+        int cup = random_liquid_cup(w, &r, !strcmp(s, "ice cream") ? freezer : fridge);
+        int x = add_named_substance(w, K_FOOD, s, s, cup);
+        if (cup != SW_NONE && x != SW_NONE) w->o[cup].temp = w->o[x].temp;
+    } else if (!strcmp(s, "chocolate")) {
+        add_named_substance(w, K_FOOD, s, s, fridge);
+    } else if (!strcmp(s, "marshmallow")) {
+        add_named_substance(w, K_FOOD, s, s, pick_container(w, &r, kitchen, kitchen_places, 3));
+    } else if (!strcmp(s, "soap")) {
+        add_named_substance(w, K_SUBSTANCE, s, s, pick_container(w, &r, kitchen, kitchen_places, 3));
+    } else if (!strcmp(s, "rubber")) {
+        add_named_substance(w, K_SUBSTANCE, s, s, pick_container(w, &r, workshop, workshop_places, 2));
+    } else if (p->sub >= 10) {
+        int cup = random_liquid_cup(w, &r, pick_container(w, &r, workshop, workshop_places, 2));
+        int x = add_named_substance(w, K_SUBSTANCE, s, s, cup);
+        if (cup != SW_NONE && x != SW_NONE) w->o[cup].temp = w->o[x].temp;
+    }
+    /* settle the initial states (ice is created as cold water) */
+    for (int i = 0; i < w->n; i++) sw_update_name_for_state(w, i);
+    p->pot = sw_find_named(w, sw_find_named(w, kitchen, "cupboard"), "metal pot");
+    p->thermometer = sw_find_named(w, kitchen, "thermometer");
+}
+
+static void goals_change_state(sw_goalseq *gs, const sw_params *p) {
+    const char *s = p->substance;
+    sw_goal *g = add_goal(gs, 1, G_FIND, s, 0);
+    g->fail_if_wrong = 1;
+    if (p->mode == 3) {
+        add_goal(gs, 1, G_IS_STATE, NULL, 0);
+        add_goal(gs, 1, G_IS_DIFFERENT_STATE, NULL, 0);
+    } else {
+        static const int first[3] = {ST_LIQUID, ST_SOLID, ST_LIQUID}, second[3] = {ST_GAS, ST_LIQUID, ST_SOLID};
+        add_goal(gs, 1, G_CHANGE_STATE, NULL, 0)->state = first[p->mode];
+        g = add_goal(gs, 1, G_CHANGE_STATE, NULL, 0);
+        g->state = second[p->mode];
+        g->combustion_ok = p->mode == 0;
+    }
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, s, 1);
+    add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, s, 1);
+    if (p->mode != 2) {
+        static const char *const heaters[4] = {"stove", "blast furnace", "oven", "hot plate"};
+        for (int i = 0; i < 4; i++) add_goal(gs, 0, G_ACTIVATE_DEVICE_NAMED, heaters[i], 1);
+        g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+        snprintf(g->str2, sizeof g->str2, "lighter");
+        g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "fire pit", 1);
+        snprintf(g->str2, sizeof g->str2, "wood");
+        snprintf(g->key, sizeof g->key, "wood1");
+        g = add_goal(gs, 0, G_TEMP_ON_FIRE, "wood", 1);
+        snprintf(g->key, sizeof g->key, "ignite");
+        snprintf(g->prereq, sizeof g->prereq, "wood1");
+        static const char *const places[5] = {"stove", "blast furnace", "oven", "hot plate", "fire pit"};
+        for (int i = 0; i < 5; i++) add_goal(gs, 0, G_OBJ_IN_CONTAINER, places[i], 1);
+    }
+    if (p->mode >= 2) {
+        add_goal(gs, 0, G_OBJ_IN_CONTAINER, "fridge", 1);
+        add_goal(gs, 0, G_OBJ_IN_CONTAINER, "freezer", 1);
+    }
+    if (p->mode != 2) add_goal(gs, 0, G_TEMP_INCREASE, NULL, 1)->value = p->mode == 3 ? 10.0f : 20.0f;
+    if (p->mode >= 2) add_goal(gs, 0, G_TEMP_DECREASE, NULL, 1)->value = p->mode == 3 ? 10.0f : 5.0f;
+}
+
+static void setup_thermometer(sw_world *w, sw_params *p) {
+    int room = sw_room(w, p->location), x;
+    if (!strcmp(p->object, "sodium chloride") || !strcmp(p->object, "wood")) x = add_named_substance(w, K_SUBSTANCE, p->object, p->object, room);
+    else if (!strcmp(p->object, "wire")) x = add_named_substance(w, K_WIRE, p->object, "metal", room);
+    else if (!strcmp(p->object, "metal fork")) x = add_named_substance(w, K_THING, p->object, "steel", room);
+    else x = add_named_substance(w, K_THING, p->object, "metal", room);
+    if (x != SW_NONE) w->o[x].temp = (float)p->object_temp;
+    p->object_id = x;
+    int box_room = sw_room(w, p->box_location);
+    char colour[16];
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_above) - 4), p->box_above);
+    sw_add_answer_box(w, colour, box_room);
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_below) - 4), p->box_below);
+    sw_add_answer_box(w, colour, box_room);
+    p->thermometer = sw_find_named(w, sw_room(w, "kitchen"), "thermometer");
+}
+
+static void goals_thermometer(sw_goalseq *gs, const sw_params *p) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, "thermometer", 0);
+    g->fail_if_wrong = 1;
+    g->defocus = 1;
+    g = add_goal(gs, 1, G_FIND, p->object, 0);
+    g->fail_if_wrong = 1;
+    g = add_goal(gs, 1, G_CONTAINER_BY_TEMP, p->box_above, 0);
+    snprintf(g->str2, sizeof g->str2, "%s", p->box_below);
+    g->value = (float)p->threshold;
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "thermometer", 1);
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "thermometer");
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    g = add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
+    snprintf(g->key, sizeof g->key, "move1");
+    g = add_goal(gs, 0, G_MOVE_TO_LOCATION, p->box_location, 1);
+    snprintf(g->key, sizeof g->key, "move2");
+    snprintf(g->prereq, sizeof g->prereq, "move1");
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    snprintf(g->prereq, sizeof g->prereq, "move2");
+}
+
+static void setup_melting(sw_world *w, int v, sw_params *p) {
+    sw_jrand r;
+    sw_jrand_seed(&r, v);
+    int kitchen = sw_room(w, "kitchen");
+    const char *s = p->object;
+    p->object_id = SW_NONE;
+    if (!strcmp(s, "chocolate")) {
+        p->object_id = add_named_substance(w, K_FOOD, s, s, sw_find_named(w, kitchen, "fridge"));
+    } else if (!strcmp(s, "orange juice")) {
+        p->object_id = sw_find_named(w, kitchen, "orange juice");
+    } else if (strcmp(s, "water")) {
+        int cup = random_liquid_cup(w, &r, kitchen);
+        p->object_id = add_named_substance(w, K_SUBSTANCE, s, s, cup);
+        if (cup != SW_NONE && p->object_id != SW_NONE) w->o[cup].temp = w->o[p->object_id].temp;
+    }
+    for (int i = 0; i < w->n; i++) sw_update_name_for_state(w, i);
+    char colour[16];
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_above) - 4), p->box_above);
+    sw_add_answer_box(w, colour, kitchen);
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_below) - 4), p->box_below);
+    sw_add_answer_box(w, colour, kitchen);
+    p->thermometer = sw_find_named(w, kitchen, "thermometer");
+    p->pot = sw_find_named(w, sw_find_named(w, kitchen, "cupboard"), "metal pot");
+    p->state0 = p->object_id != SW_NONE ? w->o[p->object_id].state : ST_LIQUID;
+}
+
+static void goals_melting(sw_goalseq *gs, const sw_params *p) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, "thermometer", 0);
+    g->fail_if_wrong = 1;
+    g->defocus = 1;
+    g = add_goal(gs, 1, G_FIND, p->object, 0);
+    g->fail_if_wrong = 1;
+    snprintf(g->key, sizeof g->key, "focusObject");
+    add_goal(gs, 1, G_FIND_ANSWER_BOX, p->melting_point >= p->threshold ? p->box_above : p->box_below, 0);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "thermometer", 1);
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "thermometer");
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1)->key, 16, "move1");
+    snprintf(add_goal(gs, 0, G_MOVE_TO_LOCATION, p->box_location, 1)->key, 16, "move1");
+    static const char *const heat_rooms[3] = {"kitchen", "outside", "foundry"};
+    static const char *const heat_keys[3] = {"move2a", "move2b", "move2c"};
+    for (int i = 0; i < 3; i++) {
+        g = add_goal(gs, 0, G_MOVE_TO_LOCATION, heat_rooms[i], 1);
+        snprintf(g->key, sizeof g->key, "%s", heat_keys[i]);
+        snprintf(g->prereq, sizeof g->prereq, "move1");
+    }
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    g = add_goal(gs, 0, G_PAST_USE, "thermometer", 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->object);
+    snprintf(g->prereq, sizeof g->prereq, "heatObject");
+    add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, p->object, 1);
+    static const char *const heaters[4] = {"stove", "blast furnace", "oven", "hot plate"};
+    for (int i = 0; i < 4; i++) add_goal(gs, 0, G_ACTIVATE_DEVICE_NAMED, heaters[i], 1);
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "lighter");
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "fire pit", 1);
+    snprintf(g->str2, sizeof g->str2, "wood");
+    snprintf(g->key, sizeof g->key, "wood1");
+    g = add_goal(gs, 0, G_TEMP_ON_FIRE, "wood", 1);
+    snprintf(g->key, sizeof g->key, "ignite");
+    snprintf(g->prereq, sizeof g->prereq, "wood1");
+    static const char *const places[5] = {"stove", "blast furnace", "oven", "hot plate", "fire pit"};
+    for (int i = 0; i < 5; i++) snprintf(add_goal(gs, 0, G_OBJ_IN_CONTAINER, places[i], 1)->prereq, 16, "focusObject");
+    g = add_goal(gs, 0, G_TEMP_INCREASE, NULL, 1);
+    g->value = 20.0f;
+    snprintf(g->key, sizeof g->key, "heatObject");
+    snprintf(g->prereq, sizeof g->prereq, "focusObject");
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -173,6 +493,35 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "measure-melting-point-known-substance")) {
+        setup_melting(w, v, p);
+        goals_melting(gs, p);
+        const char *o = p->object;
+        snprintf(desc, cap, "Your task is to measure the melting point of %s, which is located around the %s. First, focus on "
+                 "the thermometer. Next, focus on the %s. If the melting point of %s is above %.1f degrees, focus on the %s. "
+                 "If the melting point of %s is below %.1f degrees, focus on the %s. The boxes are located around the %s.",
+                 o, p->location, o, o, p->threshold, p->box_above, o, p->threshold, p->box_below, p->box_location);
+        return 0;
+    }
+    if (!strcmp(name, "use-thermometer")) {
+        setup_thermometer(w, p);
+        goals_thermometer(gs, p);
+        const char *o = p->object;
+        snprintf(desc, cap, "Your task is to measure the temperature of %s, which is located around the %s. First, focus on the "
+                 "thermometer. Next, focus on the %s. If the %s temperature is above %.1f degrees celsius, place it in the %s. "
+                 "If the %s temperature is below %.1f degrees celsius, place it in the %s. The boxes are located around the %s.",
+                 o, p->location, o, o, p->threshold, p->box_above, o, p->threshold, p->box_below, p->box_location);
+        return 0;
+    }
+    if (sw_state_task_mode(name) >= 0) {
+        static const char *const sub[4] = {"boil", "melt", "freeze", "change the state of matter of"};
+        setup_change_state(w, v, p);
+        goals_change_state(gs, p);
+        snprintf(desc, cap, "Your task is to %s %s. %sFirst, focus on the substance. Then, take actions that will cause it to change its state of matter.",
+                 sub[p->mode], p->substance,
+                 p->mode == 0 ? "For compounds without a boiling point, combusting the substance is also acceptable. " : "");
         return 0;
     }
     if (!strncmp(name, "lifespan-", 9)) {
@@ -238,6 +587,69 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (obj == SW_NONE) return R_NO;
         if (name_ieq(w->o[obj].name, g->str)) return R_OK;
         return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_CHANGE_STATE: case G_IS_STATE: case G_IS_DIFFERENT_STATE: {
+        if (obj == SW_NONE || w->o[obj].mat < 0) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        int st = w->o[obj].state;
+        if (g->type == G_IS_STATE) { gs->stored_state = st; return R_OK; }
+        if (g->type == G_IS_DIFFERENT_STATE) return (gs->stored_state >= 0 && st != gs->stored_state) ? R_OK : R_NO;
+        if (st == g->state) return R_OK;
+        if (g->combustion_ok && w->o[obj].combusting) return R_OK;
+        return R_NO;
+    }
+    case G_TEMP_INCREASE: case G_TEMP_DECREASE: {
+        if (obj == SW_NONE || w->o[obj].mat < 0) return R_NO;
+        float t = w->o[obj].temp;
+        if (!g->has_init) { g->has_init = 1; g->init = t; }
+        if (g->type == G_TEMP_INCREASE) return t >= g->init + g->value ? R_OK : R_NO;
+        return t <= g->init - g->value ? R_OK : R_NO;
+    }
+    case G_IN_ROOM_WITH_OBJECT: case G_OBJS_IN_SINGLE_CONTAINER: case G_ACTIVATE_DEVICE_NAMED:
+    case G_SPECIFIC_IN_DIRECT_CONTAINER: case G_TEMP_ON_FIRE: {
+        /* over everything in the agent's location (open or closed containers alike) */
+        for (int i = 0; i < w->n; i++) {
+            const sw_obj *o = &w->o[i];
+            if ((o->flags & (F_DELETED | F_HIDDEN)) || !sw_is_inside(w, i, room)) continue;
+            char dn[SW_NAME * 2];
+            sw_descript_name(w, i, dn, sizeof dn);
+            int named = name_ieq(o->name, g->str) || name_ieq(dn, g->str);
+            if (g->type == G_IN_ROOM_WITH_OBJECT && named) return R_OK;
+            if (g->type == G_ACTIVATE_DEVICE_NAMED && named && (o->flags & F_DEVICE) && (o->flags & F_ON)) return R_OK;
+            if (g->type == G_TEMP_ON_FIRE && named && o->combusting) return R_OK;
+            if (g->type == G_OBJS_IN_SINGLE_CONTAINER || (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER && named)) {
+                int kids[64], k = sw_children(w, i, kids, 64, 0), nk = 0, hit = 0;
+                for (int j = 0; j < k; j++) {
+                    if (w->o[kids[j]].flags & F_HIDDEN) continue;
+                    nk++;
+                    char cdn[SW_NAME * 2];
+                    sw_descript_name(w, kids[j], cdn, sizeof cdn);
+                    const char *want = g->type == G_OBJS_IN_SINGLE_CONTAINER ? g->str : g->str2;
+                    if (!strcmp(w->o[kids[j]].name, want) || !strcmp(cdn, want)) hit++;
+                }
+                if (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER && hit) return R_OK;
+                if (g->type == G_OBJS_IN_SINGLE_CONTAINER && nk == 1 && hit == 1) return R_OK;
+            }
+        }
+        return R_NO;
+    }
+    case G_CONTAINER_BY_TEMP: {
+        if (obj == SW_NONE || w->o[obj].mat < 0) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        int c = w->o[obj].parent;
+        if (c == SW_NONE) return R_NO;
+        int above = !strcmp(w->o[c].name, g->str), below = !strcmp(w->o[c].name, g->str2);
+        if (!above && !below) return R_NO;
+        if (above && w->o[obj].temp >= g->value) return R_OK;
+        if (below && w->o[obj].temp <= g->value) return R_OK;
+        return R_FAIL;
+    }
+    case G_FIND_ANSWER_BOX:
+        if (obj == SW_NONE || w->o[obj].kind != K_ANSWERBOX) return R_NO;
+        return name_ieq(w->o[obj].name, g->str) ? R_OK : R_FAIL;
+    case G_PAST_USE:
+        for (int i = 0; i < w->n_used; i++)
+            if (!strcmp(w->used[i][0], g->str) && !strcmp(w->used[i][1], g->str2)) return R_OK;
+        return R_NO;
     default:
         return R_NO;
     }

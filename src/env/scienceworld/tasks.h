@@ -18,9 +18,18 @@ typedef struct sw_params {
     char location[SW_NAME], answer_box[SW_NAME], colour[16];
     char long_animal[SW_NAME], medium_animal[SW_NAME], short_animal[SW_NAME];
     int seed_group;
+    /* change-of-state tasks */
+    char substance[SW_NAME];
+    int sub, stove_broken, mode;   /* mode: 0 boil, 1 melt, 2 freeze, 3 any change */
+    int pot, thermometer;           /* the kitchen's metal pot and thermometer (object ids) */
+    /* use-thermometer */
+    char object[SW_NAME], box_above[SW_NAME], box_below[SW_NAME], box_location[SW_NAME];
+    double threshold, object_temp, melting_point;
+    int object_id, state0;
 } sw_params;
 
-int sw_task_find(const char *name);                    /* by name or id, -1 if unknown */
+int sw_task_find(const char *name);
+int sw_state_task_mode(const char *name);             /* boil 0, melt 1, freeze 2, change-state 3, else -1 */                    /* by name or id, -1 if unknown */
 void sw_split_range(int n, int split, int *lo, int *hi);
 void sw_variation_params(int task, int v, sw_params *p);
 /* Adds the task's objects to a built house, sets the goals and writes the task description. */

@@ -222,6 +222,10 @@ const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) 
         const char *st = animal_stage_name(o);
         if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
         else snprintf(buf, cap, "%s %s", st, o->alt);
+    } else if (o->combusting) {
+        snprintf(buf, cap, "%s (on fire)", o->name);
+    } else if (o->combusted && o->mat >= 0 && strcmp(sw_materials[o->mat].name, "ash")) {
+        snprintf(buf, cap, "burned %s", o->name);
     } else {
         snprintf(buf, cap, "%s", o->name);
     }
@@ -322,8 +326,10 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         describe_contents_in(w, obj, dn, detailed, "On", b);
         break;
     case K_CLOSABLE: case K_BEEHIVE:
-        sw_sb_printf(b, "a %s. The %s door is %s. ", dn, dn, open ? "open" : "closed");
-        if (open) describe_contents_in(w, obj, dn, detailed, "In", b);
+        sw_sb_printf(b, "a %s", dn);
+        if ((o->flags & F_DEVICE) && !(o->flags & F_ON)) sw_sb_puts(b, ", which is turned off");
+        sw_sb_printf(b, ". The %s door is %s. ", dn, open ? "open" : "closed");
+        if (open) describe_contents_in(w, obj, dn, (o->flags & F_DEVICE) ? 0 : detailed, "In", b);
         break;
     case K_DRAWER:
         sw_sb_printf(b, "a %s", dn);
@@ -344,13 +350,21 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
     case K_SINK:
         sw_sb_printf(b, "a %s, which is turned %s. ", dn, state_word(o->flags & F_ON));
         describe_contents_in(w, obj, dn, 0, "In", b);
+        if (detailed) sw_sb_puts(b, " The drain is open.");
         break;
-    case K_TOILET:
+    case K_TOILET: {
+        int kids[8];
         sw_sb_printf(b, "a %s. ", dn);
-        describe_contents_in(w, obj, dn, 0, "In", b);
+        if (sw_children(w, obj, kids, 8, 0) > 0) describe_contents_in(w, obj, dn, 0, "In", b);
+        break;
+    }
+    case K_FOOD:
+        if (!strcmp(o->name, "apple")) sw_sb_printf(b, "a red %s", dn);
+        else if (o->mat >= 0) sw_sb_puts(b, dn);
+        else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
     case K_THERMOMETER:
-        sw_sb_printf(b, "a %s, currently reading a temperature of %d degrees celsius", dn, (int)lroundf(o->temp));
+        sw_sb_printf(b, "a %s, currently reading a temperature of %.0f degrees celsius", dn, sw_java_round(o->temp) + 0.0);
         break;
     case K_STOPWATCH:
         sw_sb_printf(b, "a %s, which is %s. ", dn, (o->flags & F_ON) ? "activated" : "deactivated");
@@ -376,7 +390,9 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
         break;
     default:
-        sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
+        if (!strcmp(o->name, "metal fork")) sw_sb_printf(b, "A %s", dn);
+        else if (!strncmp(o->name, "unknown substance", 17)) sw_sb_puts(b, dn);
+        else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
     }
 }
@@ -403,14 +419,15 @@ void sw_inventory_text(const sw_world *w, sw_sb *b) {
 
 /* ---------------- object factories ---------------- */
 
+static void add_water(sw_world *w, int parent) {
+    int id = sw_new(w, K_SUBSTANCE, "water", parent);
+    if (id != SW_NONE) sw_set_material(w, id, "water");
+}
+
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent) {
     int id = sw_new(w, K_SUBSTANCE, name, parent);
     if (id == SW_NONE) return id;
-    int m = sw_material_find(material ? material : name);
-    if (m >= 0) {
-        w->o[id].mat = (int16_t)m;
-        w->o[id].flags |= F_MATERIAL;
-    }
+    sw_set_material(w, id, material ? material : name);
     return id;
 }
 
@@ -443,9 +460,12 @@ int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int
     w->o[pot].mat = (int16_t)sw_material_find("ceramic");
     if (type) {
         int p = sw_new(w, K_PLANT, type, pot);
-        if (p != SW_NONE) snprintf(w->o[p].alt, sizeof w->o[p].alt, "%s", type);
+        if (p != SW_NONE) {
+            snprintf(w->o[p].alt, sizeof w->o[p].alt, "%s", type);
+            sw_set_material(w, p, "plant matter");
+        }
         int soil = sw_new(w, K_THING, "soil", pot);
-        (void)soil;
+        if (soil != SW_NONE) sw_set_material(w, soil, "soil");
     }
     return pot;
 }
@@ -467,12 +487,21 @@ static int add_fixed(sw_world *w, int kind, const char *name, int parent) {
     return id;
 }
 
+static int add_fixed_mat(sw_world *w, int kind, const char *name, const char *mat, int parent) {
+    int id = add_fixed(w, kind, name, parent);
+    if (id != SW_NONE && mat) sw_set_material(w, id, mat);
+    return id;
+}
+
+static int add_cooler(sw_world *w, const char *name, int parent) {
+    int id = add_fixed(w, K_CLOSABLE, name, parent);
+    if (id != SW_NONE) w->o[id].flags |= F_DEVICE | F_ON;
+    return id;
+}
+
 static int add_with_mat(sw_world *w, int kind, const char *name, const char *mat, int parent) {
     int id = sw_new(w, kind, name, parent);
-    if (id != SW_NONE) {
-        w->o[id].mat = (int16_t)sw_material_find(mat);
-        if (w->o[id].mat >= 0) w->o[id].flags |= F_MATERIAL;
-    }
+    if (id != SW_NONE) sw_set_material(w, id, mat);
     return id;
 }
 
@@ -508,7 +537,7 @@ static int new_room(sw_world *w, int kind, const char *name) {
     int room = sw_new(w, kind, name, w->universe);
     if (room == SW_NONE) return room;
     int air = sw_add_substance(w, "air", "air", room);
-    (void)air;
+    if (air != SW_NONE) w->o[air].temp = 25.0f;
     if (kind == K_OUTSIDE) add_fixed(w, K_THING, "ground", room);
     return room;
 }
@@ -521,34 +550,36 @@ static void mk_door(sw_world *w, int a, int b) {
     w->o[d].flags = F_CLOSABLE;   /* closed */
 }
 
-static int sink(sw_world *w, const char *name, int parent) { return add_fixed(w, K_SINK, name, parent); }
+static int sink(sw_world *w, const char *name, int parent) {
+    return add_fixed_mat(w, K_SINK, name, strcmp(name, "bathtub") ? "steel" : "ceramic", parent);
+}
 
 void sw_build_house(sw_world *w, sw_jrand *r) {
     /* kitchen */
     int kitchen = new_room(w, K_ROOM, "kitchen");
     sink(w, "sink", kitchen);
     add_fixed(w, K_STOVE, "stove", kitchen);
-    add_fixed(w, K_CLOSABLE, "fridge", kitchen);
-    add_fixed(w, K_CLOSABLE, "freezer", kitchen);
+    add_cooler(w, "fridge", kitchen);
+    add_cooler(w, "freezer", kitchen);
     add_fixed(w, K_OVEN, "oven", kitchen);
-    int cupboard = add_fixed(w, K_CLOSABLE, "cupboard", kitchen);
-    add_fixed(w, K_DRAWER, "drawer", cupboard);
+    int cupboard = add_fixed_mat(w, K_CLOSABLE, "cupboard", "wood", kitchen);
+    add_fixed_mat(w, K_DRAWER, "drawer", "wood", cupboard);
     add_with_mat(w, K_CUP, "metal pot", "steel", cupboard);
     add_with_mat(w, K_CUP, "tin cup", "tin", cupboard);
     add_with_mat(w, K_CUP, "ceramic cup", "ceramic", cupboard);
-    int counter = add_fixed(w, K_SURFACE, "counter", kitchen);
-    add_fixed(w, K_DRAWER, "drawer", counter);
+    int counter = add_fixed_mat(w, K_SURFACE, "counter", "wood", kitchen);
+    add_fixed_mat(w, K_DRAWER, "drawer", "wood", counter);
     int bowl = add_with_mat(w, K_CUP, "bowl", "wood", counter);
-    add_with_mat(w, K_FOOD, "apple", "apple", bowl);
-    add_with_mat(w, K_FOOD, "banana", "banana", bowl);
-    add_with_mat(w, K_FOOD, "orange", "orange", bowl);
-    add_with_mat(w, K_FOOD, "potato", "potato", bowl);
+    sw_new(w, K_FOOD, "apple", bowl);
+    sw_new(w, K_FOOD, "banana", bowl);
+    sw_new(w, K_FOOD, "orange", bowl);
+    sw_new(w, K_FOOD, "potato", bowl);
     int fridge = sw_find_named(w, kitchen, "fridge");
     int cup2 = add_with_mat(w, K_CUP, "wood cup", "wood", fridge);
-    sw_add_substance(w, "orange juice", "orange juice", cup2);
+    { int oj = sw_new(w, K_FOOD, "orange juice", cup2); if (oj != SW_NONE) sw_set_material(w, oj, "orange juice"); }
     add_with_mat(w, K_THERMOMETER, "thermometer", "glass", kitchen);
     add_picture(w, r, kitchen);
-    int table = add_fixed(w, K_SURFACE, "table", kitchen);
+    int table = add_fixed_mat(w, K_SURFACE, "table", "wood", kitchen);
     add_with_mat(w, K_CUP, "glass cup", "glass", table);
     add_fixed(w, K_SURFACE, "chair", kitchen);
     sw_new(w, K_LIGHTER, "lighter", kitchen);
@@ -565,8 +596,8 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
     add_fixed(w, K_SURFACE, "chair", living);
     {
         int t = sw_jrand_next_int(r, 3);
-        add_fixed(w, K_SURFACE, t == 2 ? "desk" : "table", living);
-        if (t == 2) add_fixed(w, K_DRAWER, "drawer", sw_find_named(w, living, "desk"));
+        int lt = add_fixed_mat(w, K_SURFACE, t == 2 ? "desk" : "table", t == 1 ? "steel" : "wood", living);
+        if (t == 2) add_fixed_mat(w, K_DRAWER, "drawer", "wood", lt);
     }
     add_picture(w, r, living);
     if (sw_jrand_next_bool(r)) add_bookshelf(w, r, living);
@@ -576,22 +607,22 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
     int bed = add_fixed(w, K_BED, "bed", bedroom);
     int mattress = add_fixed(w, K_SURFACE, "mattress", bed);
     sw_new(w, K_THING, "white pillow", mattress);
-    add_fixed(w, K_SURFACE, "table", bedroom);
-    add_fixed(w, K_CLOSABLE, "closet", bedroom);
+    add_fixed_mat(w, K_SURFACE, "table", "wood", bedroom);
+    add_fixed_mat(w, K_CLOSABLE, "closet", "wood", bedroom);
     add_picture(w, r, bedroom);
     if (sw_jrand_next_bool(r)) add_bookshelf(w, r, bedroom);
 
     /* bathroom */
     int bathroom = new_room(w, K_ROOM, "bathroom");
     sink(w, "sink", bathroom);
-    add_fixed(w, K_TOILET, "toilet", bathroom);
+    { int toilet = add_fixed_mat(w, K_TOILET, "toilet", "steel", bathroom); if (toilet != SW_NONE) add_water(w, toilet); }
     sink(w, "bathtub", bathroom);
     add_with_mat(w, K_CUP, "glass cup", "glass", bathroom);
     add_picture(w, r, bathroom);
 
     /* workshop */
     int workshop = new_room(w, K_ROOM, "workshop");
-    int wtable = add_fixed(w, K_SURFACE, "table", workshop);
+    int wtable = add_fixed_mat(w, K_SURFACE, "table", "wood", workshop);
     {
         static const char *const lights[] = {"red", "green", "blue", "yellow", "orange", "violet"};
         static const char *const wires[] = {"red", "green", "blue", "yellow", "orange", "black"};
@@ -606,23 +637,23 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
         for (int i = 0; i < 3; i++) {
             char nm[SW_NAME];
             snprintf(nm, sizeof nm, "%s wire", wires[wi[i]]);
-            add_with_mat(w, K_WIRE, nm, "steel", wtable);
+            add_with_mat(w, K_WIRE, nm, "metal", wtable);
         }
         add_with_mat(w, K_SWITCH, "switch", "plastic", wtable);
         add_with_mat(w, K_BATTERY, "battery", "steel", wtable);
     }
-    add_fixed(w, K_CLOSABLE, "ultra low temperature freezer", workshop);
+    add_cooler(w, "ultra low temperature freezer", workshop);
 
     /* greenhouse */
     int greenhouse = new_room(w, K_ROOM, "greenhouse");
     add_with_mat(w, K_CUP, "jug", "plastic", greenhouse);
-    int hive = add_fixed(w, K_BEEHIVE, "bee hive", greenhouse);
+    int hive = add_fixed_mat(w, K_BEEHIVE, "bee hive", "wood", greenhouse);
     for (int i = 0; i < 5; i++) sw_add_animal(w, "bee", hive);
     sink(w, "sink", greenhouse);
 
     /* art studio */
     int art = new_room(w, K_ROOM, "art studio");
-    int atable = add_fixed(w, K_SURFACE, "table", art);
+    int atable = add_fixed_mat(w, K_SURFACE, "table", "wood", art);
     {
         int mix[3] = {0, 1, 2};
         sw_jrand_shuffle(r, mix, 3);
@@ -634,8 +665,8 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
             int c = add_with_mat(w, K_CUP, "wood cup", "wood", art);
             sw_add_substance(w, paints[i], "paint", c);
         }
-        int lc = add_fixed(w, K_CLOSABLE, "large cupboard", art);
-        add_fixed(w, K_DRAWER, "drawer", lc);
+        int lc = add_fixed_mat(w, K_CLOSABLE, "large cupboard", "wood", art);
+        add_fixed_mat(w, K_DRAWER, "drawer", "wood", lc);
         for (int i = 0; i < 3; i++) {
             int c = add_with_mat(w, K_CUP, "wood cup", "wood", lc);
             sw_add_substance(w, paints[i], "paint", c);
@@ -651,14 +682,13 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
     add_fixed(w, K_FIREPIT, "fire pit", outside);
     sw_add_substance(w, "wood", "wood", outside);
     add_with_mat(w, K_THING, "axe", "steel", outside);
-    int fountain = add_fixed(w, K_FOUNTAIN, "fountain", outside);
-    sw_add_substance(w, "water", "water", fountain);
+    add_fixed_mat(w, K_FOUNTAIN, "fountain", "ceramic", outside);   /* fills with water on the first tick */
 
     /* foundry */
     int foundry = new_room(w, K_ROOM, "foundry");
     add_fixed(w, K_OVEN, "blast furnace", foundry);
     sink(w, "sink", foundry);
-    add_fixed(w, K_SURFACE, "table", foundry);
+    add_fixed_mat(w, K_SURFACE, "table", "steel", foundry);
 
     /* shovel: greenhouse or outside */
     add_with_mat(w, K_THING, "shovel", "steel", sw_jrand_next_int(r, 2) == 1 ? greenhouse : outside);
@@ -674,7 +704,4 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
     mk_door(w, greenhouse, outside);
     mk_door(w, foundry, outside);
 
-    /* initial temperatures from materials: everything starts at room temperature, except what
-     * sits in a fridge/freezer (set by physics on the first ticks) */
-    for (int i = 0; i < w->n; i++) if (w->o[i].mat >= 0) sw_update_name_for_state(w, i);
 }

@@ -4,6 +4,7 @@
 
 static const char *const tc_embedded_names[] = {
     "embedded:anvil.json",
+    "embedded:archery_kit.json",
     "embedded:arrow.json",
     "embedded:banner.json",
     "embedded:barrel.json",
@@ -20,6 +21,7 @@ static const char *const tc_embedded_names[] = {
     "embedded:bucket.json",
     "embedded:candle.json",
     "embedded:canvas.json",
+    "embedded:caravan.json",
     "embedded:cart.json",
     "embedded:cedar_door.json",
     "embedded:cedar_fence.json",
@@ -40,6 +42,7 @@ static const char *const tc_embedded_names[] = {
     "embedded:kiln.json",
     "embedded:ladder.json",
     "embedded:lantern.json",
+    "embedded:lighthouse.json",
     "embedded:loom.json",
     "embedded:map.json",
     "embedded:paddle.json",
@@ -72,6 +75,7 @@ static const char *const tc_embedded_names[] = {
 
 static const char *const tc_embedded_json[] = {
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"BBB\",\" I \",\"III\"],\"key\":{\"B\":{\"item\":\"minecraft:bronze_block\"},\"I\":{\"item\":\"minecraft:iron_ingot\"}},\"result\":{\"item\":\"minecraft:anvil\"}}",
+    "{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"item\":\"minecraft:quiver\"},{\"item\":\"minecraft:bow\"},{\"item\":\"minecraft:arrow\"},{\"item\":\"minecraft:arrow\"}],\"result\":{\"item\":\"minecraft:archery_kit\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"F\",\"S\",\"E\"],\"key\":{\"F\":{\"item\":\"minecraft:flint\"},\"S\":{\"item\":\"minecraft:stick\"},\"E\":{\"item\":\"minecraft:feather\"}},\"result\":{\"item\":\"minecraft:arrow\",\"count\":4}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"WWW\",\"WWW\",\" S \"],\"key\":{\"W\":{\"item\":\"minecraft:wool\"},\"S\":{\"item\":\"minecraft:stick\"}},\"result\":{\"item\":\"minecraft:banner\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"#S#\",\"# #\",\"#S#\"],\"key\":{\"#\":{\"tag\":\"minecraft:planks\"},\"S\":{\"tag\":\"minecraft:wooden_slab\"}},\"result\":{\"item\":\"minecraft:barrel\"}}",
@@ -88,6 +92,7 @@ static const char *const tc_embedded_json[] = {
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"I I\",\" I \"],\"key\":{\"I\":{\"item\":\"minecraft:iron_ingot\"}},\"result\":{\"item\":\"minecraft:bucket\"}}",
     "{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"item\":\"minecraft:resin\"},{\"tag\":\"minecraft:cordage\"}],\"result\":{\"item\":\"minecraft:candle\",\"count\":2}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"TTT\",\"TTT\"],\"key\":{\"T\":{\"tag\":\"minecraft:cordage\"}},\"result\":{\"item\":\"minecraft:canvas\",\"count\":2}}",
+    "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"T\",\"C\"],\"key\":{\"T\":{\"item\":\"minecraft:tent\"},\"C\":{\"item\":\"minecraft:cart\"}},\"result\":{\"item\":\"minecraft:caravan\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"#C#\",\"W W\"],\"key\":{\"#\":{\"tag\":\"minecraft:planks\"},\"C\":{\"item\":\"minecraft:crate\"},\"W\":{\"item\":\"minecraft:wheel\"}},\"result\":{\"item\":\"minecraft:cart\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"group\":\"wooden_door\",\"pattern\":[\"##\",\"##\",\"##\"],\"key\":{\"#\":{\"item\":\"minecraft:cedar_planks\"}},\"result\":{\"item\":\"minecraft:cedar_door\",\"count\":3}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"group\":\"wooden_fence\",\"pattern\":[\"#S#\",\"#S#\"],\"key\":{\"#\":{\"item\":\"minecraft:cedar_planks\"},\"S\":{\"item\":\"minecraft:stick\"}},\"result\":{\"item\":\"minecraft:cedar_fence\",\"count\":3}}",
@@ -108,6 +113,7 @@ static const char *const tc_embedded_json[] = {
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"BBB\",\"B B\",\"BBB\"],\"key\":{\"B\":{\"item\":\"minecraft:sun_dried_brick\"}},\"result\":{\"item\":\"minecraft:kiln\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"# #\",\"###\",\"# #\"],\"key\":{\"#\":{\"item\":\"minecraft:stick\"}},\"result\":{\"item\":\"minecraft:ladder\",\"count\":3}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"NNN\",\"NTN\",\"NNN\"],\"key\":{\"N\":{\"item\":\"minecraft:iron_nugget\"},\"T\":{\"item\":\"minecraft:torch\"}},\"result\":{\"item\":\"minecraft:lantern\"}}",
+    "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\" L \",\"BWB\",\"BWB\"],\"key\":{\"L\":{\"item\":\"minecraft:lantern\"},\"B\":{\"item\":\"minecraft:sun_dried_brick\"},\"W\":{\"item\":\"minecraft:brick_wall\"}},\"result\":{\"item\":\"minecraft:lighthouse\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"TT\",\"##\"],\"key\":{\"T\":{\"tag\":\"minecraft:cordage\"},\"#\":{\"tag\":\"minecraft:planks\"}},\"result\":{\"item\":\"minecraft:loom\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"PPP\",\"PCP\",\"PPP\"],\"key\":{\"P\":{\"item\":\"minecraft:paper\"},\"C\":{\"item\":\"minecraft:compass\"}},\"result\":{\"item\":\"minecraft:map\"}}",
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\" #\",\" #\",\"S \"],\"key\":{\"#\":{\"item\":\"minecraft:pine_planks\"},\"S\":{\"item\":\"minecraft:stick\"}},\"result\":{\"item\":\"minecraft:paddle\"}}",
