@@ -52,7 +52,7 @@ static m2_model *tiny_model(void) {
 static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, const m2_tok_iface *tok,
                       recorder *r1, recorder *r2, m2_episode *keep) {
     m2_err err = {0};
-    m2_model_policy mp = {m, a1, a2, tok, {0.f, 0, 0.f}, 12, 0, 5, 0, 0};
+    m2_model_policy mp = {m, a1, a2, tok, {0.f, 0, 0.f}, 12, 0, 5, 0};
     *r1 = (recorder){m2_model_policy_as(&mp), tok, m->cfg.max_seq_len - 12, 0, 0, {0}};
     *r2 = *r1;
     m2_policy s1 = {r1, rec_generate}, s2 = {r2, rec_generate};

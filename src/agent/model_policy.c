@@ -46,7 +46,7 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     g.stop_tokens = &mp->tok->eos_id;
     g.n_stop_tokens = 1;
     static const char *const newline[1] = {"\n"};
-    if (mp->stop_newline) {
+    {   /* sub-goals and actions are one line: stop at the first newline */
         g.stop_strings = newline;
         g.n_stop_strings = 1;
         g.token_text = token_text;

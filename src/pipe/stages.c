@@ -578,10 +578,10 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
         goto out;
     m2_ctx_seed(con, pw_seed(cfg, 41));
     int max_new = (int)cfg->eval_max_new_tokens;
-    m2_model_policy mp1 = {w.m, s1, s1, &w.tok, {0.f, 0, 0.f}, max_new, 0, pw_seed(cfg, 42), 0, 1};
+    m2_model_policy mp1 = {w.m, s1, s1, &w.tok, {0.f, 0, 0.f}, max_new, 0, pw_seed(cfg, 42), 0};
     m2_model_policy mp2 = {w.m, on, on, &w.tok,
                            {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k, (float)cfg->sys2_online_top_p},
-                           max_new, 0, pw_seed(cfg, 43), 0, 1};
+                           max_new, 0, pw_seed(cfg, 43), 0};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
     m2_train_state_init(&st);
@@ -668,8 +668,8 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     if (swap) { m2_adapter *t = a1; a1 = a2; a2 = t; }
     int max_new = (int)cfg->eval_max_new_tokens;
     m2_sampler smp = {(float)cfg->eval_temperature, 0, 0.f};
-    m2_model_policy mp1 = {w->m, a1, a1, &w->tok, smp, max_new, 0, pw_seed(cfg, 50), 0, 1};
-    m2_model_policy mp2 = {w->m, a2, a2, &w->tok, smp, max_new, 0, pw_seed(cfg, 51), 0, 1};
+    m2_model_policy mp1 = {w->m, a1, a1, &w->tok, smp, max_new, 0, pw_seed(cfg, 50), 0};
+    m2_model_policy mp2 = {w->m, a2, a2, &w->tok, smp, max_new, 0, pw_seed(cfg, 51), 0};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
