@@ -83,7 +83,7 @@ static int tk_encode(void *ctx, const char *text, int32_t *out, int cap, m2_err 
     m2_tokens t = {0};
     if (m2_tokenizer_encode(ctx, text, strlen(text), M2_ENC_NO_SPECIAL, &t, err)) { m2_tokens_free(&t); return -1; }
     int n = (int)t.n;
-    if (out) memcpy(out, t.ids, (size_t)(n < cap ? n : cap) * sizeof(int32_t));
+    if (out && n > 0 && cap > 0) memcpy(out, t.ids, (size_t)(n < cap ? n : cap) * sizeof(int32_t));
     m2_tokens_free(&t);
     return n;
 }

@@ -37,25 +37,25 @@ static const char m2_pipe_demo_yaml[] =
     "  base: tiny\n"
     "  max_seq_len: 1024\n"
     "  tiny: {vocab: 768, dim: 96, layers: 2, heads: 4, kv_heads: 2, ffn: 256}\n"
-    "pretrain: {steps: 120, lr: 3e-3, warmup: 12, batch: 8, seq_len: 512}\n"
+    "pretrain: {steps: 250, lr: 3e-3, warmup: 20, batch: 8, seq_len: 512}\n"
     "lora:\n"
     "  sys1: {rank: 8, alpha: 16, targets: [q, v]}\n"
     "  sys2: {rank: 8, alpha: 16, targets: [q, v]}\n"
     "sys1:\n"
-    "  sft: {lr: 2e-3, epochs: 1, batch: 8, eval_every: 5, patience: 3}\n"
+    "  sft: {lr: 2e-3, epochs: 2, batch: 8, eval_every: 5, patience: 3}\n"
     "sys2:\n"
-    "  warmup: {lr: 2e-3, epochs: 1, batch: 8}\n"
-    "  offline: {actor_lr: 3e-4, critic_lr: 1e-3, epochs: 1, max_steps: 20, batch: 8, anchor_states: 2}\n"
+    "  warmup: {lr: 2e-3, epochs: 2, batch: 8}\n"
+    "  offline: {actor_lr: 3e-4, critic_lr: 1e-3, epochs: 1, max_steps: 30, batch: 8, anchor_states: 2}\n"
     "  online:\n"
     "    actor_lr: 1e-4\n"
     "    critic_lr: 1e-3\n"
     "    epochs: 2\n"
-    "    episodes_per_epoch: 3\n"
-    "    updates_per_epoch: 5\n"
+    "    episodes_per_epoch: 4\n"
+    "    updates_per_epoch: 8\n"
     "    batch: 4\n"
     "    buffer_capacity: 500\n"
     "    seed_offline: 200\n"
-    "eval: {episodes: 8, splits: [id, ood], max_new_tokens: 24}\n";
+    "eval: {episodes: 10, splits: [id, ood], max_new_tokens: 24}\n";
 
 static int load_cfg(m2_run_config *cfg, char **over, int n_over, m2_err *err) {
     const m2_cfg_schema *s = m2_run_config_schema();
