@@ -11,7 +11,8 @@ typedef struct {
 
 /* s[j] = scale * q . k_j for j <= last, with KT [D, nkv] the transposed keys. Blocks of 64 keys
  * keep their accumulators in registers across d. */
-static void scores(float *s, const float *q, const float *KT, int nkv, int last, int D, float scale) {
+static void scores(float *restrict s, const float *restrict q, const float *restrict KT, int nkv,
+                   int last, int D, float scale) {
     int n = last + 1, j = 0;
     for (; j + 64 <= n; j += 64) {
         float acc[64] = {0};
@@ -38,6 +39,12 @@ static void scores_direct(float *s, const float *q, const float *kg, int ldkv, i
         const float *kj = kg + (size_t)j * ldkv;
         s[j] = m2_vdot(q, kj, D) * scale;
     }
+}
+
+/* a[j] += ax * x[j]; b[j] += by * y[j]  (restrict: lets gcc keep everything in registers) */
+static void axpy2(float *restrict a, const float *restrict x, float ax, float *restrict b,
+                  const float *restrict y, float by, int n) {
+    for (int j = 0; j < n; j++) { a[j] += ax * x[j]; b[j] += by * y[j]; }
 }
 
 static void item(const attn_job *jb, int seq, int g) {
@@ -91,11 +98,8 @@ static void item(const attn_job *jb, int seq, int g) {
             float dsum = m2_vdot(p, dp, n);
             for (int j = 0; j < n; j++) dp[j] = p[j] * (dp[j] - dsum) * scale;   /* dS */
             /* transposed accumulators: dK^T[d, j] += q[d] dS[j], dV^T[d, j] += dout[d] p[j] */
-            for (int d = 0; d < D; d++) {
-                float qd = qi[d], od = doi[d];
-                float *dkt = dK + (size_t)d * nkv, *dvt = dV + (size_t)d * nkv;
-                for (int j = 0; j < n; j++) { dkt[j] += qd * dp[j]; dvt[j] += od * p[j]; }
-            }
+            for (int d = 0; d < D; d++)
+                axpy2(dK + (size_t)d * nkv, dp, qi[d], dV + (size_t)d * nkv, p, doi[d], n);
             if (S->dq) {
                 float *dqi = S->dq + (size_t)i * ldq + (size_t)h * D;
                 for (int d = 0; d < D; d++) dqi[d] += m2_vdot(dp, KT + (size_t)d * nkv, n);

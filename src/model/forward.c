@@ -52,7 +52,7 @@ static float *take(size_t *off, float *base, size_t cnt) {
 
 /* Lays out (or only counts, when base == NULL) every buffer of a ctx. Returns floats needed.
  * la must hold n_layers entries. */
-static size_t layout(m2_model *m, int N, int keep, int tmax_unused, m2_ctx *c, layer_acts *la, float *base) {
+static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, float *base) {
     const m2_model_config *cf = &m->cfg;
     size_t C = cf->dim, F = cf->ffn_dim, V = cf->vocab_size, L = cf->n_layers;
     size_t QD = (size_t)cf->n_heads * cf->head_dim, KD = (size_t)cf->n_kv_heads * cf->head_dim;
@@ -83,11 +83,10 @@ static size_t layout(m2_model *m, int N, int keep, int tmax_unused, m2_ctx *c, l
 }
 
 size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
-    int tmax = max_tokens < m->cfg.max_seq_len ? max_tokens : m->cfg.max_seq_len;
     m2_ctx tmp;
     layer_acts *la = calloc((size_t)m->cfg.n_layers, sizeof *la);
     if (!la) return 0;
-    size_t n = layout(m, max_tokens, keep_acts, tmax, &tmp, la, NULL);
+    size_t n = layout(m, max_tokens, keep_acts, &tmp, la, NULL);
     free(la);
     return n * sizeof(float);
 }
@@ -110,7 +109,7 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
     c->aseq = calloc((size_t)max_tokens, sizeof(m2_attn_seq));
     c->lora_t = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
     c->lora_mask = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
-    size_t nf = c->la ? layout(m, max_tokens, keep_acts, c->tmax, c, c->la, NULL) : 0;
+    size_t nf = c->la ? layout(m, max_tokens, keep_acts, c, c->la, NULL) : 0;
     c->block_bytes = nf * sizeof(float);
     c->block = m2_malloc_aligned(c->block_bytes);
     if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->lora_mask || !c->block) {
@@ -120,7 +119,7 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
         return NULL;
     }
     memset(c->block, 0, c->block_bytes);
-    layout(m, max_tokens, keep_acts, c->tmax, c, c->la, c->block);
+    layout(m, max_tokens, keep_acts, c, c->la, c->block);
     m2_rng_seed(&c->rng, 0x5eed);
     return c;
 }

@@ -55,6 +55,7 @@ static void lin(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const flo
 static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, const int *seqs,
                       const int *seg_len, const int32_t *tokens, float *logits, m2_err *err) {
     const m2_model_config *cf = &m->cfg;
+    if (nseg <= 0) return m2_errorf(err, M2_EINVAL, "kv: no sequences to extend");
     int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
     int QD = H * D, KD = KVH * D, V = cf->vocab_size;
     if (a && a->merged) return m2_errorf(err, M2_EINVAL, "generate: adapter '%s' is merged into the base", a->cfg.name);
@@ -138,6 +139,7 @@ int m2_kv_append(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int seq, const int
 
 int m2_kv_step(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int *seqs, const int32_t *token,
                int n, float *logits, m2_err *err) {
+    if (n <= 0) return 0;
     int *ones = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     if (!ones) return m2_errorf(err, M2_ENOMEM, "kv: out of memory");
     for (int i = 0; i < n; i++) ones[i] = 1;
