@@ -118,6 +118,24 @@ static void lora_and_head_grads(void **st) {
         memcpy(gh, h->params.g, h->params.n * 4);
         fd_check("lora", &L, a->params.w, ga, a->params.n, 40, 2e-3f, 3e-2);
         fd_check("head", &L, h->params.w, gh, h->params.n, 20, 1e-2f, 3e-2);
+        /* hidden-only forwards (no logits) give the same hidden states and head-only gradients */
+        {
+            m2_batch b = make_batch();
+            float *hid = malloc(15 * (size_t)m->cfg.dim * 4);
+            m2_forward(c, &b, a, 0, &err);
+            memcpy(hid, m2_ctx_hidden(c), 15 * (size_t)m->cfg.dim * 4);
+            m2_ctx_want_logits(c, 0);
+            m2_forward(c, &b, a, 0, &err);
+            assert_memory_equal(hid, m2_ctx_hidden(c), 15 * (size_t)m->cfg.dim * 4);
+            float hv[3], one[3] = {1, 1, 1};
+            m2_params_zero_grad(&a->params); m2_params_zero_grad(&h->params);
+            m2_head_forward(h, m2_ctx_hidden(c), L.head_pos, 3, 0, hv, &err);
+            m2_head_backward(h, one, L.head_pos, 3, m2_ctx_dhidden(c), &err);
+            assert_int_equal(m2_backward(c, &err), 0);
+            assert_true(m2_grad_norm((m2_params *[]){&a->params}, 1) > 0);
+            m2_ctx_want_logits(c, 1);
+            free(hid);
+        }
         /* switch: head gradients stop at the head */
         m2_params_zero_grad(&a->params); m2_params_zero_grad(&h->params);
         h->grad_to_body = 0;

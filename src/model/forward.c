@@ -34,9 +34,11 @@ struct m2_ctx {
     float *lora_block; size_t lora_cap;
     float **lora_t, **lora_mask;      /* [L*7] */
     float *lora_dt, *lora_xd, *lora_dx;
-    int profile;
+    int profile, no_logits, fwd_no_logits;
     m2_ctx_stats stats;
 };
+
+void m2_ctx_want_logits(m2_ctx *c, int on) { c->no_logits = !on; }
 
 void m2_ctx_profile(m2_ctx *c, int enable) {
     c->profile = enable;
@@ -141,7 +143,7 @@ float *m2_ctx_dlogits(m2_ctx *c) { return c->dlogits; }
 float *m2_ctx_dhidden(m2_ctx *c) { return c->dhidden; }
 
 void m2_ctx_zero_dgrads(m2_ctx *c) {
-    memset(c->dlogits, 0, (size_t)c->N * c->m->cfg.vocab_size * sizeof(float));
+    if (!c->fwd_no_logits) memset(c->dlogits, 0, (size_t)c->N * c->m->cfg.vocab_size * sizeof(float));
     memset(c->dhidden, 0, (size_t)c->N * c->m->cfg.dim * sizeof(float));
 }
 
@@ -336,7 +338,8 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
     }
     m2_rmsnorm_forward(c->hidden, c->rstdf, c->X + (size_t)L * N * C, m->out_norm->data, (int)N, C,
                        cf->norm_eps, pool);
-    lin_fwd(c, c->logits, c->hidden, m->output, NULL, -1, (int)N);
+    c->fwd_no_logits = c->no_logits;
+    if (!c->no_logits) lin_fwd(c, c->logits, c->hidden, m->output, NULL, -1, (int)N);
     m2_ctx_zero_dgrads(c);
     c->llse_valid = 0;
     return 0;
@@ -353,7 +356,7 @@ int m2_backward(m2_ctx *c, m2_err *err) {
     size_t NC = (size_t)N * C;
     /* d hidden = dhidden + dlogits . W_out */
     memcpy(c->dh, c->dhidden, NC * sizeof(float));
-    lin_bwd(c, c->dh, c->dlogits, c->hidden, m->output, NULL, -1, N);
+    if (!c->fwd_no_logits) lin_bwd(c, c->dh, c->dlogits, c->hidden, m->output, NULL, -1, N);
     memset(c->dX, 0, NC * sizeof(float));
     m2_rmsnorm_backward(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
                         c->rstdf, N, C, pool);
