@@ -719,6 +719,60 @@ static void pretrain_from_scratch(void **st) {
     m2_model_free(m);
 }
 
+static void errors_name_the_problem(void **st) {
+    m2_model *m = tiny("test-llama", 0, M2_DT_F32);
+    m2_err err = {0};
+    m2_ctx *c = m2_ctx_create(m, 16, 1, &err);
+    int32_t bad[3] = {1, 64, 2};
+    int len3 = 3, len20 = 20, len0 = 0;
+    m2_batch b = {1, &len3, bad};
+    assert_int_equal(m2_forward(c, &b, NULL, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "vocabulary"));
+    int32_t many[20] = {0};
+    m2_batch b2 = {1, &len20, many};
+    assert_int_equal(m2_forward(c, &b2, NULL, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "20 tokens"));
+    m2_batch b3 = {1, &len0, many};
+    assert_int_equal(m2_forward(c, &b3, NULL, 0, &err), -1);
+    assert_int_equal(m2_backward(c, &err), -1);   /* no successful forward yet */
+    m2_ctx *score = m2_ctx_create(m, 16, 0, &err);
+    m2_batch ok = {1, &len3, many};
+    assert_int_equal(m2_forward(score, &ok, NULL, 0, &err), 0);
+    assert_int_equal(m2_backward(score, &err), -1);
+    assert_non_null(strstr(err.msg, "keep_acts"));
+    m2_kv_cache *kv = m2_kv_create(m, 1, 4, &err);
+    assert_int_equal(m2_kv_append(m, NULL, kv, 0, many, 5, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "cache holds 4"));
+    assert_int_equal(m2_kv_append(m, NULL, kv, 1, many, 1, NULL, &err), -1);
+    const int32_t *pr[1] = {many};
+    int pl = 0;
+    m2_gen_result r;
+    m2_gen_config g = {.max_new_tokens = 2};
+    assert_int_equal(m2_generate(m, NULL, 1, pr, &pl, &g, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "empty"));
+    m2_lora_config lc = {"x", 0, 1, 0, M2_LORA_Q};
+    assert_null(m2_adapter_add(m, &lc, 1, &err));
+    assert_non_null(strstr(err.msg, "rank"));
+    lc.rank = 2; lc.targets = 0;
+    assert_null(m2_adapter_add(m, &lc, 1, &err));
+    m2_kv_free(kv);
+    m2_ctx_free(score);
+    m2_ctx_free(c);
+    m2_model_free(m);
+    m2_model_config cfg;
+    assert_int_equal(m2_config_preset("nope", &cfg, &err), -1);
+    m2_config_preset("tiny", &cfg, &err);
+    cfg.head_dim = 7;
+    assert_int_equal(m2_config_validate(&cfg, &err), -1);
+    assert_non_null(strstr(err.msg, "head_dim"));
+    m2_config_preset("tiny", &cfg, &err);
+    m2_model_opts o = {M2_DT_Q8_0, 1, 1};
+    assert_null(m2_model_create(&cfg, &o, &err));   /* training needs f32 */
+    char buf[256];
+    m2_config_describe(&cfg, buf, sizeof buf);
+    assert_non_null(strstr(buf, "d=256"));
+}
+
 int main(void) {
     setup_data();
     const struct CMUnitTest tests[] = {
@@ -736,6 +790,7 @@ int main(void) {
         cmocka_unit_test(kl_between_adapters),
         cmocka_unit_test(heads_polyak_and_memplan),
         cmocka_unit_test(pretrain_from_scratch),
+        cmocka_unit_test(errors_name_the_problem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
