@@ -261,6 +261,11 @@ static void adapters_switch_and_merge(void **st) {
     assert_int_equal(m2_lora_parse_targets("q_proj,v_proj", &bits), 0);
     assert_int_equal(bits, M2_LORA_Q | M2_LORA_V);
     assert_int_equal(m2_lora_parse_targets("q,bogus", &bits), -1);
+    /* freeze / unfreeze */
+    assert_int_equal(m2_adapter_set_trainable(a, 0, &err), 0);
+    assert_null(a->params.g); assert_null(a->pairs[0].dA);
+    assert_int_equal(m2_adapter_set_trainable(a, 1, &err), 0);
+    assert_ptr_equal(a->pairs[0].dA, a->params.g);
     assert_int_equal(m2_adapter_remove(m, b2, &err), 0);
     assert_null(m2_adapter_find(m, "executor"));
     free(base); free(la); free(lb); free(tmp);
@@ -760,6 +765,9 @@ static void errors_name_the_problem(void **st) {
     m2_ctx_free(c);
     m2_model_free(m);
     m2_model_config cfg;
+    assert_int_equal(m2_config_tiny(&cfg, 300, 64, 2, 4, 2, 128, 128, &err), 0);
+    assert_int_equal(cfg.head_dim, 16);
+    assert_int_equal(m2_config_tiny(&cfg, 300, 64, 2, 4, 3, 128, 128, &err), -1);
     assert_int_equal(m2_config_preset("nope", &cfg, &err), -1);
     m2_config_preset("tiny", &cfg, &err);
     cfg.head_dim = 7;
