@@ -5,7 +5,7 @@
  * Typical training step (see docs/engine.md):
  *   m2_model *m = m2_model_create(&cfg, &opts, &err);       fill with m2_model_set_tensor or
  *   m2_adapter *a = m2_adapter_add(m, &lcfg, seed, &err);    m2_model_init_random
- *   m2_ctx *c = m2_ctx_create(m, max_tokens, /*keep_acts*/ 1, &err);
+ *   m2_ctx *c = m2_ctx_create(m, max_tokens, 1, &err);          keep_acts = 1 for training
  *   m2_forward(c, &batch, a, 1, &err);                       logits, hidden kept in c
  *   m2_ctx_logprobs(c, targets, logp);  ... loss ... m2_ctx_logprobs_backward(c, targets, dlogp);
  *   m2_backward(c, &err);                                    grads += into a->params.g
