@@ -9,7 +9,7 @@
  *   m2_forward(c, &batch, a, 1, &err);                       logits, hidden kept in c
  *   m2_ctx_logprobs(c, targets, logp);  ... loss ... m2_ctx_logprobs_backward(c, targets, dlogp);
  *   m2_backward(c, &err);                                    grads += into a->params.g
- *   m2_clip_grads(groups, n, 1.0f); m2_adamw_step(&a->params, &opt, lr); m2_params_zero_grad(..)
+ *   m2_clip_grads(groups, n, 1.0f); m2_adamw_step(&a->params, &opt, lr, &err); m2_params_zero_grad(..)
  */
 #ifndef M2_MODEL_H
 #define M2_MODEL_H
