@@ -228,9 +228,22 @@ int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *pro
         out[i].logps = malloc((size_t)(maxnew + 1) * sizeof(float));
         if (!out[i].tokens || !out[i].logps) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
         m2_rng_seed_stream(&rng[i], g->seed, (uint64_t)i);
-        if ((rc = m2_kv_append(m, a, kv, i, prompts[i], prompt_len[i], logits + (size_t)i * V, err))) goto done;
         active[i] = 1;
         if (maxnew == 0) { active[i] = 0; out[i].stop_reason = M2_STOP_MAX_TOKENS; }
+    }
+    {   /* one batched prefill of all prompts (segments of one forward) */
+        long total = 0;
+        for (int i = 0; i < n_seq; i++) total += prompt_len[i];
+        int32_t *cat = malloc((size_t)total * sizeof(int32_t));
+        if (!cat) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
+        for (int i = 0, o = 0; i < n_seq; i++) {
+            memcpy(cat + o, prompts[i], (size_t)prompt_len[i] * sizeof(int32_t));
+            o += prompt_len[i];
+            seqs[i] = i;
+        }
+        rc = kv_forward(m, a, kv, n_seq, seqs, prompt_len, cat, logits, err);
+        free(cat);
+        if (rc) goto done;
     }
     for (;;) {
         int n = 0;
