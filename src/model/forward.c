@@ -317,8 +317,8 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         lin_fwd(c, A->q, A->h1, ly->wq, ly->bq, SLOT(l, 0), (int)N);
         lin_fwd(c, A->k, A->h1, ly->wk, ly->bk, SLOT(l, 1), (int)N);
         lin_fwd(c, A->v, A->h1, ly->wv, ly->bv, SLOT(l, 2), (int)N);
-        m2_rope_forward(A->q, c->pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, pool);
-        m2_rope_forward(A->k, c->pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, pool);
+        m2_rope_forward(A->q, c->pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_forward(A->k, c->pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         for (int s = 0; s < c->n_seq; s++) {
             size_t o = c->seq_off[s];
             int len = c->seq_len[s];
@@ -391,8 +391,8 @@ int m2_backward(m2_ctx *c, m2_err *err) {
             c->aseq[s] = as;
         }
         m2_attention_backward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
-        m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, pool);
-        m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, pool);
+        m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         /* below layer 0 only the embedding could use dX: skip those GEMMs when it is frozen */
         int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
         float *dh1 = need_dx ? c->dh : NULL;

@@ -97,8 +97,8 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
         lin(&w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
         lin(&w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
         lin(&w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
-        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, pool);
-        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, pool);
+        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         for (int i = 0, o = 0; i < nseg; i++) {
             int s = seqs[i], p0 = kv->len[s], n = seg_len[i];
             memcpy(kv_at(kv, kv->k, l, s, p0), w.k + (size_t)o * KD, (size_t)n * KD * sizeof(float));

@@ -54,6 +54,7 @@ typedef struct m2_model {
     unsigned char *qstore; /* storage of non-f32 matrices */
     size_t qstore_bytes;
     float *rope_freq;      /* [head_dim/2] */
+    m2_rope_table rope_tab; /* cos/sin for positions < min(max_seq_len, 32768) */
     m2_adapter **adapters; int n_adapters;
     m2_head **heads; int n_heads;
     m2_pool *pool;         /* owned */
