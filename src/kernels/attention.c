@@ -47,6 +47,74 @@ static void axpy2(float *restrict a, const float *restrict x, float ax, float *r
     for (int j = 0; j < n; j++) { a[j] += ax * x[j]; b[j] += by * y[j]; }
 }
 
+/* a[j] += c0 x0[j] + c1 x1[j] + c2 x2[j] + c3 x3[j] */
+static void axpy4(float *restrict a, const float *restrict x0, const float *restrict x1,
+                  const float *restrict x2, const float *restrict x3, float c0, float c1, float c2,
+                  float c3, int n) {
+    for (int j = 0; j < n; j++) a[j] += c0 * x0[j] + c1 * x1[j] + c2 * x2[j] + c3 * x3[j];
+}
+
+#define RB 4   /* query rows whose K/V gradient updates are applied together */
+
+/* Backward for one (sequence, KV head): probabilities recomputed from lse; dK^T and dV^T are
+ * accumulated for RB query rows at a time (one pass over them instead of RB). */
+static void item_bwd(const attn_job *jb, int seq, int g) {
+    const m2_attn_seq *S = &jb->seqs[seq];
+    int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int rep = H / jb->KVH, off = nkv - nq;
+    float scale = 1.0f / sqrtf((float)D);
+    size_t nb = (size_t)D * nkv, nk = ((size_t)nkv + 15) & ~(size_t)15;
+    float *buf = malloc(sizeof(float) * (nb * 4 + 2 * RB * nk + 64));
+    if (!buf) return;
+    float *KT = buf, *VT = KT + nb, *dK = VT + nb, *dV = dK + nb, *P = dV + nb, *DS = P + RB * nk;
+    const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
+    for (int j = 0; j < nkv; j++)
+        for (int d = 0; d < D; d++) {
+            KT[(size_t)d * nkv + j] = kg[(size_t)j * ldkv + d];
+            VT[(size_t)d * nkv + j] = vg[(size_t)j * ldkv + d];
+        }
+    memset(dK, 0, sizeof(float) * nb * 2);
+    for (int h = g * rep; h < (g + 1) * rep; h++)
+        for (int i0 = 0; i0 < nq; i0 += RB) {
+            int nr = nq - i0 < RB ? nq - i0 : RB, nmax = off + i0 + nr;
+            const float *qr[RB], *dor[RB];
+            for (int r = 0; r < RB; r++) {
+                float *p = P + r * nk, *ds = DS + r * nk;
+                if (r >= nr) {   /* padding rows contribute nothing */
+                    for (int j = 0; j < nmax; j++) p[j] = ds[j] = 0.0f;
+                    qr[r] = dor[r] = NULL;
+                    continue;
+                }
+                int i = i0 + r, last = off + i, n = last + 1;
+                const float *qi = S->q + (size_t)i * ldq + (size_t)h * D;
+                const float *doi = S->dout + (size_t)i * ldq + (size_t)h * D;
+                qr[r] = qi; dor[r] = doi;
+                scores(p, qi, KT, nkv, last, D, scale);
+                float l = S->lse[(size_t)h * nq + i];
+                for (int j = 0; j < n; j++) p[j] = m2_fast_expf(p[j] - l);
+                scores(ds, doi, VT, nkv, last, D, 1.0f);
+                float dsum = m2_vdot(p, ds, n);
+                for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dsum) * scale;
+                for (int j = n; j < nmax; j++) p[j] = ds[j] = 0.0f;
+                if (S->dq) {
+                    float *dqi = S->dq + (size_t)i * ldq + (size_t)h * D;
+                    for (int d = 0; d < D; d++) dqi[d] += m2_vdot(ds, KT + (size_t)d * nkv, n);
+                }
+            }
+            for (int d = 0; d < D; d++) {
+                float cq[RB], co[RB];
+                for (int r = 0; r < RB; r++) { cq[r] = qr[r] ? qr[r][d] : 0.0f; co[r] = dor[r] ? dor[r][d] : 0.0f; }
+                axpy4(dK + (size_t)d * nkv, DS, DS + nk, DS + 2 * nk, DS + 3 * nk, cq[0], cq[1], cq[2], cq[3], nmax);
+                axpy4(dV + (size_t)d * nkv, P, P + nk, P + 2 * nk, P + 3 * nk, co[0], co[1], co[2], co[3], nmax);
+            }
+        }
+    for (int j = 0; j < nkv; j++) {
+        if (S->dk) { float *r = S->dk + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dK[(size_t)d * nkv + j]; }
+        if (S->dv) { float *r = S->dv + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dV[(size_t)d * nkv + j]; }
+    }
+    free(buf);
+}
+
 static void item(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
@@ -116,7 +184,10 @@ static void item(const attn_job *jb, int seq, int g) {
 
 static void run_items(void *vp, long b, long e, int tid) {
     const attn_job *jb = vp;
-    for (long it = b; it < e; it++) item(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
+    for (long it = b; it < e; it++) {
+        if (jb->backward) item_bwd(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
+        else item(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
+    }
 }
 
 void m2_attention_forward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
