@@ -41,12 +41,6 @@ static void scores_direct(float *s, const float *q, const float *kg, int ldkv, i
     }
 }
 
-/* a[j] += ax * x[j]; b[j] += by * y[j]  (restrict: lets gcc keep everything in registers) */
-static void axpy2(float *restrict a, const float *restrict x, float ax, float *restrict b,
-                  const float *restrict y, float by, int n) {
-    for (int j = 0; j < n; j++) { a[j] += ax * x[j]; b[j] += by * y[j]; }
-}
-
 /* a[j] += c0 x0[j] + c1 x1[j] + c2 x2[j] + c3 x3[j] */
 static void axpy4(float *restrict a, const float *restrict x0, const float *restrict x1,
                   const float *restrict x2, const float *restrict x3, float c0, float c1, float c2,
@@ -115,69 +109,46 @@ static void item_bwd(const attn_job *jb, int seq, int g) {
     free(buf);
 }
 
+/* Forward for one (sequence, KV head): every query row of the group's heads. */
 static void item(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
-    int rep = H / jb->KVH, off = nkv - nq, bw = jb->backward;
+    int rep = H / jb->KVH, off = nkv - nq;
     float scale = 1.0f / sqrtf((float)D);
-    size_t nb = (size_t)D * nkv;
-    float *buf = malloc(sizeof(float) * (nb * 4 + 3 * (size_t)nkv + 2 * (size_t)D + 64));
+    int direct = nq * rep < 8;   /* decode: a few queries over a long cache, no transposed copies */
+    size_t nb = direct ? 0 : (size_t)D * nkv;
+    float *buf = malloc(sizeof(float) * (nb * 2 + (size_t)nkv + (size_t)D + 64));
     if (!buf) return;   /* leaves outputs untouched; callers size work to memory */
-    float *KT = buf, *VT = KT + nb, *dK = VT + nb, *dV = dK + nb;
-    float *s = dV + nb, *p = s + nkv, *dp = p + nkv, *acc = dp + nkv;
+    float *KT = buf, *VT = KT + nb, *s = VT + nb, *acc = s + nkv;
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
-    int direct = !bw && nq * rep < 8;   /* decode: no transposed copies */
     if (!direct)
         for (int j = 0; j < nkv; j++)
             for (int d = 0; d < D; d++) {
                 KT[(size_t)d * nkv + j] = kg[(size_t)j * ldkv + d];
                 VT[(size_t)d * nkv + j] = vg[(size_t)j * ldkv + d];
             }
-    if (bw) memset(dK, 0, sizeof(float) * nb * 2);
-    for (int h = g * rep; h < (g + 1) * rep; h++) {
+    for (int h = g * rep; h < (g + 1) * rep; h++)
         for (int i = 0; i < nq; i++) {
             int last = off + i, n = last + 1;
             const float *qi = S->q + (size_t)i * ldq + (size_t)h * D;
             if (direct) scores_direct(s, qi, kg, ldkv, last, D, scale);
             else scores(s, qi, KT, nkv, last, D, scale);
-            if (!bw) {
-                float mx = m2_vmax(s, n);
-                float sum = m2_vexp_sum(s, s, mx, n);
-                if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
-                float inv = 1.0f / sum;
-                float *o = S->out + (size_t)i * ldq + (size_t)h * D;
-                if (!direct) {
-                    for (int d = 0; d < D; d++) o[d] = m2_vdot(s, VT + (size_t)d * nkv, n) * inv;
-                    continue;
-                }
-                for (int d = 0; d < D; d++) acc[d] = 0.0f;
-                for (int j = 0; j < n; j++) {
-                    float w = s[j] * inv;
-                    const float *vj = vg + (size_t)j * ldkv;
-                    for (int d = 0; d < D; d++) acc[d] += w * vj[d];
-                }
-                for (int d = 0; d < D; d++) o[d] = acc[d];
+            float mx = m2_vmax(s, n);
+            float sum = m2_vexp_sum(s, s, mx, n);
+            if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
+            float inv = 1.0f / sum;
+            float *o = S->out + (size_t)i * ldq + (size_t)h * D;
+            if (!direct) {
+                for (int d = 0; d < D; d++) o[d] = m2_vdot(s, VT + (size_t)d * nkv, n) * inv;
                 continue;
             }
-            float l = S->lse[(size_t)h * nq + i];
-            for (int j = 0; j < n; j++) p[j] = m2_fast_expf(s[j] - l);
-            const float *doi = S->dout + (size_t)i * ldq + (size_t)h * D;
-            scores(dp, doi, VT, nkv, last, D, 1.0f);
-            float dsum = m2_vdot(p, dp, n);
-            for (int j = 0; j < n; j++) dp[j] = p[j] * (dp[j] - dsum) * scale;   /* dS */
-            /* transposed accumulators: dK^T[d, j] += q[d] dS[j], dV^T[d, j] += dout[d] p[j] */
-            for (int d = 0; d < D; d++)
-                axpy2(dK + (size_t)d * nkv, dp, qi[d], dV + (size_t)d * nkv, p, doi[d], n);
-            if (S->dq) {
-                float *dqi = S->dq + (size_t)i * ldq + (size_t)h * D;
-                for (int d = 0; d < D; d++) dqi[d] += m2_vdot(dp, KT + (size_t)d * nkv, n);
+            for (int d = 0; d < D; d++) acc[d] = 0.0f;
+            for (int j = 0; j < n; j++) {
+                float w = s[j] * inv;
+                const float *vj = vg + (size_t)j * ldkv;
+                for (int d = 0; d < D; d++) acc[d] += w * vj[d];
             }
-        }
-    }
-    if (bw)
-        for (int j = 0; j < nkv; j++) {
-            if (S->dk) { float *r = S->dk + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dK[(size_t)d * nkv + j]; }
-            if (S->dv) { float *r = S->dv + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dV[(size_t)d * nkv + j]; }
+            for (int d = 0; d < D; d++) o[d] = acc[d];
         }
     free(buf);
 }
