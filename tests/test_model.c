@@ -764,6 +764,20 @@ static void errors_name_the_problem(void **st) {
     m2_ctx_free(score);
     m2_ctx_free(c);
     m2_model_free(m);
+    {   /* rope_freqs factors equal to the llama3 scaling reproduce it */
+        m2_model *a = tiny("test-llama", 0, M2_DT_F32);
+        m2_model_config c2 = a->cfg;
+        c2.rope_scaling.type = 0;
+        m2_model *b = m2_model_create(&c2, NULL, &err);
+        int half = a->cfg.head_dim / 2;
+        float base[64], fac[64];
+        m2_rope_freqs(base, a->cfg.head_dim, a->cfg.rope_theta, NULL);
+        for (int i = 0; i < half; i++) fac[i] = base[i] / a->rope_freq[i];
+        assert_int_equal(m2_model_set_rope_freq_factors(b, fac, half, &err), 0);
+        for (int i = 0; i < half; i++) assert_true(fabsf(b->rope_freq[i] - a->rope_freq[i]) <= 1e-6f * a->rope_freq[i]);
+        assert_int_equal(m2_model_set_rope_freq_factors(b, fac, half - 1, &err), -1);
+        m2_model_free(a); m2_model_free(b);
+    }
     m2_model_config cfg;
     assert_int_equal(m2_config_tiny(&cfg, 300, 64, 2, 4, 2, 128, 128, &err), 0);
     assert_int_equal(cfg.head_dim, 16);

@@ -137,6 +137,19 @@ void m2_model_free(m2_model *m) {
     free(m);
 }
 
+int m2_model_set_rope_freq_factors(m2_model *m, const float *factors, int n, m2_err *err) {
+    int half = m->cfg.head_dim / 2;
+    if (n != half) return m2_errorf(err, M2_ESHAPE, "rope_freqs: expected %d factors, got %d", half, n);
+    for (int i = 0; i < half; i++)
+        if (!(factors[i] > 0)) return m2_errorf(err, M2_EINVAL, "rope_freqs: factor %d is not positive", i);
+    m2_rope_freqs(m->rope_freq, m->cfg.head_dim, m->cfg.rope_theta, NULL);
+    for (int i = 0; i < half; i++) m->rope_freq[i] /= factors[i];
+    m->cfg.rope_scaling.type = 0;
+    m2_rope_table_fill((float *)m->rope_tab.cos, (float *)m->rope_tab.sin, m->rope_tab.n_pos, m->rope_freq,
+                       m->cfg.head_dim);
+    return 0;
+}
+
 m2_tensor *m2_model_find(m2_model *m, const char *name) {
     for (int i = 0; i < m->n_tensors; i++)
         if (!strcmp(m->tensors[i].name, name)) return &m->tensors[i];
