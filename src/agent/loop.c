@@ -216,7 +216,8 @@ char *m2_episode_to_json(const m2_episode *ep) {
     cJSON_AddNumberToObject(tok, "sys1_gen", (double)ep->sys1_gen_tok);
     cJSON_AddNumberToObject(tok, "sys2_prompt", (double)ep->sys2_prompt_tok);
     cJSON_AddNumberToObject(tok, "sys2_gen", (double)ep->sys2_gen_tok);
-    cJSON_AddNumberToObject(tok, "total", (double)(ep->sys1_prompt_tok + ep->sys1_gen_tok + ep->sys2_prompt_tok + ep->sys2_gen_tok));
+    /* no "total" inside: readers (core/report.c) sum the members; the total is a top-level field */
+    cJSON_AddNumberToObject(o, "tokens_total", (double)(ep->sys1_prompt_tok + ep->sys1_gen_tok + ep->sys2_prompt_tok + ep->sys2_gen_tok));
     cJSON_AddNumberToObject(o, "sys1_calls", ep->sys1_calls);
     cJSON_AddNumberToObject(o, "sys2_calls", ep->sys2_calls);
     cJSON_AddNumberToObject(o, "invalid_actions", ep->invalid);
