@@ -299,6 +299,8 @@ static void loop_step_limit_and_budget(void **state) {
     m2_policy sf = {NULL, failing};
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &s1, &sf, &cfg, &ep, &err), -1);
     assert_non_null(strstr(err.msg, "model exploded"));
+    assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &sf, &s2, &cfg, &ep, &err), -1);   /* System 1 fails */
+    assert_non_null(strstr(err.msg, "System 1"));
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 9, 0, &s1, &s2, &cfg, &ep, &err), -1);
     assert_non_null(strstr(err.msg, "index 9"));
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, NULL, &s2, &cfg, &ep, &err), -1);

@@ -29,10 +29,11 @@ static char *join3(const char *a, const char *sep, const char *b) {
 
 void m2_episode_free(m2_episode *ep) {
     if (!ep) return;
-    for (int i = 0; i < ep->steps; i++) {
+    /* every allocated slot (zeroed when grown): an error may leave a half-filled one past the count */
+    for (int i = 0; i < ep->cap_step; i++) {
         free(ep->step[i].raw); free(ep->step[i].action); free(ep->step[i].obs);
     }
-    for (int i = 0; i < ep->n_sub; i++) {
+    for (int i = 0; i < ep->cap_sub; i++) {
         free(ep->sub[i].text); free(ep->sub[i].raw); free(ep->sub[i].state); free(ep->sub[i].obs0);
     }
     free(ep->step); free(ep->sub); free(ep->task); free(ep->bucket);
