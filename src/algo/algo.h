@@ -6,4 +6,6 @@
 #include "algo/losses.h"
 #include "algo/teamtr.h"
 #include "algo/steps.h"
+#include "algo/train.h"
+#include "algo/train_ckpt.h"
 #endif

@@ -6,4 +6,5 @@
 #include "data/hier.h"
 #include "data/pack.h"
 #include "data/records_read.h"
+#include "data/seqset.h"
 #endif

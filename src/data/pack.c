@@ -253,7 +253,7 @@ int m2_pack_traj(const m2_tok_iface *tok, const m2_traj *tr, int max_tokens, m2_
         out->n_actions = t + 1;
     }
     if (out->n_actions == 0) {
-        m2_errorf(err, M2_EINVAL, "pack: prompt + first state + first action need more than %d tokens", max_tokens);
+        m2_errorf(err, M2_ESHAPE, "pack: prompt + first state + first action need more than %d tokens", max_tokens);
         goto fail;
     }
     for (int t = 0; t < out->n_actions; t++)

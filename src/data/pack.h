@@ -14,7 +14,7 @@
  * Truncation rule (max_tokens > 0): keep the prompt and the longest prefix of whole transitions
  * (s_t, a_t EOS) that fits, then s_{k+1} if it also fits. The last kept action's Q target needs
  * V(s_{k+1}) unless it is terminal; when neither holds its q_mask is 0 (its log-prob is still used).
- * A sequence whose prompt + s_1 + a_1 alone exceeds max_tokens is rejected (M2_EINVAL) so the
+ * A sequence whose prompt + s_1 + a_1 alone exceeds max_tokens is rejected (M2_ESHAPE) so the
  * caller can skip it and count it, as the released warm-up drops over-long sequences. */
 #ifndef M2_DATA_PACK_H
 #define M2_DATA_PACK_H

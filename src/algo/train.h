@@ -1,0 +1,96 @@
+/* Stage loops over the per-step glue (algo/steps.h): System 1 SFT / System 2 warm-up with held-out
+ * early stopping, System 2 offline RL, System 2 online refinement. They know nothing about run
+ * folders: metrics and checkpoints go through hooks, and everything a checkpoint needs besides the
+ * engine's params (adapter/head weights, AdamW moments and step counts, head targets) is in
+ * m2_train_state (plain numbers), the caller's m2_rng, and the replay buffer (m2_replay_save).
+ * Resuming = restoring those and calling the loop again with the restored state: the batches,
+ * samples and updates continue exactly (tested bit for bit). */
+#ifndef M2_ALGO_TRAIN_H
+#define M2_ALGO_TRAIN_H
+#include "agent/collect.h"
+#include "agent/loop.h"
+#include "agent/replay.h"
+#include "algo/steps.h"
+#include "data/seqset.h"
+
+typedef struct m2_train_hooks {
+    void *ud;
+    /* n named scalars at a global step (e.g. "sys2/actor_loss"); may be NULL */
+    int (*log)(void *ud, int64_t step, const char *const *names, const double *values, int n, m2_err *err);
+    /* after every optimiser step, with the state already advanced (checkpoint here); may be NULL */
+    int (*after_step)(void *ud, int64_t step, m2_err *err);
+} m2_train_hooks;
+
+typedef struct m2_train_state {
+    int64_t step;        /* optimiser steps done in this stage */
+    int64_t epoch;       /* data cursor: epoch ... */
+    int pos;             /* ... and position in it (online: updates done in the epoch, -1 = collect first) */
+    double best_val;     /* early stopping: best validation loss (INFINITY before the first) */
+    int bad_evals;       /* validations without improvement since the best */
+    int stopped;         /* 1 once early stopping fired (the best weights were restored) */
+} m2_train_state;
+
+void m2_train_state_init(m2_train_state *s);
+
+typedef struct m2_opt_opts {
+    float lr, weight_decay, grad_clip;   /* grad_clip <= 0: off */
+    float beta1, beta2, eps;
+} m2_opt_opts;
+
+/* ---- SFT (System 1 on high records; System 2 warm-up on low records) ---- */
+typedef struct m2_sft_opts {
+    m2_opt_opts opt;
+    m2_reduce reduce;
+    int batch, epochs;
+    int64_t max_steps;       /* 0: epochs decide */
+    int eval_every;          /* validate every N steps and at each epoch end (0: epoch ends only) */
+    int patience;            /* stop after N validations without improvement (0: never) */
+    float min_delta, min_rel_improve;  /* improvement = drop > max(min_delta, min_rel * |best|) */
+    uint64_t seed;           /* batch order */
+    const char *prefix;      /* metric prefix, e.g. "sys1" or "sys2_warmup" */
+} m2_sft_opts;
+
+/* best_w: [a->params.n] buffer receiving the best weights (may be NULL without validation);
+ * on early stop they are copied back into the adapter. cval: a scoring ctx for validation. */
+int m2_train_sft(m2_ctx *c, m2_ctx *cval, m2_adapter *a, const m2_seqset *set, const int *train,
+                 int n_train, const int *val, int n_val, const m2_sft_opts *o, m2_train_state *st,
+                 float *best_w, const m2_train_hooks *h, m2_err *err);
+/* Mean per-action NLL over the given sequences (scoring only). */
+int m2_eval_nll(m2_ctx *c, m2_adapter *a, const m2_seqset *set, const int *idx, int n, int batch,
+                m2_reduce red, double *loss, m2_err *err);
+
+/* ---- System 2 offline RL ---- */
+typedef struct m2_offline_opts {
+    m2_offline_cfg step;
+    m2_opt_opts actor, critic;
+    float polyak;            /* target heads: tau per step */
+    int batch, epochs;
+    int64_t max_steps;
+    uint64_t seed;           /* batch order */
+} m2_offline_opts;
+
+int m2_train_offline(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *v,
+                     const m2_seqset *set, const int *idx, int n, const m2_offline_opts *o,
+                     m2_train_state *st, m2_rng *rng, const m2_train_hooks *h, m2_err *err);
+
+/* ---- System 2 online refinement ---- */
+typedef struct m2_online_opts {
+    m2_online_cfg step;
+    m2_opt_opts actor, critic;
+    float polyak;
+    int epochs, episodes_per_epoch, updates_per_epoch, batch;
+    int max_tokens;          /* packing limit of a buffer segment (longer ones are skipped) */
+    const char *task;        /* env task family (NULL = all) */
+    m2_split split;          /* collection split (train) */
+    uint64_t seed;           /* episode choice (stream (seed, epoch)) and episode seeds */
+} m2_online_opts;
+
+/* Per epoch: episodes_per_epoch rollouts (sys1 frozen; sys2 = the online policy, e.g. an
+ * m2_model_policy sampling with `on`) pushed into buf, then updates_per_epoch AWAC + KL updates on
+ * batches sampled from buf. */
+int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
+                    m2_head *q, m2_head *v, m2_env *env, const m2_policy *sys1, const m2_policy *sys2,
+                    const m2_loop_cfg *lc, m2_replay *buf, const m2_tok_iface *tok,
+                    const m2_online_opts *o, m2_train_state *st, const m2_train_hooks *h, m2_err *err);
+
+#endif
