@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "io/safetensors.h"
 
 static char tmpdir[64];
 
@@ -311,6 +312,33 @@ static void extra_files_are_verified(void **state) {
     assert_non_null(strstr(err.msg, "sub/adapter_config.json"));
 }
 
+/* The tensors file is plain safetensors: the project's io/ reader opens it. */
+static void tensors_file_is_standard_safetensors(void **state) {
+    char root[128], p[300];
+    root_path(root, sizeof root, "st/ckpt");
+    m2_err err = {0};
+    assert_int_equal(save_step(root, 4, 64, 0, NULL, NULL, &err), 0);
+    snprintf(p, sizeof p, "%s/step_4/tensors.safetensors", root);
+    m2_safetensors *st = m2_st_open(p, &err);
+    if (!st) fail_msg("%s", err.msg);
+    assert_int_equal(st->n_tensors, 4);
+    const m2_st_tensor *t = m2_st_find(st, "sys2.lora.A");
+    assert_non_null(t);
+    assert_string_equal(t->dtype, "F32");
+    assert_int_equal(t->n_dims, 2);
+    assert_int_equal(t->shape[0], 16);
+    float w[64];
+    assert_int_equal(m2_st_tensor_to_f32(st, t, w, &err), 0);
+    payload pl;
+    fill(&pl, 4, 64);
+    assert_memory_equal(w, pl.w, sizeof w);
+    free(pl.w);
+    assert_string_equal(m2_st_find(st, "data.cursor")->dtype, "I32");
+    assert_string_equal(m2_st_find(st, "buffer.flags")->dtype, "U8");
+    assert_int_equal(m2_st_find(st, "scalar")->n_dims, 0);
+    m2_st_close(st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_and_validation),
@@ -318,6 +346,7 @@ int main(void) {
         cmocka_unit_test(corrupt_checkpoints_fail_clearly),
         cmocka_unit_test(sigkill_mid_write_keeps_previous),
         cmocka_unit_test(extra_files_are_verified),
+        cmocka_unit_test(tensors_file_is_standard_safetensors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

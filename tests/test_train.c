@@ -257,6 +257,8 @@ static void cli_train(void **state) {
     snprintf(args, sizeof args, "--resume %s", dir);
     assert_int_equal(run_cli(args, out, sizeof out), 0);
     assert_non_null(strstr(out, "every stage is done"));
+    snprintf(args, sizeof args, "--resume %s run.name=other", dir);
+    assert_int_equal(run_cli(args, out, sizeof out), 2);
     snprintf(args, sizeof args, "--resume %s/nowhere", tmpdir);
     assert_int_equal(run_cli(args, out, sizeof out), 1);
 }

@@ -130,6 +130,12 @@ int cmd_train(int argc, char **argv) {
         free(over);
         return 2;
     }
+    for (int i = 0; resume && i < n_over; i++)
+        if (!strncmp(over[i], "run.name=", 9) || !strncmp(over[i], "run.out_dir=", 12)) {
+            fprintf(stderr, "multi2 train: --resume continues %s in place; '%s' cannot change there\n", resume, over[i]);
+            free(over);
+            return 2;
+        }
     char resume_cfg[1200];
     if (resume) {
         snprintf(resume_cfg, sizeof resume_cfg, "%s/config.yaml", resume);
