@@ -426,6 +426,65 @@ static int oracle_melting(sw_session *s, const sw_params *p, char *buf, size_t c
     return act_on(s, "focus on", sw_find_named(w, box_room, box), buf, cap);
 }
 
+/* ---------------- power-component (and the renewable/nonrenewable variant) ---------------- */
+
+static int connect_terminals(sw_session *s, int ta, int tb, char *buf, size_t cap) {
+    char r1[SW_REF_LEN], r2[SW_REF_LEN];
+    sw_session_referent(s, ta, r1, sizeof r1);
+    sw_session_referent(s, tb, r2, sizeof r2);
+    if (!r1[0] || !r2[0]) return -1;
+    snprintf(buf, cap, "connect %s to %s", r1, r2);
+    return 1;
+}
+
+static int oracle_power(sw_session *s, const sw_params *p, int renewable_task, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int part = p->part_id, src = p->source_id, w1 = p->wire1, w2 = p->wire2;
+    if (part == SW_NONE || src == SW_NONE || w1 == SW_NONE || w2 == SW_NONE) return -1;
+    int workshop = sw_room(w, "workshop"), outside = sw_room(w, "outside");
+    int outdoor = renewable_task && p->renewable;
+    if (gs->cur == 0) {
+        int r = nav_step(s, sw_room_of(w, part), buf, cap);
+        if (r) return r;
+        return act_on(s, "focus on", part, buf, cap);
+    }
+    (void)workshop;
+    if (outdoor) {
+        /* solar panels and wind generators work outside: carry everything there */
+        const int items[4] = {part, src, w1, w2};
+        int here = w->o[w->agent].parent;
+        if (here != outside) {
+            for (int i = 0; i < 4; i++)
+                if (!in_inventory(w, items[i])) {
+                    int r = nav_step(s, sw_room_of(w, items[i]), buf, cap);
+                    if (r) return r;
+                    return act_on(s, "pick up", items[i], buf, cap);
+                }
+            return nav_step(s, outside, buf, cap);
+        }
+        for (int i = 0; i < 4; i++)
+            if (in_inventory(w, items[i])) return act_on(s, "drop", items[i], buf, cap);
+    }
+    int sa = sw_terminal_of(w, src, 0), sc = sw_terminal_of(w, src, 1);
+    int w1a = sw_terminal_of(w, w1, 0), w1b = sw_terminal_of(w, w1, 1), w2a = sw_terminal_of(w, w2, 0), w2b = sw_terminal_of(w, w2, 1);
+    int pa = sw_terminal_of(w, part, 0), pc = sw_terminal_of(w, part, 1);
+    const int pairs[4][2] = {{sa, w1a}, {sc, w2a}, {w1b, pc}, {w2b, pa}};
+    for (int i = 0; i < 4; i++)
+        if (w->o[pairs[i][0]].conn != pairs[i][1]) {
+            if (w->o[pairs[i][0]].conn != SW_NONE || w->o[pairs[i][1]].conn != SW_NONE) {
+                /* a wrong connection from an earlier deviation: undo it first */
+                int bad = w->o[pairs[i][0]].conn != SW_NONE ? pairs[i][0] : pairs[i][1];
+                int obj = w->o[bad].parent;
+                return act_on(s, "disconnect", obj, buf, cap);
+            }
+            return connect_terminals(s, pairs[i][0], pairs[i][1], buf, cap);
+        }
+    if ((w->o[src].flags & F_DEVICE) && !(w->o[src].flags & F_ON)) return act_on(s, "activate", src, buf, cap);
+    snprintf(buf, cap, "wait1");
+    return 1;
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -436,5 +495,6 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
     else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
+    else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;
 }

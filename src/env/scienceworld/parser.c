@@ -47,8 +47,8 @@ static const action_def actions[A_COUNT] = {
     [A_READ] = {"read", {"read", "$"}, 2, 0},
     [A_MIX] = {"mix", {"mix|stir", "$"}, 2, 0},
     [A_DUNK] = {"dunk", {"dunk", "$", "in|into", "$"}, 4, 0},
-    [A_CONNECT] = {"connect", {"connect", "$", "to|in|into", "$"}, 4, 0},
-    [A_DISCONNECT] = {"disconnect", {"disconnect", "$"}, 2, 0},
+    [A_CONNECT] = {"connect electrically", {"connect", "$", "to|in|into", "$"}, 4, 0},
+    [A_DISCONNECT] = {"disconnect electrically", {"disconnect", "$"}, 2, 0},
     [A_FLUSH] = {"flush", {"flush", "$"}, 2, 0},
 };
 
@@ -198,6 +198,21 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
         break;
     case K_BOOK: add_ref(r, "book"); add_ref(r, o->name); break;
+    case K_TERMINAL: {
+        const char *pn = o->parent != SW_NONE ? w->o[o->parent].name : "";
+        add_ref(r, "terminal"); add_ref(r, o->name);
+        snprintf(t, sizeof t, "%s on %s", o->name, pn); add_ref(r, t);
+        snprintf(t, sizeof t, "%s %s", pn, o->name); add_ref(r, t);
+        break;
+    }
+    case K_LIGHTBULB:
+        if (strstr(o->name, "light bulb")) { add_ref(r, "light"); add_ref(r, "light bulb"); }
+        else if (strstr(o->name, "motor")) { add_ref(r, "motor"); add_ref(r, "electric motor"); }
+        else if (strstr(o->name, "buzzer")) { add_ref(r, "buzzer"); add_ref(r, "electric buzzer"); }
+        add_ref(r, o->name);
+        break;
+    case K_SWITCH: case K_WIRE: add_ref(r, "component"); add_ref(r, o->name); break;
+    case K_BATTERY: add_ref(r, "generator"); add_ref(r, o->name); break;
     case K_THING:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "metal fork")) add_ref(r, "steel fork");
@@ -271,6 +286,13 @@ int sw_visible_objects(const sw_world *w, int *out, int cap) {
     n = accessible_rec(w, room, out, n, cap);
     n = vis_add(out, n, cap, w->agent);
     n = accessible_rec(w, w->agent, out, n, cap);
+    /* electrical terminals of everything visible (hidden ones too: the parser sees them) */
+    int base = n;
+    for (int i = 0; i < w->n; i++) {
+        if (w->o[i].kind != K_TERMINAL || (w->o[i].flags & F_DELETED)) continue;
+        int p = w->o[i].parent;
+        for (int j = 0; j < base; j++) if (out[j] == p) { n = vis_add(out, n, cap, i); break; }
+    }
     /* deterministic order: by id */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && out[j - 1] > out[j]; j--) { int t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
@@ -419,7 +441,36 @@ static int can_move(const sw_world *w, int obj, int dest, sw_sb *b) {
 
 static void do_move(sw_world *w, int obj, int dest, sw_sb *b) {
     sw_move(w, obj, dest);
+    if (sw_is_electrically_connected(w, obj)) {
+        say(b, "(disconnecting %s)", w->o[obj].name);
+        sw_disconnect(w, obj);
+    }
     say(b, "You move the %s to the %s.", w->o[obj].name, w->o[dest].name);
+}
+
+/* ActionConnectElectrical.getTerminal: a terminal, or a plain object's free (hidden) terminal. */
+static int get_terminal(sw_world *w, int x, sw_sb *b) {
+    const sw_obj *o = &w->o[x];
+    if (o->kind == K_TERMINAL) return x;
+    if (o->kind == K_LIGHTBULB || o->kind == K_SWITCH || o->kind == K_BATTERY) {
+        say(b, "Connections must specify specific points of contact on polarized electrical components (e.g. anode, cathode)");
+        return SW_NONE;
+    }
+    if (o->kind == K_WIRE) {
+        say(b, "Connections must specify specific points of contact on unpolarized electrical components (e.g. terminal 1, terminal 2)");
+        return SW_NONE;
+    }
+    if (o->kind == K_ROOM || o->kind == K_OUTSIDE || o->kind == K_UNIVERSE || o->kind == K_DOOR || o->kind == K_AGENT ||
+        o->kind == K_INVENTORY || sw_ensure_terminals(w, x)) {
+        say(b, "It's not clear how to connect something to %s", o->name);
+        return SW_NONE;
+    }
+    for (int k = 0; k < 2; k++) {
+        int t = sw_terminal_of(w, x, k);
+        if (t != SW_NONE && w->o[t].conn == SW_NONE) return t;
+    }
+    say(b, "%s is already connected, and must be disconnected before it can be connected to something else", o->name);
+    return SW_NONE;
 }
 
 static int run_action(sw_session *s, const sw_match *m) {
@@ -580,8 +631,37 @@ static int run_action(sw_session *s, const sw_match *m) {
         if (!(ox->flags & F_CONTAINER)) { say(b, "You can only dunk containers."); break; }
         say(b, "Dunking the %s into the %s doesn't seem to do anything.", ox->name, w->o[y].name);
         break;
-    case A_CONNECT: say(b, "It's not clear how to connect the %s to the %s.", ox->name, w->o[y].name); break;
-    case A_DISCONNECT: say(b, "The %s isn't connected to anything.", ox->name); break;
+    case A_CONNECT: {
+        int ta = get_terminal(w, x, b);
+        if (ta == SW_NONE) break;
+        int tb = get_terminal(w, y, b);
+        if (tb == SW_NONE) break;
+        if (ta == tb) { say(b, "Something can't be connected to itself."); break; }
+        for (int k = 0; k < 2; k++) {
+            int t = k ? tb : ta;
+            if (w->o[t].conn != SW_NONE) {
+                say(b, "%s on %s is already connected, and must be disconnected before it can be connected to something else",
+                    w->o[t].name, w->o[w->o[t].parent].name);
+                t = SW_NONE;
+                ta = SW_NONE;
+                break;
+            }
+        }
+        if (ta == SW_NONE) break;
+        w->o[ta].conn = (int16_t)tb;
+        w->o[tb].conn = (int16_t)ta;
+        say(b, "%s on %s is now connected to %s on %s", w->o[ta].name, w->o[w->o[ta].parent].name, w->o[tb].name,
+            w->o[w->o[tb].parent].name);
+        break;
+    }
+    case A_DISCONNECT:
+        if (ox->kind == K_TERMINAL) {
+            say(b, "You must disconnect entire objects (such as %s) instead of just single terminals", w->o[ox->parent].name);
+            break;
+        }
+        sw_disconnect(w, x);
+        say(b, "%s has been disconnected", ox->name);
+        break;
     case A_FLUSH:
         if (ox->kind != K_TOILET) { say(b, "It's not clear how to flush that."); break; }
         say(b, "The %s flushes.", ox->name);

@@ -25,6 +25,7 @@ const sw_material sw_materials[] = {
     {"wood", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 350.0f, ST_SOLID, 10.0f},
     {"paper", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 210.0f, ST_SOLID, 10.0f},
     {"metal", "metal", "liquid metal", "gaseous metal", 1.0f, 1000.0f, 2000.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"aluminum", "aluminum", "liquid aluminum", "gaseous aluminum", 1.0f, 660.0f, 2470.0f, 100000.0f, ST_SOLID, 10.0f},
     {"steel", "steel", "liquid steel", "gaseous steel", 1.0f, 1400.0f, 2900.0f, 100000.0f, ST_SOLID, 10.0f},
     {"tin", "tin", "liquid tin", "gasseous tin", 1.0f, 232.0f, 2602.0f, 100000.0f, ST_SOLID, 10.0f},
     {"glass", "glass", "liquid glass", "gaseous glass", 1.0f, 1400.0f, 2200.0f, 100000.0f, ST_SOLID, 10.0f},
@@ -58,10 +59,19 @@ const char *sw_state_name(int st) { return st == ST_SOLID ? "solid" : st == ST_L
 
 double sw_java_round(double x) { return x >= 0 ? floor(x + 0.5) : -floor(-x + 0.5); }
 
+/* MaterialProperties.electricallyConductive: the metals (MetalProp and its subclasses). */
+static int material_conductive(const char *m) {
+    static const char *const metals[] = {"metal", "steel", "tin", "lead", "mercury", "gallium", "caesium", "aluminum",
+                                         "copper", "iron", "brass", "bronze", "gold", "platinum", "zinc", "titanium", "silicon"};
+    for (size_t i = 0; i < sizeof metals / sizeof metals[0]; i++) if (!strcmp(m, metals[i])) return 1;
+    return 0;
+}
+
 void sw_set_material(sw_world *w, int obj, const char *material) {
     sw_obj *o = &w->o[obj];
     int m = sw_material_find(material);
     if (m < 0) return;
+    if (material_conductive(material)) o->flags |= F_CONDUCTIVE; else o->flags &= ~F_CONDUCTIVE;
     o->mat = (int16_t)m;
     o->flags |= F_MATERIAL;
     o->temp = sw_materials[m].init_temp;
@@ -198,6 +208,7 @@ static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *
         /* the sink's own water runs straight down the open drain */
     }
     if (o->kind == K_FOUNTAIN && !has_child_named(w, id, "water")) add_water(w, id);
+    sw_elec_tick(w, id);
     if (w->n != ix->n) index_build(w, ix);
     k = index_children(ix, id, kids);
     int was_combusting = o->combusting;

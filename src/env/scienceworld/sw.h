@@ -33,7 +33,12 @@ enum sw_kind {
     K_THING,          /* plain object: "a X" (axe, shovel, soil, battery, ...) */
     K_FOOD,
     K_FIREPIT, K_FOUNTAIN,
-    K_LIGHTBULB, K_WIRE, K_SWITCH, K_BATTERY, K_BED, K_COUCH, K_PILLOW,
+    K_LIGHTBULB,      /* polarized voltage user: light bulb, electric motor, electric buzzer */
+    K_WIRE,           /* unpolarized component: terminal 1 / terminal 2 */
+    K_SWITCH,         /* polarized switch: conducts only when on */
+    K_BATTERY,        /* generator; extra: GEN_BATTERY / GEN_FUEL (activable) / GEN_RENEWABLE (on outside) */
+    K_TERMINAL,       /* anode / cathode / terminal 1 / terminal 2 of its parent */
+    K_BED, K_COUCH, K_PILLOW,
     K_COUNT
 };
 
@@ -52,6 +57,10 @@ enum { ST_SOLID = 0, ST_LIQUID = 1, ST_GAS = 2 };
 #define F_DELETED   0x0200u
 #define F_EDIBLE    0x0400u
 #define F_BROKEN    0x0800u  /* a disabled device (TaskDisable): cannot be switched */
+#define F_CONDUCTIVE 0x1000u /* electrically conductive material */
+
+enum { GEN_BATTERY = 0, GEN_FUEL = 1, GEN_RENEWABLE = 2 };
+enum { VOLT_NONE = 0, VOLT_GROUND = 1, VOLT_GEN = 2 };
 
 typedef struct sw_obj {
     uint16_t kind;
@@ -65,6 +74,8 @@ typedef struct sw_obj {
     uint8_t state;            /* ST_* */
     uint8_t combusting, combusted;
     int16_t combust_ticks;
+    int16_t conn;             /* K_TERMINAL: the terminal it is wired to, SW_NONE */
+    uint8_t volt;             /* K_TERMINAL: VOLT_* */
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
     char alt2[SW_NAME];
@@ -116,6 +127,10 @@ enum sw_goal_type {
     G_CONTAINER_BY_TEMP,      /* focus object in box str (temp >= value) or str2 (temp <= value); wrong box fails */
     G_PAST_USE,               /* an earlier "use <str> on <str2>" action */
     G_FIND_ANSWER_BOX,        /* focus on the answer box named str (another answer box fails) */
+    G_ACTIVATE_DEVICE,        /* focus object is named str and is on */
+    G_ELEC_CONNECTED,         /* focus object is wired (through its anode side) to something named str; else fails */
+    G_OBJ_CONNECTED_TO_WIRE,  /* something named str has its terminal `state` (0/1) wired to a wire */
+    G_WIRE_CONNECTS_POWER,    /* a visible wire touches both str and a generator (named str2 when given) */
 };
 
 typedef struct sw_goal {
@@ -185,6 +200,17 @@ int sw_add_answer_box(sw_world *w, const char *colour, int parent);
 typedef struct sw_refs { int n; char r[SW_MAX_REFS][SW_REF_LEN]; } sw_refs;
 void sw_object_referents(const sw_world *w, int obj, int perspective, sw_refs *out);
 int sw_visible_objects(const sw_world *w, int *out, int cap);
+
+/* electrical.c */
+int sw_add_component(sw_world *w, int kind, const char *name, int parent);   /* with its terminals */
+int sw_terminal_of(const sw_world *w, int obj, int which);   /* which 0/1: anode|terminal 1 / cathode|terminal 2 */
+int sw_ensure_terminals(sw_world *w, int obj);               /* hidden terminals of a plain object; 0 ok */
+int sw_is_polarized(const sw_world *w, int obj);
+int sw_is_electrically_connected(const sw_world *w, int obj);
+void sw_disconnect(sw_world *w, int obj);
+void sw_elec_tick(sw_world *w, int obj);                      /* generators, users, conductors */
+int sw_connected_to_named(const sw_world *w, int obj, const char *name);   /* areComponentsElectricallyConnected */
+void sw_connected_to_str(const sw_world *w, int terminal, sw_sb *b);
 
 /* physics.c */
 void sw_tick(sw_world *w);

@@ -13,7 +13,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"1-4", "change-the-state-of-matter-of", 30, 1},
     {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 1},
     {"2-3", "measure-melting-point-unknown-substance", 300, 0},
-    {"3-1", "power-component", 20, 0}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 0},
+    {"3-1", "power-component", 20, 1}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 1},
     {"3-3", "test-conductivity", 900, 0}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
@@ -160,6 +160,15 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strncmp(name, "power-component", 15)) {
+        static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+        static const char *const renew[2] = {"solar panel", "wind generator"}, *const nonrenew[2] = {"gas generator", "nuclear generator"};
+        snprintf(p->part, sizeof p->part, "%s", parts[v / 4]);
+        snprintf(p->long_animal, sizeof p->long_animal, "%s", renew[(v / 2) % 2]);      /* renewable source present */
+        snprintf(p->short_animal, sizeof p->short_animal, "%s", nonrenew[v % 2]);       /* nonrenewable source present */
+        p->renewable = v % 2 == 0;
+        if (!strcmp(name, "power-component")) snprintf(p->source, sizeof p->source, "battery");
+        else snprintf(p->source, sizeof p->source, "%s", p->renewable ? p->long_animal : p->short_animal);
     } else if (!strcmp(name, "measure-melting-point-known-substance")) {
         int c = melt_combo(v);
         int j = c / 25, i = (c / 5) % 5, k = c % 5;
@@ -364,7 +373,10 @@ static void goals_change_state(sw_goalseq *gs, const sw_params *p) {
 static void setup_thermometer(sw_world *w, sw_params *p) {
     int room = sw_room(w, p->location), x;
     if (!strcmp(p->object, "sodium chloride") || !strcmp(p->object, "wood")) x = add_named_substance(w, K_SUBSTANCE, p->object, p->object, room);
-    else if (!strcmp(p->object, "wire")) x = add_named_substance(w, K_WIRE, p->object, "metal", room);
+    else if (!strcmp(p->object, "wire")) {
+        x = sw_add_component(w, K_WIRE, p->object, room);
+        if (x != SW_NONE) sw_set_material(w, x, "metal");
+    }
     else if (!strcmp(p->object, "metal fork")) x = add_named_substance(w, K_THING, p->object, "steel", room);
     else x = add_named_substance(w, K_THING, p->object, "metal", room);
     if (x != SW_NONE) w->o[x].temp = (float)p->object_temp;
@@ -478,6 +490,38 @@ static void goals_melting(sw_goalseq *gs, const sw_params *p) {
     snprintf(g->prereq, sizeof g->prereq, "focusObject");
 }
 
+static void setup_power(sw_world *w, sw_params *p) {
+    int workshop = sw_room(w, "workshop");
+    static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+    for (int i = 0; i < 5; i++)
+        if (sw_find_named(w, workshop, parts[i]) == SW_NONE) sw_add_component(w, K_LIGHTBULB, parts[i], workshop);
+    int r = sw_add_component(w, K_BATTERY, p->long_animal, workshop);
+    if (r != SW_NONE) w->o[r].extra = GEN_RENEWABLE;
+    int f = sw_add_component(w, K_BATTERY, p->short_animal, workshop);
+    if (f != SW_NONE) { w->o[f].extra = GEN_FUEL; w->o[f].flags |= F_DEVICE; }
+    p->part_id = sw_find_named(w, workshop, p->part);
+    p->source_id = sw_find_named(w, workshop, p->source);
+    p->wire1 = p->wire2 = SW_NONE;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_WIRE && sw_is_inside(w, i, workshop)) {
+            if (p->wire1 == SW_NONE) p->wire1 = i;
+            else if (p->wire2 == SW_NONE) p->wire2 = i;
+        }
+}
+
+static void goals_power(sw_goalseq *gs, const sw_params *p, int renewable_task) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, p->part, 0);
+    g->fail_if_wrong = 1;
+    add_goal(gs, 1, G_ACTIVATE_DEVICE, p->part, 0);
+    if (renewable_task) add_goal(gs, 1, G_ELEC_CONNECTED, p->source, 0)->fail_if_wrong = 1;
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->part, 1);
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->part, 1)->state = 0;
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->part, 1)->state = 1;
+    g = add_goal(gs, 0, G_WIRE_CONNECTS_POWER, p->part, 1);
+    if (renewable_task) snprintf(g->str2, sizeof g->str2, "%s", p->source);
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -493,6 +537,18 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strncmp(name, "power-component", 15)) {
+        int renewable_task = strcmp(name, "power-component") != 0;
+        setup_power(w, p);
+        goals_power(gs, p, renewable_task);
+        if (!renewable_task)
+            snprintf(desc, cap, "Your task is to turn on the %s. First, focus on the %s. Then, create an electrical circuit that powers it on.",
+                     p->part, p->part);
+        else
+            snprintf(desc, cap, "Your task is to turn on the %s by powering it using a %s power source. First, focus on the %s. "
+                     "Then, create an electrical circuit that powers it on.", p->part, p->renewable ? "renewable" : "nonrenewable", p->part);
         return 0;
     }
     if (!strcmp(name, "measure-melting-point-known-substance")) {
@@ -643,6 +699,39 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (below && w->o[obj].temp <= g->value) return R_OK;
         return R_FAIL;
     }
+    case G_ACTIVATE_DEVICE:
+        if (obj == SW_NONE) return R_NO;
+        return (!strcmp(w->o[obj].name, g->str) && (w->o[obj].flags & F_ON)) ? R_OK : R_NO;
+    case G_ELEC_CONNECTED:
+        if (obj == SW_NONE) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        if (sw_connected_to_named(w, obj, g->str)) return R_OK;
+        return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_OBJ_CONNECTED_TO_WIRE: case G_WIRE_CONNECTS_POWER:
+        for (int i = 0; i < w->n; i++) {
+            const sw_obj *o = &w->o[i];
+            if ((o->flags & (F_DELETED | F_HIDDEN)) || !sw_is_inside(w, i, room)) continue;
+            if (g->type == G_OBJ_CONNECTED_TO_WIRE) {
+                if (!name_ieq(o->name, g->str)) continue;
+                int t = sw_terminal_of(w, i, g->state);
+                if (t == SW_NONE || w->o[t].conn == SW_NONE) continue;
+                int po = w->o[w->o[t].conn].parent;
+                if (po != SW_NONE && w->o[po].kind == K_WIRE) return R_OK;
+            } else {
+                if (o->kind != K_WIRE) continue;
+                int found_obj = 0, found_power = 0;
+                for (int k = 0; k < 2; k++) {
+                    int t = sw_terminal_of(w, i, k);
+                    if (t == SW_NONE || w->o[t].conn == SW_NONE) continue;
+                    int po = w->o[w->o[t].conn].parent;
+                    if (po == SW_NONE) continue;
+                    if (name_ieq(w->o[po].name, g->str)) found_obj = 1;
+                    if (w->o[po].kind == K_BATTERY && (!g->str2[0] || name_ieq(w->o[po].name, g->str2))) found_power = 1;
+                }
+                if (found_obj && found_power) return R_OK;
+            }
+        }
+        return R_NO;
     case G_FIND_ANSWER_BOX:
         if (obj == SW_NONE || w->o[obj].kind != K_ANSWERBOX) return R_NO;
         return name_ieq(w->o[obj].name, g->str) ? R_OK : R_FAIL;

@@ -26,6 +26,10 @@ typedef struct sw_params {
     char object[SW_NAME], box_above[SW_NAME], box_below[SW_NAME], box_location[SW_NAME];
     double threshold, object_temp, melting_point;
     int object_id, state0;
+    /* power-component */
+    char part[SW_NAME], source[SW_NAME];
+    int renewable;            /* 1: use the renewable source (even variations), 0: the nonrenewable one */
+    int part_id, source_id, wire1, wire2;
 } sw_params;
 
 int sw_task_find(const char *name);

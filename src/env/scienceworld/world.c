@@ -113,7 +113,8 @@ int sw_new(sw_world *w, int kind, const char *name, int parent) {
     case K_OVEN: o->flags = F_CONTAINER | F_CLOSABLE | F_DEVICE; break;
     case K_SINK: o->flags = F_CONTAINER | F_OPEN | F_DEVICE; break;
     case K_TOILET: o->flags = F_CONTAINER | F_OPEN; break;
-    case K_STOPWATCH: case K_LIGHTBULB: case K_SWITCH: o->flags |= F_DEVICE; break;
+    case K_STOPWATCH: case K_SWITCH: o->flags |= F_DEVICE; break;
+    case K_TERMINAL: o->flags = 0; o->conn = SW_NONE; break;
     case K_ANIMAL: o->flags |= F_LIVING; break;
     case K_PLANT: o->flags |= F_LIVING | F_CONTAINER | F_OPEN; break;
     default: break;
@@ -383,12 +384,38 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         sw_sb_printf(b, "a %s in the %s stage", o->name, "adult");
         break;
     }
-    case K_LIGHTBULB:
-        sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
+    case K_LIGHTBULB: case K_SWITCH: case K_BATTERY: {
+        sw_sb_printf(b, "a %s", dn);
+        if (!(o->kind == K_BATTERY && o->extra == GEN_BATTERY)) sw_sb_printf(b, ", which is %s", state_word(o->flags & F_ON));
+        if (detailed) {
+            sw_sb_puts(b, ". its anode is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 0), b);
+            sw_sb_puts(b, ". its cathode is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 1), b);
+            sw_sb_puts(b, ". ");
+        }
         break;
-    case K_SWITCH:
-        sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
+    }
+    case K_WIRE:
+        sw_sb_printf(b, "a %s", dn);
+        if (detailed) {   /* (sic: the original has no separator here) */
+            sw_sb_puts(b, "its terminal 1 is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 0), b);
+            sw_sb_puts(b, ". its terminal 2 is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 1), b);
+            sw_sb_puts(b, ". ");
+        }
         break;
+    case K_TERMINAL: {
+        int p = o->parent;
+        if (!detailed) sw_sb_printf(b, "a %s on %s", dn, p != SW_NONE ? w->o[p].name : "");
+        else {
+            sw_sb_printf(b, "a %s.  it is connected to: ", dn);
+            sw_connected_to_str(w, obj, b);
+            sw_sb_puts(b, ". ");
+        }
+        break;
+    }
     default:
         if (!strcmp(o->name, "metal fork")) sw_sb_printf(b, "A %s", dn);
         else if (!strncmp(o->name, "unknown substance", 17)) sw_sb_puts(b, dn);
@@ -629,18 +656,19 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
         int li[6] = {0, 1, 2, 3, 4, 5}, wi[6] = {0, 1, 2, 3, 4, 5};
         sw_jrand_shuffle(r, li, 6);
         for (int i = 0; i < 3; i++) {
-                int b = add_with_mat(w, K_LIGHTBULB, "light bulb", "glass", wtable);
-            snprintf(w->o[b].alt, sizeof w->o[b].alt, "%s", lights[li[i]]);
-            snprintf(w->o[b].name, sizeof w->o[b].name, "%s light bulb", lights[li[i]]);
+            char nm[SW_NAME];
+            snprintf(nm, sizeof nm, "%s light bulb", lights[li[i]]);
+            sw_add_component(w, K_LIGHTBULB, nm, wtable);
         }
         sw_jrand_shuffle(r, wi, 6);
         for (int i = 0; i < 3; i++) {
             char nm[SW_NAME];
             snprintf(nm, sizeof nm, "%s wire", wires[wi[i]]);
-            add_with_mat(w, K_WIRE, nm, "metal", wtable);
+            int wire = sw_add_component(w, K_WIRE, nm, wtable);
+            if (wire != SW_NONE) sw_set_material(w, wire, "metal");
         }
-        add_with_mat(w, K_SWITCH, "switch", "plastic", wtable);
-        add_with_mat(w, K_BATTERY, "battery", "steel", wtable);
+        sw_add_component(w, K_SWITCH, "switch", wtable);
+        sw_add_component(w, K_BATTERY, "battery", wtable);   /* extra = GEN_BATTERY */
     }
     add_cooler(w, "ultra low temperature freezer", workshop);
 
