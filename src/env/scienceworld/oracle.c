@@ -485,6 +485,79 @@ static int oracle_power(sw_session *s, const sw_params *p, int renewable_task, c
     return 1;
 }
 
+/* ---------------- test-conductivity ---------------- */
+
+static int oracle_conductivity(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int kitchen = sw_room(w, "kitchen"), workshop = sw_room(w, "workshop");
+    int x = gs->cur >= 1 ? gs->last_obj : p->object_id;
+    int carrier = x;
+    if (!strcmp(p->object, "water")) {
+        int cup = p->pot;
+        if (gs->cur == 0) x = water_in(w, cup);
+        carrier = cup;
+        if (x == SW_NONE) {
+            int sink = sw_find_named(w, kitchen, "sink");
+            int r = nav_step(s, kitchen, buf, cap);
+            if (r) return r;
+            if (w->o[cup].parent != sink) return act_move(s, cup, sink, buf, cap);
+            return act_on(s, "activate", sink, buf, cap);
+        }
+        int sink = w->o[cup].parent;
+        if (sink != SW_NONE && w->o[sink].kind == K_SINK && (w->o[sink].flags & F_ON)) return act_on(s, "deactivate", sink, buf, cap);
+    }
+    if (x == SW_NONE || (w->o[x].flags & F_DELETED)) return -1;
+    if (gs->cur == 0) {
+        if (!in_inventory(w, carrier)) {
+            int r = nav_step(s, sw_room_of(w, carrier), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", carrier, buf, cap);
+        }
+        return act_on(s, "focus on", x, buf, cap);
+    }
+    int r = nav_step(s, workshop, buf, cap);
+    if (r) return r;
+    if (in_inventory(w, carrier)) return act_on(s, "drop", carrier, buf, cap);
+    int src = p->source_id, part = p->part_id, w1 = p->wire1, w2 = p->wire2, w3 = p->wire3;
+    if (src == SW_NONE || part == SW_NONE || w1 == SW_NONE || w2 == SW_NONE || w3 == SW_NONE) return -1;
+    int sa = sw_terminal_of(w, src, 0), sc = sw_terminal_of(w, src, 1);
+    int pa = sw_terminal_of(w, part, 0), pc = sw_terminal_of(w, part, 1);
+    const int pairs[4][2] = {{sa, sw_terminal_of(w, w1, 0)}, {sc, sw_terminal_of(w, w2, 0)},
+                             {sw_terminal_of(w, w1, 1), pc}, {sw_terminal_of(w, w3, 1), pa}};
+    for (int i = 0; i < 4; i++)
+        if (w->o[pairs[i][0]].conn != pairs[i][1]) {
+            if (w->o[pairs[i][0]].conn != SW_NONE || w->o[pairs[i][1]].conn != SW_NONE) {
+                int bad = w->o[pairs[i][0]].conn != SW_NONE ? pairs[i][0] : pairs[i][1];
+                return act_on(s, "disconnect", w->o[bad].parent, buf, cap);
+            }
+            return connect_terminals(s, pairs[i][0], pairs[i][1], buf, cap);
+        }
+    /* the test object between wire 2 and wire 3 */
+    int w2b = sw_terminal_of(w, w2, 1), w3a = sw_terminal_of(w, w3, 0);
+    int xt1 = sw_terminal_of(w, x, 0), xt2 = sw_terminal_of(w, x, 1);
+    char rx[SW_REF_LEN], rt[SW_REF_LEN];
+    sw_session_referent(s, x, rx, sizeof rx);
+    if (!rx[0]) return -1;
+    if (xt1 == SW_NONE || w->o[xt1].conn == SW_NONE) {
+        if (w->o[w2b].conn != SW_NONE) return act_on(s, "disconnect", w2, buf, cap);
+        sw_session_referent(s, w2b, rt, sizeof rt);
+        snprintf(buf, cap, "connect %s to %s", rx, rt);
+        return 1;
+    }
+    if (w->o[xt2].conn == SW_NONE) {
+        if (w->o[w3a].conn != SW_NONE) return act_on(s, "disconnect", w3, buf, cap);
+        sw_session_referent(s, w3a, rt, sizeof rt);
+        snprintf(buf, cap, "connect %s to %s", rx, rt);
+        return 1;
+    }
+    /* let the current settle (two wait1, as the gold path does), then read the part */
+    if (w->moves - w->last_connect_move < 4) { snprintf(buf, cap, "wait1"); return 1; }
+    int on = (w->o[part].flags & F_ON) != 0;
+    int box = sw_find_named(w, workshop, on ? p->box_conductive : p->box_nonconductive);
+    return act_move(s, carrier, box, buf, cap);
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -495,6 +568,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
     else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
+    else if (!strcmp(name, "test-conductivity")) r = oracle_conductivity(s, p, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;
 }

@@ -197,7 +197,14 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         add_ref(r, o->name);
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
         break;
-    case K_BOOK: add_ref(r, "book"); add_ref(r, o->name); break;
+    case K_BOOK:
+        add_ref(r, "book"); add_ref(r, o->alt);
+        snprintf(t, sizeof t, "book by %s", o->alt2); add_ref(r, t);
+        snprintf(t, sizeof t, "%s book", o->alt); add_ref(r, t);
+        add_ref(r, o->name);
+        snprintf(t, sizeof t, "%s by %s", o->name, o->alt2); add_ref(r, t);
+        snprintf(t, sizeof t, "%s called %s", o->name, o->alt); add_ref(r, t);
+        break;
     case K_TERMINAL: {
         const char *pn = o->parent != SW_NONE ? w->o[o->parent].name : "";
         add_ref(r, "terminal"); add_ref(r, o->name);
@@ -216,11 +223,14 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
     case K_THING:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "metal fork")) add_ref(r, "steel fork");
+        if (!strcmp(o->name, "plastic fork")) add_ref(r, "plastic fork");
+        if (!strcmp(o->name, "paper clip")) add_ref(r, "steel paper clip");
         if (!strncmp(o->name, "unknown substance", 17)) add_ref(r, "unknown substance");
         break;
     case K_FOOD:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "apple")) add_ref(r, "red apple");
+        if (!strcmp(o->name, "apricot")) add_ref(r, "orange apricot");
         break;
     default: add_ref(r, o->name); add_ref(r, dn); break;
     }
@@ -620,7 +630,7 @@ static int run_action(sw_session *s, const sw_match *m) {
         break;
     }
     case A_READ:
-        if (ox->kind == K_BOOK) say(b, "The book reads: %s, by %s.", ox->name, ox->alt2);
+        if (ox->kind == K_BOOK) say(b, "The book reads:\n%s by %s\n", ox->alt, ox->alt2);
         else say(b, "There's nothing written on the %s.", ox->name);
         break;
     case A_MIX:
@@ -650,6 +660,7 @@ static int run_action(sw_session *s, const sw_match *m) {
         if (ta == SW_NONE) break;
         w->o[ta].conn = (int16_t)tb;
         w->o[tb].conn = (int16_t)ta;
+        w->last_connect_move = w->moves;
         say(b, "%s on %s is now connected to %s on %s", w->o[ta].name, w->o[w->o[ta].parent].name, w->o[tb].name,
             w->o[w->o[tb].parent].name);
         break;

@@ -131,6 +131,9 @@ enum sw_goal_type {
     G_ELEC_CONNECTED,         /* focus object is wired (through its anode side) to something named str; else fails */
     G_OBJ_CONNECTED_TO_WIRE,  /* something named str has its terminal `state` (0/1) wired to a wire */
     G_WIRE_CONNECTS_POWER,    /* a visible wire touches both str and a generator (named str2 when given) */
+    G_WIRE_CONNECTS_LIGHT,    /* a visible wire touches both str and a light bulb */
+    G_WIRE_POWER_AND_LIGHT,   /* a visible wire touches both a generator and a light bulb */
+    G_OBJ_IN_CONTAINER_BY_NAME, /* focus object (recursively) in str; being in str2 fails */
 };
 
 typedef struct sw_goal {
@@ -166,6 +169,7 @@ typedef struct sw_world {
     int n;
     int universe, agent, inventory;
     int focus;                 /* monitored (focused) object, SW_NONE */
+    int last_connect_move;     /* w->moves when the last electrical connection was made */
     int moves;                 /* ticks so far */
     sw_goalseq gs;
 } sw_world;
@@ -193,6 +197,7 @@ int sw_add_animal(sw_world *w, const char *type, int parent);
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
 int sw_add_answer_box(sw_world *w, const char *colour, int parent);
+int sw_add_book(sw_world *w, int which, int parent);   /* 0..5: the original's six books */
 
 /* referents (parser.c) */
 #define SW_MAX_REFS 40

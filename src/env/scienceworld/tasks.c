@@ -14,7 +14,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 1},
     {"2-3", "measure-melting-point-unknown-substance", 300, 0},
     {"3-1", "power-component", 20, 1}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 1},
-    {"3-3", "test-conductivity", 900, 0}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
+    {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
     {"5-1", "grow-plant", 126, 0}, {"5-2", "grow-fruit", 126, 0},
@@ -160,6 +160,21 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strcmp(name, "test-conductivity")) {
+        /* 12 substances x 3 locations (sorted by name, stably) x 5 parts x 5 answer-box pairs */
+        static const char *const subs[12] = {"aluminum foil", "apricot", "book (The Foundations of the Origin of Species)",
+            "glass jar", "metal fork", "metal pot", "paper clip", "plastic fork", "shovel", "sodium chloride", "water", "wood block"};
+        static const int cond[12] = {1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0};
+        static const char *const locs[3] = {"workshop", "kitchen", "living room"};
+        static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+        int n = v / 25, j = (v / 5) % 5, k = v % 5;
+        snprintf(p->object, sizeof p->object, "%s", subs[n / 3]);
+        snprintf(p->location, sizeof p->location, "%s", locs[n % 3]);
+        p->conductive = cond[n / 3];
+        snprintf(p->part, sizeof p->part, "%s", parts[j]);
+        snprintf(p->box_conductive, sizeof p->box_conductive, "%s box", thermo_colours[k]);
+        snprintf(p->box_nonconductive, sizeof p->box_nonconductive, "%s box", thermo_colours[k + 1]);
+        snprintf(p->source, sizeof p->source, "battery");
     } else if (!strncmp(name, "power-component", 15)) {
         static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
         static const char *const renew[2] = {"solar panel", "wind generator"}, *const nonrenew[2] = {"gas generator", "nuclear generator"};
@@ -522,6 +537,61 @@ static void goals_power(sw_goalseq *gs, const sw_params *p, int renewable_task) 
     if (renewable_task) snprintf(g->str2, sizeof g->str2, "%s", p->source);
 }
 
+/* A test object of the conductivity tasks, by name. */
+static int add_test_object(sw_world *w, const char *name, int room) {
+    if (!strcmp(name, "aluminum foil")) return add_named_substance(w, K_THING, name, "aluminum", room);
+    if (!strcmp(name, "apricot")) return add_named_substance(w, K_FOOD, name, "plant matter", room);
+    if (!strncmp(name, "book (", 6)) return sw_add_book(w, 5, room);
+    if (!strcmp(name, "glass jar")) {
+        int id = add_named_substance(w, K_CUP, name, "glass", room);
+        if (id != SW_NONE) w->o[id].flags |= F_CLOSABLE;
+        return id;
+    }
+    if (!strcmp(name, "metal fork") || !strcmp(name, "paper clip")) return add_named_substance(w, K_THING, name, "steel", room);
+    if (!strcmp(name, "metal pot")) return add_named_substance(w, K_CUP, name, "steel", room);
+    if (!strcmp(name, "plastic fork")) return add_named_substance(w, K_THING, name, "plastic", room);
+    if (!strcmp(name, "shovel")) return add_named_substance(w, K_THING, name, "steel", room);
+    if (!strcmp(name, "sodium chloride")) return add_named_substance(w, K_SUBSTANCE, name, name, room);
+    if (!strcmp(name, "wood block")) return add_named_substance(w, K_SUBSTANCE, name, "wood", room);
+    return SW_NONE;   /* water: found in the house */
+}
+
+static void setup_conductivity(sw_world *w, sw_params *p) {
+    int workshop = sw_room(w, "workshop");
+    if (sw_find_named(w, workshop, p->part) == SW_NONE) sw_add_component(w, K_LIGHTBULB, p->part, workshop);
+    p->object_id = add_test_object(w, p->object, sw_room(w, p->location));
+    char colour[16];
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_conductive) - 4), p->box_conductive);
+    sw_add_answer_box(w, colour, workshop);
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_nonconductive) - 4), p->box_nonconductive);
+    sw_add_answer_box(w, colour, workshop);
+    p->part_id = sw_find_named(w, workshop, p->part);
+    p->source_id = sw_find_named(w, workshop, "battery");
+    p->wire1 = p->wire2 = p->wire3 = SW_NONE;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_WIRE && sw_is_inside(w, i, workshop)) {
+            if (p->wire1 == SW_NONE) p->wire1 = i;
+            else if (p->wire2 == SW_NONE) p->wire2 = i;
+            else if (p->wire3 == SW_NONE) p->wire3 = i;
+        }
+    int kitchen = sw_room(w, "kitchen");
+    p->pot = sw_find_named(w, sw_find_named(w, kitchen, "table"), "glass cup");   /* a cup to carry water in */
+}
+
+static void goals_conductivity(sw_goalseq *gs, const sw_params *p) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, p->object, 0);
+    g->fail_if_wrong = 1;
+    g = add_goal(gs, 1, G_OBJ_IN_CONTAINER_BY_NAME, p->conductive ? p->box_conductive : p->box_nonconductive, 0);
+    snprintf(g->str2, sizeof g->str2, "%s", p->conductive ? p->box_nonconductive : p->box_conductive);
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1);
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->object, 1)->state = 0;
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->object, 1)->state = 1;
+    add_goal(gs, 0, G_WIRE_CONNECTS_POWER, p->object, 1);
+    add_goal(gs, 0, G_WIRE_CONNECTS_LIGHT, p->object, 1);
+    add_goal(gs, 0, G_WIRE_POWER_AND_LIGHT, NULL, 1);
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -537,6 +607,15 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "test-conductivity")) {
+        setup_conductivity(w, p);
+        goals_conductivity(gs, p);
+        const char *o = p->object;
+        snprintf(desc, cap, "Your task is to determine if %s is electrically conductive. The %s is located around the %s. "
+                 "First, focus on the %s. If it is electrically conductive, place it in the %s. If it is electrically "
+                 "nonconductive, place it in the %s.", o, o, p->location, o, p->box_conductive, p->box_nonconductive);
         return 0;
     }
     if (!strncmp(name, "power-component", 15)) {
@@ -707,6 +786,35 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
         if (sw_connected_to_named(w, obj, g->str)) return R_OK;
         return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_OBJ_IN_CONTAINER_BY_NAME: {
+        if (obj == SW_NONE) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        int c = w->o[obj].parent;
+        for (int steps = 0; c != SW_NONE && steps < 20; steps++, c = w->o[c].parent)
+            if (!strcmp(w->o[c].name, g->str2)) return R_FAIL;
+        c = w->o[obj].parent;
+        for (int steps = 0; c != SW_NONE && steps < 20; steps++, c = w->o[c].parent)
+            if (name_ieq(w->o[c].name, g->str)) return R_OK;
+        return R_NO;
+    }
+    case G_WIRE_CONNECTS_LIGHT: case G_WIRE_POWER_AND_LIGHT:
+        for (int i = 0; i < w->n; i++) {
+            const sw_obj *o = &w->o[i];
+            if (o->kind != K_WIRE || (o->flags & (F_DELETED | F_HIDDEN)) || !sw_is_inside(w, i, room)) continue;
+            int found_obj = 0, found_power = 0, found_light = 0;
+            for (int k = 0; k < 2; k++) {
+                int t = sw_terminal_of(w, i, k);
+                if (t == SW_NONE || w->o[t].conn == SW_NONE) continue;
+                int po = w->o[w->o[t].conn].parent;
+                if (po == SW_NONE) continue;
+                if (g->type == G_WIRE_CONNECTS_LIGHT && name_ieq(w->o[po].name, g->str)) found_obj = 1;
+                if (w->o[po].kind == K_BATTERY) found_power = 1;
+                if (w->o[po].kind == K_LIGHTBULB && strstr(w->o[po].name, "light bulb")) found_light = 1;
+            }
+            if (g->type == G_WIRE_CONNECTS_LIGHT && found_obj && found_light) return R_OK;
+            if (g->type == G_WIRE_POWER_AND_LIGHT && found_power && found_light) return R_OK;
+        }
+        return R_NO;
     case G_OBJ_CONNECTED_TO_WIRE: case G_WIRE_CONNECTS_POWER:
         for (int i = 0; i < w->n; i++) {
             const sw_obj *o = &w->o[i];

@@ -29,7 +29,10 @@ typedef struct sw_params {
     /* power-component */
     char part[SW_NAME], source[SW_NAME];
     int renewable;            /* 1: use the renewable source (even variations), 0: the nonrenewable one */
-    int part_id, source_id, wire1, wire2;
+    int part_id, source_id, wire1, wire2, wire3;
+    /* test-conductivity */
+    int conductive;
+    char box_conductive[SW_NAME], box_nonconductive[SW_NAME];
 } sw_params;
 
 int sw_task_find(const char *name);

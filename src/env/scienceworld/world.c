@@ -361,6 +361,7 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
     }
     case K_FOOD:
         if (!strcmp(o->name, "apple")) sw_sb_printf(b, "a red %s", dn);
+        else if (!strcmp(o->name, "apricot")) sw_sb_printf(b, "a orange %s", dn);
         else if (o->mat >= 0) sw_sb_puts(b, dn);
         else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
@@ -375,7 +376,7 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         else sw_sb_printf(b, "a %s of %s.  The artist is listed as %s. ", dn, o->alt, o->alt2);
         break;
     case K_BOOK:
-        sw_sb_printf(b, "a book (%s) titled %s by %s", o->alt, o->name, o->alt2);
+        sw_sb_printf(b, "A %s titled %s by %s", dn, o->alt, o->alt2);
         break;
     case K_ANIMAL:
         sw_sb_printf(b, "a %s", dn);
@@ -417,7 +418,8 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     }
     default:
-        if (!strcmp(o->name, "metal fork")) sw_sb_printf(b, "A %s", dn);
+        if (!strcmp(o->name, "metal fork") || !strcmp(o->name, "plastic fork") || !strcmp(o->name, "paper clip") ||
+            !strcmp(o->name, "aluminum foil")) sw_sb_printf(b, "A %s", dn);
         else if (!strncmp(o->name, "unknown substance", 17)) sw_sb_puts(b, dn);
         else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
@@ -544,19 +546,29 @@ static void add_picture(sw_world *w, sw_jrand *r, int parent) {
     snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", artists[a]);
 }
 
+/* Book.mkRandom: draw 0..9 until one of the six books comes up. */
+static const char *const book_titles[6] = {"Moby Dick", "Frankenstein", "Sherlock Holmes", "Pride and Prejudice", "Beowulf",
+    "The Foundations of the Origin of Species"};
+static const char *const book_authors[6] = {"Herman Melville", "Mary Wollstonecraft Shelley", "Arthur Conan Doyle", "Jane Austen",
+    "Beowulf poet", "Charles Darwin"};
+
+int sw_add_book(sw_world *w, int which, int parent) {
+    char nm[SW_NAME];
+    snprintf(nm, sizeof nm, "book (%s)", book_titles[which]);
+    int id = add_with_mat(w, K_BOOK, nm, "paper", parent);
+    if (id == SW_NONE) return id;
+    snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", book_titles[which]);
+    snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", book_authors[which]);
+    return id;
+}
+
 static void add_bookshelf(sw_world *w, sw_jrand *r, int parent) {
-    static const char *const titles[] = {"Sense and Sensibility", "Pride and Prejudice", "Moby Dick",
-        "Beowulf", "Frankenstein", "The Adventures of Sherlock Holmes"};
-    static const char *const authors[] = {"Jane Austen", "Jane Austen", "Herman Melville", "an unknown author",
-        "Mary Shelley", "Arthur Conan Doyle"};
     int shelf = add_with_mat(w, K_BOOKSHELF, "book shelf", "wood", parent);
     int nb = sw_jrand_next_int(r, 4);
     for (int i = 0; i < nb && shelf != SW_NONE; i++) {
-        int t = sw_jrand_next_int(r, 6);
-        int id = add_with_mat(w, K_BOOK, titles[t], "paper", shelf);
-        if (id == SW_NONE) return;
-        snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", "novel");
-        snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", authors[t]);
+        int k;
+        do k = sw_jrand_next_int(r, 10); while (k >= 6);
+        sw_add_book(w, k, shelf);
     }
 }
 
