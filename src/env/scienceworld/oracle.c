@@ -568,7 +568,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
     else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
-    else if (!strcmp(name, "test-conductivity")) r = oracle_conductivity(s, p, buf, cap);
+    else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;
 }

@@ -14,7 +14,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 1},
     {"2-3", "measure-melting-point-unknown-substance", 300, 0},
     {"3-1", "power-component", 20, 1}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 1},
-    {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
+    {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 1},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
     {"5-1", "grow-plant", 126, 0}, {"5-2", "grow-fruit", 126, 0},
@@ -160,6 +160,20 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strcmp(name, "test-conductivity-of-unknown-substances")) {
+        /* 24 letters (B..Z without I) x 5 parts x 5 answer-box pairs; conductive or not drawn per letter */
+        static const char letters[] = "BCDEFGHJKLMNOPQRSTUVWXYZ";
+        static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+        int m = v / 25, j = (v / 5) % 5, k = v % 5;
+        snprintf(p->object, sizeof p->object, "unknown substance %c", letters[m]);
+        snprintf(p->location, sizeof p->location, "workshop");
+        sw_jrand r;
+        sw_jrand_seed(&r, m);   /* the original draws Random.nextFloat() once per letter at task construction (unseeded) */
+        p->conductive = sw_jrand_next_int(&r, 1 << 24) >= (1 << 23);
+        snprintf(p->part, sizeof p->part, "%s", parts[j]);
+        snprintf(p->box_conductive, sizeof p->box_conductive, "%s box", thermo_colours[k]);
+        snprintf(p->box_nonconductive, sizeof p->box_nonconductive, "%s box", thermo_colours[k + 1]);
+        snprintf(p->source, sizeof p->source, "battery");
     } else if (!strcmp(name, "test-conductivity")) {
         /* 12 substances x 3 locations (sorted by name, stably) x 5 parts x 5 answer-box pairs */
         static const char *const subs[12] = {"aluminum foil", "apricot", "book (The Foundations of the Origin of Species)",
@@ -553,6 +567,7 @@ static int add_test_object(sw_world *w, const char *name, int room) {
     if (!strcmp(name, "shovel")) return add_named_substance(w, K_THING, name, "steel", room);
     if (!strcmp(name, "sodium chloride")) return add_named_substance(w, K_SUBSTANCE, name, name, room);
     if (!strcmp(name, "wood block")) return add_named_substance(w, K_SUBSTANCE, name, "wood", room);
+    if (!strncmp(name, "unknown substance", 17)) return add_named_substance(w, K_THING, name, "metal", room);
     return SW_NONE;   /* water: found in the house */
 }
 
@@ -560,6 +575,10 @@ static void setup_conductivity(sw_world *w, sw_params *p) {
     int workshop = sw_room(w, "workshop");
     if (sw_find_named(w, workshop, p->part) == SW_NONE) sw_add_component(w, K_LIGHTBULB, p->part, workshop);
     p->object_id = add_test_object(w, p->object, sw_room(w, p->location));
+    if (p->object_id != SW_NONE && !strncmp(p->object, "unknown substance", 17)) {
+        if (p->conductive) w->o[p->object_id].flags |= F_CONDUCTIVE;
+        else w->o[p->object_id].flags &= ~F_CONDUCTIVE;
+    }
     char colour[16];
     snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_conductive) - 4), p->box_conductive);
     sw_add_answer_box(w, colour, workshop);
@@ -609,7 +628,7 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
                  sub[mode], p->answer_box, p->location);
         return 0;
     }
-    if (!strcmp(name, "test-conductivity")) {
+    if (!strcmp(name, "test-conductivity") || !strcmp(name, "test-conductivity-of-unknown-substances")) {
         setup_conductivity(w, p);
         goals_conductivity(gs, p);
         const char *o = p->object;
