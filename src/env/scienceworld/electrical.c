@@ -15,18 +15,21 @@ int sw_is_polarized(const sw_world *w, int obj) {
     return k == K_LIGHTBULB || k == K_SWITCH || k == K_BATTERY;
 }
 
+/* Terminals carry their index (0/1) in `extra`; components get them right after themselves. */
 int sw_terminal_of(const sw_world *w, int obj, int which) {
-    const char *want = sw_is_polarized(w, obj) ? (which ? "cathode" : "anode") : (which ? "terminal 2" : "terminal 1");
+    int fast = obj + 1 + which;
+    if (fast < w->n && w->o[fast].kind == K_TERMINAL && w->o[fast].parent == obj && w->o[fast].extra == which) return fast;
     for (int i = 0; i < w->n; i++)
-        if (w->o[i].kind == K_TERMINAL && w->o[i].parent == obj && !strcmp(w->o[i].name, want)) return i;
+        if (w->o[i].kind == K_TERMINAL && w->o[i].parent == obj && w->o[i].extra == which) return i;
     return SW_NONE;
 }
 
-static int add_terminal(sw_world *w, const char *name, int parent, int hidden) {
+static int add_terminal(sw_world *w, const char *name, int parent, int hidden, int which) {
     int t = sw_new(w, K_TERMINAL, name, parent);
     if (t == SW_NONE) return t;
     w->o[t].flags = hidden ? F_HIDDEN : 0;
     w->o[t].conn = SW_NONE;
+    w->o[t].extra = (int16_t)which;
     return t;
 }
 
@@ -34,8 +37,8 @@ int sw_add_component(sw_world *w, int kind, const char *name, int parent) {
     int id = sw_new(w, kind, name, parent);
     if (id == SW_NONE) return id;
     int pol = sw_is_polarized(w, id);
-    add_terminal(w, pol ? "anode" : "terminal 1", id, 0);
-    add_terminal(w, pol ? "cathode" : "terminal 2", id, 0);
+    add_terminal(w, pol ? "anode" : "terminal 1", id, 0, 0);
+    add_terminal(w, pol ? "cathode" : "terminal 2", id, 0, 1);
     if (kind == K_WIRE) w->o[id].flags |= F_CONDUCTIVE;
     return id;
 }
@@ -43,8 +46,9 @@ int sw_add_component(sw_world *w, int kind, const char *name, int parent) {
 int sw_ensure_terminals(sw_world *w, int obj) {
     if (sw_terminal_of(w, obj, 0) != SW_NONE) return 0;
     if (w->n + 2 > SW_MAX_OBJ) return -1;
-    add_terminal(w, "terminal 1", obj, 1);
-    add_terminal(w, "terminal 2", obj, 1);
+    w->o[obj].flags |= F_HASTERM;
+    add_terminal(w, "terminal 1", obj, 1, 0);
+    add_terminal(w, "terminal 2", obj, 1, 1);
     return 0;
 }
 
@@ -145,7 +149,8 @@ void sw_elec_tick(sw_world *w, int obj) {
         return;
     }
     if (o->kind == K_WIRE) { conductor_tick(w, obj, 1); return; }
-    if (o->kind != K_SWITCH && o->kind != K_TERMINAL && sw_terminal_of(w, obj, 0) != SW_NONE) conductor_tick(w, obj, 0);
+    if (o->kind != K_SWITCH && o->kind != K_TERMINAL && (o->flags & F_HASTERM) && sw_terminal_of(w, obj, 0) != SW_NONE)
+        conductor_tick(w, obj, 0);
 }
 
 /* areComponentsElectricallyConnected(part, name): walk from the part's anode/terminal 1 side. */

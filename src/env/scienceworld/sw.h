@@ -58,6 +58,7 @@ enum { ST_SOLID = 0, ST_LIQUID = 1, ST_GAS = 2 };
 #define F_EDIBLE    0x0400u
 #define F_BROKEN    0x0800u  /* a disabled device (TaskDisable): cannot be switched */
 #define F_CONDUCTIVE 0x1000u /* electrically conductive material */
+#define F_HASTERM   0x2000u  /* a plain object that got (hidden) electrical terminals */
 
 enum { GEN_BATTERY = 0, GEN_FUEL = 1, GEN_RENEWABLE = 2 };
 enum { VOLT_NONE = 0, VOLT_GROUND = 1, VOLT_GEN = 2 };
