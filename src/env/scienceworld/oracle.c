@@ -558,6 +558,90 @@ static int oracle_conductivity(sw_session *s, const sw_params *p, char *buf, siz
     return act_move(s, carrier, box, buf, cap);
 }
 
+/* ---------------- chemistry-mix-paint (secondary / tertiary) ---------------- */
+
+static int paint_in(const sw_world *w, int container, const char *name) {
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == container && !strcmp(w->o[i].name, name)) return i;
+    return SW_NONE;
+}
+
+/* The cup (inside the task's paint furniture) that holds paint `name`. */
+static int cup_with(const sw_world *w, int furniture, const char *name) {
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == furniture && w->o[i].kind == K_CUP && paint_in(w, i, name) != SW_NONE)
+            return i;
+    return SW_NONE;
+}
+
+static int pour_into(sw_session *s, int from, int to, char *buf, size_t cap) {
+    char r1[SW_REF_LEN], r2[SW_REF_LEN];
+    sw_session_referent(s, from, r1, sizeof r1);
+    sw_session_referent(s, to, r2, sizeof r2);
+    if (!r1[0] || !r2[0]) return -1;
+    snprintf(buf, cap, "pour %s into %s", r1, r2);
+    return 1;
+}
+
+static int oracle_paint(sw_session *s, const sw_params *p, int tertiary, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int mixer = p->mixer, furn = p->furniture;
+    if (mixer == SW_NONE || furn == SW_NONE) return -1;
+    int r;
+    int carrying = 0;
+    for (int i = 0; i < w->n; i++) if (w->o[i].kind == K_CUP && in_inventory(w, i)) carrying = 1;
+    if (!carrying && w->o[w->agent].parent != sw_room(w, p->location) && gs->cur == 0) {
+        r = nav_step(s, sw_room(w, p->location), buf, cap);
+        if (r) return r;
+    }
+    const char *target = gs->cur == 0 ? p->secondary : p->tertiary;
+    int made = paint_in(w, mixer, target);
+    if (made != SW_NONE) {
+        r = nav_step(s, sw_room_of(w, mixer), buf, cap);
+        if (r) return r;
+        return act_on(s, "focus on", made, buf, cap);
+    }
+    if ((w->o[furn].flags & F_CLOSABLE) && !(w->o[furn].flags & F_OPEN)) {
+        r = nav_step(s, sw_room_of(w, furn), buf, cap);
+        if (r) return r;
+        return act_on(s, "open", furn, buf, cap);
+    }
+    const char (*need)[SW_NAME] = gs->cur == 0 ? p->in_sec : p->in_ter;
+    for (int k = 0; k < 2; k++) {
+        if (paint_in(w, mixer, need[k]) != SW_NONE) continue;
+        int cup = cup_with(w, furn, need[k]);
+        if (cup == SW_NONE) {
+            /* used up here: any other cup of that paint (a carried one first, then this room, then the house) */
+            int here = sw_room(w, p->location);
+            for (int pass = 0; pass < 3 && cup == SW_NONE; pass++)
+                for (int i = 0; i < w->n && cup == SW_NONE; i++) {
+                    if (w->o[i].kind != K_CUP || i == mixer || (w->o[i].flags & F_DELETED) || paint_in(w, i, need[k]) == SW_NONE) continue;
+                    if (pass == 0 && !in_inventory(w, i)) continue;
+                    if (pass == 1 && sw_room_of(w, i) != here) continue;
+                    cup = i;
+                }
+            if (cup == SW_NONE) return -1;
+            if (sw_room_of(w, cup) != here && !in_inventory(w, cup)) {
+                int rr = nav_step(s, sw_room_of(w, cup), buf, cap);
+                if (rr) return rr;
+                for (int c = w->o[cup].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
+                    if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                return act_on(s, "pick up", cup, buf, cap);
+            }
+            if (w->o[w->agent].parent != here) {
+                int rr = nav_step(s, here, buf, cap);
+                if (rr) return rr;
+            }
+        }
+        return pour_into(s, cup, mixer, buf, cap);
+    }
+    (void)tertiary;
+    r = nav_step(s, sw_room_of(w, mixer), buf, cap);
+    if (r) return r;
+    return act_on(s, "mix", mixer, buf, cap);
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -569,6 +653,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
     else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
     else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
+    else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;
 }

@@ -219,6 +219,7 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         add_ref(r, o->name);
         break;
     case K_SWITCH: case K_WIRE: add_ref(r, "component"); add_ref(r, o->name); break;
+    case K_PAINT: add_ref(r, "paint"); add_ref(r, o->name); break;
     case K_BATTERY: add_ref(r, "generator"); add_ref(r, o->name); break;
     case K_THING:
         add_ref(r, o->name); add_ref(r, dn);
@@ -633,10 +634,13 @@ static int run_action(sw_session *s, const sw_match *m) {
         if (ox->kind == K_BOOK) say(b, "The book reads:\n%s by %s\n", ox->alt, ox->alt2);
         else say(b, "There's nothing written on the %s.", ox->name);
         break;
-    case A_MIX:
-        if (!(ox->flags & F_CONTAINER)) { say(b, "That's not a container, so it can't be mixed."); break; }
-        say(b, "Mixing the %s doesn't produce anything new.", ox->name);
+    case A_MIX: {
+        int kids[4];
+        /* ActionMix.isValidAction: fewer than two things gives no message at all */
+        if (sw_children(w, x, kids, 4, 0) <= 1) break;
+        sw_mix(w, x, b);
         break;
+    }
     case A_DUNK:
         if (!(ox->flags & F_CONTAINER)) { say(b, "You can only dunk containers."); break; }
         say(b, "Dunking the %s into the %s doesn't seem to do anything.", ox->name, w->o[y].name);

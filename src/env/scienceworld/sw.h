@@ -38,6 +38,7 @@ enum sw_kind {
     K_SWITCH,         /* polarized switch: conducts only when on */
     K_BATTERY,        /* generator; extra: GEN_BATTERY / GEN_FUEL (activable) / GEN_RENEWABLE (on outside) */
     K_TERMINAL,       /* anode / cathode / terminal 1 / terminal 2 of its parent */
+    K_PAINT,          /* a paint: described by its bare name */
     K_BED, K_COUCH, K_PILLOW,
     K_COUNT
 };
@@ -217,6 +218,10 @@ void sw_disconnect(sw_world *w, int obj);
 void sw_elec_tick(sw_world *w, int obj);                      /* generators, users, conductors */
 int sw_connected_to_named(const sw_world *w, int obj, const char *name);   /* areComponentsElectricallyConnected */
 void sw_connected_to_str(const sw_world *w, int terminal, sw_sb *b);
+
+/* chemistry.c */
+int sw_add_paint(sw_world *w, const char *name, int parent);
+void sw_mix(sw_world *w, int container, sw_sb *b);
 
 /* physics.c */
 void sw_tick(sw_world *w);

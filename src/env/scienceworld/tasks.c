@@ -18,8 +18,8 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
     {"5-1", "grow-plant", 126, 0}, {"5-2", "grow-fruit", 126, 0},
-    {"6-1", "chemistry-mix", 32, 0}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 0},
-    {"6-3", "chemistry-mix-paint-tertiary-color", 36, 0},
+    {"6-1", "chemistry-mix", 32, 0}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 1},
+    {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
     {"7-3", "lifespan-longest-lived-then-shortest-lived", 125, 1},
     {"8-1", "identify-life-stages-1", 14, 0}, {"8-2", "identify-life-stages-2", 10, 0},
@@ -160,6 +160,23 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strncmp(name, "chemistry-mix-paint", 19)) {
+        static const char *const tab[6][6] = {
+            {"green paint", "green-blue paint", "blue paint", "yellow paint", "green paint", "blue paint"},
+            {"green paint", "yellow-green paint", "blue paint", "yellow paint", "green paint", "yellow paint"},
+            {"orange paint", "red-orange paint", "red paint", "yellow paint", "orange paint", "red paint"},
+            {"orange paint", "yellow-orange paint", "red paint", "yellow paint", "orange paint", "yellow paint"},
+            {"violet paint", "violet-red paint", "red paint", "blue paint", "violet paint", "red paint"},
+            {"violet paint", "blue-violet paint", "red paint", "blue paint", "violet paint", "blue paint"}};
+        int i = v / 6, j = v % 6;
+        snprintf(p->secondary, sizeof p->secondary, "%s", tab[i][0]);
+        snprintf(p->tertiary, sizeof p->tertiary, "%s", tab[i][1]);
+        for (int k = 0; k < 2; k++) {
+            snprintf(p->in_sec[k], sizeof p->in_sec[k], "%s", tab[i][2 + k]);
+            snprintf(p->in_ter[k], sizeof p->in_ter[k], "%s", tab[i][4 + k]);
+        }
+        snprintf(p->location, sizeof p->location, "%s", j / 3 ? "workshop" : "art studio");
+        p->sub = j % 3;
     } else if (!strcmp(name, "test-conductivity-of-unknown-substances")) {
         /* 24 letters (B..Z without I) x 5 parts x 5 answer-box pairs; conductive or not drawn per letter */
         static const char letters[] = "BCDEFGHJKLMNOPQRSTUVWXYZ";
@@ -611,6 +628,69 @@ static void goals_conductivity(sw_goalseq *gs, const sw_params *p) {
     add_goal(gs, 0, G_WIRE_POWER_AND_LIGHT, NULL, 1);
 }
 
+static void setup_paint(sw_world *w, sw_params *p) {
+    int room = sw_room(w, p->location);
+    static const char *const paints[3] = {"red paint", "blue paint", "yellow paint"};
+    static const char *const furn[3] = {"paint cupboard", "paint closet", "desk"};
+    static const char *const cups[3] = {"wood cup", "glass cup", "tin cup"}, *const cup_mats[3] = {"wood", "glass", "tin"};
+    int f;
+    if (p->sub == 2) f = sw_new(w, K_SURFACE, furn[2], room);
+    else f = sw_new(w, K_CLOSABLE, furn[p->sub], room);
+    if (f != SW_NONE) {
+        w->o[f].flags &= ~F_MOVABLE;
+        sw_set_material(w, f, "wood");
+        if (p->sub != 1) {
+            int d = sw_new(w, K_DRAWER, "drawer", f);
+            if (d != SW_NONE) { w->o[d].flags &= ~F_MOVABLE; sw_set_material(w, d, "wood"); }
+        }
+        for (int i = 0; i < 3; i++) {
+            int c = sw_new(w, K_CUP, cups[p->sub], f);
+            if (c != SW_NONE) { sw_set_material(w, c, cup_mats[p->sub]); sw_add_paint(w, paints[i], c); }
+        }
+    }
+    p->furniture = f;
+    if (!strcmp(p->location, "workshop")) {
+        /* the mixing containers are shuffled once when the task table is built (unseeded there) */
+        static const char *const names[3] = {"glass cup", "bowl", "jug"}, *const mats[3] = {"glass", "wood", "plastic"};
+        int order[3] = {0, 1, 2};
+        sw_jrand r;
+        sw_jrand_seed(&r, 0);
+        sw_jrand_shuffle(&r, order, 3);
+        p->mixer = sw_new(w, K_CUP, names[order[p->sub]], room);
+        if (p->mixer != SW_NONE) sw_set_material(w, p->mixer, mats[order[p->sub]]);
+    } else {
+        int table = sw_find_named(w, room, "table");
+        p->mixer = SW_NONE;
+        for (int i = 0; i < w->n; i++) if (w->o[i].parent == table && w->o[i].kind == K_CUP) { p->mixer = i; break; }
+    }
+}
+
+static void goals_paint(sw_goalseq *gs, const sw_params *p, int tertiary) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, p->secondary, 0);
+    g->fail_if_wrong = 1;
+    g->defocus = tertiary;
+    if (tertiary) add_goal(gs, 1, G_FIND, p->tertiary, 0)->fail_if_wrong = 1;
+    g = add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    if (tertiary) {
+        snprintf(g->str2, sizeof g->str2, "%s", p->location);
+        add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
+    }
+    for (int k = 0; k < 2; k++) add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->in_sec[k], 1);
+    g = add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, NULL, 1);
+    snprintf(g->str, sizeof g->str, "%.23s,%.23s", p->in_sec[0], p->in_sec[1]);
+    g = add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->secondary, 1);
+    if (!tertiary) return;
+    snprintf(g->key, sizeof g->key, "secondary");
+    for (int k = 0; k < 2; k++) {
+        g = add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->in_ter[k], 1);
+        snprintf(g->key, sizeof g->key, "tertiary_%d", k);
+        snprintf(g->prereq, sizeof g->prereq, "secondary");
+    }
+    g = add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, NULL, 1);
+    snprintf(g->str, sizeof g->str, "%.23s,%.23s", p->in_ter[0], p->in_ter[1]);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->tertiary, 1);
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -626,6 +706,17 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strncmp(name, "chemistry-mix-paint", 19)) {
+        int tertiary = strstr(name, "tertiary") != NULL;
+        setup_paint(w, p);
+        goals_paint(gs, p, tertiary);
+        if (!tertiary)
+            snprintf(desc, cap, "Your task is to use chemistry to create %s. When you are done, focus on the %s.", p->secondary, p->secondary);
+        else
+            snprintf(desc, cap, "Your task is to use chemistry to create %s. When you are part-way done, focus on the intermediate "
+                     "(secondary color) paint you created.  When you are completely done, focus on the %s.", p->tertiary, p->secondary);
         return 0;
     }
     if (!strcmp(name, "test-conductivity") || !strcmp(name, "test-conductivity-of-unknown-substances")) {
@@ -771,17 +862,32 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
             if (g->type == G_ACTIVATE_DEVICE_NAMED && named && (o->flags & F_DEVICE) && (o->flags & F_ON)) return R_OK;
             if (g->type == G_TEMP_ON_FIRE && named && o->combusting) return R_OK;
             if (g->type == G_OBJS_IN_SINGLE_CONTAINER || (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER && named)) {
+                /* G_OBJS_IN_SINGLE_CONTAINER: str is a comma-separated list; the contents are exactly as
+                 * many, each named in the list */
                 int kids[64], k = sw_children(w, i, kids, 64, 0), nk = 0, hit = 0;
+                int nwant = 1;
+                if (g->type == G_OBJS_IN_SINGLE_CONTAINER) for (const char *c = g->str; *c; c++) nwant += *c == ',';
                 for (int j = 0; j < k; j++) {
                     if (w->o[kids[j]].flags & F_HIDDEN) continue;
                     nk++;
                     char cdn[SW_NAME * 2];
                     sw_descript_name(w, kids[j], cdn, sizeof cdn);
-                    const char *want = g->type == G_OBJS_IN_SINGLE_CONTAINER ? g->str : g->str2;
-                    if (!strcmp(w->o[kids[j]].name, want) || !strcmp(cdn, want)) hit++;
+                    if (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER) {
+                        if (!strcmp(w->o[kids[j]].name, g->str2) || !strcmp(cdn, g->str2)) hit++;
+                        continue;
+                    }
+                    const char *c = g->str;
+                    while (*c) {
+                        const char *e = strchr(c, ',');
+                        size_t L = e ? (size_t)(e - c) : strlen(c);
+                        if ((strlen(w->o[kids[j]].name) == L && !strncmp(w->o[kids[j]].name, c, L)) ||
+                            (strlen(cdn) == L && !strncmp(cdn, c, L))) { hit++; break; }
+                        c += L;
+                        if (*c == ',') c++;
+                    }
                 }
                 if (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER && hit) return R_OK;
-                if (g->type == G_OBJS_IN_SINGLE_CONTAINER && nk == 1 && hit == 1) return R_OK;
+                if (g->type == G_OBJS_IN_SINGLE_CONTAINER && nk == nwant && hit == nwant) return R_OK;
             }
         }
         return R_NO;

@@ -33,6 +33,9 @@ typedef struct sw_params {
     /* test-conductivity */
     int conductive;
     char box_conductive[SW_NAME], box_nonconductive[SW_NAME];
+    /* paints */
+    char secondary[SW_NAME], tertiary[SW_NAME], in_sec[2][SW_NAME], in_ter[2][SW_NAME];
+    int furniture, mixer;
 } sw_params;
 
 int sw_task_find(const char *name);

@@ -359,6 +359,7 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         if (sw_children(w, obj, kids, 8, 0) > 0) describe_contents_in(w, obj, dn, 0, "In", b);
         break;
     }
+    case K_PAINT: sw_sb_puts(b, dn); break;
     case K_FOOD:
         if (!strcmp(o->name, "apple")) sw_sb_printf(b, "a red %s", dn);
         else if (!strcmp(o->name, "apricot")) sw_sb_printf(b, "a orange %s", dn);
@@ -703,13 +704,13 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
         static const char *const paints[] = {"red paint", "blue paint", "yellow paint"};
         for (int i = 0; i < 3; i++) {
             int c = add_with_mat(w, K_CUP, "wood cup", "wood", art);
-            sw_add_substance(w, paints[i], "paint", c);
+            sw_add_paint(w, paints[i], c);
         }
         int lc = add_fixed_mat(w, K_CLOSABLE, "large cupboard", "wood", art);
         add_fixed_mat(w, K_DRAWER, "drawer", "wood", lc);
         for (int i = 0; i < 3; i++) {
             int c = add_with_mat(w, K_CUP, "wood cup", "wood", lc);
-            sw_add_substance(w, paints[i], "paint", c);
+            sw_add_paint(w, paints[i], c);
         }
     }
 
