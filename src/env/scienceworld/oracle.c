@@ -642,6 +642,86 @@ static int oracle_paint(sw_session *s, const sw_params *p, int tertiary, char *b
     return act_on(s, "mix", mixer, buf, cap);
 }
 
+/* ---------------- chemistry-mix ---------------- */
+
+static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int pot = p->pot;
+    int r;
+    int result = paint_in(w, pot, p->result);
+    if (result != SW_NONE) return act_on(s, "focus on", result, buf, cap);
+    /* the pot sits in a sink being filled: switch the water off, take the pot back */
+    int holder = w->o[pot].parent;
+    if (holder != SW_NONE && w->o[holder].kind == K_SINK) {
+        if (water_in(w, pot) == SW_NONE) {
+            if (!(w->o[holder].flags & F_ON)) return act_on(s, "activate", holder, buf, cap);
+            snprintf(buf, cap, "wait1");
+            return 1;
+        }
+        if (w->o[holder].flags & F_ON) return act_on(s, "deactivate", holder, buf, cap);
+        return act_on(s, "pick up", pot, buf, cap);
+    }
+    if (!in_inventory(w, pot)) {
+        r = nav_step(s, sw_room_of(w, pot), buf, cap);
+        if (r) return r;
+        int c = w->o[pot].parent;
+        if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        return act_on(s, "pick up", pot, buf, cap);
+    }
+    int read = 0;
+    for (int i = 0; i < w->n_used; i++) if (!strcmp(w->used[i][0], "read") && !strcmp(w->used[i][1], "recipe")) read = 1;
+    if (!read) {
+        int recipe = sw_find_named(w, SW_NONE, "recipe");
+        if (recipe == SW_NONE) return -1;
+        if (!in_inventory(w, recipe)) {
+            r = nav_step(s, sw_room_of(w, recipe), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", recipe, buf, cap);
+        }
+        return act_on(s, "read", recipe, buf, cap);
+    }
+    for (int k = 0; k < p->n_inputs; k++) {
+        const char *in = p->inputs[k];
+        if (paint_in(w, pot, in) != SW_NONE) continue;
+        if (!strcmp(in, "water")) {
+            int sink = nearest_working_sink(w, sw_room_of(w, w->agent));
+            if (sink == SW_NONE) return -1;
+            r = nav_step(s, sw_room_of(w, sink), buf, cap);
+            if (r) return r;
+            return act_move(s, pot, sink, buf, cap);
+        }
+        if (strstr(in, " paint")) {
+            int cup = SW_NONE;
+            for (int i = 0; i < w->n && cup == SW_NONE; i++)
+                if (w->o[i].kind == K_CUP && i != pot && !(w->o[i].flags & F_DELETED) && paint_in(w, i, in) != SW_NONE) cup = i;
+            if (cup == SW_NONE) return -1;
+            r = nav_step(s, sw_room_of(w, cup), buf, cap);
+            if (r) return r;
+            for (int c = w->o[cup].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
+                if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+            return pour_into(s, cup, pot, buf, cap);
+        }
+        /* a solid ingredient: the first one not already in the pot, preferring the recipe's room */
+        int x = SW_NONE, home = sw_room(w, p->location);
+        for (int pass = 0; pass < 2 && x == SW_NONE; pass++)
+            for (int i = 0; i < w->n && x == SW_NONE; i++) {
+                if ((w->o[i].flags & F_DELETED) || strcmp(w->o[i].name, in) || sw_is_inside(w, i, pot) || w->o[i].parent == SW_NONE) continue;
+                if (pass == 0 && sw_room_of(w, i) != home && !in_inventory(w, i)) continue;
+                x = i;
+            }
+        if (x == SW_NONE) return -1;
+        if (!in_inventory(w, x)) {
+            r = nav_step(s, sw_room_of(w, x), buf, cap);
+            if (r) return r;
+            for (int c = w->o[x].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
+                if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+            return act_on(s, "pick up", x, buf, cap);
+        }
+        return act_move(s, x, pot, buf, cap);
+    }
+    return act_on(s, "mix", pot, buf, cap);
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -653,6 +733,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
     else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
     else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
+    else if (!strcmp(name, "chemistry-mix")) r = oracle_chemistry(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;

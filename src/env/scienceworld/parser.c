@@ -220,6 +220,10 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         break;
     case K_SWITCH: case K_WIRE: add_ref(r, "component"); add_ref(r, o->name); break;
     case K_PAINT: add_ref(r, "paint"); add_ref(r, o->name); break;
+    case K_RECIPE:
+        add_ref(r, o->name); add_ref(r, o->alt);
+        snprintf(t, sizeof t, "%s called %s", o->name, o->alt); add_ref(r, t);
+        break;
     case K_BATTERY: add_ref(r, "generator"); add_ref(r, o->name); break;
     case K_THING:
         add_ref(r, o->name); add_ref(r, dn);
@@ -227,11 +231,13 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         if (!strcmp(o->name, "plastic fork")) add_ref(r, "plastic fork");
         if (!strcmp(o->name, "paper clip")) add_ref(r, "steel paper clip");
         if (!strncmp(o->name, "unknown substance", 17)) add_ref(r, "unknown substance");
+        if (strstr(o->name, " block")) add_ref(r, "block");
         break;
     case K_FOOD:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "apple")) add_ref(r, "red apple");
         if (!strcmp(o->name, "apricot")) add_ref(r, "orange apricot");
+        if (!strcmp(o->name, "jam")) add_ref(r, "red jam");
         break;
     default: add_ref(r, o->name); add_ref(r, dn); break;
     }
@@ -631,7 +637,13 @@ static int run_action(sw_session *s, const sw_match *m) {
         break;
     }
     case A_READ:
-        if (ox->kind == K_BOOK) say(b, "The book reads:\n%s by %s\n", ox->alt, ox->alt2);
+        if (w->n_used < SW_MAX_USES) {
+            memcpy(w->used[w->n_used][0], "read", 5);
+            memcpy(w->used[w->n_used][1], ox->name, SW_NAME);
+            w->n_used++;
+        }
+        if (ox->kind == K_RECIPE) say(b, "The recipe reads:\n%s", w->recipe_text);
+        else if (ox->kind == K_BOOK) say(b, "The book reads:\n%s by %s\n", ox->alt, ox->alt2);
         else say(b, "There's nothing written on the %s.", ox->name);
         break;
     case A_MIX: {

@@ -45,6 +45,18 @@ const sw_material sw_materials[] = {
     {"soil", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 10000.0f, ST_SOLID, 10.0f},
     {"plant matter", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 200.0f, ST_SOLID, 10.0f},
     {"paint", NULL, NULL, NULL, 0.5f, 0.0f, 100.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"salt water", NULL, NULL, NULL, 0.5f, -2.0f, 102.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"soapy water", NULL, NULL, NULL, 0.5f, -1.0f, 101.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"sugar water", NULL, NULL, NULL, 0.5f, -1.0f, 101.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"flour", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 380.0f, ST_SOLID, 10.0f},
+    {"nut", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 400.0f, ST_SOLID, 10.0f},
+    {"jam", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 400.0f, ST_SOLID, 10.0f},
+    {"sugar", NULL, NULL, NULL, 0.5f, 186.0f, 100000.0f, 350.0f, ST_SOLID, 10.0f},
+    {"rust", NULL, NULL, NULL, 0.9f, 100000.0f, 100001.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"iron", "iron", "liquid iron", "gaseous iron", 1.0f, 1538.0f, 2862.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"acetic acid", "solid acetic acid", "acetic acid", "gaseous acetic acid", 0.2f, 17.0f, 119.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"sodium bicarbonate", NULL, NULL, NULL, 0.2f, 10000.0f, 10001.0f, 100.0f, ST_SOLID, 10.0f},
+    {"sodium acetate", NULL, NULL, NULL, 0.2f, 324.0f, 881.0f, 100000.0f, ST_SOLID, 10.0f},
 };
 
 static const int n_materials = (int)(sizeof sw_materials / sizeof sw_materials[0]);

@@ -39,6 +39,7 @@ enum sw_kind {
     K_BATTERY,        /* generator; extra: GEN_BATTERY / GEN_FUEL (activable) / GEN_RENEWABLE (on outside) */
     K_TERMINAL,       /* anode / cathode / terminal 1 / terminal 2 of its parent */
     K_PAINT,          /* a paint: described by its bare name */
+    K_RECIPE,         /* a document: "A recipe titled <alt>"; its text is the world's recipe_text */
     K_BED, K_COUCH, K_PILLOW,
     K_COUNT
 };
@@ -129,6 +130,7 @@ enum sw_goal_type {
     G_CONTAINER_BY_TEMP,      /* focus object in box str (temp >= value) or str2 (temp <= value); wrong box fails */
     G_PAST_USE,               /* an earlier "use <str> on <str2>" action */
     G_FIND_ANSWER_BOX,        /* focus on the answer box named str (another answer box fails) */
+    G_PAST_READ,              /* an earlier "read <str>" */
     G_ACTIVATE_DEVICE,        /* focus object is named str and is on */
     G_ELEC_CONNECTED,         /* focus object is wired (through its anode side) to something named str; else fails */
     G_OBJ_CONNECTED_TO_WIRE,  /* something named str has its terminal `state` (0/1) wired to a wire */
@@ -172,6 +174,7 @@ typedef struct sw_world {
     int universe, agent, inventory;
     int focus;                 /* monitored (focused) object, SW_NONE */
     int last_connect_move;     /* w->moves when the last electrical connection was made */
+    char recipe_text[192];     /* what "read recipe" shows (chemistry-mix) */
     int moves;                 /* ticks so far */
     sw_goalseq gs;
 } sw_world;

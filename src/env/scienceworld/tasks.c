@@ -18,7 +18,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
     {"5-1", "grow-plant", 126, 0}, {"5-2", "grow-fruit", 126, 0},
-    {"6-1", "chemistry-mix", 32, 0}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 1},
+    {"6-1", "chemistry-mix", 32, 1}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 1},
     {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
     {"7-3", "lifespan-longest-lived-then-shortest-lived", 125, 1},
@@ -160,6 +160,24 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strcmp(name, "chemistry-mix")) {
+        /* train: 8 recipes x {kitchen, workshop}; dev: 4 x 2; test: 4 x 2 (location-major inside each block) */
+        static const char *const rec[16][4] = {
+            {"salt water", "sodium chloride", "water", NULL}, {"soapy water", "soap", "water", NULL},
+            {"mixed nuts", "peanut", "almond", "cachew"}, {"sodium acetate", "acetic acid", "sodium bicarbonate", NULL},
+            {"banana sandwich", "banana", "bread", NULL}, {"blue paper", "paper", "blue paint", NULL},
+            {"peanut butter sandwich", "peanut", "bread", NULL}, {"peanut butter with jam sandwich", "peanut", "jam", "bread"},
+            {"smores", "chocolate", "marshmallow", NULL}, {"dough", "flour", "water", NULL},
+            {"fruit salad", "apple", "orange", "banana"}, {"jam sandwich", "jam", "bread", NULL},
+            {"sugar water", "sugar", "water", NULL}, {"peanut butter with banana sandwich", "peanut", "banana", "bread"},
+            {"rust", "iron block", "water", NULL}, {"red paper", "paper", "red paint", NULL}};
+        int block = v < 16 ? 0 : v < 24 ? 1 : 2;
+        int base = block == 0 ? 0 : block == 1 ? 16 : 24, per = block == 0 ? 8 : 4;
+        int loc = (v - base) / per, r = (block == 0 ? 0 : block == 1 ? 8 : 12) + (v - base) % per;
+        snprintf(p->result, sizeof p->result, "%s", rec[r][0]);
+        p->n_inputs = 0;
+        for (int k = 1; k < 4 && rec[r][k]; k++) snprintf(p->inputs[p->n_inputs++], SW_NAME, "%s", rec[r][k]);
+        snprintf(p->location, sizeof p->location, "%s", loc ? "workshop" : "kitchen");
     } else if (!strncmp(name, "chemistry-mix-paint", 19)) {
         static const char *const tab[6][6] = {
             {"green paint", "green-blue paint", "blue paint", "yellow paint", "green paint", "blue paint"},
@@ -691,6 +709,51 @@ static void goals_paint(sw_goalseq *gs, const sw_params *p, int tertiary) {
     add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->tertiary, 1);
 }
 
+/* An ingredient object of the chemistry-mix task, by name. */
+static int add_ingredient(sw_world *w, const char *name, int room) {
+    if (!strcmp(name, "peanut") || !strcmp(name, "almond") || !strcmp(name, "cachew")) return add_named_substance(w, K_FOOD, name, "nut", room);
+    if (!strcmp(name, "bread") || !strcmp(name, "flour")) return add_named_substance(w, K_FOOD, name, "flour", room);
+    if (!strcmp(name, "jam")) return add_named_substance(w, K_FOOD, name, "jam", room);
+    if (!strcmp(name, "chocolate") || !strcmp(name, "marshmallow")) return add_named_substance(w, K_FOOD, name, name, room);
+    if (!strcmp(name, "paper")) return add_named_substance(w, K_THING, name, "paper", room);
+    if (!strcmp(name, "iron block")) return add_named_substance(w, K_THING, name, "iron", room);
+    if (!strcmp(name, "apple") || !strcmp(name, "orange") || !strcmp(name, "banana")) return sw_new(w, K_FOOD, name, room);
+    return add_named_substance(w, K_SUBSTANCE, name, name, room);   /* soap, sodium chloride, sugar, acids, ... */
+}
+
+static void setup_chemistry(sw_world *w, sw_params *p) {
+    int room = sw_room(w, p->location);
+    for (int k = 0; k < p->n_inputs; k++) {
+        const char *in = p->inputs[k];
+        if (!strcmp(in, "water") || strstr(in, " paint")) continue;   /* found in the house */
+        if (sw_find_named(w, room, in) != SW_NONE) continue;         /* TaskObject: already there */
+        add_ingredient(w, in, room);
+    }
+    int rec = sw_new(w, K_RECIPE, "recipe", room);
+    if (rec != SW_NONE) {
+        sw_set_material(w, rec, "paper");
+        snprintf(w->o[rec].alt, sizeof w->o[rec].alt, "instructions to make %.24s", p->result);
+        size_t o = (size_t)snprintf(w->recipe_text, sizeof w->recipe_text, "To make %s, you need to mix ", p->result);
+        for (int k = 0; k < p->n_inputs && o < sizeof w->recipe_text; k++)
+            o += (size_t)snprintf(w->recipe_text + o, sizeof w->recipe_text - o, "%s%s", k ? ", " : "", p->inputs[k]);
+        if (o < sizeof w->recipe_text) snprintf(w->recipe_text + o, sizeof w->recipe_text - o, ".");
+    }
+    int kitchen = sw_room(w, "kitchen");
+    p->pot = sw_find_named(w, sw_find_named(w, kitchen, "cupboard"), "metal pot");
+}
+
+static void goals_chemistry(sw_goalseq *gs, const sw_params *p) {
+    add_goal(gs, 1, G_FIND, p->result, 0)->fail_if_wrong = 1;
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    for (int k = 0; k < p->n_inputs; k++) add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->inputs[k], 1);
+    sw_goal *g = add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, NULL, 1);
+    size_t o = 0;
+    for (int k = 0; k < p->n_inputs && o < sizeof g->str; k++)
+        o += (size_t)snprintf(g->str + o, sizeof g->str - o, "%s%s", k ? "," : "", p->inputs[k]);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->result, 1);
+    add_goal(gs, 0, G_PAST_READ, "recipe", 1);
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -706,6 +769,13 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "chemistry-mix")) {
+        setup_chemistry(w, p);
+        goals_chemistry(gs, p);
+        snprintf(desc, cap, "Your task is to use chemistry to create the substance '%s'. A recipe and some of the ingredients "
+                 "might be found near the %s. When you are done, focus on the %s.", p->result, p->location, p->result);
         return 0;
     }
     if (!strncmp(name, "chemistry-mix-paint", 19)) {
@@ -968,6 +1038,10 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
     case G_FIND_ANSWER_BOX:
         if (obj == SW_NONE || w->o[obj].kind != K_ANSWERBOX) return R_NO;
         return name_ieq(w->o[obj].name, g->str) ? R_OK : R_FAIL;
+    case G_PAST_READ:
+        for (int i = 0; i < w->n_used; i++)
+            if (!strcmp(w->used[i][0], "read") && !strcmp(w->used[i][1], g->str)) return R_OK;
+        return R_NO;
     case G_PAST_USE:
         for (int i = 0; i < w->n_used; i++)
             if (!strcmp(w->used[i][0], g->str) && !strcmp(w->used[i][1], g->str2)) return R_OK;

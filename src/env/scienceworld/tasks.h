@@ -36,6 +36,9 @@ typedef struct sw_params {
     /* paints */
     char secondary[SW_NAME], tertiary[SW_NAME], in_sec[2][SW_NAME], in_ter[2][SW_NAME];
     int furniture, mixer;
+    /* chemistry-mix */
+    char result[SW_NAME], inputs[3][SW_NAME];
+    int n_inputs;
 } sw_params;
 
 int sw_task_find(const char *name);

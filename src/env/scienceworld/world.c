@@ -363,6 +363,7 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
     case K_FOOD:
         if (!strcmp(o->name, "apple")) sw_sb_printf(b, "a red %s", dn);
         else if (!strcmp(o->name, "apricot")) sw_sb_printf(b, "a orange %s", dn);
+        else if (!strcmp(o->name, "jam")) sw_sb_printf(b, "red %s", dn);
         else if (o->mat >= 0) sw_sb_puts(b, dn);
         else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
@@ -418,9 +419,13 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         }
         break;
     }
+    case K_RECIPE: sw_sb_printf(b, "A %s titled %s", dn, o->alt); break;
     default:
-        if (!strcmp(o->name, "metal fork") || !strcmp(o->name, "plastic fork") || !strcmp(o->name, "paper clip") ||
-            !strcmp(o->name, "aluminum foil")) sw_sb_printf(b, "A %s", dn);
+        if (!strcmp(o->name, "paper")) sw_sb_printf(b, "A blank %s", dn);
+        else if (!strcmp(o->name, "metal fork") || !strcmp(o->name, "plastic fork") || !strcmp(o->name, "paper clip") ||
+            !strcmp(o->name, "aluminum foil") || (strlen(o->name) > 6 && !strcmp(o->name + strlen(o->name) - 6, " paper")))
+            sw_sb_printf(b, "A %s", dn);
+        else if (!strcmp(o->name, "iron block") || !strcmp(o->name, "wood block")) sw_sb_printf(b, "a %s", dn);
         else if (!strncmp(o->name, "unknown substance", 17)) sw_sb_puts(b, dn);
         else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
