@@ -230,7 +230,7 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         if (!strcmp(o->name, "metal fork")) add_ref(r, "steel fork");
         if (!strcmp(o->name, "plastic fork")) add_ref(r, "plastic fork");
         if (!strcmp(o->name, "paper clip")) add_ref(r, "steel paper clip");
-        if (!strncmp(o->name, "unknown substance", 17)) add_ref(r, "unknown substance");
+        if (strstr(o->name, "unknown substance")) add_ref(r, "unknown substance");
         if (strstr(o->name, " block")) add_ref(r, "block");
         break;
     case K_FOOD:

@@ -92,14 +92,28 @@ void sw_set_material(sw_world *w, int obj, const char *material) {
     if (!strcmp(material, "ash")) { o->combusted = 1; o->combust_ticks = 0; }
 }
 
+float sw_melt_point(const sw_world *w, int obj) {
+    const sw_obj *o = &w->o[obj];
+    if (o->flags & F_UNKNOWN) return o->melt_ov;
+    return o->mat >= 0 ? sw_materials[o->mat].melt_c : 0.0f;
+}
+
 /* StateOfMatter.ChangeOfState: infer the state from the temperature; rename on a change. */
 void sw_update_name_for_state(sw_world *w, int obj) {
     sw_obj *o = &w->o[obj];
     if (o->mat < 0) return;
     const sw_material *m = &sw_materials[o->mat];
-    int st = o->temp < m->melt_c ? ST_SOLID : o->temp > m->boil_c ? ST_GAS : ST_LIQUID;
+    float melt = sw_melt_point(w, obj);
+    int st = o->temp < melt ? ST_SOLID : o->temp > m->boil_c ? ST_GAS : ST_LIQUID;
     if (st == o->state) return;
     o->state = (uint8_t)st;
+    if (o->flags & F_UNKNOWN) {
+        static const char *const pre[3] = {"solid", "liquid", "gaseous"};
+        char base[SW_NAME];
+        memcpy(base, o->alt, sizeof base);
+        snprintf(o->name, sizeof o->name, "%s %s", pre[st], base);
+        return;
+    }
     const char *nm = st == ST_SOLID ? m->solid_name : st == ST_LIQUID ? m->liquid_name : m->gas_name;
     if (nm) snprintf(o->name, sizeof o->name, "%s", nm);
 }

@@ -61,6 +61,7 @@ enum { ST_SOLID = 0, ST_LIQUID = 1, ST_GAS = 2 };
 #define F_BROKEN    0x0800u  /* a disabled device (TaskDisable): cannot be switched */
 #define F_CONDUCTIVE 0x1000u /* electrically conductive material */
 #define F_HASTERM   0x2000u  /* a plain object that got (hidden) electrical terminals */
+#define F_UNKNOWN   0x4000u  /* an unknown thermal substance: own melting point (melt_ov), names from alt */
 
 enum { GEN_BATTERY = 0, GEN_FUEL = 1, GEN_RENEWABLE = 2 };
 enum { VOLT_NONE = 0, VOLT_GROUND = 1, VOLT_GEN = 2 };
@@ -78,6 +79,7 @@ typedef struct sw_obj {
     uint8_t combusting, combusted;
     int16_t combust_ticks;
     int16_t conn;             /* K_TERMINAL: the terminal it is wired to, SW_NONE */
+    float melt_ov;            /* F_UNKNOWN: melting point */
     uint8_t volt;             /* K_TERMINAL: VOLT_* */
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
@@ -232,6 +234,7 @@ const char *sw_state_name(int st);
 void sw_update_name_for_state(sw_world *w, int obj);   /* StateOfMatter.ChangeOfState */
 void sw_set_material(sw_world *w, int obj, const char *material);
 double sw_java_round(double x);                       /* Java "%.0f" (HALF_UP) */
+float sw_melt_point(const sw_world *w, int obj);
 
 /* ---- a playing session: world + parser state ---- */
 typedef struct sw_match { int16_t action; int16_t obj[2]; } sw_match;

@@ -12,7 +12,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"1-1", "boil", 30, 1}, {"1-2", "melt", 30, 1}, {"1-3", "freeze", 30, 1},
     {"1-4", "change-the-state-of-matter-of", 30, 1},
     {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 1},
-    {"2-3", "measure-melting-point-unknown-substance", 300, 0},
+    {"2-3", "measure-melting-point-unknown-substance", 300, 1},
     {"3-1", "power-component", 20, 1}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 1},
     {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 1},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
@@ -106,6 +106,13 @@ static int subsample(int n_total, double proportion, int v) {
 }
 
 static int melt_combo(int v) { return subsample(875, 0.5, v); }
+
+/* UnknownSubstanceThermal.precomputedMeltPoints */
+static double unknown_melt_point(char letter) {
+    static const double pts[26] = {25, 75, 115, -30, -10, 275, 30, 225, 75, -75, 520, 325, -25, 175, 25, 75, 425, 30, 15, -2,
+                                   625, -220, 575, -175, 675, 775};
+    return (letter >= 'A' && letter <= 'Z') ? pts[letter - 'A'] : 0.0;
+}
 
 static int thermo_combo(int v) { return subsample(27000, 0.02, v); }
 
@@ -233,6 +240,21 @@ void sw_variation_params(int task, int v, sw_params *p) {
         p->renewable = v % 2 == 0;
         if (!strcmp(name, "power-component")) snprintf(p->source, sizeof p->source, "battery");
         else snprintf(p->source, sizeof p->source, "%s", p->renewable ? p->long_animal : p->short_animal);
+    } else if (!strcmp(name, "measure-melting-point-unknown-substance")) {
+        /* 24 letters x 25 (two nested preset loops) sorted by the state-prefixed name, x 5 thresholds x 5 box
+         * pairs = 15,000, subsampled 2% inside train/dev/test with Random(5) -> 300 */
+        static const char sorted_letters[] = "DEJMTVXBCFGHKLNOPQRSUWYZ";   /* liquids at 10 C first, then solids */
+        int c = subsample(15000, 0.02, v);
+        int j = c / 25, i = (c / 5) % 5, k = c % 5;
+        char letter = sorted_letters[j / 25];
+        p->melting_point = unknown_melt_point(letter);
+        snprintf(p->object, sizeof p->object, "%s unknown substance %c", p->melting_point > 10.0 ? "solid" : "liquid", letter);
+        snprintf(p->location, sizeof p->location, "kitchen");
+        p->threshold = melt_presets[i];
+        snprintf(p->box_above, sizeof p->box_above, "%s box", thermo_colours[k]);
+        snprintf(p->box_below, sizeof p->box_below, "%s box", thermo_colours[k + 1]);
+        snprintf(p->box_location, sizeof p->box_location, "kitchen");
+        p->sub = -1;
     } else if (!strcmp(name, "measure-melting-point-known-substance")) {
         int c = melt_combo(v);
         int j = c / 25, i = (c / 5) % 5, k = c % 5;
@@ -491,6 +513,20 @@ static void setup_melting(sw_world *w, int v, sw_params *p) {
         p->object_id = add_named_substance(w, K_FOOD, s, s, sw_find_named(w, kitchen, "fridge"));
     } else if (!strcmp(s, "orange juice")) {
         p->object_id = sw_find_named(w, kitchen, "orange juice");
+    } else if (strstr(s, "unknown substance")) {
+        /* melting point below 15 C: in a random cup (mkRandomSubstanceInContainer) */
+        int parent = kitchen, cup = SW_NONE;
+        if (p->melting_point < 15.0) parent = cup = random_liquid_cup(w, &r, kitchen);
+        int x = sw_new(w, K_THING, s, parent);
+        if (x != SW_NONE) {
+            sw_set_material(w, x, "metal");
+            w->o[x].flags |= F_UNKNOWN;
+            w->o[x].melt_ov = (float)p->melting_point;
+            snprintf(w->o[x].alt, sizeof w->o[x].alt, "%s", strstr(s, "unknown substance"));
+            w->o[x].state = 255;   /* force the state-prefixed name on the first settle */
+            if (cup != SW_NONE) w->o[cup].temp = w->o[x].temp;
+        }
+        p->object_id = x;
     } else if (strcmp(s, "water")) {
         int cup = random_liquid_cup(w, &r, kitchen);
         p->object_id = add_named_substance(w, K_SUBSTANCE, s, s, cup);
@@ -810,7 +846,7 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
                      "Then, create an electrical circuit that powers it on.", p->part, p->renewable ? "renewable" : "nonrenewable", p->part);
         return 0;
     }
-    if (!strcmp(name, "measure-melting-point-known-substance")) {
+    if (!strncmp(name, "measure-melting-point-", 22)) {
         setup_melting(w, v, p);
         goals_melting(gs, p);
         const char *o = p->object;

@@ -426,7 +426,7 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
             !strcmp(o->name, "aluminum foil") || (strlen(o->name) > 6 && !strcmp(o->name + strlen(o->name) - 6, " paper")))
             sw_sb_printf(b, "A %s", dn);
         else if (!strcmp(o->name, "iron block") || !strcmp(o->name, "wood block")) sw_sb_printf(b, "a %s", dn);
-        else if (!strncmp(o->name, "unknown substance", 17)) sw_sb_puts(b, dn);
+        else if (strstr(o->name, "unknown substance")) sw_sb_puts(b, dn);
         else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
     }
