@@ -1,9 +1,111 @@
-/* Placeholder: 'eval' lands with its issue; until then it says so and fails. */
+/* multi2 eval: run a policy on an environment split and report success, mean score and per-episode
+ * results. Policies here: the expert oracle and uniform random over admissible actions; trained
+ * policies (--run DIR) come with the training pipeline. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli/cli.h"
+#include "cli/env_opts.h"
+#include "data/data.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: multi2 eval --env NAME --policy oracle|random [--split train|id|ood] [--episodes N]\n"
+               "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n\n"
+               "Plays episodes 0..N-1 of the split (default: all) and prints success rate, mean score and\n"
+               "per-episode results; --out writes one JSON line per episode with its transcript.\n");
+}
 
 int cmd_eval(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "multi2 eval: not implemented in this build yet\n");
-    return 1;
+    env_opts o;
+    int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out");
+    if (rc) return rc;
+    if (o.help) { usage(stdout); return 0; }
+    if (o.run) { fprintf(stderr, "multi2 eval: --run (evaluating a trained policy) is not available yet in this build\n"); return 1; }
+    if (!o.env) { fprintf(stderr, "multi2 eval: --env is required\n"); usage(stderr); return 2; }
+    if (!o.policy) { fprintf(stderr, "multi2 eval: --policy is required (oracle or random)\n"); usage(stderr); return 2; }
+    int pk = m2_policy_parse(o.policy);
+    if (pk != M2_POLICY_ORACLE && pk != M2_POLICY_RANDOM) {
+        fprintf(stderr, "multi2 eval: policy '%s' is not available yet (available: oracle, random; trained policies will come with --run DIR)\n", o.policy);
+        return 1;
+    }
+    m2_env *env = env_opts_create(&o, "eval");
+    if (!env) return 1;
+    m2_err err = {0};
+    int avail = env->cls->num_episodes(env, o.task, o.split, &err);
+    if (avail < 0) { fprintf(stderr, "multi2 eval: %s\n", err.msg); m2_env_destroy(env); return 1; }
+    int n = o.episodes > 0 ? o.episodes : avail;
+    FILE *out = NULL;
+    if (o.out && !(out = fopen(o.out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o.out); m2_env_destroy(env); return 1; }
+    m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = o.max_steps, .policy_seed = o.seed};
+    cJSON *root = cJSON_CreateObject();
+    cJSON *res = cJSON_CreateArray();
+    int wins = 0, total_steps = 0, invalid = 0;
+    double score_sum = 0;
+    rc = 0;
+    for (int i = 0; i < n; i++) {
+        m2_env_traj t;
+        if (m2_rollout(env, o.task, o.split, i, o.seed, &ro, &t, &err)) {
+            fprintf(stderr, "multi2 eval: episode %d: %s\n", i, err.msg);
+            m2_env_traj_free(&t);
+            rc = 1;
+            break;
+        }
+        wins += t.won;
+        score_sum += t.score;
+        total_steps += t.n;
+        int inv = 0;
+        for (int s = 0; s < t.n; s++) inv += !t.steps[s].valid;
+        invalid += inv;
+        cJSON *e = cJSON_CreateObject();
+        size_t l = strcspn(t.task_text, "\n");
+        char *first = strndup(t.task_text, l);
+        cJSON_AddNumberToObject(e, "index", i);
+        cJSON_AddStringToObject(e, "task", first ? first : "");
+        free(first);
+        cJSON_AddBoolToObject(e, "success", t.won);
+        cJSON_AddNumberToObject(e, "score", t.score);
+        cJSON_AddNumberToObject(e, "return", t.ret);
+        cJSON_AddNumberToObject(e, "steps", t.n);
+        cJSON_AddNumberToObject(e, "invalid_actions", inv);
+        cJSON_AddItemToArray(res, e);
+        if (!o.json) printf("%5d  %-7s score %-5g steps %-3d %.*s\n", i, t.won ? "success" : "fail", t.score, t.n, (int)l, t.task_text);
+        if (out) {
+            cJSON *tj = m2_env_traj_to_json(&t);
+            if (tj) {
+                cJSON_AddStringToObject(tj, "policy", o.policy);
+                if (m2_hier_write_line(out, tj, o.out, &err)) { fprintf(stderr, "multi2 eval: %s\n", err.msg); rc = 1; }
+                cJSON_Delete(tj);
+            }
+        }
+        m2_env_traj_free(&t);
+        if (rc) break;
+    }
+    if (out && fclose(out)) { fprintf(stderr, "multi2 eval: %s: write failed\n", o.out); rc = 1; }
+    if (!rc) {
+        cJSON_AddStringToObject(root, "env", env->cls->name);
+        cJSON_AddStringToObject(root, "split", m2_split_name(o.split));
+        if (o.task) cJSON_AddStringToObject(root, "task", o.task);
+        cJSON_AddStringToObject(root, "policy", o.policy);
+        cJSON_AddNumberToObject(root, "seed", (double)o.seed);
+        cJSON_AddNumberToObject(root, "max_steps", o.max_steps);
+        cJSON_AddNumberToObject(root, "episodes", n);
+        cJSON_AddNumberToObject(root, "success", n ? (double)wins / n : 0);
+        cJSON_AddNumberToObject(root, "mean_score", n ? score_sum / n : 0);
+        cJSON_AddNumberToObject(root, "mean_steps", n ? (double)total_steps / n : 0);
+        cJSON_AddNumberToObject(root, "invalid_rate", total_steps ? (double)invalid / total_steps : 0);
+        cJSON_AddItemToObject(root, "results", res);
+        res = NULL;
+        if (o.json) {
+            char *s = cJSON_Print(root);
+            if (s) { puts(s); free(s); }
+        } else
+            printf("%s %s %s: success %.4f, mean score %.4f, mean steps %.2f over %d episodes\n", env->cls->name,
+                   m2_split_name(o.split), o.policy, n ? (double)wins / n : 0, n ? score_sum / n : 0,
+                   n ? (double)total_steps / n : 0, n);
+    }
+    cJSON_Delete(res);
+    cJSON_Delete(root);
+    m2_env_destroy(env);
+    return rc;
 }

@@ -1,9 +1,183 @@
-/* Placeholder: 'train' lands with its issue; until then it says so and fails. */
+/* multi2 train CONFIG.yaml [key=value ...]: validates the config, creates the run folder
+ * (run.out_dir/run.name), saves the resolved config, prints the plan and memory plan, and runs the
+ * stages of the method's plan through the stage table below. --resume RUN_DIR continues a run
+ * from its ckpt/latest. The pipeline plugs its stage functions into `stage_table`. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include "cli/cli.h"
+#include "core/core.h"
+
+/* The stage runners, in plan order. NULL = not implemented in this build: a run whose plan needs
+ * it fails up front with "stage X not implemented yet". */
+static const m2_stage stage_table[] = {
+    {"pretrain", NULL, "pre-train the tiny base on expert text"},
+    {"data", NULL, "expert trajectories and hierarchical datasets"},
+    {"sys1_sft", NULL, "System 1 (planner) SFT"},
+    {"sys2_warmup", NULL, "System 2 (executor) warm-up SFT"},
+    {"sys2_offline", NULL, "System 2 offline RL (IQL critic, anchored actor)"},
+    {"sys2_online", NULL, "System 2 online refinement (AWAC + KL)"},
+    {"eval", NULL, "pass@1 evaluation per split"},
+    {"report", m2_stage_report, "results table and charts"},
+};
+#define N_STAGES ((int)(sizeof stage_table / sizeof stage_table[0]))
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: multi2 train CONFIG.yaml [key=value ...] [options]\n"
+            "       multi2 train --resume RUN_DIR [key=value ...]\n"
+            "\n"
+            "Runs a training config: the method's stages (pretrain, data, sys1_sft, sys2_warmup,\n"
+            "sys2_offline, sys2_online, eval, report) in the run folder run.out_dir/run.name, which\n"
+            "receives config.yaml, metrics.jsonl, a TensorBoard event file, ckpt/, eval/ and plots/.\n"
+            "key=value overrides any config key, e.g. sys2.offline.beta=3 run.seed=7 lora.sys2.targets=[q,v].\n"
+            "\n"
+            "options:\n"
+            "  --resume RUN_DIR   continue RUN_DIR from ckpt/latest (its config.yaml + overrides)\n"
+            "  --dry-run          validate, print the stage plan and the memory plan; write nothing\n"
+            "  --print-config     print the resolved config (YAML) and exit\n"
+            "  --help-config      print every config key: type, default, range or choices, meaning\n"
+            "  -h, --help         this help\n");
+}
+
+/* Rough parameter counts of the tiny model (the engine's own plan replaces this when it lands). */
+static void memory_plan(const m2_run_config *c, m2_memplan *m) {
+    if (!strcmp(c->model_base, "tiny")) {
+        double d = (double)c->model_tiny_dim, L = (double)c->model_tiny_layers, V = (double)c->model_tiny_vocab;
+        double hd = d / (double)c->model_tiny_heads, kv = hd * (double)c->model_tiny_kv_heads, ffn = (double)c->model_tiny_ffn;
+        double per_layer = d * d * 2 + d * kv * 2 + 3 * d * ffn + 2 * d;
+        double base = V * d * 2 + L * per_layer + d;
+        m2_memplan_add(m, "base weights (f32)", base * 4);
+        const char *roles[2] = {c->lora_sys1_targets, c->lora_sys2_targets};
+        const int64_t ranks[2] = {c->lora_sys1_rank, c->lora_sys2_rank};
+        double lora = 0;
+        for (int r = 0; r < 2; r++) {
+            char t[32];
+            for (int i = 0; m2_cfg_list_item(roles[r], i, t, sizeof t); i++) {
+                double in = d, out = d;
+                if (!strcmp(t, "k") || !strcmp(t, "v")) out = kv;
+                if (!strcmp(t, "gate") || !strcmp(t, "up")) out = ffn;
+                if (!strcmp(t, "down")) in = ffn;
+                lora += L * (double)ranks[r] * (in + out);
+            }
+        }
+        m2_memplan_add(m, "LoRA adapters (2 roles)", lora * 4);
+        m2_memplan_add(m, "LoRA grads + AdamW moments", lora * 4 * 3);
+        double hh = c->heads_hidden ? (double)c->heads_hidden : d;
+        m2_memplan_add(m, "critic heads + targets + AdamW", (d * hh + hh * 2 + 1) * 2 * 4 * 4);
+        double T = (double)c->data_max_seq_len, B = (double)(c->sys2_offline_batch > c->sys1_sft_batch ? c->sys2_offline_batch : c->sys1_sft_batch);
+        m2_memplan_add(m, "activations (batch x seq, approx.)", B * T * (L * (d * 10 + ffn * 3) + V) * 4);
+    } else {
+        struct stat st;
+        m2_memplan_add(m, "base model file (as stored)", stat(c->model_base, &st) == 0 ? (double)st.st_size : 0);
+    }
+    m2_memplan_add(m, "replay buffer (segments, approx. 4 KiB each)", (double)c->sys2_online_buffer_capacity * 4096);
+}
+
+static void print_plan(const m2_run_config *cfg, const char *run_dir, FILE *f) {
+    const char *plan[16];
+    int n = m2_run_stage_plan(cfg, plan, 16);
+    fprintf(f, "run folder: %s\nmethod: %s   env: %s   seed: %lld\nstages:", run_dir, cfg->method, cfg->env_name,
+            (long long)cfg->run_seed);
+    for (int i = 0; i < n; i++) {
+        int have = 0;
+        for (int k = 0; k < N_STAGES; k++) if (!strcmp(stage_table[k].name, plan[i]) && stage_table[k].fn) have = 1;
+        fprintf(f, " %s%s", plan[i], have ? "" : "(not implemented yet)");
+    }
+    fprintf(f, "\n");
+    m2_memplan m = {0};
+    memory_plan(cfg, &m);
+    m2_memplan_print(&m, f);
+}
 
 int cmd_train(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "multi2 train: not implemented in this build yet\n");
-    return 1;
+    const char *config = NULL, *resume = NULL;
+    int dry = 0, print_cfg = 0, help_cfg = 0;
+    char **over = calloc((size_t)argc + 1, sizeof *over);
+    int n_over = 0;
+    if (!over) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(over); return 0; }
+        else if (!strcmp(a, "--dry-run")) dry = 1;
+        else if (!strcmp(a, "--print-config")) print_cfg = 1;
+        else if (!strcmp(a, "--help-config")) help_cfg = 1;
+        else if (!strcmp(a, "--resume")) {
+            if (i + 1 >= argc) { fprintf(stderr, "multi2 train: --resume needs a run folder\n"); free(over); return 2; }
+            resume = argv[++i];
+        } else if (!strncmp(a, "--resume=", 9)) resume = a + 9;
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "multi2 train: unknown option '%s'\n", a);
+            usage(stderr);
+            free(over);
+            return 2;
+        } else if (strchr(a, '=')) over[n_over++] = argv[i];
+        else if (!config) config = a;
+        else {
+            fprintf(stderr, "multi2 train: unexpected argument '%s' (one config file; overrides are key=value)\n", a);
+            free(over);
+            return 2;
+        }
+    }
+    if (help_cfg) {
+        m2_cfg_print_schema(m2_run_config_schema(), stdout);
+        free(over);
+        return 0;
+    }
+    if (resume && config) {
+        fprintf(stderr, "multi2 train: give a config file or --resume RUN_DIR, not both\n");
+        free(over);
+        return 2;
+    }
+    char resume_cfg[1200];
+    if (resume) {
+        snprintf(resume_cfg, sizeof resume_cfg, "%s/config.yaml", resume);
+        config = resume_cfg;
+    }
+    if (!config && !print_cfg) {
+        usage(stderr);
+        free(over);
+        return 2;
+    }
+    m2_run_config *cfg = malloc(sizeof *cfg);
+    m2_err err = {0};
+    if (!cfg || m2_run_config_load(cfg, config, n_over, over, &err) != 0) {
+        fprintf(stderr, "multi2 train: %s\n", cfg ? err.msg : "out of memory");
+        free(cfg);
+        free(over);
+        return 1;
+    }
+    free(over);
+    int rc = 0;
+    if (print_cfg) {
+        char *y = m2_cfg_to_yaml(m2_run_config_schema(), cfg);
+        if (y) fputs(y, stdout);
+        free(y);
+        free(cfg);
+        return y ? 0 : 1;
+    }
+    char run_dir[1100];
+    if (resume) snprintf(run_dir, sizeof run_dir, "%s", resume);
+    else m2_run_dir_for(cfg, run_dir, sizeof run_dir);
+    print_plan(cfg, run_dir, stdout);
+    if (dry) {
+        printf("dry run: config is valid; nothing written\n");
+        free(cfg);
+        return 0;
+    }
+    if (!resume && m2_run_exists(run_dir)) {
+        fprintf(stderr, "multi2 train: %s already holds a run; continue it with --resume %s, or set run.name=...\n",
+                run_dir, run_dir);
+        free(cfg);
+        return 1;
+    }
+    if (m2_train_run(cfg, stage_table, N_STAGES, run_dir, resume != NULL, stdout, &err) != 0) {
+        fprintf(stderr, "multi2 train: %s\n", err.msg);
+        rc = 1;
+    } else {
+        printf("run folder: %s\n", run_dir);
+    }
+    free(cfg);
+    return rc;
 }

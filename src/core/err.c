@@ -20,7 +20,12 @@ int m2_err_prefix(m2_err *err, const char *fmt, ...) {
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s%s", head, old);
+    /* Keep as much of both as fits; a long prefix may cut the tail of the message. */
+    size_t hl = strnlen(head, sizeof head - 1);
+    memcpy(err->msg, head, hl);
+    size_t ol = strnlen(old, sizeof err->msg - 1 - hl);
+    memcpy(err->msg + hl, old, ol);
+    err->msg[hl + ol] = 0;
     if (!err->code) err->code = M2_EINVAL;
     return -1;
 }

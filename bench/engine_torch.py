@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Runs the DESIGN.md section 9 train step in PyTorch (Debian torch 1.13, /usr/bin/python3) and
+`multi2 bench engine --json` in the same run, and prints the ratio.
+
+Shapes: vocab 2048, d 256, 4 layers, 8 heads, 4 KV heads, FFN 768, batch 8 x T 256, LoRA r=16
+on q and v over a frozen base, AdamW; step = forward + backward + AdamW. PyTorch is timed at
+1 and 2 threads and its best is used.
+
+usage: /usr/bin/python3 bench/engine_torch.py [--bin build/multi2] [--steps 5] [--json]
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import torch
+
+V, D, L, H, KVH, F, B, T, R = 2048, 256, 4, 8, 4, 768, 8, 256, 16
+HD = D // H
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n1 = torch.nn.Parameter(torch.ones(D), requires_grad=False)
+        self.n2 = torch.nn.Parameter(torch.ones(D), requires_grad=False)
+        self.q = torch.nn.Linear(D, H * HD, bias=False)
+        self.k = torch.nn.Linear(D, KVH * HD, bias=False)
+        self.v = torch.nn.Linear(D, KVH * HD, bias=False)
+        self.o = torch.nn.Linear(H * HD, D, bias=False)
+        self.g = torch.nn.Linear(D, F, bias=False)
+        self.u = torch.nn.Linear(D, F, bias=False)
+        self.d = torch.nn.Linear(F, D, bias=False)
+        for p in self.parameters():
+            p.requires_grad_(False)
+        self.qa = torch.nn.Parameter(torch.randn(R, D) / math.sqrt(D))
+        self.qb = torch.nn.Parameter(torch.zeros(H * HD, R))
+        self.va = torch.nn.Parameter(torch.randn(R, D) / math.sqrt(D))
+        self.vb = torch.nn.Parameter(torch.zeros(KVH * HD, R))
+
+    def forward(self, x, cos, sin, mask):
+        def norm(x, w):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w
+
+        def rope(x):
+            h = HD // 2
+            x0, x1 = x[..., :h], x[..., h:]
+            return torch.cat([x0 * cos - x1 * sin, x1 * cos + x0 * sin], -1)
+        s = 2.0
+        h = norm(x, self.n1)
+        q = self.q(h) + s * (h @ self.qa.t()) @ self.qb.t()
+        k = self.k(h)
+        v = self.v(h) + s * (h @ self.va.t()) @ self.vb.t()
+        q = rope(q.view(B, T, H, HD).transpose(1, 2))
+        k = rope(k.view(B, T, KVH, HD).transpose(1, 2)).repeat_interleave(H // KVH, 1)
+        v = v.view(B, T, KVH, HD).transpose(1, 2).repeat_interleave(H // KVH, 1)
+        att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(HD) + mask, -1)
+        o = (att @ v).transpose(1, 2).reshape(B, T, H * HD)
+        x = x + self.o(o)
+        h = norm(x, self.n2)
+        return x + self.d(torch.nn.functional.silu(self.g(h)) * self.u(h))
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(V, D)
+        self.emb.weight.requires_grad_(False)
+        self.blocks = torch.nn.ModuleList([Block() for _ in range(L)])
+        self.nf = torch.nn.Parameter(torch.ones(D), requires_grad=False)
+        self.out = torch.nn.Linear(D, V, bias=False)
+        self.out.weight.requires_grad_(False)
+        inv = 1.0 / (10000 ** (torch.arange(0, HD, 2).float() / HD))
+        ang = torch.arange(T).float()[:, None] * inv[None]
+        self.cos, self.sin = torch.cos(ang), torch.sin(ang)
+        self.mask = torch.full((T, T), float("-inf")).triu(1)
+
+    def forward(self, tok):
+        x = self.emb(tok)
+        for b in self.blocks:
+            x = b(x, self.cos, self.sin, self.mask)
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.nf
+        return self.out(x)
+
+
+def torch_step_ms(threads, steps):
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    m = Model()
+    params = [p for p in m.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=1e-3)
+    tok = torch.randint(0, V, (B, T))
+    times = []
+    for s in range(steps + 1):
+        t0 = time.perf_counter()
+        logits = m(tok)
+        loss = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, V), tok[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        if s:
+            times.append(time.perf_counter() - t0)
+    times.sort()
+    return 1e3 * times[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--bin", default=os.path.join(root, "build", "multi2"))
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    ours = json.loads(subprocess.run([a.bin, "bench", "engine", "--json", "--steps", str(a.steps)],
+                                     check=True, capture_output=True, text=True).stdout)
+    torch_ms = {t: torch_step_ms(t, a.steps) for t in (1, 2)}
+    best_t = min(torch_ms, key=torch_ms.get)
+    ratio = torch_ms[best_t] / ours["train_step_ms"]
+    res = {"multi2_train_step_ms": ours["train_step_ms"], "multi2_threads": ours["threads"],
+           "torch_train_step_ms": {str(k): round(v, 2) for k, v in torch_ms.items()},
+           "torch_best_threads": best_t, "speedup_vs_torch": round(ratio, 3),
+           "multi2_train_tokens_per_s": ours["train_tokens_per_s"],
+           "torch_train_tokens_per_s": round(B * T / (torch_ms[best_t] / 1e3), 1),
+           "gemm_vs_sgemm": ours["gemm_vs_sgemm"], "gen_tokens_per_s": ours["gen_tokens_per_s"]}
+    if a.json:
+        print(json.dumps(res))
+    else:
+        print(f"multi2: {ours['train_step_ms']:.1f} ms/step ({ours['train_tokens_per_s']:.0f} tokens/s, "
+              f"{ours['threads']} threads)")
+        for k, v in torch_ms.items():
+            print(f"torch {k} thread(s): {v:.1f} ms/step")
+        print(f"speed-up vs PyTorch's best ({best_t} threads): {ratio:.2f}x (target >= 3x)")
+        print(f"GEMM rate in the step vs raw sgemm: {ours['gemm_vs_sgemm']:.2f} (target >= 0.5)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

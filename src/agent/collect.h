@@ -1,0 +1,24 @@
+/* Online data collection for System 2 refinement (DESIGN.md §6): hierarchical rollouts with the
+ * given policies (System 1 frozen), each episode's System 2 sub-goal segments pushed into the replay
+ * buffer with success = segment return > 0 (failures kept with the buffer's keep ratio), as the
+ * released online code does. */
+#ifndef M2_AGENT_COLLECT_H
+#define M2_AGENT_COLLECT_H
+#include <stdio.h>
+#include "agent/loop.h"
+#include "agent/replay.h"
+
+typedef struct m2_collect_stats {
+    int episodes, successes, steps;
+    int segments, kept;          /* segments produced / kept by the buffer */
+    double ret;                  /* sum of episode returns */
+} m2_collect_stats;
+
+/* Episodes indices[0..n) of (task, split), episode seed = seed + index; transcripts go to jsonl
+ * when it is not NULL. stats accumulates (zero it first). */
+int m2_collect_online(m2_env *env, const char *task, m2_split split, const int *indices, int n,
+                      uint64_t seed, const m2_policy *sys1, const m2_policy *sys2,
+                      const m2_loop_cfg *cfg, m2_replay *buf, FILE *jsonl, m2_collect_stats *st,
+                      m2_err *err);
+
+#endif

@@ -1,0 +1,82 @@
+#include "agent/model_policy.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int generate(void *ctx, m2_role role, const m2_traj *context, char **out, int *np, int *ng,
+                    m2_err *err) {
+    m2_model_policy *mp = ctx;
+    *out = NULL;
+    *np = *ng = 0;
+    if (!mp->tok->decode) return m2_errorf(err, M2_EINVAL, "model policy: the tokenizer interface cannot decode");
+    int max_new = mp->max_new_tokens > 0 ? mp->max_new_tokens : 32;
+    int max_ctx = mp->max_context > 0 ? mp->max_context : mp->model->cfg.max_seq_len - max_new;
+    if (max_ctx <= 0) return m2_errorf(err, M2_ECONFIG, "model policy: max_new_tokens %d leaves no context", max_new);
+    int32_t *ids;
+    int n;
+    if (m2_pack_context(mp->tok, context, max_ctx, &ids, &n, err)) return -1;
+    if (n == 0) { free(ids); return m2_errorf(err, M2_EINVAL, "model policy: empty context"); }
+    m2_gen_config g = {0};
+    g.max_new_tokens = max_new;
+    g.sampler = mp->sampler;
+    g.seed = mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++;
+    g.stop_tokens = &mp->tok->eos_id;
+    g.n_stop_tokens = 1;
+    m2_gen_result res = {0};
+    const int32_t *prompts[1] = {ids};
+    int rc = m2_generate(mp->model, role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2, 1, prompts, &n, &g, &res, err);
+    free(ids);
+    if (rc) return -1;
+    int keep = res.n;
+    if (keep > 0 && res.tokens[keep - 1] == mp->tok->eos_id) keep--;
+    int len = mp->tok->decode(mp->tok->ctx, res.tokens, keep, NULL, 0, err);
+    char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (!text || mp->tok->decode(mp->tok->ctx, res.tokens, keep, text, len + 1, err) < 0) {
+        free(text);
+        m2_gen_result_free(&res);
+        if (len >= 0) return m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
+        return -1;
+    }
+    *out = text;
+    *np = n;
+    *ng = res.n;
+    m2_gen_result_free(&res);
+    return 0;
+}
+
+m2_policy m2_model_policy_as(m2_model_policy *mp) { return (m2_policy){mp, generate}; }
+
+/* ---- io/ tokenizer adapter ---- */
+
+static int tk_encode(void *ctx, const char *text, int32_t *out, int cap, m2_err *err) {
+    m2_tokens t = {0};
+    if (m2_tokenizer_encode(ctx, text, strlen(text), M2_ENC_NO_SPECIAL, &t, err)) { m2_tokens_free(&t); return -1; }
+    int n = (int)t.n;
+    if (out) memcpy(out, t.ids, (size_t)(n < cap ? n : cap) * sizeof(int32_t));
+    m2_tokens_free(&t);
+    return n;
+}
+
+static int tk_decode(void *ctx, const int32_t *ids, int n, char *out, int cap, m2_err *err) {
+    char *s;
+    size_t len;
+    if (m2_tokenizer_decode(ctx, ids, (size_t)n, M2_DEC_SKIP_SPECIAL, &s, &len, err)) return -1;
+    if (out && cap > 0) {
+        size_t k = len < (size_t)cap - 1 ? len : (size_t)cap - 1;
+        memcpy(out, s, k);
+        out[k] = 0;
+    }
+    free(s);
+    return (int)len;
+}
+
+void m2_tok_iface_from_tokenizer(m2_tok_iface *t, const m2_tokenizer *tok) {
+    memset(t, 0, sizeof *t);
+    t->ctx = (void *)tok;
+    t->encode = tk_encode;
+    t->decode = tk_decode;
+    t->eos_id = m2_tokenizer_eos(tok);
+    t->bos_id = m2_tokenizer_bos(tok);
+    t->pad_id = m2_tokenizer_pad(tok) >= 0 ? m2_tokenizer_pad(tok) : t->eos_id;
+    t->bos = (t->bos_id >= 0 && m2_tokenizer_add_bos(tok)) ? M2_BOS_SEQUENCE : M2_BOS_NONE;
+    t->n_vocab = m2_tokenizer_n_tokens(tok);
+}

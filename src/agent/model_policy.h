@@ -1,0 +1,30 @@
+/* The model behind the control loop: an m2_policy that packs the role's context exactly like the
+ * training sequences (m2_pack_context), generates with the ROLE'S NAMED ADAPTER until EOS (KV cache,
+ * greedy or sampled), and reports prompt and generated token counts.
+ * Ablations are adapter choices: shared adapter (same for both roles), role swap (swapped), flat
+ * (System 2 only, loop cfg.flat). */
+#ifndef M2_AGENT_MODEL_POLICY_H
+#define M2_AGENT_MODEL_POLICY_H
+#include "agent/loop.h"
+#include "data/pack.h"
+#include "io/tokenizer.h"
+#include "model/model.h"
+
+typedef struct m2_model_policy {
+    m2_model *model;
+    m2_adapter *sys1, *sys2;   /* adapter per role; NULL = the base */
+    const m2_tok_iface *tok;   /* encode, decode, eos */
+    m2_sampler sampler;        /* temperature <= 0: greedy (evaluation) */
+    int max_new_tokens;        /* per generation (e.g. 32 for actions, 48 for sub-goals) */
+    int max_context;           /* prompt tokens; <= 0: model max_seq_len - max_new_tokens */
+    uint64_t seed;             /* call k samples from stream (seed, k) */
+    long calls;
+} m2_model_policy;
+
+m2_policy m2_model_policy_as(m2_model_policy *mp);
+
+/* Tokenizer interface over an io/ tokenizer (no special tokens added inside segments; EOS/BOS/PAD
+ * from the tokenizer; BOS once per sequence when the tokenizer adds one). */
+void m2_tok_iface_from_tokenizer(m2_tok_iface *t, const m2_tokenizer *tok);
+
+#endif

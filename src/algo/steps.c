@@ -1,0 +1,379 @@
+#include "algo/steps.h"
+#include "algo/teamtr.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+m2_batch m2_packed_batch_view(const m2_packed_batch *pb) {
+    return (m2_batch){.n_seq = pb->n_seq, .seq_len = pb->seq_len, .tokens = pb->tokens};
+}
+
+/* Scratch buffers of one step, freed together. */
+typedef struct scratch { void *p[24]; int n; } scratch;
+static void *s_alloc(scratch *s, size_t n, size_t sz) {
+    if (s->n >= 24) return NULL;
+    void *q = calloc(n ? n : 1, sz);
+    if (q) s->p[s->n++] = q;
+    return q;
+}
+static void s_free(scratch *s) { for (int i = 0; i < s->n; i++) free(s->p[i]); s->n = 0; }
+
+/* targets restricted to action rows: the rows whose next token belongs to an action */
+static void action_targets(const m2_packed_batch *pb, int32_t *t) {
+    for (int i = 0; i < pb->N; i++) t[i] = pb->tok_action[i] >= 0 ? pb->targets[i] : -1;
+}
+
+int m2_lm_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, int backward, m2_step_stats *st,
+               m2_err *err) {
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c, &b, a, backward, err)) return -1;
+    scratch s = {0};
+    float *logp = s_alloc(&s, (size_t)pb->N, sizeof(float));
+    float *dlogp = s_alloc(&s, (size_t)pb->N, sizeof(float));
+    float *mask = s_alloc(&s, (size_t)pb->N, sizeof(float));
+    if (!logp || !dlogp || !mask) { s_free(&s); return m2_errorf(err, M2_ENOMEM, "lm step: out of memory"); }
+    m2_ctx_logprobs(c, pb->targets, logp);
+    for (int i = 0; i < pb->N; i++) mask[i] = pb->targets[i] >= 0;
+    float loss = m2_nll_forward(logp, mask, pb->N);
+    int rc = 0;
+    if (backward) {
+        m2_nll_backward(mask, pb->N, dlogp);
+        m2_ctx_logprobs_backward(c, pb->targets, dlogp);
+        rc = m2_backward(c, err);
+    }
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->loss = loss;
+        st->n_tokens = (int)m2_mask_count(mask, pb->N);
+    }
+    s_free(&s);
+    return rc;
+}
+
+int m2_sft_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, m2_reduce red, int backward,
+                m2_step_stats *st, m2_err *err) {
+    if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "sft step: batch without actions");
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c, &b, a, backward, err)) return -1;
+    scratch s = {0};
+    int N = pb->N, A = pb->n_actions;
+    int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t));
+    float *tl = s_alloc(&s, (size_t)N, sizeof(float)), *dtl = s_alloc(&s, (size_t)N, sizeof(float));
+    float *al = s_alloc(&s, (size_t)A, sizeof(float)), *dal = s_alloc(&s, (size_t)A, sizeof(float));
+    int32_t *cnt = s_alloc(&s, (size_t)A, sizeof(int32_t));
+    if (!tg || !tl || !dtl || !al || !dal || !cnt) { s_free(&s); return m2_errorf(err, M2_ENOMEM, "sft step: out of memory"); }
+    action_targets(pb, tg);
+    m2_ctx_logprobs(c, tg, tl);
+    m2_action_logp_forward(tl, pb->tok_action, N, A, red, al, cnt);
+    float loss = m2_nll_forward(al, NULL, A);
+    int rc = 0;
+    if (backward) {
+        m2_nll_backward(NULL, A, dal);
+        m2_action_logp_backward(dal, pb->tok_action, N, cnt, red, dtl);
+        m2_ctx_logprobs_backward(c, tg, dtl);
+        rc = m2_backward(c, err);
+    }
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->loss = st->loss_actor = loss;
+        st->n_actions = A;
+        st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
+    }
+    s_free(&s);
+    return rc;
+}
+
+/* ---- the IQL critic on the current forward ----
+ * Reads Q (online, cached for backward) and Qbar (target) at q_pos, V (online, cached) at v_pos and
+ * next_v_pos in ONE head call (the head caches one forward); adds the heads' gradients (and, per
+ * each head's grad_to_body, d hidden) when train; returns A = Qbar - V and V(s) in adv / v_out. */
+static int critic_pass(m2_ctx *c, m2_head *q, m2_head *v, const m2_packed_batch *pb,
+                       const m2_critic_cfg *cfg, int train, float *adv, float *v_out,
+                       m2_step_stats *st, m2_err *err) {
+    int A = pb->n_actions, rc = -1;
+    scratch s = {0};
+    float *qv = s_alloc(&s, (size_t)A, sizeof(float)), *qbar = s_alloc(&s, (size_t)A, sizeof(float));
+    int *vpos = s_alloc(&s, (size_t)2 * A, sizeof(int));
+    int *slot = s_alloc(&s, (size_t)A, sizeof(int));
+    float *vall = s_alloc(&s, (size_t)2 * A, sizeof(float)), *dv = s_alloc(&s, (size_t)2 * A, sizeof(float));
+    float *vnext = s_alloc(&s, (size_t)A, sizeof(float)), *y = s_alloc(&s, (size_t)A, sizeof(float));
+    float *dq = s_alloc(&s, (size_t)A, sizeof(float));
+    if (!qv || !qbar || !vpos || !slot || !vall || !dv || !vnext || !y || !dq) {
+        m2_errorf(err, M2_ENOMEM, "critic: out of memory");
+        goto out;
+    }
+    const float *hidden = m2_ctx_hidden(c);
+    int K = A;
+    for (int i = 0; i < A; i++) vpos[i] = pb->v_pos[i];
+    for (int i = 0; i < A; i++) {
+        slot[i] = -1;
+        if (pb->next_v_pos[i] >= 0) { slot[i] = K; vpos[K++] = pb->next_v_pos[i]; }
+    }
+    /* target first: a target forward clears the head's backward cache */
+    if (m2_head_forward(q, hidden, pb->q_pos, A, 1, qbar, err) ||
+        m2_head_forward(q, hidden, pb->q_pos, A, 0, qv, err) ||
+        m2_head_forward(v, hidden, vpos, K, 0, vall, err)) goto out;
+    for (int i = 0; i < A; i++) vnext[i] = slot[i] >= 0 ? vall[slot[i]] : 0.f;
+    m2_td_targets(pb->reward, pb->done, vnext, A, cfg->gamma, y);   /* V(s') constant */
+    float lq = m2_iql_q_forward(qv, y, pb->q_mask, A);
+    float lv = m2_iql_value_forward(qbar, vall, NULL, A, cfg->expectile);
+    m2_advantages(qbar, vall, A, adv);
+    if (v_out) memcpy(v_out, vall, (size_t)A * sizeof(float));
+    if (train) {
+        m2_iql_q_backward(qv, y, pb->q_mask, A, dq);
+        m2_iql_value_backward(qbar, vall, NULL, A, cfg->expectile, dv);   /* dv[A..K) stay 0 */
+        float *dh = m2_ctx_dhidden(c);
+        if (m2_head_backward(q, dq, pb->q_pos, A, dh, err) || m2_head_backward(v, dv, vpos, K, dh, err)) goto out;
+    }
+    if (st) {
+        double sq = 0, sv = 0;
+        for (int i = 0; i < A; i++) { sq += qv[i]; sv += vall[i]; }
+        st->loss_q = lq;
+        st->loss_v = lv;
+        st->q_mean = (float)(sq / A);
+        st->v_mean = (float)(sv / A);
+    }
+    rc = 0;
+out:
+    s_free(&s);
+    return rc;
+}
+
+/* Samples a^ for action k of the batch from the current policy and returns the anchor's pieces:
+ * the scored sequence is prefix(s_t) + a^ (ending in EOS); forward (train) on c, Qbar(s, a^) from the
+ * target head at the EOS, and the rows/targets of a^ for the log-prob. */
+static int anchor_one(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, const m2_packed_batch *pb,
+                      int k, float v_s, const m2_offline_cfg *cfg, float scale, m2_rng *rng,
+                      float *logp_out, float *adv_out, m2_err *err) {
+    int s = pb->act_seq[k];
+    int off = pb->seq_off[s];
+    int plen = pb->v_pos[k] - off + 1;   /* prefix through the state's last token */
+    const int32_t *prompt = pb->tokens + off;
+    m2_gen_config g = {0};
+    g.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : 32;
+    g.sampler = cfg->sampler;
+    g.seed = m2_rng_u64(rng);
+    g.stop_tokens = &cfg->eos_id;
+    g.n_stop_tokens = 1;
+    m2_gen_result res = {0};
+    if (m2_generate(m, a, 1, &prompt, &plen, &g, &res, err)) return -1;
+    int n_gen = res.n;
+    int ends_eos = n_gen > 0 && res.tokens[n_gen - 1] == cfg->eos_id;
+    int L = plen + n_gen + (ends_eos ? 0 : 1);
+    int32_t *seq = malloc((size_t)L * sizeof *seq), *tg = malloc((size_t)L * sizeof *tg);
+    float *tl = malloc((size_t)L * sizeof *tl), *dtl = calloc((size_t)L, sizeof *dtl);
+    int rc = -1;
+    if (!seq || !tg || !tl || !dtl) { m2_errorf(err, M2_ENOMEM, "anchor: out of memory"); goto out; }
+    memcpy(seq, prompt, (size_t)plen * sizeof *seq);
+    memcpy(seq + plen, res.tokens, (size_t)n_gen * sizeof *seq);
+    if (!ends_eos) seq[L - 1] = cfg->eos_id;   /* cut at the cap: close the action like the data */
+    m2_batch b = {.n_seq = 1, .seq_len = &L, .tokens = seq};
+    if (m2_forward(c, &b, a, 1, err)) goto out;
+    /* rows plen-1 .. L-2 predict the action's tokens */
+    int n_act = L - plen;
+    for (int i = 0; i < L; i++) tg[i] = (i >= plen - 1 && i < L - 1) ? seq[i + 1] : -1;
+    m2_ctx_logprobs(c, tg, tl);
+    double lp = 0;
+    for (int i = plen - 1; i < L - 1; i++) lp += tl[i];
+    if (cfg->reduce == M2_REDUCE_MEAN) lp /= n_act;
+    float qbar;
+    int qpos = L - 1;
+    if (m2_head_forward(q, m2_ctx_hidden(c), &qpos, 1, 1, &qbar, err)) goto out;
+    float A_hat = qbar - v_s;                      /* stop-grad */
+    /* d(-lambda/M A^ logpi)/d logpi = -scale A^ ; spread over the tokens */
+    float g_lp = -scale * A_hat;
+    if (cfg->reduce == M2_REDUCE_MEAN) g_lp /= n_act;
+    for (int i = plen - 1; i < L - 1; i++) dtl[i] = g_lp;
+    m2_ctx_logprobs_backward(c, tg, dtl);
+    if (m2_backward(c, err)) goto out;
+    *logp_out = (float)lp;
+    *adv_out = A_hat;
+    rc = 0;
+out:
+    m2_gen_result_free(&res);
+    free(seq); free(tg); free(tl); free(dtl);
+    return rc;
+}
+
+int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *v,
+                    const m2_packed_batch *pb, const m2_offline_cfg *cfg, m2_rng *rng,
+                    m2_step_stats *st, m2_err *err) {
+    if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "offline step: batch without actions");
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c, &b, a, 1, err)) return -1;
+    int N = pb->N, A = pb->n_actions, rc = -1;
+    scratch s = {0};
+    float *adv = s_alloc(&s, (size_t)A, sizeof(float)), *vs = s_alloc(&s, (size_t)A, sizeof(float));
+    int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t));
+    float *tl = s_alloc(&s, (size_t)N, sizeof(float)), *dtl = s_alloc(&s, (size_t)N, sizeof(float));
+    float *al = s_alloc(&s, (size_t)A, sizeof(float)), *dal = s_alloc(&s, (size_t)A, sizeof(float));
+    int32_t *cnt = s_alloc(&s, (size_t)A, sizeof(int32_t));
+    if (!adv || !vs || !tg || !tl || !dtl || !al || !dal || !cnt) { m2_errorf(err, M2_ENOMEM, "offline step: out of memory"); goto out; }
+    m2_step_stats local;
+    memset(&local, 0, sizeof local);
+    /* critic (heads; reaches the LoRA only through each head's grad_to_body) */
+    if (critic_pass(c, q, v, pb, &cfg->critic, cfg->train_critic, adv, vs, &local, err)) goto out;
+    /* actor on dataset actions */
+    action_targets(pb, tg);
+    m2_ctx_logprobs(c, tg, tl);
+    m2_action_logp_forward(tl, pb->tok_action, N, A, cfg->reduce, al, cnt);
+    m2_actor_stats ast;
+    float l_data = m2_offline_actor_forward(&cfg->actor, adv, al, NULL, A, NULL, NULL, NULL, 0, &ast);
+    if (cfg->train_actor) {
+        m2_offline_actor_backward(&cfg->actor, adv, NULL, A, NULL, NULL, 0, dal, NULL);
+        m2_action_logp_backward(dal, pb->tok_action, N, cnt, cfg->reduce, dtl);
+        m2_ctx_logprobs_backward(c, tg, dtl);
+    }
+    if ((cfg->train_actor || cfg->train_critic) && m2_backward(c, err)) goto out;
+    /* the policy-anchored term on sampled actions (not in the released variant) */
+    float l_anchor = 0.f;
+    int n_states = 0, M = 0;
+    if (!cfg->actor.released && cfg->actor.lambda != 0.f && cfg->train_actor) {
+        n_states = (cfg->n_anchor <= 0 || cfg->n_anchor > A) ? A : cfg->n_anchor;
+        M = n_states * (cfg->anchor_samples > 0 ? cfg->anchor_samples : 1);
+    }
+    if (M > 0) {
+        /* n_states distinct states of the batch (all of them by default), anchor_samples each */
+        int *pick = s_alloc(&s, (size_t)A, sizeof(int));
+        if (!pick) { m2_errorf(err, M2_ENOMEM, "offline step: out of memory"); goto out; }
+        for (int i = 0; i < A; i++) pick[i] = i;
+        for (int i = 0; i < n_states && n_states < A; i++) {
+            int j = i + (int)m2_rng_below(rng, (uint32_t)(A - i));
+            int t = pick[i]; pick[i] = pick[j]; pick[j] = t;
+        }
+        double sum = 0;
+        for (int j = 0; j < M; j++) {
+            int k = pick[j % n_states];
+            float lp, ah;
+            if (anchor_one(m, c, a, q, pb, k, vs[k], cfg, cfg->actor.lambda / M, rng, &lp, &ah, err)) goto out;
+            sum += (double)ah * lp;
+        }
+        l_anchor = (float)(-cfg->actor.lambda * sum / M);
+    }
+    if (st) {
+        *st = local;
+        st->loss_actor = l_data;
+        st->loss_anchor = l_anchor;
+        st->loss = local.loss_q + local.loss_v + l_data + l_anchor;
+        st->adv_mean = ast.adv_mean;
+        st->w_mean = ast.w_mean;
+        st->clip_frac = ast.clip_frac;
+        st->n_actions = A;
+        st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
+        st->n_anchor = M;
+    }
+    rc = 0;
+out:
+    s_free(&s);
+    return rc;
+}
+
+int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
+                   m2_head *q, m2_head *v, const m2_packed_batch *pb, const m2_online_cfg *cfg,
+                   m2_step_stats *st, m2_err *err) {
+    if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "online step: batch without actions");
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c_off, &b, off, 0, err)) return -1;   /* pi_off: frozen reference, no grads */
+    if (m2_forward(c_on, &b, on, 1, err)) return -1;
+    int N = pb->N, A = pb->n_actions, rc = -1;
+    scratch s = {0};
+    float *adv = s_alloc(&s, (size_t)A, sizeof(float)), *w = s_alloc(&s, (size_t)A, sizeof(float));
+    int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t));
+    float *tl = s_alloc(&s, (size_t)N, sizeof(float)), *dtl = s_alloc(&s, (size_t)N, sizeof(float));
+    float *tk = s_alloc(&s, (size_t)N, sizeof(float)), *wk = s_alloc(&s, (size_t)N, sizeof(float));
+    float *al = s_alloc(&s, (size_t)A, sizeof(float)), *ak = s_alloc(&s, (size_t)A, sizeof(float));
+    float *dal = s_alloc(&s, (size_t)A, sizeof(float));
+    int32_t *cnt = s_alloc(&s, (size_t)A, sizeof(int32_t));
+    if (!adv || !w || !tg || !tl || !dtl || !tk || !wk || !al || !ak || !dal || !cnt) {
+        m2_errorf(err, M2_ENOMEM, "online step: out of memory");
+        goto out;
+    }
+    m2_step_stats local;
+    memset(&local, 0, sizeof local);
+    if (critic_pass(c_on, q, v, pb, &cfg->critic, cfg->train_critic, adv, NULL, &local, err)) goto out;
+    m2_awac_weights(adv, NULL, A, cfg->alpha, cfg->w_max, w);
+    action_targets(pb, tg);
+    m2_ctx_logprobs(c_on, tg, tl);
+    m2_action_logp_forward(tl, pb->tok_action, N, A, cfg->reduce, al, cnt);
+    /* KL rows: d loss / d kl_row = eta / A (sum) or eta / (A |a|) (mean) on action rows */
+    for (int i = 0; i < N; i++) {
+        int k = pb->tok_action[i];
+        wk[i] = 0.f;
+        if (k < 0 || !cfg->train_actor) continue;
+        wk[i] = cfg->eta / A;
+        if (cfg->reduce == M2_REDUCE_MEAN && cnt[k] > 0) wk[i] /= cnt[k];
+    }
+    m2_ctx_kl(c_on, c_off, wk, tk, cfg->train_actor, 0);   /* exact over the vocabulary; grads into c_on */
+    for (int i = 0; i < N; i++) if (pb->tok_action[i] < 0) tk[i] = 0.f;
+    m2_action_logp_forward(tk, pb->tok_action, N, A, cfg->reduce, ak, cnt);
+    float loss_actor = m2_awac_forward(w, al, ak, NULL, A, cfg->eta);
+    if (cfg->train_actor) {
+        m2_awac_backward(w, NULL, A, cfg->eta, dal, NULL);   /* the KL part went in through m2_ctx_kl */
+        m2_action_logp_backward(dal, pb->tok_action, N, cnt, cfg->reduce, dtl);
+        m2_ctx_logprobs_backward(c_on, tg, dtl);
+    }
+    if ((cfg->train_actor || cfg->train_critic) && m2_backward(c_on, err)) goto out;
+    if (st) {
+        double sk = 0, sa = 0;
+        for (int i = 0; i < A; i++) { sk += ak[i]; sa += adv[i]; }
+        *st = local;
+        st->loss_actor = loss_actor;
+        st->kl = (float)(sk / A);
+        st->adv_mean = (float)(sa / A);
+        st->w_mean = 1.f;
+        st->loss = local.loss_q + local.loss_v + loss_actor;
+        st->n_actions = A;
+        st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
+    }
+    rc = 0;
+out:
+    s_free(&s);
+    return rc;
+}
+
+int m2_score_logprobs(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, float *logp, m2_err *err) {
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c, &b, a, 0, err)) return -1;
+    int32_t *tg = malloc((size_t)(pb->N ? pb->N : 1) * sizeof *tg);
+    if (!tg) return m2_errorf(err, M2_ENOMEM, "score: out of memory");
+    action_targets(pb, tg);
+    m2_ctx_logprobs(c, tg, logp);
+    free(tg);
+    return 0;
+}
+
+int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float *tok_adv,
+                const float *logp_old, const float *logp_ref, const m2_ppo_cfg *cfg, int backward,
+                m2_step_stats *st, m2_err *err) {
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c, &b, a, backward, err)) return -1;
+    int N = pb->N, rc = -1;
+    scratch s = {0};
+    int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t)), *tseq = s_alloc(&s, (size_t)N, sizeof(int32_t));
+    float *lp = s_alloc(&s, (size_t)N, sizeof(float)), *dlp = s_alloc(&s, (size_t)N, sizeof(float));
+    if (!tg || !tseq || !lp || !dlp) { m2_errorf(err, M2_ENOMEM, "ppo step: out of memory"); goto out; }
+    action_targets(pb, tg);
+    m2_ctx_logprobs(c, tg, lp);
+    for (int k = 0; k < pb->n_seq; k++)
+        for (int i = 0; i < pb->seq_len[k]; i++) tseq[pb->seq_off[k] + i] = pb->tok_action[pb->seq_off[k] + i] >= 0 ? k : -1;
+    m2_ppo_stats ps;
+    float loss = m2_ppo_clip_forward(lp, logp_old, tok_adv, logp_ref, pb->tok_mask, N, cfg->eps_clip, cfg->kl_coef, &ps);
+    if (backward) {
+        m2_ppo_clip_backward(lp, logp_old, tok_adv, logp_ref, pb->tok_mask, N, cfg->eps_clip, cfg->kl_coef, dlp);
+        m2_ctx_logprobs_backward(c, tg, dlp);
+        if (m2_backward(c, err)) goto out;
+    }
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->loss = st->loss_actor = loss;
+        st->kl = m2_token_kl_estimate(logp_old, lp, tseq, pb->tok_mask, N, pb->n_seq);
+        st->surrogate_gain = m2_surrogate_gain(lp, logp_old, tok_adv, pb->tok_mask, N);
+        st->clip_frac = ps.clip_frac;
+        st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
+        st->n_actions = pb->n_actions;
+    }
+    rc = 0;
+out:
+    s_free(&s);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* Glue between packed batches (data/pack.h), the engine (model/model.h) and the losses: one
+ * gradient computation per stage. Each step runs the forward with a NAMED adapter, gathers action
+ * log-probs at the rows tok_action marks and head values at q_pos / v_pos / next_v_pos, applies the
+ * loss and backpropagates, so gradients ACCUMULATE into the adapter's and heads' params.g; the
+ * caller clips, steps its optimisers (AdamW on adapter and heads with their own learning rates),
+ * zeroes grads, and Polyak-updates the target heads (m2_head_polyak).
+ *
+ * Head-gradient switch: each head's grad_to_body decides whether the critic losses reach the LoRA
+ * through the hidden states (the released code leaked them by accident; here it is explicit, and
+ * the actor's gradient never includes the critic's unless the switch is on).
+ *
+ * backward = 0 evaluates the loss only (validation; the ctx may be a scoring ctx). */
+#ifndef M2_ALGO_STEPS_H
+#define M2_ALGO_STEPS_H
+#include "algo/losses.h"
+#include "algo/tokens.h"
+#include "core/rng.h"
+#include "data/pack.h"
+#include "model/model.h"
+
+typedef struct m2_step_stats {
+    float loss;                          /* total loss of the step */
+    float loss_q, loss_v;                /* critic */
+    float loss_actor, loss_anchor, kl;   /* actor: data term, anchor term, mean KL per action */
+    float q_mean, v_mean, adv_mean, w_mean, clip_frac;
+    float surrogate_gain;                /* TeamTR L^ */
+    int n_actions, n_tokens, n_anchor;
+} m2_step_stats;
+
+/* The engine's view of a packed batch (pointers into pb). */
+m2_batch m2_packed_batch_view(const m2_packed_batch *pb);
+
+/* Stage 0 pre-training of a tiny base: mean NLL over EVERY next-token target of the batch
+ * (a = NULL trains the base when the model was created with train_base). */
+int m2_lm_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, int backward, m2_step_stats *st,
+               m2_err *err);
+
+/* SFT on action spans (System 1 SFT, System 2 warm-up): L = -mean_a log pi(a|s). */
+int m2_sft_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, m2_reduce red, int backward,
+                m2_step_stats *st, m2_err *err);
+
+typedef struct m2_critic_cfg {
+    float gamma;       /* 0.99 */
+    float expectile;   /* IQL tau (0.7; the released offline config's 0.5 = plain MSE) */
+} m2_critic_cfg;
+
+typedef struct m2_offline_cfg {
+    m2_critic_cfg critic;
+    m2_actor_cfg actor;        /* beta, w_max, lambda, released variant */
+    m2_reduce reduce;          /* per-action log-prob (mean, as the released offline code) */
+    int train_critic, train_actor;
+    /* policy-anchored term: anchor_samples actions a^ ~ pi(.|s) for each of n_anchor states of the
+     * batch (distinct, drawn with rng; <= 0: every state) */
+    int n_anchor;
+    int anchor_samples;        /* >= 1 (sys2.offline.anchor_samples) */
+    int max_action_tokens;     /* generation cap for a^ */
+    m2_sampler sampler;        /* temperature 1 samples pi itself */
+    int32_t eos_id;            /* ends a generated action */
+} m2_offline_cfg;
+
+/* Offline System 2 step (IQL critic + offline actor with the sampled-action anchor): forward with
+ * adapter a; Q, Qbar (target copy) at each action's EOS, V at each state's last token and at the
+ * next state; L_Q + L_V into the heads; A = Qbar - V; actor loss on dataset actions; then for each
+ * anchor a^ (prefix up to s_t + generated tokens) a second forward scores log pi(a^|s) with gradient
+ * and Qbar(s, a^) with the target head, A^ = Qbar(s,a^) - V(s) (stop-grad), and adds the anchor
+ * gradient. c must hold the batch and also one sequence + max_action_tokens. rng drives sampling. */
+int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *v,
+                    const m2_packed_batch *pb, const m2_offline_cfg *cfg, m2_rng *rng,
+                    m2_step_stats *st, m2_err *err);
+
+typedef struct m2_online_cfg {
+    m2_critic_cfg critic;
+    float alpha, w_max, eta;   /* AWAC temperature, weight clip, KL coefficient */
+    m2_reduce reduce;          /* per-action log-prob and KL (sum, as the released online code) */
+    int train_critic, train_actor;
+} m2_online_cfg;
+
+/* Online System 2 step (AWAC + exact KL to the frozen offline adapter): a scoring forward of the
+ * batch with `off` on c_off, the training forward with `on` on c_on; critic as offline; weights
+ * w = min(exp(A/alpha), w_max) normalised over the batch; KL summed exactly over the vocabulary at
+ * every action-token row (m2_ctx_kl), reduced per action like the log-prob. */
+int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
+                   m2_head *q, m2_head *v, const m2_packed_batch *pb, const m2_online_cfg *cfg,
+                   m2_step_stats *st, m2_err *err);
+
+/* ---- TeamTR (one agent's update on fresh rollouts) ----
+ * Per-row arrays [N] over the batch, used on rows with tok_action >= 0 (the updated agent's tokens;
+ * other agents' turns are context): tok_adv = the sequence's group-normalised advantage broadcast to
+ * its rows, logp_old = log-probs before the update (m2_score_logprobs), logp_ref = a frozen
+ * reference for the k3 penalty (NULL = none). st->kl = D^ (token-decomposed KL(old || new) per
+ * sequence), st->adv_mean = surrogate gain L^, st->clip_frac. */
+typedef struct m2_ppo_cfg {
+    float eps_clip;   /* 0.2 */
+    float kl_coef;    /* k3 to the reference (0.001 in the released config; 0 = off) */
+} m2_ppo_cfg;
+
+/* Scoring forward (no grads): logp[N] at action rows, 0 elsewhere. */
+int m2_score_logprobs(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, float *logp, m2_err *err);
+
+int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float *tok_adv,
+                const float *logp_old, const float *logp_ref, const m2_ppo_cfg *cfg, int backward,
+                m2_step_stats *st, m2_err *err);
+
+#endif

@@ -1,0 +1,108 @@
+#include "algo/teamtr.h"
+#include "algo/losses.h"
+#include <math.h>
+#include <stddef.h>
+
+#define MASK(m, i) ((m) ? (double)(m)[i] : 1.0)
+
+void m2_group_advantages(const float *R, int n_groups, int G, float eps, float a_max, float *adv) {
+    for (int g = 0; g < n_groups; g++) {
+        const float *r = R + (size_t)g * G;
+        float *a = adv + (size_t)g * G;
+        if (G < 2) { for (int k = 0; k < G; k++) a[k] = 0.f; continue; }
+        double mean = 0, var = 0;
+        for (int k = 0; k < G; k++) mean += r[k];
+        mean /= G;
+        for (int k = 0; k < G; k++) var += ((double)r[k] - mean) * ((double)r[k] - mean);
+        double sd = sqrt(var / (G - 1));
+        for (int k = 0; k < G; k++) {
+            double x = ((double)r[k] - mean) / (sd + eps);
+            if (x > a_max) x = a_max;
+            if (x < -a_max) x = -a_max;
+            a[k] = (float)x;
+        }
+    }
+}
+
+/* Returns 1 when the unclipped branch rho*A is the min (the only branch with a gradient). */
+static int unclipped_active(double rho, double A, float eps) {
+    double rc = rho < 1.0 - eps ? 1.0 - eps : (rho > 1.0 + eps ? 1.0 + eps : rho);
+    return rho * A <= rc * A;
+}
+
+float m2_ppo_clip_forward(const float *logp_new, const float *logp_old, const float *adv,
+                          const float *logp_ref, const float *mask, int n, float eps, float kl_coef,
+                          m2_ppo_stats *st) {
+    double N = m2_mask_count(mask, n), s = 0, k3s = 0, rs = 0, akl = 0;
+    int nclip = 0;
+    for (int u = 0; u < n; u++) {
+        double m = MASK(mask, u);
+        if (m == 0) continue;
+        double rho = exp((double)logp_new[u] - logp_old[u]), A = adv[u];
+        double rc = rho < 1.0 - eps ? 1.0 - eps : (rho > 1.0 + eps ? 1.0 + eps : rho);
+        double t1 = rho * A, t2 = rc * A;
+        s += m * (t1 < t2 ? t1 : t2);
+        if (!unclipped_active(rho, A, eps)) nclip++;
+        rs += rho;
+        akl += (double)logp_old[u] - logp_new[u];
+        if (logp_ref) {
+            double r = exp((double)logp_ref[u] - logp_new[u]);
+            k3s += m * (r - log(r) - 1.0);
+        }
+    }
+    if (st) {
+        st->clip_frac = N > 0 ? (float)(nclip / N) : 0.f;
+        st->ratio_mean = N > 0 ? (float)(rs / N) : 0.f;
+        st->kl_ref_mean = N > 0 ? (float)(k3s / N) : 0.f;
+        st->approx_kl = N > 0 ? (float)(akl / N) : 0.f;
+    }
+    if (N <= 0) return 0.f;
+    return (float)((-s + (logp_ref ? kl_coef * k3s : 0.0)) / N);
+}
+
+void m2_ppo_clip_backward(const float *logp_new, const float *logp_old, const float *adv,
+                          const float *logp_ref, const float *mask, int n, float eps, float kl_coef,
+                          float *dlogp_new) {
+    double N = m2_mask_count(mask, n);
+    if (N <= 0) return;
+    for (int u = 0; u < n; u++) {
+        double m = MASK(mask, u);
+        if (m == 0) continue;
+        double rho = exp((double)logp_new[u] - logp_old[u]), A = adv[u], g = 0;
+        if (unclipped_active(rho, A, eps)) g -= m * rho * A / N;
+        if (logp_ref) {
+            double r = exp((double)logp_ref[u] - logp_new[u]);
+            g += kl_coef * m * (1.0 - r) / N;   /* d/dx (r - log r - 1), r = e^(ref - x) */
+        }
+        dlogp_new[u] += (float)g;
+    }
+}
+
+float m2_token_kl_estimate(const float *logp_old, const float *logp_new, const int32_t *tok_seq,
+                           const float *mask, int n, int n_seq) {
+    if (n_seq <= 0) return 0.f;
+    double s = 0;
+    for (int u = 0; u < n; u++) {
+        if (MASK(mask, u) == 0 || (tok_seq && tok_seq[u] < 0)) continue;
+        s += MASK(mask, u) * ((double)logp_old[u] - logp_new[u]);
+    }
+    return (float)(s / n_seq);
+}
+
+float m2_surrogate_gain(const float *logp_new, const float *logp_old, const float *adv,
+                        const float *mask, int n) {
+    double N = m2_mask_count(mask, n), s = 0;
+    if (N <= 0) return 0.f;
+    for (int u = 0; u < n; u++) {
+        double m = MASK(mask, u);
+        if (m == 0) continue;
+        s += m * (exp((double)logp_new[u] - logp_old[u]) - 1.0) * adv[u];
+    }
+    return (float)(s / N);
+}
+
+double m2_stage_certificate(const float *L, const float *D, int n_agents, float c) {
+    double s = 0;
+    for (int i = 0; i < n_agents; i++) s += L[i] - c * sqrt(D[i] > 0 ? D[i] : 0);
+    return s;
+}

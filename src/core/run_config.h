@@ -1,0 +1,158 @@
+/* The config of a Multi² training run: one typed struct and its schema, generated from ONE table
+ * (M2_RUN_CONFIG_KEYS) so a new key is a new row. Names and defaults follow the released Multi²
+ * configs (reference/algorithms.md §2.6) and DESIGN.md §6; the YAML files under configs/ override them.
+ *
+ * Row: X(TYPE, c_field, "dotted.key", "default", min, max, choices, "help")
+ *   TYPE is INT (int64_t), FLOAT (double), BOOL (int), STR/ENUM/LIST (char[M2_CFG_STR_MAX]);
+ *   min > max means unbounded. */
+#ifndef M2_RUN_CONFIG_H
+#define M2_RUN_CONFIG_H
+#include "core/config.h"
+
+#define M2_INF 1e308               /* "no upper bound" inside a range */
+#define M2_LORA_TARGETS "q|k|v|o|gate|up|down"
+#define M2_STAGE_NAMES "pretrain|data|sys1_sft|sys2_warmup|sys2_offline|sys2_online|eval|report"
+#define M2_METHOD_NAMES "multi2|flat|shared_adapter|sft_only|rl_only|role_swap|no_anchor|no_kl"
+
+#define M2_LORA_KEYS(X, role, ROLE_HELP) \
+  X(INT,   lora_##role##_rank,    "lora." #role ".rank",    "16",   1, 4096, NULL, "LoRA rank of the " ROLE_HELP " adapter") \
+  X(FLOAT, lora_##role##_alpha,   "lora." #role ".alpha",   "32",   0, M2_INF, NULL, "LoRA alpha (scale = alpha / rank)") \
+  X(FLOAT, lora_##role##_dropout, "lora." #role ".dropout", "0.05", 0, 0.99, NULL, "LoRA dropout on the adapter input") \
+  X(LIST,  lora_##role##_targets, "lora." #role ".targets", "[v]",  1, 0, M2_LORA_TARGETS, "projections the adapter wraps (released code: v only)")
+
+#define M2_RUN_CONFIG_KEYS(X) \
+  X(ENUM,  method,              "method",            "multi2", 1, 0, M2_METHOD_NAMES, "method or baseline/ablation to train") \
+  /* run */ \
+  X(STR,   run_name,            "run.name",          "",     1, 0, NULL, "run folder name under run.out_dir (empty: the config file's name)") \
+  X(STR,   run_out_dir,         "run.out_dir",       "runs", 1, 0, NULL, "parent folder of run folders") \
+  X(INT,   run_seed,            "run.seed",          "22",   0, M2_INF, NULL, "master seed; every RNG stream derives from it") \
+  X(INT,   run_threads,         "run.threads",       "0",    0, 4096, NULL, "worker threads (0: all online CPUs)") \
+  X(LIST,  run_stages,          "run.stages",        "[]",   1, 0, M2_STAGE_NAMES, "stages to run, in order (empty: the method's plan)") \
+  X(INT,   run_ckpt_every,      "run.ckpt_every",    "200",  0, M2_INF, NULL, "checkpoint every N optimiser steps (0: only at stage ends)") \
+  X(INT,   run_keep_last,       "run.keep_last",     "3",    1, 100000, NULL, "checkpoints kept (older ones are pruned)") \
+  X(INT,   run_log_every,       "run.log_every",     "10",   1, M2_INF, NULL, "metrics/summary line every N steps") \
+  X(BOOL,  run_tensorboard,     "run.tensorboard",   "true", 1, 0, NULL, "also write a TensorBoard event file") \
+  X(ENUM,  run_progress,        "run.progress",      "auto", 1, 0, "auto|on|off", "progress bars (auto: only on a terminal; plain lines otherwise)") \
+  X(BOOL,  run_plots,           "run.plots",         "true", 1, 0, NULL, "write learning curves and the results chart (SVG, PNG)") \
+  /* env */ \
+  X(ENUM,  env_name,            "env.name",          "textcraft", 1, 0, "textcraft|alfworld|scienceworld", "environment") \
+  X(STR,   env_data,            "env.data",          "",     1, 0, NULL, "environment data folder (empty: the embedded default)") \
+  X(STR,   env_task,            "env.task",          "",     1, 0, NULL, "task family (empty: every task of the split)") \
+  /* data */ \
+  X(STR,   data_path,           "data.path",         "",     1, 0, NULL, "hierarchical JSONL folder to train on (empty: generate with the expert oracle)") \
+  X(INT,   data_expert_episodes,"data.expert_episodes", "500", 1, M2_INF, NULL, "expert episodes generated on the train split") \
+  X(FLOAT, data_val_frac,       "data.val_frac",     "0.1",  0, 0.5, NULL, "held-out fraction for early stopping") \
+  X(INT,   data_max_seq_len,    "data.max_seq_len",  "1000", 16, M2_INF, NULL, "packed sequences longer than this are dropped") \
+  /* model */ \
+  X(STR,   model_base,          "model.base",        "tiny", 1, 0, NULL, "\"tiny\" (pre-train the tiny model) or a GGUF file / HF safetensors folder") \
+  X(STR,   model_tokenizer,     "model.tokenizer",   "",     1, 0, NULL, "tokenizer file (empty: from the model; tiny: BPE trained on expert text)") \
+  X(ENUM,  model_dtype,         "model.dtype",       "f32",  1, 0, "f32|bf16|f16|q8_0", "storage of the frozen base weights (compute is f32)") \
+  X(INT,   model_max_seq_len,   "model.max_seq_len", "2048", 16, M2_INF, NULL, "context length") \
+  X(INT,   model_tiny_vocab,    "model.tiny.vocab",  "2048", 260, 1000000, NULL, "tiny model: BPE vocabulary size") \
+  X(INT,   model_tiny_dim,      "model.tiny.dim",    "256",  8, 65536, NULL, "tiny model: hidden size") \
+  X(INT,   model_tiny_layers,   "model.tiny.layers", "4",    1, 1024, NULL, "tiny model: transformer blocks") \
+  X(INT,   model_tiny_heads,    "model.tiny.heads",  "8",    1, 1024, NULL, "tiny model: attention heads") \
+  X(INT,   model_tiny_kv_heads, "model.tiny.kv_heads", "4",  1, 1024, NULL, "tiny model: key/value heads (GQA)") \
+  X(INT,   model_tiny_ffn,      "model.tiny.ffn",    "768",  8, 1048576, NULL, "tiny model: SwiGLU hidden size") \
+  X(FLOAT, model_tiny_rope_base,"model.tiny.rope_base", "10000", 1, M2_INF, NULL, "tiny model: RoPE base") \
+  /* pre-training of the tiny base on expert text */ \
+  X(INT,   pretrain_steps,      "pretrain.steps",    "2000", 0, M2_INF, NULL, "optimiser steps") \
+  X(FLOAT, pretrain_lr,         "pretrain.lr",       "1e-3", 0, 10, NULL, "peak learning rate (cosine decay)") \
+  X(INT,   pretrain_warmup,     "pretrain.warmup",   "100",  0, M2_INF, NULL, "linear warm-up steps") \
+  X(INT,   pretrain_batch,      "pretrain.batch",    "8",    1, 1000000, NULL, "sequences per step") \
+  X(INT,   pretrain_seq_len,    "pretrain.seq_len",  "256",  8, M2_INF, NULL, "tokens per sequence") \
+  X(FLOAT, pretrain_weight_decay, "pretrain.weight_decay", "0.1", 0, 10, NULL, "AdamW weight decay") \
+  /* LoRA adapters, one per role on the shared frozen base */ \
+  M2_LORA_KEYS(X, sys1, "System 1 (planner)") \
+  M2_LORA_KEYS(X, sys2, "System 2 (executor)") \
+  X(INT,   heads_hidden,        "heads.hidden",      "0",    0, 1048576, NULL, "critic MLP width H->hidden->1 (0: the model's hidden size)") \
+  /* optimiser (AdamW, shared by the stages) */ \
+  X(FLOAT, optim_beta1,         "optim.beta1",       "0.9",  0, 0.999999, NULL, "AdamW beta1") \
+  X(FLOAT, optim_beta2,         "optim.beta2",       "0.999", 0, 0.999999999, NULL, "AdamW beta2") \
+  X(FLOAT, optim_eps,           "optim.eps",         "1e-8", 0, 1, NULL, "AdamW epsilon") \
+  X(FLOAT, optim_grad_clip,     "optim.grad_clip",   "1.0",  0, M2_INF, NULL, "global gradient-norm clip (0: off)") \
+  /* System 1 SFT */ \
+  X(FLOAT, sys1_sft_lr,         "sys1.sft.lr",       "1e-4", 0, 10, NULL, "learning rate") \
+  X(INT,   sys1_sft_epochs,     "sys1.sft.epochs",   "20",   0, M2_INF, NULL, "epochs over the high-level data") \
+  X(INT,   sys1_sft_batch,      "sys1.sft.batch",    "4",    1, 1000000, NULL, "trajectories per step") \
+  X(FLOAT, sys1_sft_weight_decay, "sys1.sft.weight_decay", "0.01", 0, 10, NULL, "AdamW weight decay") \
+  X(INT,   sys1_sft_eval_every, "sys1.sft.eval_every", "1000", 1, M2_INF, NULL, "validate every N steps (and at each epoch end)") \
+  X(INT,   sys1_sft_patience,   "sys1.sft.patience", "5",    0, M2_INF, NULL, "early stop after N validations without improvement (0: never)") \
+  X(FLOAT, sys1_sft_min_delta,  "sys1.sft.min_delta", "5e-4", 0, M2_INF, NULL, "improvement: absolute decrease of the validation loss") \
+  X(FLOAT, sys1_sft_min_rel_improve, "sys1.sft.min_rel_improve", "1e-3", 0, 1, NULL, "improvement: relative decrease of the validation loss") \
+  /* System 2 warm-up SFT on "action; True|False" */ \
+  X(FLOAT, sys2_warmup_lr,      "sys2.warmup.lr",    "1e-4", 0, 10, NULL, "learning rate") \
+  X(INT,   sys2_warmup_epochs,  "sys2.warmup.epochs", "1",   0, M2_INF, NULL, "epochs over the low-level data") \
+  X(INT,   sys2_warmup_batch,   "sys2.warmup.batch", "8",    1, 1000000, NULL, "sub-goal segments per step") \
+  X(FLOAT, sys2_warmup_weight_decay, "sys2.warmup.weight_decay", "0.01", 0, 10, NULL, "AdamW weight decay") \
+  /* System 2 offline RL (IQL critic + advantage-weighted, policy-anchored actor) */ \
+  X(FLOAT, sys2_offline_actor_lr,  "sys2.offline.actor_lr",  "1e-4", 0, 10, NULL, "actor (LoRA) learning rate") \
+  X(FLOAT, sys2_offline_critic_lr, "sys2.offline.critic_lr", "1e-5", 0, 10, NULL, "critic heads learning rate") \
+  X(FLOAT, sys2_offline_gamma,     "sys2.offline.gamma",     "0.99", 0, 1, NULL, "discount") \
+  X(FLOAT, sys2_offline_expectile, "sys2.offline.expectile", "0.5",  0, 1, NULL, "IQL expectile tau (0.5 = plain MSE, as released)") \
+  X(FLOAT, sys2_offline_polyak,    "sys2.offline.polyak",    "0.2",  0, 1, NULL, "target-head Polyak rate tau") \
+  X(FLOAT, sys2_offline_beta,      "sys2.offline.beta",      "10",   0, 1000, NULL, "advantage temperature beta in exp(beta A)") \
+  X(FLOAT, sys2_offline_w_max,     "sys2.offline.w_max",     "20",   0, M2_INF, NULL, "clip of the exp(beta A) weight") \
+  X(FLOAT, sys2_offline_lambda,    "sys2.offline.lambda",    "7",    0, M2_INF, NULL, "policy-anchor weight lambda (0: vanilla IQL/AWR)") \
+  X(ENUM,  sys2_offline_anchor,    "sys2.offline.anchor",    "sampled", 1, 0, "sampled|relu-weight", "anchor term: on actions sampled from pi, or lambda*relu(A) added to the dataset weight (released code)") \
+  X(INT,   sys2_offline_anchor_samples, "sys2.offline.anchor_samples", "1", 1, 64, NULL, "actions sampled per state for the anchor term") \
+  X(ENUM,  sys2_offline_logprob,   "sys2.offline.logprob",   "mean", 1, 0, "mean|sum", "action log-prob: mean or sum of its token log-probs") \
+  X(BOOL,  sys2_offline_head_grad_to_adapter, "sys2.offline.head_grad_to_adapter", "false", 1, 0, NULL, "let critic-head gradients reach the System 2 LoRA") \
+  X(BOOL,  sys2_offline_normalize_weights, "sys2.offline.normalize_weights", "true", 1, 0, NULL, "divide actor weights by their batch mean") \
+  X(INT,   sys2_offline_epochs,    "sys2.offline.epochs",    "400",  0, M2_INF, NULL, "epochs over the low-level data") \
+  X(INT,   sys2_offline_max_steps, "sys2.offline.max_steps", "0",    0, M2_INF, NULL, "cap on optimiser steps (0: epochs decide)") \
+  X(INT,   sys2_offline_batch,     "sys2.offline.batch",     "4",    1, 1000000, NULL, "sub-goal segments per step") \
+  X(FLOAT, sys2_offline_weight_decay, "sys2.offline.weight_decay", "0.01", 0, 10, NULL, "AdamW weight decay") \
+  /* System 2 online refinement (AWAC + KL to the offline policy) */ \
+  X(FLOAT, sys2_online_actor_lr,   "sys2.online.actor_lr",   "1e-5", 0, 10, NULL, "actor (LoRA) learning rate") \
+  X(FLOAT, sys2_online_critic_lr,  "sys2.online.critic_lr",  "1e-5", 0, 10, NULL, "critic head learning rate") \
+  X(FLOAT, sys2_online_gamma,      "sys2.online.gamma",      "0.99", 0, 1, NULL, "discount") \
+  X(FLOAT, sys2_online_polyak,     "sys2.online.polyak",     "0.2",  0, 1, NULL, "target-head Polyak rate tau") \
+  X(FLOAT, sys2_online_alpha,      "sys2.online.alpha",      "1.0",  1e-9, M2_INF, NULL, "AWAC temperature alpha in exp(A/alpha)") \
+  X(FLOAT, sys2_online_eta,        "sys2.online.eta",        "0.02", 0, M2_INF, NULL, "weight eta of KL(pi_on || pi_off) (0: vanilla AWAC)") \
+  X(FLOAT, sys2_online_w_max,      "sys2.online.w_max",      "20",   0, M2_INF, NULL, "clip of the normalised AWAC weight") \
+  X(ENUM,  sys2_online_logprob,    "sys2.online.logprob",    "sum",  1, 0, "mean|sum", "action log-prob: mean or sum of its token log-probs (released online code: sum)") \
+  X(INT,   sys2_online_epochs,     "sys2.online.epochs",     "190",  0, M2_INF, NULL, "collect/update epochs") \
+  X(INT,   sys2_online_episodes_per_epoch, "sys2.online.episodes_per_epoch", "10", 1, M2_INF, NULL, "environment episodes collected per epoch") \
+  X(INT,   sys2_online_updates_per_epoch,  "sys2.online.updates_per_epoch",  "50", 0, M2_INF, NULL, "gradient updates per epoch") \
+  X(INT,   sys2_online_batch,      "sys2.online.batch",      "4",    1, 1000000, NULL, "buffer segments per update") \
+  X(INT,   sys2_online_buffer_capacity, "sys2.online.buffer_capacity", "2000", 1, M2_INF, NULL, "replay buffer size in sub-goal segments (FIFO)") \
+  X(FLOAT, sys2_online_keep_fail,  "sys2.online.keep_fail",  "0.1",  0, 1, NULL, "probability of keeping a failed segment") \
+  X(INT,   sys2_online_seed_offline, "sys2.online.seed_offline", "2000", 0, M2_INF, NULL, "successful expert segments seeded into the buffer") \
+  X(FLOAT, sys2_online_temperature, "sys2.online.temperature", "0.7", 0, 100, NULL, "rollout sampling temperature") \
+  X(FLOAT, sys2_online_top_p,      "sys2.online.top_p",      "0.9",  0, 1, NULL, "rollout nucleus sampling p") \
+  X(INT,   sys2_online_top_k,      "sys2.online.top_k",      "50",   0, M2_INF, NULL, "rollout top-k (0: off)") \
+  X(FLOAT, sys2_online_weight_decay, "sys2.online.weight_decay", "0.01", 0, 10, NULL, "AdamW weight decay") \
+  /* evaluation */ \
+  X(INT,   eval_episodes,       "eval.episodes",     "50",   1, M2_INF, NULL, "episodes per split") \
+  X(INT,   eval_step_limit,     "eval.step_limit",   "50",   1, M2_INF, NULL, "environment steps per episode (low-level steps)") \
+  X(LIST,  eval_splits,         "eval.splits",       "[id, ood]", 1, 0, "train|id|ood", "splits to evaluate") \
+  X(FLOAT, eval_temperature,    "eval.temperature",  "0",    0, 100, NULL, "sampling temperature (0: greedy, pass@1)") \
+  X(INT,   eval_max_new_tokens, "eval.max_new_tokens", "64", 1, M2_INF, NULL, "tokens generated per sub-goal / action") \
+  X(INT,   eval_seed,           "eval.seed",         "0",    0, M2_INF, NULL, "environment seed of evaluation episodes")
+
+#define M2_CFG_CTYPE_INT(n) int64_t n;
+#define M2_CFG_CTYPE_FLOAT(n) double n;
+#define M2_CFG_CTYPE_BOOL(n) int n;
+#define M2_CFG_CTYPE_STR(n) char n[M2_CFG_STR_MAX];
+#define M2_CFG_CTYPE_ENUM(n) char n[M2_CFG_STR_MAX];
+#define M2_CFG_CTYPE_LIST(n) char n[M2_CFG_STR_MAX];
+#define M2_CFG_DECLARE(T, name, key, def, lo, hi, choices, help) M2_CFG_CTYPE_##T(name)
+
+typedef struct m2_run_config {
+    M2_RUN_CONFIG_KEYS(M2_CFG_DECLARE)
+} m2_run_config;
+
+const m2_cfg_schema *m2_run_config_schema(void);
+
+/* Defaults, then the YAML file (NULL: none), then each "key=value" override, then the cross-key
+ * checks (m2_run_config_check). Errors name the file or "command line" and the key. */
+int m2_run_config_load(m2_run_config *cfg, const char *path, int n_overrides, char *const *overrides, m2_err *err);
+/* Checks between keys (e.g. heads divisible by kv_heads); errors name the keys. */
+int m2_run_config_check(const m2_run_config *cfg, m2_err *err);
+
+/* The stages a run executes, in order: run.stages if set, else the method's plan (pretrain only
+ * when model.base is "tiny"). Writes up to cap names (static strings); returns the count. */
+int m2_run_stage_plan(const m2_run_config *cfg, const char **stages, int cap);
+
+#endif

@@ -1,0 +1,62 @@
+/* The stage runner behind `multi2 train`: runs the stages of a run's plan in order inside the run
+ * folder, records finished stages, and resumes an interrupted run exactly.
+ *
+ * Contract for a stage function (the pipeline fills a table of them):
+ *  - Durable outputs that later stages need (pre-trained base, System 1 adapter, datasets, ...)
+ *    go under ctx->artifacts (run/artifacts/<stage>/), written atomically, before returning 0.
+ *  - Mid-stage state goes into checkpoints through m2_stage_save (every run.ckpt_every steps):
+ *    everything needed to continue bit-exactly (weights, optimiser moments, RNG states, cursors).
+ *  - If ctx->resume is non-NULL the stage was interrupted: restore from it and continue at
+ *    ctx->step (= the checkpoint's step); do not redo earlier steps.
+ *  - Metrics go through m2_stage_log at ctx->step (one global step counter for the run).
+ *
+ * Resume: stages listed in run/stages.json as done are skipped; the first one that is not done
+ * gets ckpt/latest if that checkpoint belongs to it, else starts fresh at the step where the
+ * previous stage ended. metrics.jsonl and the TensorBoard events are cut back to that step, so a
+ * resumed run logs exactly what an uninterrupted one would. */
+#ifndef M2_STAGE_H
+#define M2_STAGE_H
+#include <stdio.h>
+#include "core/ckpt.h"
+#include "core/run.h"
+#include "core/run_config.h"
+
+typedef struct m2_stage_ctx {
+    const m2_run_config *cfg;
+    m2_run *run;
+    const char *name;          /* this stage */
+    int index, count;          /* position in the plan */
+    int64_t step;              /* global step; the stage advances it */
+    int64_t total;             /* optional: the stage's last step, for "step i/N" summary lines */
+    m2_ckpt *resume;           /* owned by the runner; NULL unless resuming this stage */
+    FILE *out;                 /* console */
+    char artifacts[1300];      /* run/artifacts/<stage> (created) */
+    double last_log_time;
+    int64_t last_log_step;
+} m2_stage_ctx;
+
+typedef int (*m2_stage_fn)(m2_stage_ctx *ctx, m2_err *err);
+
+typedef struct m2_stage {
+    const char *name;          /* one of M2_STAGE_NAMES */
+    m2_stage_fn fn;            /* NULL: not implemented in this build */
+    const char *help;
+} m2_stage;
+
+/* Saves c as this stage's checkpoint at ctx->step (stage name and step are set here), keeping
+ * run.keep_last checkpoints. */
+int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err);
+/* Logs metrics at ctx->step; every run.log_every steps (and when ctx->step == ctx->total) also
+ * prints one summary line with the time per step. */
+int m2_stage_log(m2_stage_ctx *ctx, const m2_scalar *s, int n, m2_err *err);
+
+/* Runs cfg's stage plan in run_dir (resume = 0: a fresh run folder; 1: continue it). Stages
+ * without a function fail up front with "stage X not implemented yet". Writes config.yaml, and
+ * at the end the learning curves (run.plots). */
+int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir, int resume,
+                 FILE *out, m2_err *err);
+
+/* The folder a fresh run of cfg uses: run.out_dir/run.name. */
+void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap);
+
+#endif

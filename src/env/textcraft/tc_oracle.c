@@ -1,0 +1,245 @@
+/* TextCraft expert oracle (next action from the current inventory, so it recovers after any
+ * deviation), admissible actions and the sub-goal segmenter (docs/textcraft.md). */
+#include "env/textcraft/tc.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_ORACLE_MAX_ING 32
+#define TC_ORACLE_MAX_LEVEL 64
+
+enum { PLAN_OK = 0, PLAN_EMITTED = 1, PLAN_FAIL = -1 };
+
+static void vset(tc_env *e, int name, int64_t v) {
+    if (!e->name_mark[name]) { e->name_mark[name] = 1; tc_ivec_push(&e->vtouched, name); }
+    e->vinv[name] = v;
+}
+
+/* The item recipe of least depth whose line is listed this episode (first on ties). */
+static int listed_recipe(const tc_env *e, int item) {
+    const tc_tree *t = &e->t;
+    const tc_ivec *rs = &t->names[item].item_recipes;
+    int best = -1;
+    for (int i = 0; i < rs->n; i++) {
+        const tc_recipe *rc = &t->recipes[rs->a[i]];
+        if (!e->line_listed[rc->line]) continue;
+        if (best < 0 || rc->depth < t->recipes[best].depth) best = rs->a[i];
+    }
+    return best;
+}
+
+static int obtainable(const tc_env *e, int item) {
+    return tc_is_gettable(&e->t, item) || listed_recipe(e, item) >= 0;
+}
+
+/* A concrete item for a tag input: one already held in the needed amount, else the one held most,
+ * else the shallowest obtainable member (first on ties). */
+static int pick_member(const tc_env *e, const int64_t *inv, int tag, int64_t need) {
+    const tc_tree *t = &e->t;
+    const tc_ivec *m = &t->names[tag].members;
+    int best = -1;
+    for (int i = 0; i < m->n; i++) {
+        int c = m->a[i];
+        int64_t have = inv[c];
+        if (have < need && !obtainable(e, c)) continue;
+        if (best < 0) { best = c; continue; }
+        int64_t hb = inv[best];
+        int enough = have >= need, enough_b = hb >= need;
+        if (enough != enough_b) { if (enough) best = c; continue; }
+        if (have != hb) { if (have > hb) best = c; continue; }
+        if (t->names[c].depth < t->names[best].depth) best = c;
+    }
+    return best;
+}
+
+static void emit_craft(tc_env *e, const tc_recipe *rc, const int *conc) {
+    const tc_tree *t = &e->t;
+    tc_buf *a = &e->act;
+    tc_buf_clear(a);
+    tc_buf_puts(a, "craft ");
+    tc_buf_putll(a, rc->out_count);
+    tc_buf_putc(a, ' ');
+    tc_buf_puts(a, t->names[rc->out].disp);
+    tc_buf_puts(a, " using ");
+    for (int g = 0; g < rc->n_ing; g++) {
+        if (g) tc_buf_puts(a, ", ");
+        tc_buf_putll(a, t->ings[rc->ing0 + g].count);
+        tc_buf_putc(a, ' ');
+        tc_buf_puts(a, t->names[conc[g]].disp);
+    }
+}
+
+/* Makes n of item available in the virtual inventory and reserves them (so sibling inputs cannot
+ * use them); emits the first action still needed and stops there. */
+static int need(tc_env *e, int item, int64_t n, int level) {
+    const tc_tree *t = &e->t;
+    if (level > TC_ORACLE_MAX_LEVEL) return PLAN_FAIL;
+    int64_t have = e->vinv[item];
+    if (have < n) {
+        int64_t missing = n - have;
+        if (tc_is_gettable(t, item)) {
+            tc_buf_clear(&e->act);
+            tc_buf_puts(&e->act, "get ");
+            tc_buf_putll(&e->act, missing);
+            tc_buf_putc(&e->act, ' ');
+            tc_buf_puts(&e->act, t->names[item].disp);
+            return PLAN_EMITTED;
+        }
+        int r = listed_recipe(e, item);
+        if (r < 0) return PLAN_FAIL;
+        const tc_recipe *rc = &t->recipes[r];
+        if (rc->n_ing > TC_ORACLE_MAX_ING) return PLAN_FAIL;
+        int64_t batches = (missing + rc->out_count - 1) / rc->out_count;
+        int conc[TC_ORACLE_MAX_ING];
+        for (int g = 0; g < rc->n_ing; g++) {
+            const tc_ing *ing = &t->ings[rc->ing0 + g];
+            int64_t k = batches * ing->count;
+            int c = ing->is_tag ? pick_member(e, e->vinv, ing->name, k) : ing->name;
+            if (c < 0) return PLAN_FAIL;
+            conc[g] = c;
+            int s = need(e, c, k, level + 1);
+            if (s != PLAN_OK) return s;
+        }
+        emit_craft(e, rc, conc);
+        return PLAN_EMITTED;
+    }
+    vset(e, item, have - n);
+    return PLAN_OK;
+}
+
+int tc_oracle_next(tc_env *e, char *buf, size_t cap, m2_err *err) {
+    if (e->goal < 0) return m2_errorf(err, M2_EINVAL, "textcraft oracle: no episode (call reset first)");
+    if (e->won) return m2_errorf(err, M2_EINVAL, "textcraft oracle: the goal is already crafted");
+    e->vtouched.n = 0;
+    for (int i = 0; i < e->inv_order.n; i++) vset(e, e->inv_order.a[i], e->inv[e->inv_order.a[i]]);
+    int s = need(e, e->goal, e->vinv[e->goal] + 1, 0);
+    for (int i = 0; i < e->vtouched.n; i++) { e->vinv[e->vtouched.a[i]] = 0; e->name_mark[e->vtouched.a[i]] = 0; }
+    e->vtouched.n = 0;
+    if (s != PLAN_EMITTED)
+        return m2_errorf(err, M2_ENOTFOUND, "textcraft oracle: no way to craft %s from the listed commands", e->t.names[e->goal].disp);
+    if (e->act.n + 1 > cap) return m2_errorf(err, M2_EINVAL, "textcraft oracle: action longer than the buffer (%zu bytes)", cap);
+    memcpy(buf, e->act.p, e->act.n + 1);
+    return 0;
+}
+
+/* "inventory", a get for every fetchable item of the goal's tree (count as one recipe uses it),
+ * then every listed line with tag inputs replaced by a concrete member (the one held most, else
+ * the shallowest obtainable one). */
+int tc_admissible(tc_env *e, const char *const **actions, int *n) {
+    const tc_tree *t = &e->t;
+    tc_buf *b = &e->adm_text;
+    tc_buf_clear(b);
+    e->adm_off.n = 0;
+    *actions = NULL; *n = 0;
+    if (e->goal < 0) return 0;
+#define ADM_PUSH() tc_ivec_push(&e->adm_off, (int)b->n)
+#define ADM_END() tc_buf_putc(b, 0)
+    ADM_PUSH(); tc_buf_puts(b, "inventory"); ADM_END();
+    e->vtouched.n = 0;
+    for (int i = 0; i < e->tree_recipes.n; i++) {
+        const tc_recipe *rc = &t->recipes[e->tree_recipes.a[i]];
+        for (int g = 0; g < rc->n_ing; g++) {
+            const tc_ing *ing = &t->ings[rc->ing0 + g];
+            int nm = ing->name;
+            if (!tc_is_gettable(t, nm) || e->name_mark[nm]) continue;
+            e->name_mark[nm] = 1;
+            tc_ivec_push(&e->vtouched, nm);
+            ADM_PUSH();
+            tc_buf_puts(b, "get "); tc_buf_putll(b, ing->count); tc_buf_putc(b, ' '); tc_buf_puts(b, t->names[nm].disp);
+            ADM_END();
+        }
+    }
+    for (int i = 0; i < e->vtouched.n; i++) e->name_mark[e->vtouched.a[i]] = 0;
+    e->vtouched.n = 0;
+    for (int i = 0; i < e->block_lines.n; i++) {
+        const tc_recipe *rc = &t->recipes[t->line_recipe[e->block_lines.a[i]]];
+        ADM_PUSH();
+        tc_buf_puts(b, "craft "); tc_buf_putll(b, rc->out_count); tc_buf_putc(b, ' ');
+        tc_buf_puts(b, t->names[rc->out].disp); tc_buf_puts(b, " using ");
+        for (int g = 0; g < rc->n_ing; g++) {
+            const tc_ing *ing = &t->ings[rc->ing0 + g];
+            int c = ing->is_tag ? pick_member(e, e->inv, ing->name, 0) : ing->name;
+            if (c < 0) c = ing->name;
+            if (g) tc_buf_puts(b, ", ");
+            tc_buf_putll(b, ing->count); tc_buf_putc(b, ' '); tc_buf_puts(b, t->names[c].disp);
+        }
+        ADM_END();
+    }
+#undef ADM_PUSH
+#undef ADM_END
+    if (e->adm_off.n > e->adm_cap) {
+        int nc = e->adm_off.n * 2;
+        const char **a = realloc((void *)e->adm, (size_t)nc * sizeof *a);
+        if (!a) return -1;
+        e->adm = a; e->adm_cap = nc;
+    }
+    for (int i = 0; i < e->adm_off.n; i++) e->adm[i] = b->p + e->adm_off.a[i];
+    *actions = e->adm;
+    *n = e->adm_off.n;
+    return 0;
+}
+
+/* "Crafted N minecraft:x" -> N and the id x; 0 if the observation is not a successful craft. */
+static int parse_crafted(const char *obs, long *n, const char **id, int *idlen) {
+    if (!obs || strncmp(obs, "Crafted ", 8)) return 0;
+    const char *p = obs + 8;
+    char *end;
+    *n = strtol(p, &end, 10);
+    if (end == p || *end != ' ') return 0;
+    *id = end + 1;
+    *idlen = (int)strlen(end + 1);
+    return 1;
+}
+
+static int is_success(const char *obs) {
+    return obs && (!strncmp(obs, "Got ", 4) || !strncmp(obs, "Crafted ", 8));
+}
+
+static void subgoal_text(m2_subgoal *sg, long n, const char *id, int idlen) {
+    char disp[200];
+    int o = 0;
+    for (int i = 0; i < idlen && o < (int)sizeof disp - 1;) {
+        if (!strncmp(id + i, TC_NS, TC_NS_LEN)) { i += TC_NS_LEN; continue; }
+        disp[o++] = id[i] == '_' ? ' ' : id[i];
+        i++;
+    }
+    disp[o] = 0;
+    snprintf(sg->text, sizeof sg->text, "craft %ld %s", n, disp);
+}
+
+/* One sub-goal per crafted item: a run of successful crafts of the same item (batches), with the
+ * steps before it since the previous sub-goal (gets, inventory, failed actions). Steps after the
+ * last craft form a final sub-goal "craft 1 <goal>". */
+int tc_segment(const tc_env *e, const char *const *actions, const char *const *observations, int n_steps,
+               m2_subgoal *out, int cap) {
+    (void)actions;
+    int ns = 0, start = 0;
+    for (int i = 0; i < n_steps && ns < cap; i++) {
+        long cnt; const char *id; int idl;
+        if (!parse_crafted(observations[i], &cnt, &id, &idl)) continue;
+        long total = cnt;
+        int last = i;
+        /* merge following crafts of the same item while nothing else succeeds in between */
+        for (int j = i + 1; j < n_steps; j++) {
+            long c2; const char *id2; int l2;
+            if (parse_crafted(observations[j], &c2, &id2, &l2)) {
+                if (l2 == idl && !memcmp(id, id2, (size_t)idl)) { total += c2; last = j; continue; }
+                break;
+            }
+            if (is_success(observations[j])) break;
+        }
+        subgoal_text(&out[ns], total, id, idl);
+        out[ns].first = start;
+        out[ns].last = last;
+        ns++;
+        start = last + 1;
+        i = last;
+    }
+    if (start < n_steps && ns < cap && e->goal >= 0) {
+        snprintf(out[ns].text, sizeof out[ns].text, "craft 1 %s", e->t.names[e->goal].disp);
+        out[ns].first = start;
+        out[ns].last = n_steps - 1;
+        ns++;
+    }
+    return ns;
+}

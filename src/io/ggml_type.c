@@ -1,0 +1,188 @@
+/* Element types: ggml type layouts, f16/bf16 conversions, Q8_0/Q4_0 (de)quantisation. */
+#include "io/ggml_type.h"
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct { uint32_t id; int blck; int bytes; const char *name; } type_info;
+
+/* Layouts of the ggml types we can at least skip over (ggml.c type_traits). */
+static const type_info types[] = {
+    {0, 1, 4, "F32"},      {1, 1, 2, "F16"},      {2, 32, 18, "Q4_0"},   {3, 32, 20, "Q4_1"},
+    {6, 32, 22, "Q5_0"},   {7, 32, 24, "Q5_1"},   {8, 32, 34, "Q8_0"},   {9, 32, 36, "Q8_1"},
+    {10, 256, 84, "Q2_K"}, {11, 256, 110, "Q3_K"}, {12, 256, 144, "Q4_K"}, {13, 256, 176, "Q5_K"},
+    {14, 256, 210, "Q6_K"}, {15, 256, 292, "Q8_K"}, {24, 1, 1, "I8"},     {25, 1, 2, "I16"},
+    {26, 1, 4, "I32"},     {27, 1, 8, "I64"},     {28, 1, 8, "F64"},     {30, 1, 2, "BF16"},
+};
+
+int m2_ggml_type_info(uint32_t type, int *block_elems, int *block_bytes, const char **name) {
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (types[i].id == type) {
+            if (block_elems) *block_elems = types[i].blck;
+            if (block_bytes) *block_bytes = types[i].bytes;
+            if (name) *name = types[i].name;
+            return 1;
+        }
+    if (name) *name = "?";
+    return 0;
+}
+
+int m2_ggml_supported(uint32_t t) {
+    return t == M2_GGML_F32 || t == M2_GGML_F16 || t == M2_GGML_BF16 || t == M2_GGML_Q8_0 ||
+           t == M2_GGML_Q4_0;
+}
+
+const char *m2_ggml_type_name(uint32_t t) {
+    const char *n;
+    m2_ggml_type_info(t, NULL, NULL, &n);
+    return n;
+}
+
+int m2_ggml_type_parse(const char *s, m2_ggml_type *out) {
+    static const struct { const char *s; m2_ggml_type t; } names[] = {
+        {"f32", M2_GGML_F32}, {"f16", M2_GGML_F16}, {"bf16", M2_GGML_BF16},
+        {"q8_0", M2_GGML_Q8_0}, {"q4_0", M2_GGML_Q4_0}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcasecmp(s, names[i].s)) { *out = names[i].t; return 0; }
+    return -1;
+}
+
+int m2_ggml_nbytes(uint32_t type, uint64_t n, uint64_t *out) {
+    int be, bb;
+    if (!m2_ggml_type_info(type, &be, &bb, NULL)) return -1;
+    if (n % (uint64_t)be) return -1;
+    uint64_t r;
+    if (__builtin_mul_overflow(n / (uint64_t)be, (uint64_t)bb, &r)) return -1;
+    *out = r;
+    return 0;
+}
+
+uint16_t m2_ggml_f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0));
+    int32_t e = (int32_t)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {                          /* subnormal half (or zero) */
+        if (e < -10) return (uint16_t)sign;
+        mant |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) half++;   /* a carry rounds up the exponent */
+    return (uint16_t)half;
+}
+
+float m2_ggml_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
+    if (exp == 0) {
+        float f = (float)mant * 5.9604644775390625e-8f;   /* mant * 2^-24 */
+        return sign ? -f : f;
+    }
+    if (exp == 31) x = sign | 0x7f800000u | (mant << 13);
+    else x = sign | ((exp + 112) << 23) | (mant << 13);
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+uint16_t m2_ggml_f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+float m2_ggml_bf16_to_f32(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+
+int m2_ggml_dequantize(uint32_t type, const void *src, float *dst, uint64_t n, m2_err *err) {
+    const uint8_t *s = src;
+    switch (type) {
+    case M2_GGML_F32: memcpy(dst, s, n * 4); return 0;
+    case M2_GGML_F16: for (uint64_t i = 0; i < n; i++) dst[i] = m2_ggml_f16_to_f32(rd16(s + 2 * i)); return 0;
+    case M2_GGML_BF16: for (uint64_t i = 0; i < n; i++) dst[i] = m2_ggml_bf16_to_f32(rd16(s + 2 * i)); return 0;
+    case M2_GGML_Q8_0:
+        if (n % M2_GGML_QK) break;
+        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, s += M2_GGML_Q8_0_BYTES) {
+            float d = m2_ggml_f16_to_f32(rd16(s));
+            for (int j = 0; j < M2_GGML_QK; j++) dst[b * M2_GGML_QK + j] = (float)(int8_t)s[2 + j] * d;
+        }
+        return 0;
+    case M2_GGML_Q4_0:
+        if (n % M2_GGML_QK) break;
+        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, s += M2_GGML_Q4_0_BYTES) {
+            float d = m2_ggml_f16_to_f32(rd16(s));
+            for (int j = 0; j < M2_GGML_QK / 2; j++) {
+                dst[b * M2_GGML_QK + j] = (float)((s[2 + j] & 0x0f) - 8) * d;
+                dst[b * M2_GGML_QK + j + M2_GGML_QK / 2] = (float)((s[2 + j] >> 4) - 8) * d;
+            }
+        }
+        return 0;
+    default:
+        return m2_errorf(err, M2_EUNSUPPORTED, "dtype %s (%u) cannot be converted to f32", m2_ggml_type_name(type), type);
+    }
+    return m2_errorf(err, M2_ESHAPE, "%s: %llu values is not a whole number of 32-value blocks",
+                     m2_ggml_type_name(type), (unsigned long long)n);
+}
+
+/* Float-to-int conversions that stay defined for NaN and out-of-range values (inf weights). */
+static int clamp_round(float v, int lo, int hi) {
+    if (!(v == v)) return 0;
+    v = roundf(v);
+    return v < (float)lo ? lo : v > (float)hi ? hi : (int)v;
+}
+static int clamp_trunc(float v, int hi) {
+    if (!(v == v) || v < 0.f) return 0;
+    return v >= (float)hi ? hi : (int)v;
+}
+
+int m2_ggml_quantize(uint32_t type, const float *src, void *dst, uint64_t n, m2_err *err) {
+    uint8_t *d8 = dst;
+    switch (type) {
+    case M2_GGML_F32: memcpy(d8, src, n * 4); return 0;
+    case M2_GGML_F16: for (uint64_t i = 0; i < n; i++) wr16(d8 + 2 * i, m2_ggml_f32_to_f16(src[i])); return 0;
+    case M2_GGML_BF16: for (uint64_t i = 0; i < n; i++) wr16(d8 + 2 * i, m2_ggml_f32_to_bf16(src[i])); return 0;
+    case M2_GGML_Q8_0:
+        if (n % M2_GGML_QK) break;
+        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, d8 += M2_GGML_Q8_0_BYTES) {
+            const float *x = src + b * M2_GGML_QK;
+            float amax = 0;
+            for (int j = 0; j < M2_GGML_QK; j++) amax = fmaxf(amax, fabsf(x[j]));
+            float d = amax / 127.f, id = d ? 1.f / d : 0.f;
+            wr16(d8, m2_ggml_f32_to_f16(d));
+            for (int j = 0; j < M2_GGML_QK; j++) d8[2 + j] = (uint8_t)(int8_t)clamp_round(x[j] * id, -127, 127);
+        }
+        return 0;
+    case M2_GGML_Q4_0:
+        if (n % M2_GGML_QK) break;
+        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, d8 += M2_GGML_Q4_0_BYTES) {
+            const float *x = src + b * M2_GGML_QK;
+            float amax = 0, max = 0;             /* the value of largest magnitude, with its sign */
+            for (int j = 0; j < M2_GGML_QK; j++)
+                if (amax < fabsf(x[j])) { amax = fabsf(x[j]); max = x[j]; }
+            float d = max / -8.f, id = d ? 1.f / d : 0.f;
+            wr16(d8, m2_ggml_f32_to_f16(d));
+            for (int j = 0; j < M2_GGML_QK / 2; j++) {
+                int q0 = clamp_trunc(x[j] * id + 8.5f, 15), q1 = clamp_trunc(x[j + M2_GGML_QK / 2] * id + 8.5f, 15);
+                d8[2 + j] = (uint8_t)(q0 | (q1 << 4));
+            }
+        }
+        return 0;
+    default:
+        return m2_errorf(err, M2_EUNSUPPORTED, "cannot encode dtype %s (%u)", m2_ggml_type_name(type), type);
+    }
+    return m2_errorf(err, M2_ESHAPE, "%s: %llu values is not a whole number of 32-value blocks",
+                     m2_ggml_type_name(type), (unsigned long long)n);
+}

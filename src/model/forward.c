@@ -1,0 +1,433 @@
+/* Training forward/backward over packed batches (see forward.h). One allocation holds every
+ * activation; layer l keeps its own copy when keep_acts, otherwise all layers share one. */
+#include "model/forward.h"
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/timer.h"
+
+typedef struct layer_acts {
+    float *rstd1, *h1, *q, *k, *v, *lse, *att, *x1, *rstd2, *h2, *g, *u, *s;
+} layer_acts;
+
+struct m2_ctx {
+    m2_model *m;
+    int max_tokens, keep_acts, tmax;
+    int N, n_seq;
+    int *seq_len, *seq_off, *pos;
+    int32_t *tokens;
+    m2_adapter *a;
+    int train;
+    m2_rng rng;
+    float *X;                 /* [L+1, N, C] residual stream: X[l] is the input of layer l */
+    layer_acts *la;           /* [L] */
+    float *rstdf, *hidden, *logits, *dlogits, *dhidden, *tmp;
+    float *dX, *dx1, *dh, *ds, *dg, *du, *datt, *dq, *dk, *dv;
+    float *wscratch, *llse;
+    int llse_valid;
+    m2_attn_seq *aseq;
+    void *block;
+    size_t block_bytes;
+    /* LoRA buffers, sized for the active adapter */
+    float *lora_block; size_t lora_cap;
+    float **lora_t, **lora_mask;      /* [L*7] */
+    float *lora_dt, *lora_xd, *lora_dx;
+    int profile;
+    m2_ctx_stats stats;
+};
+
+void m2_ctx_profile(m2_ctx *c, int enable) {
+    c->profile = enable;
+    c->stats.gemm_s = c->stats.gemm_flop = 0;
+}
+m2_ctx_stats m2_ctx_get_stats(const m2_ctx *c) { return c->stats; }
+
+static float *take(size_t *off, float *base, size_t cnt) {
+    float *p = base ? base + *off : NULL;
+    *off += (cnt + 15) & ~(size_t)15;
+    return p;
+}
+
+/* Lays out (or only counts, when base == NULL) every buffer of a ctx. Returns floats needed.
+ * la must hold n_layers entries. */
+static size_t layout(m2_model *m, int N, int keep, int tmax_unused, m2_ctx *c, layer_acts *la, float *base) {
+    const m2_model_config *cf = &m->cfg;
+    size_t C = cf->dim, F = cf->ffn_dim, V = cf->vocab_size, L = cf->n_layers;
+    size_t QD = (size_t)cf->n_heads * cf->head_dim, KD = (size_t)cf->n_kv_heads * cf->head_dim;
+    size_t H = cf->n_heads, n = N, off = 0;
+#define TAKE(count) take(&off, base, (size_t)(count))
+    c->X = TAKE((L + 1) * n * C);
+    size_t nl = keep ? L : 1;
+    for (size_t l = 0; l < nl; l++) {
+        layer_acts *t = &la[l];
+        t->rstd1 = TAKE(n); t->h1 = TAKE(n * C); t->q = TAKE(n * QD); t->k = TAKE(n * KD);
+        t->v = TAKE(n * KD); t->lse = TAKE(n * H); t->att = TAKE(n * QD); t->x1 = TAKE(n * C);
+        t->rstd2 = TAKE(n); t->h2 = TAKE(n * C); t->g = TAKE(n * F); t->u = TAKE(n * F);
+        t->s = TAKE(n * F);
+    }
+    for (size_t l = nl; l < L; l++) la[l] = la[0];
+    c->rstdf = TAKE(n); c->hidden = TAKE(n * C); c->logits = TAKE(n * V); c->dlogits = TAKE(n * V);
+    c->dhidden = TAKE(n * C); c->tmp = TAKE(n * C); c->llse = TAKE(n);
+    if (keep) {
+        c->dX = TAKE(n * C); c->dx1 = TAKE(n * C); c->dh = TAKE(n * C); c->ds = TAKE(n * F);
+        c->dg = TAKE(n * F); c->du = TAKE(n * F); c->datt = TAKE(n * QD); c->dq = TAKE(n * QD);
+        c->dk = TAKE(n * KD); c->dv = TAKE(n * KD);
+    }
+    size_t maxcols = C > F ? C : F;
+    if (QD > maxcols) maxcols = QD;
+    c->wscratch = TAKE((size_t)M2_WTILE_ROWS * maxcols);
+#undef TAKE
+    return off;
+}
+
+size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
+    int tmax = max_tokens < m->cfg.max_seq_len ? max_tokens : m->cfg.max_seq_len;
+    m2_ctx tmp;
+    layer_acts *la = calloc((size_t)m->cfg.n_layers, sizeof *la);
+    if (!la) return 0;
+    size_t n = layout(m, max_tokens, keep_acts, tmax, &tmp, la, NULL);
+    free(la);
+    return n * sizeof(float);
+}
+
+m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
+    if (max_tokens <= 0 || max_tokens > (1 << 24)) {
+        m2_errorf(err, M2_EINVAL, "ctx: max_tokens must be in 1..16M (got %d)", max_tokens);
+        return NULL;
+    }
+    m2_ctx *c = calloc(1, sizeof *c);
+    if (!c) { m2_errorf(err, M2_ENOMEM, "ctx: out of memory"); return NULL; }
+    c->m = m; c->max_tokens = max_tokens; c->keep_acts = keep_acts;
+    c->tmax = max_tokens < m->cfg.max_seq_len ? max_tokens : m->cfg.max_seq_len;
+    int L = m->cfg.n_layers;
+    c->la = calloc((size_t)L, sizeof *c->la);
+    c->seq_len = calloc((size_t)max_tokens, sizeof(int));
+    c->seq_off = calloc((size_t)max_tokens + 1, sizeof(int));
+    c->pos = calloc((size_t)max_tokens, sizeof(int));
+    c->tokens = calloc((size_t)max_tokens, sizeof(int32_t));
+    c->aseq = calloc((size_t)max_tokens, sizeof(m2_attn_seq));
+    c->lora_t = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
+    c->lora_mask = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
+    size_t nf = c->la ? layout(m, max_tokens, keep_acts, c->tmax, c, c->la, NULL) : 0;
+    c->block_bytes = nf * sizeof(float);
+    c->block = m2_malloc_aligned(c->block_bytes);
+    if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->lora_mask || !c->block) {
+        m2_errorf(err, M2_ENOMEM, "ctx: out of memory for %d tokens (%.1f MiB of activations)", max_tokens,
+                  c->block_bytes / 1048576.0);
+        m2_ctx_free(c);
+        return NULL;
+    }
+    memset(c->block, 0, c->block_bytes);
+    layout(m, max_tokens, keep_acts, c->tmax, c, c->la, c->block);
+    m2_rng_seed(&c->rng, 0x5eed);
+    return c;
+}
+
+void m2_ctx_free(m2_ctx *c) {
+    if (!c) return;
+    free(c->la); free(c->aseq); free(c->seq_len); free(c->seq_off); free(c->pos); free(c->tokens);
+    free(c->lora_t); free(c->lora_mask); free(c->block); free(c->lora_block);
+    free(c);
+}
+
+size_t m2_ctx_bytes(const m2_ctx *c) { return c->block_bytes + c->lora_cap * sizeof(float); }
+void m2_ctx_seed(m2_ctx *c, uint64_t seed) { m2_rng_seed(&c->rng, seed); }
+m2_rng *m2_ctx_rng(m2_ctx *c) { return &c->rng; }
+int m2_ctx_tokens(const m2_ctx *c) { return c->N; }
+float *m2_ctx_logits(m2_ctx *c) { return c->logits; }
+float *m2_ctx_hidden(m2_ctx *c) { return c->hidden; }
+float *m2_ctx_dlogits(m2_ctx *c) { return c->dlogits; }
+float *m2_ctx_dhidden(m2_ctx *c) { return c->dhidden; }
+
+void m2_ctx_zero_dgrads(m2_ctx *c) {
+    memset(c->dlogits, 0, (size_t)c->N * c->m->cfg.vocab_size * sizeof(float));
+    memset(c->dhidden, 0, (size_t)c->N * c->m->cfg.dim * sizeof(float));
+}
+
+/* Sizes the LoRA buffers for adapter a over N tokens. */
+static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err) {
+    int L = c->m->cfg.n_layers, r = a->cfg.rank;
+    int drop = train && a->cfg.dropout > 0;
+    size_t need = 0, maxin = 0;
+    for (int s = 0; s < L * M2_LORA_N_TARGETS; s++) {
+        m2_lora_pair *p = &a->pairs[s];
+        if (!p->A) continue;
+        if (c->keep_acts || need == 0) need += ((size_t)N * r + 15) & ~(size_t)15;
+        if (drop && c->keep_acts) need += ((size_t)N * p->in + 15) & ~(size_t)15;
+        if ((size_t)p->in > maxin) maxin = p->in;
+        if ((size_t)p->out > maxin) maxin = p->out;
+    }
+    if (drop && !c->keep_acts) need += ((size_t)N * maxin + 15) & ~(size_t)15;
+    size_t scratch = ((size_t)N * r + 15 + 2 * ((size_t)N * maxin + 15)) & ~(size_t)15;
+    need += scratch + 64;
+    if (need > c->lora_cap) {
+        free(c->lora_block);
+        c->lora_block = m2_malloc_aligned(need * sizeof(float));
+        if (!c->lora_block) { c->lora_cap = 0; return m2_errorf(err, M2_ENOMEM, "ctx: out of memory for LoRA activations"); }
+        c->lora_cap = need;
+    }
+    float *p0 = c->lora_block, *shared_t = NULL, *shared_m = NULL;
+    for (int s = 0; s < L * M2_LORA_N_TARGETS; s++) {
+        m2_lora_pair *p = &a->pairs[s];
+        c->lora_t[s] = c->lora_mask[s] = NULL;
+        if (!p->A) continue;
+        if (c->keep_acts || !shared_t) {
+            c->lora_t[s] = p0; p0 += ((size_t)N * r + 15) & ~(size_t)15;
+            if (!c->keep_acts) shared_t = c->lora_t[s];
+        } else c->lora_t[s] = shared_t;
+        if (drop) {
+            if (c->keep_acts) { c->lora_mask[s] = p0; p0 += ((size_t)N * p->in + 15) & ~(size_t)15; }
+            else {
+                if (!shared_m) { shared_m = p0; p0 += ((size_t)N * maxin + 15) & ~(size_t)15; }
+                c->lora_mask[s] = shared_m;
+            }
+        }
+    }
+    c->lora_dt = p0; p0 += ((size_t)N * r + 15) & ~(size_t)15;
+    c->lora_xd = p0; p0 += ((size_t)N * maxin + 15) & ~(size_t)15;
+    c->lora_dx = p0;
+    return 0;
+}
+
+/* out[N,OC] = x W^T (+ b) (+ scale * drop(x) A^T B^T for the active adapter's pair at slot) */
+static void lin_fwd_(m2_ctx *c, float *out, const float *x, const m2_tensor *W, const m2_tensor *b,
+                    int slot, int N) {
+    m2_pool *pool = c->m->pool;
+    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, c->wscratch, pool);
+    m2_adapter *a = c->a;
+    if (!a || slot < 0 || !a->pairs[slot].A) return;
+    m2_lora_pair *p = &a->pairs[slot];
+    int r = a->cfg.rank, in = p->in, outd = p->out;
+    const float *xin = x;
+    float *mask = c->lora_mask[slot];
+    if (mask) {
+        float drop = a->cfg.dropout, keep = 1.0f / (1.0f - drop);
+        size_t n = (size_t)N * in;
+        for (size_t i = 0; i < n; i++) mask[i] = m2_rng_uniform(&c->rng) < drop ? 0.0f : keep;
+        for (size_t i = 0; i < n; i++) c->lora_xd[i] = x[i] * mask[i];
+        xin = c->lora_xd;
+    }
+    float *t = c->lora_t[slot];
+    m2_sgemm(pool, 0, 1, N, r, in, 1.0f, xin, in, p->A, in, 0.0f, t, r);
+    m2_sgemm(pool, 0, 1, N, outd, r, a->scale, t, r, p->B, r, 1.0f, out, outd);
+}
+
+/* dx[N,in] += dy W (+ LoRA path); weight/bias/LoRA grads when trainable. dx may be NULL. */
+static void lin_bwd_(m2_ctx *c, float *dx, const float *dy, const float *x, const m2_tensor *W,
+                    const m2_tensor *b, int slot, int N) {
+    int in = W->cols, outd = W->rows;
+    m2_pool *pool = c->m->pool;
+    if (dx) m2_matmul_backward_w(dx, dy, m2_tensor_wref(W), N, c->wscratch, pool);
+    if (W->grad) m2_sgemm(pool, 1, 0, outd, in, N, 1.0f, dy, outd, x, in, 1.0f, W->grad, in);
+    if (b && b->grad)
+        for (int n = 0; n < N; n++) m2_acc(b->grad, dy + (size_t)n * outd, outd);
+    m2_adapter *a = c->a;
+    if (!a || slot < 0 || !a->pairs[slot].A) return;
+    m2_lora_pair *p = &a->pairs[slot];
+    int r = a->cfg.rank, train = a->params.trainable && a->params.g;
+    float s = a->scale, *t = c->lora_t[slot], *dt = c->lora_dt, *mask = c->lora_mask[slot];
+    if (train)   /* dB[out,r] += s dy^T t */
+        m2_sgemm(pool, 1, 0, outd, r, N, s, dy, outd, t, r, 1.0f, p->dB, r);
+    /* dt[N,r] = s dy B */
+    m2_sgemm(pool, 0, 0, N, r, outd, s, dy, outd, p->B, r, 0.0f, dt, r);
+    const float *xin = x;
+    if (mask) {
+        size_t n = (size_t)N * in;
+        for (size_t i = 0; i < n; i++) c->lora_xd[i] = x[i] * mask[i];
+        xin = c->lora_xd;
+    }
+    if (train)   /* dA[r,in] += dt^T xin */
+        m2_sgemm(pool, 1, 0, r, in, N, 1.0f, dt, r, xin, in, 1.0f, p->dA, in);
+    if (!dx) return;
+    if (!mask)
+        m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 1.0f, dx, in);
+    else {
+        m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 0.0f, c->lora_dx, in);
+        size_t n = (size_t)N * in;
+        for (size_t i = 0; i < n; i++) dx[i] += c->lora_dx[i] * mask[i];
+    }
+}
+
+/* bwd: 0 forward, 1 backward without dx, 2 backward with dx */
+static double lin_flop(m2_ctx *c, const m2_tensor *W, int slot, int N, int bwd) {
+    double f = 2.0 * N * W->rows * W->cols * (bwd ? ((W->grad ? 1 : 0) + (bwd == 2)) : 1);
+    m2_adapter *a = c->a;
+    if (a && slot >= 0 && a->pairs[slot].A) f += 2.0 * N * a->cfg.rank * (W->rows + W->cols) * (bwd ? 2 : 1);
+    return f;
+}
+
+static void lin_fwd(m2_ctx *c, float *out, const float *x, const m2_tensor *W, const m2_tensor *b,
+                    int slot, int N) {
+    double t0 = c->profile ? m2_now_s() : 0;
+    lin_fwd_(c, out, x, W, b, slot, N);
+    if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, 0); }
+}
+
+static void lin_bwd(m2_ctx *c, float *dx, const float *dy, const float *x, const m2_tensor *W,
+                    const m2_tensor *b, int slot, int N) {
+    double t0 = c->profile ? m2_now_s() : 0;
+    lin_bwd_(c, dx, dy, x, W, b, slot, N);
+    if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, dx ? 2 : 1); }
+}
+
+#define SLOT(l, t) ((l) * M2_LORA_N_TARGETS + (t))
+
+int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err) {
+    m2_model *m = c->m;
+    const m2_model_config *cf = &m->cfg;
+    if (!b || b->n_seq <= 0) return m2_errorf(err, M2_EINVAL, "forward: empty batch");
+    long N = 0;
+    for (int s = 0; s < b->n_seq; s++) {
+        if (b->seq_len[s] <= 0) return m2_errorf(err, M2_EINVAL, "forward: sequence %d has length %d", s, b->seq_len[s]);
+        if (b->seq_len[s] > c->tmax)
+            return m2_errorf(err, M2_EINVAL, "forward: sequence %d has %d tokens, more than the context %d", s, b->seq_len[s], c->tmax);
+        N += b->seq_len[s];
+    }
+    if (N > c->max_tokens) return m2_errorf(err, M2_EINVAL, "forward: batch of %ld tokens exceeds the ctx's %d", N, c->max_tokens);
+    for (long n = 0; n < N; n++)
+        if (b->tokens[n] < 0 || b->tokens[n] >= cf->vocab_size)
+            return m2_errorf(err, M2_EINVAL, "forward: token %d at %ld outside the vocabulary (%d)", b->tokens[n], n, cf->vocab_size);
+    if (a) {
+        if (a->merged) return m2_errorf(err, M2_EINVAL, "forward: adapter '%s' is merged into the base", a->cfg.name);
+        if (a->index >= m->n_adapters || m->adapters[a->index] != a)
+            return m2_errorf(err, M2_EINVAL, "forward: adapter '%s' does not belong to this model", a->cfg.name);
+        if (lora_prepare(c, a, (int)N, train, err)) return -1;
+    }
+    c->N = (int)N; c->n_seq = b->n_seq; c->a = a; c->train = train;
+    c->seq_off[0] = 0;
+    for (int s = 0; s < b->n_seq; s++) {
+        c->seq_len[s] = b->seq_len[s];
+        c->seq_off[s + 1] = c->seq_off[s] + b->seq_len[s];
+        for (int i = 0; i < b->seq_len[s]; i++) c->pos[c->seq_off[s] + i] = i;
+    }
+    memcpy(c->tokens, b->tokens, N * sizeof(int32_t));
+
+    int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
+    int QD = H * D, KD = KVH * D, L = cf->n_layers;
+    m2_pool *pool = m->pool;
+    m2_embedding_forward(c->X, c->tokens, m2_tensor_wref(m->tok_embd), (int)N);
+    for (int l = 0; l < L; l++) {
+        const m2_layer *ly = &m->layers[l];
+        layer_acts *A = &c->la[l];
+        float *xin = c->X + (size_t)l * N * C, *xout = c->X + (size_t)(l + 1) * N * C;
+        m2_rmsnorm_forward(A->h1, A->rstd1, xin, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
+        lin_fwd(c, A->q, A->h1, ly->wq, ly->bq, SLOT(l, 0), (int)N);
+        lin_fwd(c, A->k, A->h1, ly->wk, ly->bk, SLOT(l, 1), (int)N);
+        lin_fwd(c, A->v, A->h1, ly->wv, ly->bv, SLOT(l, 2), (int)N);
+        m2_rope_forward(A->q, c->pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, pool);
+        m2_rope_forward(A->k, c->pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, pool);
+        for (int s = 0; s < c->n_seq; s++) {
+            size_t o = c->seq_off[s];
+            int len = c->seq_len[s];
+            m2_attn_seq as = {.q = A->q + o * QD, .k = A->k + o * KD, .v = A->v + o * KD,
+                              .out = A->att + o * QD, .lse = A->lse + o * H, .nq = len, .nkv = len};
+            c->aseq[s] = as;
+        }
+        m2_attention_forward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
+        lin_fwd(c, c->tmp, A->att, ly->wo, NULL, SLOT(l, 3), (int)N);
+        m2_add_forward(A->x1, xin, c->tmp, N * C);
+        m2_rmsnorm_forward(A->h2, A->rstd2, A->x1, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
+        lin_fwd(c, A->g, A->h2, ly->wg, NULL, SLOT(l, 4), (int)N);
+        lin_fwd(c, A->u, A->h2, ly->wu, NULL, SLOT(l, 5), (int)N);
+        m2_swiglu_forward(A->s, A->g, A->u, N * F, pool);
+        lin_fwd(c, c->tmp, A->s, ly->wd, NULL, SLOT(l, 6), (int)N);
+        m2_add_forward(xout, A->x1, c->tmp, N * C);
+    }
+    m2_rmsnorm_forward(c->hidden, c->rstdf, c->X + (size_t)L * N * C, m->out_norm->data, (int)N, C,
+                       cf->norm_eps, pool);
+    lin_fwd(c, c->logits, c->hidden, m->output, NULL, -1, (int)N);
+    m2_ctx_zero_dgrads(c);
+    c->llse_valid = 0;
+    return 0;
+}
+
+int m2_backward(m2_ctx *c, m2_err *err) {
+    if (!c->keep_acts) return m2_errorf(err, M2_EINVAL, "backward: ctx was created without activations (keep_acts = 0)");
+    if (c->N <= 0) return m2_errorf(err, M2_EINVAL, "backward: no forward to differentiate");
+    m2_model *m = c->m;
+    const m2_model_config *cf = &m->cfg;
+    int N = c->N, C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
+    int QD = H * D, KD = KVH * D, L = cf->n_layers;
+    m2_pool *pool = m->pool;
+    size_t NC = (size_t)N * C;
+    /* d hidden = dhidden + dlogits . W_out */
+    memcpy(c->dh, c->dhidden, NC * sizeof(float));
+    lin_bwd(c, c->dh, c->dlogits, c->hidden, m->output, NULL, -1, N);
+    memset(c->dX, 0, NC * sizeof(float));
+    m2_rmsnorm_backward(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
+                        c->rstdf, N, C, pool);
+    for (int l = L - 1; l >= 0; l--) {
+        const m2_layer *ly = &m->layers[l];
+        layer_acts *A = &c->la[l];
+        float *xin = c->X + (size_t)l * NC;
+        /* dX = grad wrt layer output; residual: d x1 = dX + ffn path */
+        memcpy(c->dx1, c->dX, NC * sizeof(float));
+        memset(c->ds, 0, (size_t)N * F * sizeof(float));
+        lin_bwd(c, c->ds, c->dX, A->s, ly->wd, NULL, SLOT(l, 6), N);
+        memset(c->dg, 0, (size_t)N * F * sizeof(float));
+        memset(c->du, 0, (size_t)N * F * sizeof(float));
+        m2_swiglu_backward(c->dg, c->du, c->ds, A->g, A->u, (long)N * F, pool);
+        memset(c->dh, 0, NC * sizeof(float));
+        lin_bwd(c, c->dh, c->dg, A->h2, ly->wg, NULL, SLOT(l, 4), N);
+        lin_bwd(c, c->dh, c->du, A->h2, ly->wu, NULL, SLOT(l, 5), N);
+        m2_rmsnorm_backward(c->dx1, ly->ffn_norm->grad, c->dh, A->x1, ly->ffn_norm->data, A->rstd2, N, C, pool);
+        /* attention block; dX becomes grad wrt layer input */
+        memcpy(c->dX, c->dx1, NC * sizeof(float));
+        memset(c->datt, 0, (size_t)N * QD * sizeof(float));
+        lin_bwd(c, c->datt, c->dx1, A->att, ly->wo, NULL, SLOT(l, 3), N);
+        memset(c->dq, 0, (size_t)N * QD * sizeof(float));
+        memset(c->dk, 0, (size_t)N * KD * sizeof(float));
+        memset(c->dv, 0, (size_t)N * KD * sizeof(float));
+        for (int s = 0; s < c->n_seq; s++) {
+            size_t o = c->seq_off[s];
+            int len = c->seq_len[s];
+            m2_attn_seq as = {.q = A->q + o * QD, .k = A->k + o * KD, .v = A->v + o * KD,
+                              .lse = A->lse + o * H, .dout = c->datt + o * QD, .dq = c->dq + o * QD,
+                              .dk = c->dk + o * KD, .dv = c->dv + o * KD, .nq = len, .nkv = len};
+            c->aseq[s] = as;
+        }
+        m2_attention_backward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
+        m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, pool);
+        m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, pool);
+        /* below layer 0 only the embedding could use dX: skip those GEMMs when it is frozen */
+        int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
+        float *dh1 = need_dx ? c->dh : NULL;
+        if (dh1) memset(dh1, 0, NC * sizeof(float));
+        lin_bwd(c, dh1, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
+        lin_bwd(c, dh1, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
+        lin_bwd(c, dh1, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
+        if (dh1)
+            m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, dh1, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
+    }
+    if (m->tok_embd->grad) m2_embedding_backward(m->tok_embd->grad, c->dX, c->tokens, N, C);
+    return 0;
+}
+
+void m2_batch_next_targets(const m2_batch *b, int32_t *targets) {
+    size_t o = 0;
+    for (int s = 0; s < b->n_seq; s++) {
+        for (int i = 0; i < b->seq_len[s]; i++)
+            targets[o + i] = i + 1 < b->seq_len[s] ? b->tokens[o + i + 1] : -1;
+        o += b->seq_len[s];
+    }
+}
+
+void m2_ctx_logprobs(m2_ctx *c, const int32_t *targets, float *logp) {
+    m2_logprob_forward(logp, c->llse, c->logits, targets, c->N, c->m->cfg.vocab_size, c->m->pool);
+    c->llse_valid = 1;
+}
+
+void m2_ctx_logprobs_backward(m2_ctx *c, const int32_t *targets, const float *dlogp) {
+    m2_logprob_backward(c->dlogits, dlogp, c->logits, c->llse_valid ? c->llse : NULL, targets, c->N,
+                        c->m->cfg.vocab_size, c->m->pool);
+}
+
+void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b) {
+    int N = a->N < b->N ? a->N : b->N, V = a->m->cfg.vocab_size;
+    m2_kl_forward(kl, a->logits, b->logits, N, V, a->m->pool);
+    if (weight && (grad_a || grad_b))
+        m2_kl_backward(grad_a ? a->dlogits : NULL, grad_b ? b->dlogits : NULL, weight, a->logits,
+                       b->logits, N, V, a->m->pool);
+}

@@ -1,0 +1,67 @@
+/* Training / scoring forward and backward over a batch of PACKED sequences of different lengths:
+ * tokens[N] is the concatenation of n_seq sequences, seq_len[s] tokens each, N = sum seq_len; each
+ * sequence starts at position 0 and attends causally only to itself. No padding.
+ * The ctx owns every activation kept for backward, the logits [N,V], the final normed hidden
+ * states [N,H] (head inputs) and their gradient buffers; it is sized for at most max_tokens tokens
+ * and max_seq_len per sequence. */
+#ifndef M2_MODEL_FORWARD_H
+#define M2_MODEL_FORWARD_H
+#include <stdint.h>
+#include "model/weights.h"
+#include "model/lora.h"
+
+typedef struct m2_batch {
+    int n_seq;
+    const int *seq_len;       /* [n_seq] */
+    const int32_t *tokens;    /* [N] */
+} m2_batch;
+
+typedef struct m2_ctx m2_ctx;
+
+/* max_tokens: largest N; keep_acts = 0 builds a scoring-only ctx (no backward, less memory). */
+m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err);
+void m2_ctx_free(m2_ctx *c);
+size_t m2_ctx_bytes(const m2_ctx *c);
+/* Bytes m2_ctx_create would allocate (without LoRA buffers), for memory plans. */
+size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts);
+
+/* Runs the model over the batch with adapter `a` active (NULL = base only). train = 1 applies
+ * LoRA dropout (seeded by m2_ctx_seed) — scoring uses 0. Fills logits and hidden. */
+int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err);
+void m2_ctx_seed(m2_ctx *c, uint64_t seed);   /* dropout RNG */
+m2_rng *m2_ctx_rng(m2_ctx *c);                /* its state, for checkpoints */
+
+int m2_ctx_tokens(const m2_ctx *c);           /* N of the last forward */
+float *m2_ctx_logits(m2_ctx *c);              /* [N,V] */
+float *m2_ctx_hidden(m2_ctx *c);              /* [N,H] final normed hidden (head input) */
+float *m2_ctx_dlogits(m2_ctx *c);             /* [N,V] gradient accumulated before backward */
+float *m2_ctx_dhidden(m2_ctx *c);             /* [N,H] extra gradient into hidden (heads) */
+/* Zeroes dlogits and dhidden (m2_forward does this too). */
+void m2_ctx_zero_dgrads(m2_ctx *c);
+
+/* logp[n] = log p(targets[n] | tokens[..n]) under the last forward; targets[n] < 0 = none
+ * (logp 0). For next-token training targets[n] = tokens[n+1] within a sequence. */
+void m2_ctx_logprobs(m2_ctx *c, const int32_t *targets, float *logp);
+/* dlogits += d(sum_n dlogp[n] * logp[n]) / dlogits  (loss masks: dlogp[n] = 0). */
+void m2_ctx_logprobs_backward(m2_ctx *c, const int32_t *targets, const float *dlogp);
+/* Next-token targets for a batch: targets[n] = tokens[n+1] inside each sequence, -1 at its end. */
+void m2_batch_next_targets(const m2_batch *b, int32_t *targets);
+
+/* Exact token-level KL(a || b) between the next-token distributions of two forwards over the SAME
+ * batch (e.g. two adapters, or adapter vs base): kl[n] = sum_v p_a log(p_a / p_b).
+ * If weight != NULL, the gradient of sum_n weight[n] kl[n] is added into the dlogits of ctx a
+ * (grad_a) and/or ctx b (grad_b). Positions with weight 0 are skipped for the gradient. */
+void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b);
+
+/* Optional profile of the linear layers (x W^T GEMMs incl. LoRA) of forwards and backwards on
+ * this ctx: seconds spent and floating-point operations done. Off by default. */
+typedef struct m2_ctx_stats { double gemm_s, gemm_flop; } m2_ctx_stats;
+void m2_ctx_profile(m2_ctx *c, int enable);     /* enabling also resets the counters */
+m2_ctx_stats m2_ctx_get_stats(const m2_ctx *c);
+
+/* Backward from the ctx's dlogits and dhidden through the last forward, accumulating into the
+ * active adapter's grads and, when the base is trainable, the base grads. Frozen matrices get no
+ * weight gradient (never computed). Requires keep_acts. */
+int m2_backward(m2_ctx *c, m2_err *err);
+
+#endif

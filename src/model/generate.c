@@ -1,0 +1,279 @@
+/* KV-cache inference: prefill and batched decode over the same kernels as training. */
+#include "model/generate.h"
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+m2_kv_cache *m2_kv_create(const m2_model *m, int n_seq, int max_len, m2_err *err) {
+    if (n_seq <= 0 || max_len <= 0) { m2_errorf(err, M2_EINVAL, "kv cache: n_seq and max_len must be positive"); return NULL; }
+    if (max_len > m->cfg.max_seq_len) max_len = m->cfg.max_seq_len;
+    m2_kv_cache *kv = calloc(1, sizeof *kv);
+    if (!kv) { m2_errorf(err, M2_ENOMEM, "kv cache: out of memory"); return NULL; }
+    kv->n_seq = n_seq; kv->max_len = max_len; kv->n_layers = m->cfg.n_layers;
+    kv->kv_dim = m->cfg.n_kv_heads * m->cfg.head_dim;
+    size_t n = (size_t)kv->n_layers * n_seq * max_len * kv->kv_dim;
+    kv->k = m2_malloc_aligned(n * sizeof(float));
+    kv->v = m2_malloc_aligned(n * sizeof(float));
+    kv->len = calloc((size_t)n_seq, sizeof(int));
+    if (!kv->k || !kv->v || !kv->len) {
+        m2_kv_free(kv);
+        m2_errorf(err, M2_ENOMEM, "kv cache: out of memory for %d x %d positions (%.1f MiB)", n_seq, max_len, 2.0 * n * 4 / 1048576.0);
+        return NULL;
+    }
+    return kv;
+}
+
+void m2_kv_free(m2_kv_cache *kv) {
+    if (!kv) return;
+    free(kv->k); free(kv->v); free(kv->len); free(kv);
+}
+
+void m2_kv_clear(m2_kv_cache *kv, int seq) {
+    for (int s = 0; s < kv->n_seq; s++) if (seq < 0 || s == seq) kv->len[s] = 0;
+}
+
+static float *kv_at(const m2_kv_cache *kv, float *base, int l, int seq, int pos) {
+    return base + (((size_t)l * kv->n_seq + seq) * kv->max_len + pos) * kv->kv_dim;
+}
+
+typedef struct ws { float *x, *h, *q, *k, *v, *att, *tmp, *g, *u, *t, *wscr, *ascr, *hl; } ws;
+
+static void lin(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x, const m2_tensor *W,
+                const m2_tensor *b, int slot, int N) {
+    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, w->wscr, pool);
+    if (!a || !a->pairs[slot].A) return;
+    m2_lora_pair *p = &a->pairs[slot];
+    int r = a->cfg.rank;
+    m2_sgemm(pool, 0, 1, N, r, p->in, 1.0f, x, p->in, p->A, p->in, 0.0f, w->t, r);
+    m2_sgemm(pool, 0, 1, N, p->out, r, a->scale, w->t, r, p->B, r, 1.0f, out, p->out);
+}
+
+/* Appends seg_len[i] tokens to sequence seqs[i] for each segment; logits[nseg, V] of the last
+ * token of each segment. */
+static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, const int *seqs,
+                      const int *seg_len, const int32_t *tokens, float *logits, m2_err *err) {
+    const m2_model_config *cf = &m->cfg;
+    int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
+    int QD = H * D, KD = KVH * D, V = cf->vocab_size;
+    if (a && a->merged) return m2_errorf(err, M2_EINVAL, "generate: adapter '%s' is merged into the base", a->cfg.name);
+    long N = 0;
+    size_t amax = 1;
+    for (int i = 0; i < nseg; i++) {
+        if (seqs[i] < 0 || seqs[i] >= kv->n_seq) return m2_errorf(err, M2_EINVAL, "kv: sequence %d out of range", seqs[i]);
+        if (seg_len[i] <= 0) return m2_errorf(err, M2_EINVAL, "kv: empty segment for sequence %d", seqs[i]);
+        int end = kv->len[seqs[i]] + seg_len[i];
+        if (end > kv->max_len) return m2_errorf(err, M2_EINVAL, "kv: sequence %d would reach %d positions, cache holds %d", seqs[i], end, kv->max_len);
+        if ((size_t)seg_len[i] * end > amax) amax = (size_t)seg_len[i] * end;
+        N += seg_len[i];
+    }
+    for (long n = 0; n < N; n++)
+        if (tokens[n] < 0 || tokens[n] >= V) return m2_errorf(err, M2_EINVAL, "kv: token %d outside the vocabulary (%d)", tokens[n], V);
+    int r = a ? a->cfg.rank : 1;
+    size_t maxcols = C > F ? C : F;
+    if ((size_t)QD > maxcols) maxcols = QD;
+    size_t sizes[] = {N * C, N * C, N * QD, N * KD, N * KD, N * QD, N * C, N * F, N * F, N * r,
+                      (size_t)M2_WTILE_ROWS * maxcols, 1, (size_t)nseg * C};
+    size_t total = 0;
+    for (int i = 0; i < 13; i++) total += (sizes[i] + 15) & ~(size_t)15;
+    float *blk = m2_malloc_aligned(total * sizeof(float));
+    int *pos = malloc(N * sizeof(int));
+    m2_attn_seq *aseq = malloc((size_t)nseg * sizeof *aseq);
+    if (!blk || !pos || !aseq) { free(blk); free(pos); free(aseq); return m2_errorf(err, M2_ENOMEM, "kv: out of memory for %ld tokens", N); }
+    ws w;
+    float **fields[] = {&w.x, &w.h, &w.q, &w.k, &w.v, &w.att, &w.tmp, &w.g, &w.u, &w.t, &w.wscr, &w.ascr, &w.hl};
+    size_t off = 0;
+    for (int i = 0; i < 13; i++) { *fields[i] = blk + off; off += (sizes[i] + 15) & ~(size_t)15; }
+    for (int i = 0, o = 0; i < nseg; i++)
+        for (int j = 0; j < seg_len[i]; j++) pos[o++] = kv->len[seqs[i]] + j;
+    m2_pool *pool = m->pool;
+    m2_embedding_forward(w.x, tokens, m2_tensor_wref(m->tok_embd), (int)N);
+    for (int l = 0; l < cf->n_layers; l++) {
+        const m2_layer *ly = &m->layers[l];
+        int sl = l * M2_LORA_N_TARGETS;
+        m2_rmsnorm_forward(w.h, NULL, w.x, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
+        lin(&w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
+        lin(&w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
+        lin(&w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
+        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, pool);
+        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, pool);
+        for (int i = 0, o = 0; i < nseg; i++) {
+            int s = seqs[i], p0 = kv->len[s], n = seg_len[i];
+            memcpy(kv_at(kv, kv->k, l, s, p0), w.k + (size_t)o * KD, (size_t)n * KD * sizeof(float));
+            memcpy(kv_at(kv, kv->v, l, s, p0), w.v + (size_t)o * KD, (size_t)n * KD * sizeof(float));
+            m2_attn_seq as = {.q = w.q + (size_t)o * QD, .k = kv_at(kv, kv->k, l, s, 0),
+                              .v = kv_at(kv, kv->v, l, s, 0), .out = w.att + (size_t)o * QD,
+                              .nq = n, .nkv = p0 + n};
+            aseq[i] = as;
+            o += n;
+        }
+        m2_attention_forward(aseq, nseg, H, KVH, D, QD, KD, pool);
+        lin(&w, pool, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
+        m2_acc(w.x, w.tmp, N * C);
+        m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
+        lin(&w, pool, a, w.g, w.h, ly->wg, NULL, sl + 4, (int)N);
+        lin(&w, pool, a, w.u, w.h, ly->wu, NULL, sl + 5, (int)N);
+        m2_swiglu_forward(w.g, w.g, w.u, N * F, pool);
+        lin(&w, pool, a, w.tmp, w.g, ly->wd, NULL, sl + 6, (int)N);
+        m2_acc(w.x, w.tmp, N * C);
+    }
+    for (int i = 0, o = 0; i < nseg; i++) {
+        o += seg_len[i];
+        memcpy(w.hl + (size_t)i * C, w.x + (size_t)(o - 1) * C, C * sizeof(float));
+        kv->len[seqs[i]] += seg_len[i];
+    }
+    if (logits) {
+        m2_rmsnorm_forward(w.hl, NULL, w.hl, m->out_norm->data, nseg, C, cf->norm_eps, NULL);
+        m2_matmul_forward_w(logits, w.hl, m2_tensor_wref(m->output), NULL, nseg, 0, w.wscr, pool);
+    }
+    free(blk); free(pos); free(aseq);
+    return 0;
+}
+
+int m2_kv_append(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int seq, const int32_t *tokens,
+                 int n, float *logits, m2_err *err) {
+    return kv_forward(m, a, kv, 1, &seq, &n, tokens, logits, err);
+}
+
+int m2_kv_step(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int *seqs, const int32_t *token,
+               int n, float *logits, m2_err *err) {
+    int *ones = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    if (!ones) return m2_errorf(err, M2_ENOMEM, "kv: out of memory");
+    for (int i = 0; i < n; i++) ones[i] = 1;
+    int rc = kv_forward(m, a, kv, n, seqs, ones, token, logits, err);
+    free(ones);
+    return rc;
+}
+
+typedef struct { float v; int i; } scored;
+static int by_desc(const void *a, const void *b) {
+    const scored *x = a, *y = b;
+    if (x->v != y->v) return x->v < y->v ? 1 : -1;
+    return x->i - y->i;
+}
+
+int32_t m2_sample(const float *logits, int V, const m2_sampler *s, m2_rng *rng, float *logp_out,
+                  float *work) {
+    float mx = -INFINITY;
+    int arg = 0;
+    for (int i = 0; i < V; i++) if (logits[i] > mx) { mx = logits[i]; arg = i; }
+    double z = 0;
+    for (int i = 0; i < V; i++) z += exp((double)logits[i] - mx);
+    double lse = mx + log(z);
+    int tok = arg;
+    if (s && s->temperature > 0) {
+        scored *sc = work ? (scored *)work : malloc((size_t)V * sizeof(scored));
+        if (!sc) tok = arg;
+        else {
+            float it = 1.0f / s->temperature;
+            for (int i = 0; i < V; i++) { sc[i].v = (logits[i] - mx) * it; sc[i].i = i; }
+            int n = V;
+            int filtered = (s->top_k > 0 && s->top_k < V) || (s->top_p > 0 && s->top_p < 1);
+            if (filtered) {
+                qsort(sc, V, sizeof *sc, by_desc);
+                if (s->top_k > 0 && s->top_k < n) n = s->top_k;
+            }
+            double tot = 0;
+            for (int i = 0; i < n; i++) { sc[i].v = expf(sc[i].v); tot += sc[i].v; }
+            if (s->top_p > 0 && s->top_p < 1) {
+                double cum = 0;
+                int keep = n;
+                for (int i = 0; i < n; i++) { cum += sc[i].v / tot; if (cum >= s->top_p) { keep = i + 1; break; } }
+                n = keep;
+                tot = 0;
+                for (int i = 0; i < n; i++) tot += sc[i].v;
+            }
+            double u = m2_rng_uniform_d(rng) * tot, cum = 0;
+            tok = sc[n - 1].i;
+            for (int i = 0; i < n; i++) { cum += sc[i].v; if (u < cum) { tok = sc[i].i; break; } }
+            if (!work) free(sc);
+        }
+    }
+    if (logp_out) *logp_out = (float)(logits[tok] - lse);
+    return tok;
+}
+
+void m2_gen_result_free(m2_gen_result *r) {
+    if (!r) return;
+    free(r->tokens); free(r->logps); free(r->text);
+    memset(r, 0, sizeof *r);
+}
+
+typedef struct { size_t len, cap; } textbuf;
+
+int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *prompts,
+                const int *prompt_len, const m2_gen_config *g, m2_gen_result *out, m2_err *err) {
+    int V = m->cfg.vocab_size, maxp = 0, maxnew = g->max_new_tokens > 0 ? g->max_new_tokens : 0;
+    for (int i = 0; i < n_seq; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        if (prompt_len[i] <= 0) return m2_errorf(err, M2_EINVAL, "generate: prompt %d is empty", i);
+        if (prompt_len[i] > maxp) maxp = prompt_len[i];
+    }
+    if (maxp > m->cfg.max_seq_len) return m2_errorf(err, M2_EINVAL, "generate: prompt of %d tokens exceeds the context %d", maxp, m->cfg.max_seq_len);
+    m2_kv_cache *kv = m2_kv_create(m, n_seq, maxp + maxnew + 1, err);
+    if (!kv) return -1;
+    float *logits = malloc((size_t)n_seq * V * sizeof(float));
+    float *work = malloc((size_t)V * 2 * sizeof(float));
+    m2_rng *rng = calloc((size_t)n_seq, sizeof(m2_rng));
+    int *active = calloc((size_t)n_seq, sizeof(int)), *seqs = calloc((size_t)n_seq, sizeof(int));
+    int32_t *next = calloc((size_t)n_seq, sizeof(int32_t));
+    size_t *tcap = calloc((size_t)n_seq, sizeof(size_t)), *tlen = calloc((size_t)n_seq, sizeof(size_t));
+    int rc = 0;
+    if (!logits || !work || !rng || !active || !seqs || !next || !tcap || !tlen) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
+    for (int i = 0; i < n_seq; i++) {
+        out[i].tokens = malloc((size_t)(maxnew + 1) * sizeof(int32_t));
+        out[i].logps = malloc((size_t)(maxnew + 1) * sizeof(float));
+        if (!out[i].tokens || !out[i].logps) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
+        m2_rng_seed_stream(&rng[i], g->seed, (uint64_t)i);
+        if ((rc = m2_kv_append(m, a, kv, i, prompts[i], prompt_len[i], logits + (size_t)i * V, err))) goto done;
+        active[i] = 1;
+        if (maxnew == 0) { active[i] = 0; out[i].stop_reason = M2_STOP_MAX_TOKENS; }
+    }
+    for (;;) {
+        int n = 0;
+        for (int i = 0; i < n_seq; i++) {
+            if (!active[i]) continue;
+            float lp;
+            int32_t tok = m2_sample(logits + (size_t)i * V, V, &g->sampler, &rng[i], &lp, work);
+            m2_gen_result *r = &out[i];
+            r->tokens[r->n] = tok; r->logps[r->n] = lp; r->n++;
+            int stop = 0;
+            for (int k = 0; k < g->n_stop_tokens; k++) if (g->stop_tokens[k] == tok) stop = M2_STOP_TOKEN;
+            if (g->token_text) {
+                char buf[256];
+                int len = g->token_text(g->ud, tok, buf, sizeof buf);
+                if (len < 0) len = 0;
+                if (len > (int)sizeof buf) len = sizeof buf;
+                if (tlen[i] + len + 1 > tcap[i]) {
+                    size_t nc = (tcap[i] + len + 1) * 2;
+                    char *t = realloc(r->text, nc);
+                    if (!t) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
+                    r->text = t; tcap[i] = nc;
+                }
+                memcpy(r->text + tlen[i], buf, len);
+                tlen[i] += len;
+                r->text[tlen[i]] = 0;
+                size_t from = tlen[i] > (size_t)len + 256 ? tlen[i] - len - 256 : 0;
+                for (int k = 0; !stop && k < g->n_stop_strings; k++)
+                    if (g->stop_strings[k][0] && strstr(r->text + from, g->stop_strings[k])) stop = M2_STOP_STRING;
+            }
+            if (!stop && g->on_token && g->on_token(g->ud, i, tok, lp)) stop = M2_STOP_CALLBACK;
+            if (!stop && r->n >= maxnew) stop = M2_STOP_MAX_TOKENS;
+            if (!stop && kv->len[i] + 1 > kv->max_len) stop = M2_STOP_CONTEXT;
+            if (stop) { r->stop_reason = stop; active[i] = 0; continue; }
+            seqs[n] = i; next[n] = tok; n++;
+        }
+        if (n == 0) break;
+        if ((rc = m2_kv_step(m, a, kv, seqs, next, n, logits, err))) goto done;
+        /* step logits are packed by active order: move them to each sequence's slot (backwards is
+         * safe since seqs[j] >= j) */
+        for (int j = n - 1; j >= 0; j--)
+            if (seqs[j] != j) memcpy(logits + (size_t)seqs[j] * V, logits + (size_t)j * V, (size_t)V * sizeof(float));
+    }
+done:
+    if (rc) for (int i = 0; i < n_seq; i++) m2_gen_result_free(&out[i]);
+    m2_kv_free(kv);
+    free(logits); free(work); free(rng); free(active); free(seqs); free(next); free(tcap); free(tlen);
+    return rc;
+}

@@ -1,0 +1,71 @@
+/* Generation with a KV cache: batched prefill + decode, greedy / temperature / top-k / top-p
+ * sampling, stop tokens, stop strings (through a caller-supplied detokenizer hook), a per-token
+ * callback that may stop a sequence, and per-token log-probs. */
+#ifndef M2_MODEL_GENERATE_H
+#define M2_MODEL_GENERATE_H
+#include <stdint.h>
+#include "core/rng.h"
+#include "model/weights.h"
+#include "model/lora.h"
+
+/* K and V for n_seq sequences of up to max_len positions, per layer [n_seq, max_len, KVH*hd]. */
+typedef struct m2_kv_cache {
+    int n_seq, max_len, n_layers, kv_dim;
+    float *k, *v;       /* [n_layers, n_seq, max_len, kv_dim] */
+    int *len;           /* [n_seq] positions filled */
+} m2_kv_cache;
+
+m2_kv_cache *m2_kv_create(const m2_model *m, int n_seq, int max_len, m2_err *err);
+void m2_kv_free(m2_kv_cache *kv);
+void m2_kv_clear(m2_kv_cache *kv, int seq);   /* seq < 0: all */
+
+/* Appends tokens[n] to sequence `seq` of the cache with adapter a (NULL = base) and writes the
+ * logits of the LAST appended position to logits[V] (may be NULL). Prefill and single steps. */
+int m2_kv_append(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int seq, const int32_t *tokens,
+                 int n, float *logits, m2_err *err);
+/* One batched decode step: for i < n, appends token[i] to sequence seqs[i]; logits[n, V]. */
+int m2_kv_step(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int *seqs, const int32_t *token,
+               int n, float *logits, m2_err *err);
+
+typedef struct m2_sampler {
+    float temperature;   /* <= 0: greedy (argmax) */
+    int top_k;           /* <= 0: off */
+    float top_p;         /* >= 1 or <= 0: off */
+} m2_sampler;
+
+/* Samples a token from logits[V]; work: 2*V floats (or NULL to allocate). *logp_out (may be NULL)
+ * = the MODEL's log-prob of the token, log softmax(logits) at temperature 1, untruncated. */
+int32_t m2_sample(const float *logits, int V, const m2_sampler *s, m2_rng *rng, float *logp_out,
+                  float *work);
+
+enum { M2_STOP_NONE = 0, M2_STOP_MAX_TOKENS = 1, M2_STOP_TOKEN = 2, M2_STOP_STRING = 3,
+       M2_STOP_CALLBACK = 4, M2_STOP_CONTEXT = 5 };
+
+typedef struct m2_gen_config {
+    int max_new_tokens;
+    m2_sampler sampler;
+    uint64_t seed;                      /* sequence i samples from stream (seed, i) */
+    const int32_t *stop_tokens; int n_stop_tokens;     /* e.g. EOS, <|im_end|> (kept in output) */
+    const char *const *stop_strings; int n_stop_strings; /* matched on the detokenized output */
+    /* Detokenizer hook for stop strings: writes the text of one token, returns its length. */
+    int (*token_text)(void *ud, int32_t token, char *buf, int cap);
+    /* Called after every generated token; return nonzero to stop that sequence. May be NULL. */
+    int (*on_token)(void *ud, int seq, int32_t token, float logp);
+    void *ud;
+} m2_gen_config;
+
+typedef struct m2_gen_result {
+    int32_t *tokens;    /* [n] generated tokens (prompt excluded, stop token included) */
+    float *logps;       /* [n] model log-prob of each generated token (temperature 1) */
+    int n;
+    int stop_reason;    /* M2_STOP_* */
+    char *text;         /* detokenized output when token_text was given (else NULL) */
+} m2_gen_result;
+
+/* Generates for n_seq prompts at once (one KV cache, batched decode). out[n_seq] is filled;
+ * free each with m2_gen_result_free. */
+int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *prompts,
+                const int *prompt_len, const m2_gen_config *g, m2_gen_result *out, m2_err *err);
+void m2_gen_result_free(m2_gen_result *r);
+
+#endif

@@ -1,0 +1,156 @@
+/* agent/model_policy: the control loop driven by a (tiny, random) model with one adapter per role:
+ * contexts are packed like training sequences, token counts match what was packed and generated,
+ * greedy episodes are reproducible, and role swap / shared adapters are just adapter choices. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent/agent.h"
+#include "model/model.h"
+
+typedef struct recorder {
+    m2_policy inner;
+    const m2_tok_iface *tok;
+    int max_ctx;
+    long prompt_tok, gen_tok;
+    int calls[3];
+} recorder;
+
+/* Checks each call's prompt count against an independent packing of the same context. */
+static int rec_generate(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
+    recorder *r = ctx;
+    if (r->inner.generate(r->inner.ctx, role, c, out, np, ng, err)) return -1;
+    int32_t *ids;
+    int n;
+    assert_int_equal(m2_pack_context(r->tok, c, r->max_ctx, &ids, &n, err), 0);
+    assert_int_equal(*np, n);
+    free(ids);
+    assert_true(*ng >= 1 && *ng <= 12);
+    r->prompt_tok += *np;
+    r->gen_tok += *ng;
+    r->calls[role]++;
+    return 0;
+}
+
+static m2_model *tiny_model(void) {
+    m2_err err = {0};
+    m2_model_config cfg;
+    assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+    cfg.vocab_size = 259;
+    cfg.max_seq_len = 2048;
+    m2_model_opts o = {M2_DT_F32, 0, 1};
+    m2_model *m = m2_model_create(&cfg, &o, &err);
+    assert_non_null(m);
+    m2_model_init_random(m, 3, 0.3f);
+    return m;
+}
+
+static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, const m2_tok_iface *tok,
+                      recorder *r1, recorder *r2, m2_episode *keep) {
+    m2_err err = {0};
+    m2_model_policy mp = {m, a1, a2, tok, {0.f, 0, 0.f}, 12, 0, 5, 0};
+    *r1 = (recorder){m2_model_policy_as(&mp), tok, m->cfg.max_seq_len - 12, 0, 0, {0}};
+    *r2 = *r1;
+    m2_policy s1 = {r1, rec_generate}, s2 = {r2, rec_generate};
+    m2_loop_cfg cfg;
+    m2_loop_cfg_default(&cfg);
+    cfg.step_limit = 6;
+    cfg.subgoal_budget = 2;
+    m2_episode ep;
+    if (m2_run_episode(env, NULL, M2_SPLIT_ID, 0, 1, &s1, &s2, &cfg, &ep, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        fail();
+    }
+    char *js = m2_episode_to_json(&ep);
+    *keep = ep;
+    return js;
+}
+
+static void model_policy_loop(void **state) {
+    m2_err err = {0};
+    m2_model *m = tiny_model();
+    m2_lora_config l1 = {"sys1", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V}, l2 = {"sys2", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V};
+    m2_adapter *a1 = m2_adapter_add(m, &l1, 1, &err), *a2 = m2_adapter_add(m, &l2, 2, &err);
+    m2_rng r;
+    m2_rng_seed(&r, 4);
+    for (size_t i = 0; i < a1->params.n; i++) a1->params.w[i] = 0.5f * m2_rng_normal(&r);
+    for (size_t i = 0; i < a2->params.n; i++) a2->params.w[i] = 0.5f * m2_rng_normal(&r);
+    m2_env *env = NULL;
+    assert_int_equal(m2_env_create("textcraft", NULL, &env, &err), 0);
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    recorder r1, r2, q1, q2;
+    m2_episode e1, e2;
+    char *j1 = run_json(env, m, a1, a2, &tok, &r1, &r2, &e1);
+    /* the loop's totals are exactly what the policy reported and what packing gives */
+    assert_int_equal(e1.steps, 6);
+    assert_int_equal(e1.sys1_calls, 3);   /* budget 2 -> System 1 every 2 steps at most */
+    assert_int_equal(r1.calls[M2_ROLE_SYS1], e1.sys1_calls);
+    assert_int_equal(r2.calls[M2_ROLE_SYS2], 6);
+    assert_int_equal(e1.sys1_prompt_tok, r1.prompt_tok);
+    assert_int_equal(e1.sys1_gen_tok, r1.gen_tok);
+    assert_int_equal(e1.sys2_prompt_tok, r2.prompt_tok);
+    assert_int_equal(e1.sys2_gen_tok, r2.gen_tok);
+    /* greedy: the same episode again, byte for byte */
+    char *j2 = run_json(env, m, a1, a2, &tok, &q1, &q2, &e2);
+    assert_string_equal(j1, j2);
+    free(j2);
+    m2_episode_free(&e2);
+    /* role swap gives a different System 2 (other adapter) */
+    j2 = run_json(env, m, a2, a1, &tok, &q1, &q2, &e2);
+    assert_string_not_equal(j1, j2);
+    free(j2);
+    m2_episode_free(&e2);
+    free(j1);
+    m2_episode_free(&e1);
+    m2_env_destroy(env);
+    m2_model_free(m);
+}
+
+static void context_truncation(void **state) {
+    m2_err err = {0};
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_traj c;
+    m2_traj_init(&c);
+    m2_traj_set_prompt(&c, "PP", &err);
+    m2_traj_push_state(&c, "s0", &err);
+    m2_traj_push_action(&c, "a0", 0, 0, &err);
+    m2_traj_push_state(&c, "s1", &err);
+    m2_traj_push_action(&c, "a1", 0, 0, &err);
+    m2_traj_push_state(&c, "s2", &err);
+    int32_t *ids;
+    int n;
+    /* full: PP s0 a0 EOS s1 a1 EOS s2 = 2 + 2 + 3 + 2 + 3 + 2 = 14 */
+    assert_int_equal(m2_pack_context(&tok, &c, 0, &ids, &n, &err), 0);
+    assert_int_equal(n, 14);
+    free(ids);
+    /* 10: drop (s0, a0) -> PP s1 a1 EOS s2 = 9 */
+    assert_int_equal(m2_pack_context(&tok, &c, 10, &ids, &n, &err), 0);
+    assert_int_equal(n, 9);
+    assert_int_equal(ids[0], 'P');
+    assert_int_equal(ids[2], 's');
+    assert_int_equal(ids[3], '1');
+    free(ids);
+    /* 5: PP s2 = 4 */
+    assert_int_equal(m2_pack_context(&tok, &c, 5, &ids, &n, &err), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(ids[3], '2');
+    free(ids);
+    /* 3: not even the prompt and the current state */
+    assert_int_equal(m2_pack_context(&tok, &c, 3, &ids, &n, &err), -1);
+    assert_non_null(strstr(err.msg, "current state"));
+    m2_traj_free(&c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(model_policy_loop),
+        cmocka_unit_test(context_truncation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,344 @@
+/* data/: packing a trajectory into one sequence with a segment table, truncation, batches, and
+ * the JSONL record readers. Uses the byte tokenizer, so every position can be counted by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "data/data.h"
+#include "agent/prompts.h"
+#include <cjson/cJSON.h>
+
+/* prompt "P:", s_1 "s1", a_1 "a", s_2 "s22", a_2 "bb" (terminal, r = 1), s_3 "s3". */
+static void make_traj(m2_traj *t, int with_final) {
+    m2_err err = {0};
+    m2_traj_init(t);
+    assert_int_equal(m2_traj_set_prompt(t, "P:", &err), 0);
+    assert_int_equal(m2_traj_push_state(t, "s1", &err), 0);
+    assert_int_equal(m2_traj_push_action(t, "a", 0.f, 0.f, &err), 0);
+    assert_int_equal(m2_traj_push_state(t, "s22", &err), 0);
+    assert_int_equal(m2_traj_push_action(t, "bb", 1.f, 1.f, &err), 0);
+    if (with_final) assert_int_equal(m2_traj_push_state(t, "s3", &err), 0);
+}
+
+static void pack_layout(void **state) {
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_traj t;
+    make_traj(&t, 1);
+    m2_packed p;
+    m2_err err = {0};
+    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+    /* P : s 1 a EOS s 2 2 b b EOS s 3
+     * 0 1 2 3 4 5   6 7 8 9 10 11 12 13 */
+    assert_int_equal(p.n_tok, 14);
+    const int32_t want[14] = {'P', ':', 's', '1', 'a', 256, 's', '2', '2', 'b', 'b', 256, 's', '3'};
+    for (int i = 0; i < 14; i++) assert_int_equal(p.ids[i], want[i]);
+    assert_int_equal(p.n_segs, 6);
+    const int kinds[6] = {M2_SEG_PROMPT, M2_SEG_STATE, M2_SEG_ACTION, M2_SEG_STATE, M2_SEG_ACTION, M2_SEG_STATE};
+    const int begins[6] = {0, 2, 4, 6, 9, 12}, ends[6] = {2, 4, 6, 9, 12, 14};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(p.segs[i].kind, kinds[i]);
+        assert_int_equal(p.segs[i].begin, begins[i]);
+        assert_int_equal(p.segs[i].end, ends[i]);
+    }
+    assert_int_equal(p.n_actions, 2);
+    assert_int_equal(p.act_end[0] - 1, 5);        /* Q(s_1,a_1) at its EOS */
+    assert_int_equal(p.act_end[1] - 1, 11);
+    assert_int_equal(p.state_last[0], 3);         /* V(s_1) at the state's last token, '1' */
+    assert_int_equal(p.state_last[1], 8);
+    assert_int_equal(p.next_state_last[0], 8);    /* V(s_2) bootstraps a_1 */
+    assert_int_equal(p.next_state_last[1], 13);   /* s_3 present */
+    assert_true(p.has_final_state);
+    assert_true(p.reward[1] == 1.f && p.done[1] == 1.f);
+    assert_true(p.q_mask[0] == 1.f && p.q_mask[1] == 1.f);
+    m2_packed_free(&p);
+
+    /* BOS once at the start shifts everything by one; no BOS inside */
+    m2_byte_tok_iface(&tok, M2_BOS_SEQUENCE);
+    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(p.n_tok, 15);
+    assert_int_equal(p.ids[0], 257);
+    int nbos = 0;
+    for (int i = 0; i < p.n_tok; i++) nbos += p.ids[i] == 257;
+    assert_int_equal(nbos, 1);
+    assert_int_equal(p.state_last[0], 4);
+    assert_int_equal(p.act_end[1] - 1, 12);
+    m2_packed_free(&p);
+    m2_traj_free(&t);
+}
+
+static void pack_truncation(void **state) {
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_traj t;
+    make_traj(&t, 1);
+    m2_packed p;
+    m2_err err = {0};
+    /* limit 10: P: s1 a EOS (6) + s22 (9) fits, bb EOS (12) does not -> a_2 dropped, s_2 kept as
+     * the bootstrap state of a_1: q_mask 1 */
+    assert_int_equal(m2_pack_traj(&tok, &t, 10, &p, &err), 0);
+    assert_int_equal(p.n_tok, 9);
+    assert_int_equal(p.n_actions, 1);
+    assert_int_equal(p.n_actions_src, 2);
+    assert_int_equal(p.next_state_last[0], 8);
+    assert_true(p.has_final_state);
+    assert_true(p.q_mask[0] == 1.f);
+    m2_packed_free(&p);
+    /* limit 7: s22 does not fit -> a_1 has no next state and is not terminal: q_mask 0 */
+    assert_int_equal(m2_pack_traj(&tok, &t, 7, &p, &err), 0);
+    assert_int_equal(p.n_tok, 6);
+    assert_int_equal(p.n_actions, 1);
+    assert_int_equal(p.next_state_last[0], -1);
+    assert_true(p.q_mask[0] == 0.f);
+    m2_packed_free(&p);
+    /* limit 13: everything but s_3; a_2 is terminal so its target (r) is defined */
+    assert_int_equal(m2_pack_traj(&tok, &t, 13, &p, &err), 0);
+    assert_int_equal(p.n_actions, 2);
+    assert_false(p.has_final_state);
+    assert_int_equal(p.next_state_last[1], -1);
+    assert_true(p.q_mask[1] == 1.f);
+    m2_packed_free(&p);
+    /* limit 5: the first transition alone needs 6 -> rejected */
+    assert_int_equal(m2_pack_traj(&tok, &t, 5, &p, &err), -1);
+    assert_non_null(strstr(err.msg, "5 tokens"));
+    m2_traj_free(&t);
+    /* bad shapes */
+    m2_traj bad;
+    m2_traj_init(&bad);
+    assert_int_equal(m2_pack_traj(&tok, &bad, 0, &p, &err), -1);
+    assert_int_equal(m2_traj_push_action(&bad, "x", 0, 0, &err), -1);   /* action before state */
+    m2_traj_free(&bad);
+}
+
+static void batch_positions(void **state) {
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_traj t1, t2;
+    make_traj(&t1, 1);
+    m2_err err = {0};
+    m2_traj_init(&t2);
+    m2_traj_set_prompt(&t2, "Q", &err);
+    m2_traj_push_state(&t2, "x", &err);
+    m2_traj_push_action(&t2, "yz", 0.5f, 1.f, &err);
+    m2_packed p[2];
+    assert_int_equal(m2_pack_traj(&tok, &t1, 0, &p[0], &err), 0);
+    assert_int_equal(m2_pack_traj(&tok, &t2, 0, &p[1], &err), 0);
+    /* seq 2: Q x y z EOS -> 5 tokens at flat 14..18 */
+    m2_packed_batch b;
+    assert_int_equal(m2_packed_batch_build(p, 2, &b, &err), 0);
+    assert_int_equal(b.N, 19);
+    assert_int_equal(b.n_actions, 3);
+    assert_int_equal(b.seq_off[1], 14);
+    /* targets: next token inside each sequence, -1 at each sequence end */
+    assert_int_equal(b.targets[0], ':');
+    assert_int_equal(b.targets[13], -1);
+    assert_int_equal(b.targets[14], 'x');
+    assert_int_equal(b.targets[18], -1);
+    /* action rows: rows 3,4 predict 'a', EOS (action 0); rows 8,9,10 predict b,b,EOS (action 1);
+     * rows 15,16,17 predict y,z,EOS (action 2) */
+    const int32_t ta[19] = {-1, -1, -1, 0, 0, -1, -1, -1, 1, 1, 1, -1, -1, -1, -1, 2, 2, 2, -1};
+    for (int i = 0; i < 19; i++) {
+        assert_int_equal(b.tok_action[i], ta[i]);
+        assert_true(b.tok_mask[i] == (ta[i] >= 0 ? 1.f : 0.f));
+    }
+    assert_int_equal(b.targets[10], 256);
+    assert_int_equal(b.q_pos[2], 18);
+    assert_int_equal(b.v_pos[2], 15);
+    assert_int_equal(b.next_v_pos[2], -1);
+    assert_int_equal(b.next_v_pos[0], 8);
+    assert_int_equal(b.act_ntok[1], 3);
+    assert_true(b.reward[2] == 0.5f && b.done[2] == 1.f);
+    /* right-padded view */
+    int32_t *ids;
+    int T;
+    assert_int_equal(m2_packed_batch_padded(&b, tok.pad_id, &ids, &T, &err), 0);
+    assert_int_equal(T, 14);
+    assert_int_equal(ids[14 + 0], 'Q');
+    assert_int_equal(ids[14 + 4], 256);
+    assert_int_equal(ids[14 + 5], 258);
+    assert_int_equal(ids[14 + 13], 258);
+    free(ids);
+    m2_packed_batch_free(&b);
+    m2_packed_free(&p[0]);
+    m2_packed_free(&p[1]);
+    m2_traj_free(&t1);
+    m2_traj_free(&t2);
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void records_roundtrip(void **state) {
+    char dir[] = "/tmp/m2_recordsXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char hp[256], lp[256];
+    snprintf(hp, sizeof hp, "%s/high.jsonl", dir);
+    snprintf(lp, sizeof lp, "%s/low.jsonl", dir);
+    write_text(hp,
+        "{\"task\":\"craft a stick\",\"states\":[\"Group action: []. Current observation: o0\","
+        "\"Group action: [get 1 log]. Current observation: o1\"],\"subgoals\":[\"get log\",\"craft stick\"],"
+        "\"reward\":[0,1],\"score\":[0,1],\"done\":[false,true]}\n"
+        "\n"
+        "{\"task_description\":\"P t\",\"obs\":[\"x\"],\"subtask\":[\"g\"],\"done\":[1]}\n");
+    write_text(lp,
+        "{\"goal\":\"get log\",\"obs\":[\"o0\",\"Obs: o1\"],\"actions\":[\"get 1 log; True\"],"
+        "\"reward\":[1],\"score\":[1],\"done\":[true]}\n");
+    m2_err err = {0};
+    m2_high_record *h;
+    m2_low_record *l;
+    int nh, nl;
+    assert_int_equal(m2_high_records_read(hp, &h, &nh, &err), 0);
+    assert_int_equal(nh, 2);
+    assert_string_equal(h[0].task, "craft a stick");
+    assert_int_equal(h[0].n_subgoals, 2);
+    assert_true(h[0].done[1] == 1.f && h[0].reward[1] == 1.f);
+    assert_null(h[1].task);                  /* only the released context field */
+    assert_string_equal(h[1].context, "P t");
+    assert_true(h[1].reward[0] == 0.f);      /* absent -> 0 */
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), 0);
+    assert_int_equal(nl, 1);
+    /* to trajectories and packed: low states get "Obs: " unless they already have it */
+    m2_traj t;
+    assert_int_equal(m2_low_record_traj(&l[0], "LOW Subtask: get log", "Obs: ", &t, &err), 0);
+    assert_string_equal(t.states[0], "Obs: o0");
+    assert_string_equal(t.states[1], "Obs: o1");
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_packed p;
+    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+    assert_int_equal(p.n_actions, 1);
+    assert_true(p.has_final_state && p.done[0] == 1.f);
+    m2_packed_free(&p);
+    m2_traj_free(&t);
+    assert_int_equal(m2_high_record_traj(&h[0], "HIGH craft a stick", &t, &err), 0);
+    assert_int_equal(t.n_actions, 2);
+    assert_int_equal(t.n_states, 2);
+    m2_traj_free(&t);
+    /* prompt NULL: the record's own context, else the one agent/prompts.h builds */
+    assert_int_equal(m2_high_record_traj(&h[1], NULL, &t, &err), 0);
+    assert_string_equal(t.prompt, "P t");
+    m2_traj_free(&t);
+    assert_int_equal(m2_high_record_traj(&h[0], NULL, &t, &err), 0);
+    char *want = m2_prompt_high_context("craft a stick");
+    assert_string_equal(t.prompt, want);
+    free(want);
+    m2_traj_free(&t);
+    m2_high_records_free(h, nh);
+    m2_low_records_free(l, nl);
+
+    /* errors name file, line and field */
+    write_text(hp, "{\"task\":\"t\",\"states\":[\"a\"],\"subgoals\":[\"g\"]}\n{\"task\":\"t\",\"states\":[\"a\",\"b\",\"c\"],\"subgoals\":[\"g\"]}\n");
+    assert_int_equal(m2_high_records_read(hp, &h, &nh, &err), -1);
+    assert_non_null(strstr(err.msg, "high.jsonl:2"));
+    assert_non_null(strstr(err.msg, "states"));
+    write_text(lp, "{\"subgoal\":\"g\",\"obs\":[\"o\"],\"actions\":[3]}\n");
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), -1);
+    assert_non_null(strstr(err.msg, "actions"));
+    write_text(lp, "{\"obs\":[\"o\"],\"actions\":[\"a; true\"]}\n");
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), -1);
+    assert_non_null(strstr(err.msg, "goal"));
+    write_text(lp, "{\"subgoal\":\"g\",\"obs\":[\"o\"],\"actions\":[\"a; true\"],\"reward\":[1,2]}\n");
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), -1);
+    assert_non_null(strstr(err.msg, "reward"));
+    write_text(lp, "{\"subgoal\":\"g\",\"obs\":[\"o\"");   /* truncated */
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), -1);
+    assert_non_null(strstr(err.msg, "low.jsonl:1"));
+    unlink(hp);
+    unlink(lp);
+    rmdir(dir);
+}
+
+/* What `multi2 data` writes (data/hier.c) reads back and packs: TextCraft oracle episodes. */
+static void records_from_writer(void **state) {
+    m2_err err = {0};
+    m2_env *env = NULL;
+    if (m2_env_create("textcraft", NULL, &env, &err)) { fprintf(stderr, "%s\n", err.msg); fail(); }
+    char dir[] = "/tmp/m2_hierXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char hp[256], lp[256];
+    snprintf(hp, sizeof hp, "%s/high.jsonl", dir);
+    snprintf(lp, sizeof lp, "%s/low.jsonl", dir);
+    FILE *fh = fopen(hp, "w"), *fl = fopen(lp, "w");
+    int n_low = 0, n_sub_total = 0;
+    for (int i = 0; i < 3; i++) {
+        m2_env_traj tr;
+        m2_rollout_opts o = {M2_POLICY_ORACLE, 50, 0.f, 0};
+        assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &o, &tr, &err), 0);
+        cJSON *high, *lows;
+        assert_int_equal(m2_hier_records(env, &tr, "expert", &high, &lows, &err), 0);
+        assert_int_equal(m2_hier_write_line(fh, high, hp, &err), 0);
+        const cJSON *l;
+        cJSON_ArrayForEach(l, lows) { assert_int_equal(m2_hier_write_line(fl, l, lp, &err), 0); n_low++; }
+        n_sub_total += cJSON_GetArraySize(cJSON_GetObjectItem(high, "subtask"));
+        cJSON_Delete(high);
+        cJSON_Delete(lows);
+        m2_env_traj_free(&tr);
+    }
+    fclose(fh);
+    fclose(fl);
+    m2_high_record *h;
+    m2_low_record *l;
+    int nh, nl;
+    assert_int_equal(m2_high_records_read(hp, &h, &nh, &err), 0);
+    assert_int_equal(m2_low_records_read(lp, &l, &nl, &err), 0);
+    assert_int_equal(nh, 3);
+    assert_int_equal(nl, n_low);
+    assert_int_equal(n_low, n_sub_total);
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    for (int i = 0; i < nh; i++) {
+        assert_non_null(h[i].task);
+        assert_non_null(h[i].context);
+        assert_int_equal(h[i].n_states, h[i].n_subgoals + 1);
+        m2_traj t;
+        assert_int_equal(m2_high_record_traj(&h[i], NULL, &t, &err), 0);
+        char *want = m2_prompt_high_context(h[i].task);
+        assert_string_equal(t.prompt, want);   /* the writer's context = the loop's context */
+        free(want);
+        m2_packed p;
+        assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+        assert_int_equal(p.n_actions, h[i].n_subgoals);
+        assert_true(p.has_final_state);
+        m2_packed_free(&p);
+        m2_traj_free(&t);
+    }
+    for (int i = 0; i < nl; i++) {
+        m2_traj t;
+        assert_int_equal(m2_low_record_traj(&l[i], NULL, "Obs: ", &t, &err), 0);
+        char *want = m2_prompt_low_context(l[i].subgoal, 1);
+        assert_string_equal(t.prompt, want);
+        free(want);
+        assert_int_equal(t.n_states, t.n_actions + 1);
+        m2_packed p;
+        assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+        assert_true(p.done[p.n_actions - 1] == 1.f);   /* intrinsic: done on the sub-goal's last step */
+        m2_packed_free(&p);
+        m2_traj_free(&t);
+    }
+    m2_high_records_free(h, nh);
+    m2_low_records_free(l, nl);
+    unlink(hp);
+    unlink(lp);
+    rmdir(dir);
+    m2_env_destroy(env);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pack_layout),
+        cmocka_unit_test(pack_truncation),
+        cmocka_unit_test(batch_positions),
+        cmocka_unit_test(records_roundtrip),
+        cmocka_unit_test(records_from_writer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,299 @@
+/* core/stage + `multi2 train`: the stage runner with fake stages (metrics, checkpoints, RNG) —
+ * a run SIGKILLed mid-stage and resumed ends with byte-identical metrics.jsonl to one left alone —
+ * and the CLI's exit codes, messages, dry run, --print-config, --help-config and report stage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "core/core.h"
+
+static char tmpdir[64];
+static int kill_at_step = -1;   /* the fake stage SIGKILLs its own process at this step */
+
+static int setup(void **state) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/m2trainXXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A stage that behaves like a trainer: an RNG-driven random walk logged every step, checkpointed
+ * every run.ckpt_every steps with the RNG state and the accumulator. */
+static int walk_stage(m2_stage_ctx *ctx, m2_err *err, int64_t steps, uint64_t stream) {
+    m2_rng rng;
+    double acc[2] = {0, 0};
+    int64_t first = ctx->step;
+    if (ctx->resume) {
+        int64_t sh[1] = {2};
+        if (m2_ckpt_get_rng(ctx->resume, "walk", &rng, err) != 0) return -1;
+        if (m2_ckpt_read(ctx->resume, "acc", M2_CKPT_F64, acc, 1, sh, err) != 0) return -1;
+        cJSON *f = cJSON_GetObjectItem(ctx->resume->state, "first");
+        if (!cJSON_IsNumber(f)) return m2_errorf(err, M2_EFORMAT, "no 'first' in state");
+        first = (int64_t)f->valuedouble;
+    } else {
+        m2_rng_seed_stream(&rng, (uint64_t)ctx->cfg->run_seed, stream);
+    }
+    ctx->total = first + steps;
+    /* Artifacts of earlier stages are there. */
+    if (stream == 2) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/../data/result.txt", ctx->artifacts);
+        if (!m2_path_exists(p)) return m2_errorf(err, M2_ENOTFOUND, "%s missing", p);
+    }
+    while (ctx->step < first + steps) {
+        ctx->step++;
+        acc[0] += m2_rng_normal(&rng);
+        acc[1] = acc[1] * 0.9 + m2_rng_uniform(&rng);
+        m2_scalar s[] = {{stream == 1 ? "walk1/pos" : "walk2/pos", acc[0]}, {"walk/avg", acc[1]}};
+        if (m2_stage_log(ctx, s, 2, err) != 0) return -1;
+        if (ctx->cfg->run_ckpt_every && ctx->step % ctx->cfg->run_ckpt_every == 0) {
+            m2_ckpt *c = m2_ckpt_new(0, "");
+            int64_t sh[1] = {2};
+            m2_ckpt_add(c, "acc", M2_CKPT_F64, acc, 1, sh, err);
+            m2_ckpt_set_rng(c, "walk", &rng, err);
+            cJSON_AddNumberToObject(c->state, "first", (double)first);
+            int rc = m2_stage_save(ctx, c, err);
+            m2_ckpt_free(c);
+            if (rc) return -1;
+        }
+        if (ctx->step == kill_at_step) raise(SIGKILL);
+    }
+    char p[1400];
+    snprintf(p, sizeof p, "%s/result.txt", ctx->artifacts);
+    return m2_write_file_atomic(p, "ok\n", 3, err);
+}
+
+static int walk1(m2_stage_ctx *ctx, m2_err *err) { return walk_stage(ctx, err, 20, 1); }
+static int walk2(m2_stage_ctx *ctx, m2_err *err) { return walk_stage(ctx, err, 15, 2); }
+
+/* The fake plan uses the real stage names, mapped to the walks. */
+static const m2_stage table[] = {
+    {"data", walk1, "walk one"},
+    {"sys2_offline", walk2, "walk two"},
+};
+
+static void load_cfg(m2_run_config *cfg, const char *name) {
+    char out[128], name_kv[128], out_kv[160];
+    snprintf(out, sizeof out, "%s/runs", tmpdir);
+    snprintf(name_kv, sizeof name_kv, "run.name=%s", name);
+    snprintf(out_kv, sizeof out_kv, "run.out_dir=%s", out);
+    char *over[] = {"run.stages=[data, sys2_offline]", "run.ckpt_every=4", "run.keep_last=2", "run.log_every=5",
+                    name_kv, out_kv, "run.seed=11"};
+    m2_err err = {0};
+    if (m2_run_config_load(cfg, NULL, 7, over, &err) != 0) fail_msg("%s", err.msg);
+}
+
+static char *slurp(const char *dir, const char *file) {
+    char p[1100], *t;
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    m2_err err = {0};
+    if (m2_read_file(p, &t, NULL, &err) != 0) fail_msg("%s", err.msg);
+    return t;
+}
+
+static void run_to_completion(const char *name, int kill_step, int resume, char *dir, size_t cap) {
+    m2_run_config cfg;
+    load_cfg(&cfg, name);
+    m2_run_dir_for(&cfg, dir, cap);
+    FILE *devnull = fopen("/dev/null", "w");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        kill_at_step = kill_step;
+        m2_err err = {0};
+        int rc = m2_train_run(&cfg, table, 2, dir, resume, devnull, &err);
+        if (rc) fprintf(stderr, "child: %s\n", err.msg);
+        _exit(rc ? 3 : 0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    fclose(devnull);
+    if (kill_step > 0) assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    else assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void killed_and_resumed_equals_uninterrupted(void **state) {
+    char ref[512], dir[512];
+    run_to_completion("ref", -1, 0, ref, sizeof ref);
+    char *want = slurp(ref, "metrics.jsonl");
+    /* 35 steps in all, one line each. */
+    int lines = 0;
+    for (char *q = want; *q; q++) lines += *q == '\n';
+    assert_int_equal(lines, 35);
+
+    /* Killed in stage 1 between checkpoints (step 10; last checkpoint 8), resumed. */
+    run_to_completion("a", 10, 0, dir, sizeof dir);
+    char *partial = slurp(dir, "metrics.jsonl");
+    assert_non_null(strstr(partial, "\"step\":10,"));
+    free(partial);
+    run_to_completion("a", -1, 1, dir, sizeof dir);
+    char *got = slurp(dir, "metrics.jsonl");
+    assert_string_equal(got, want);
+    free(got);
+
+    /* Killed in stage 2 (global step 27 = its 7th step; last checkpoint 24), resumed twice:
+     * the second resume finds everything done. */
+    run_to_completion("b", 27, 0, dir, sizeof dir);
+    run_to_completion("b", -1, 1, dir, sizeof dir);
+    got = slurp(dir, "metrics.jsonl");
+    assert_string_equal(got, want);
+    free(got);
+    run_to_completion("b", -1, 1, dir, sizeof dir);
+    char *st = slurp(dir, "stages.json");
+    assert_non_null(strstr(st, "\"sys2_offline\""));
+    assert_non_null(strstr(st, "35"));
+    free(st);
+
+    /* Killed in stage 2 before its first checkpoint (step 22): stage 2 restarts at step 20. */
+    run_to_completion("c", 22, 0, dir, sizeof dir);
+    run_to_completion("c", -1, 1, dir, sizeof dir);
+    got = slurp(dir, "metrics.jsonl");
+    assert_string_equal(got, want);
+    free(got);
+
+    /* The run folder has everything DESIGN.md §8 names. */
+    const char *must[] = {"config.yaml", "metrics.jsonl", "ckpt/latest", "plots/curves.svg", "stages.json",
+                          "artifacts/data/result.txt"};
+    for (int i = 0; i < 6; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", dir, must[i]);
+        if (!m2_path_exists(p)) fail_msg("missing %s", p);
+    }
+    free(want);
+}
+
+static void not_implemented_stage_fails_up_front(void **state) {
+    m2_run_config cfg;
+    load_cfg(&cfg, "ni");
+    m2_cfg_override(m2_run_config_schema(), &cfg, "run.stages=[data, eval]", NULL);
+    char dir[512];
+    m2_run_dir_for(&cfg, dir, sizeof dir);
+    m2_err err = {0};
+    assert_int_equal(m2_train_run(&cfg, table, 2, dir, 0, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "stage eval not implemented yet"));
+    assert_false(m2_path_exists(dir));
+}
+
+/* ---------------------------------------------------------------- the CLI */
+
+static int run_cli(const char *args, char *out, size_t cap) {
+    const char *bin = getenv("M2_BIN");
+    if (!bin) return -100;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s train %s 2>&1", tmpdir, bin, args);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void cli_train(void **state) {
+    if (!getenv("M2_BIN")) skip();
+    static char out[1 << 16];
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "%s/configs/demo.yaml", M2_SOURCE_DIR);
+    char args[1024];
+    assert_int_equal(run_cli("", out, sizeof out), 2);
+    assert_int_equal(run_cli("--bogus", out, sizeof out), 2);
+    assert_int_equal(run_cli("--help", out, sizeof out), 0);
+    assert_non_null(strstr(out, "--resume RUN_DIR"));
+    assert_int_equal(run_cli("--help-config", out, sizeof out), 0);
+    assert_non_null(strstr(out, "sys2.online.keep_fail"));
+    snprintf(args, sizeof args, "%s --dry-run", cfg);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "memory plan"));
+    assert_non_null(strstr(out, "runs/demo"));
+    char nowrite[256];
+    snprintf(nowrite, sizeof nowrite, "%s/runs/demo", tmpdir);
+    assert_false(m2_path_exists(nowrite));   /* a dry run writes nothing */
+    snprintf(args, sizeof args, "%s sys2.offline.betta=3", cfg);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "command line: unknown key 'sys2.offline.betta' (did you mean 'sys2.offline.beta'?)"));
+    snprintf(args, sizeof args, "%s --print-config sys2.offline.beta=3 method=no_kl", cfg);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "    beta: 3.0\n"));
+    assert_non_null(strstr(out, "method: no_kl\n"));
+    /* The full plan needs stages this build lacks. */
+    assert_int_equal(run_cli(cfg, out, sizeof out), 1);
+    assert_non_null(strstr(out, "not implemented yet"));
+    /* The report stage alone works end to end: folder, resolved config, results, plots. */
+    snprintf(args, sizeof args, "%s run.stages=[report] run.name=rep run.out_dir=%s/cli", cfg, tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    char dir[256], p[512];
+    snprintf(dir, sizeof dir, "%s/cli/rep", tmpdir);
+    const char *must[] = {"config.yaml", "metrics.jsonl", "results.md", "results.json", "plots/results.svg",
+                          "plots/curves.svg", "stages.json"};
+    for (int i = 0; i < 7; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, must[i]);
+        if (!m2_path_exists(p)) fail_msg("missing %s", p);
+    }
+    /* The saved config reproduces the run's config. */
+    m2_run_config a, b;
+    m2_err err = {0};
+    snprintf(p, sizeof p, "%s/config.yaml", dir);
+    assert_int_equal(m2_run_config_load(&a, p, 0, NULL, &err), 0);
+    char outkv[256];
+    snprintf(outkv, sizeof outkv, "run.out_dir=%s/cli", tmpdir);
+    char *ov[] = {"run.stages=[report]", "run.name=rep", outkv};
+    assert_int_equal(m2_run_config_load(&b, cfg, 3, ov, &err), 0);
+    char *ya = m2_cfg_to_yaml(m2_run_config_schema(), &a), *yb = m2_cfg_to_yaml(m2_run_config_schema(), &b);
+    assert_string_equal(ya, yb);
+    free(ya); free(yb);
+    /* A second fresh run into the same folder is refused; --resume finds it done. */
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "--resume"));
+    snprintf(args, sizeof args, "--resume %s", dir);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "every stage is done"));
+    snprintf(args, sizeof args, "--resume %s/nowhere", tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+}
+
+static void report_aggregates_eval_files(void **state) {
+    char dir[256], p[512];
+    snprintf(dir, sizeof dir, "%s/rep2", tmpdir);
+    snprintf(p, sizeof p, "%s/eval", dir);
+    m2_err err = {0};
+    assert_int_equal(m2_mkdir_p(p, &err), 0);
+    snprintf(p, sizeof p, "%s/eval/id.jsonl", dir);
+    FILE *f = fopen(p, "w");
+    fputs("{\"env\":\"textcraft\",\"split\":\"id\",\"success\":true,\"score\":1,\"steps\":10,\"tokens\":{\"prompt\":100,\"generated\":20}}\n"
+          "{\"env\":\"textcraft\",\"split\":\"id\",\"success\":false,\"score\":0,\"steps\":50,\"tokens\":60}\n"
+          "{\"env\":\"textcraft\",\"split\":\"ood\",\"success\":1,\"score\":1,\"steps\":4,\"tokens\":10}\n", f);
+    fclose(f);
+    m2_result_row *rows;
+    int n;
+    assert_int_equal(m2_report_collect(dir, "multi2", &rows, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].split, "id");
+    assert_int_equal(rows[0].episodes, 2);
+    assert_true(rows[0].success == 0.5 && rows[0].steps == 30 && rows[0].tokens == 90);
+    assert_true(rows[1].success == 1.0);
+    assert_int_equal(m2_report_write(rows, n, dir, NULL, &err), 0);
+    free(rows);
+    char *md = slurp(dir, "results.md");
+    assert_non_null(strstr(md, "| multi2 | textcraft | id | 2 | 50.0 | 0.500 | 30.0 | 90 |"));
+    free(md);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(killed_and_resumed_equals_uninterrupted),
+        cmocka_unit_test(not_implemented_stage_fails_up_front),
+        cmocka_unit_test(cli_train),
+        cmocka_unit_test(report_aggregates_eval_files),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
