@@ -111,7 +111,7 @@ void sw_update_name_for_state(sw_world *w, int obj) {
         static const char *const pre[3] = {"solid", "liquid", "gaseous"};
         char base[SW_NAME];
         memcpy(base, o->alt, sizeof base);
-        snprintf(o->name, sizeof o->name, "%s %s", pre[st], base);
+        snprintf(o->name, sizeof o->name, "%s %.38s", pre[st], base);
         return;
     }
     const char *nm = st == ST_SOLID ? m->solid_name : st == ST_LIQUID ? m->liquid_name : m->gas_name;
