@@ -213,6 +213,8 @@ static int heat(sw_session *s, const sw_params *p, int x, int target, char *buf,
     else device = sw_find_named(w, sw_room(w, "foundry"), "blast furnace");
     int r = pot_into_device(s, p, device, buf, cap);
     if (r) return r;
+    /* far from the change: let time pass in one action (goals are checked every tick) */
+    if (need - w->o[x].temp > 60.0f) { snprintf(buf, cap, "wait"); return 1; }
     return measure(s, p, x, buf, cap);
 }
 
@@ -224,6 +226,7 @@ static int cool(sw_session *s, const sw_params *p, int x, int target, char *buf,
                               : sw_find_named(w, sw_room(w, "workshop"), "ultra low temperature freezer");
     int r = pot_into_device(s, p, device, buf, cap);
     if (r) return r;
+    if (w->o[x].temp - need > 20.0f) { snprintf(buf, cap, "wait"); return 1; }
     return measure(s, p, x, buf, cap);
 }
 
