@@ -837,6 +837,29 @@ void sw_admissible(sw_session *s, sw_sb *b) {
         if (o->kind == K_FOOD) sw_sb_printf(b, "eat %s\n", ref[i]);
         if (o->kind == K_BOOK) sw_sb_printf(b, "read %s\n", ref[i]);
     }
+    /* mixing, pouring cups into other open containers, and wiring free terminals together */
+    for (int i = 0; i < nv; i++) {
+        int x = vis[i];
+        const sw_obj *o = &w->o[x];
+        if (!ref[i][0] || !(o->flags & F_CONTAINER) || !(o->flags & F_OPEN) || o->kind == K_DOOR) continue;
+        int kids[4], k = sw_children(w, x, kids, 4, 0);
+        if (k >= 2 && o->kind == K_CUP) sw_sb_printf(b, "mix %s\n", ref[i]);
+        if (k >= 1 && o->kind == K_CUP && (o->flags & F_MOVABLE))
+            for (int j = 0; j < nv; j++) {
+                const sw_obj *oy = &w->o[vis[j]];
+                if (vis[j] == x || !ref[j][0] || oy->kind != K_CUP || !(oy->flags & F_OPEN)) continue;
+                sw_sb_printf(b, "pour %s into %s\n", ref[i], ref[j]);
+            }
+    }
+    for (int i = 0; i < nv; i++) {
+        const sw_obj *t = &w->o[vis[i]];
+        if (t->kind != K_TERMINAL || (t->flags & F_HIDDEN) || t->conn != SW_NONE || !ref[i][0]) continue;
+        for (int j = i + 1; j < nv; j++) {
+            const sw_obj *u = &w->o[vis[j]];
+            if (u->kind != K_TERMINAL || (u->flags & F_HIDDEN) || u->conn != SW_NONE || !ref[j][0] || u->parent == t->parent) continue;
+            sw_sb_printf(b, "connect %s to %s\n", ref[i], ref[j]);
+        }
+    }
     /* moves: inventory items into visible open containers; thermometer uses */
     for (int i = 0; i < nv; i++) {
         int x = vis[i];
