@@ -725,6 +725,23 @@ static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t
     return act_on(s, "mix", pot, buf, cap);
 }
 
+/* ---------------- identify-life-stages-1 ---------------- */
+
+static int oracle_life_stages(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int x = p->part_id;
+    if (x == SW_NONE || w->gs.cur >= p->n_stages) return -1;
+    int r = nav_step(s, sw_room_of(w, x), buf, cap);
+    if (r) return r;
+    const char *want = sw_life_family_stage(p->family, w->gs.cur);
+    if (!strcmp(sw_life_stage_name(w, x), want)) return act_on(s, "focus on", x, buf, cap);
+    /* not there yet: let the animal grow (a stage that is already over cannot come back) */
+    int idx_now = w->o[x].stage, idx_want = w->gs.cur;
+    if (idx_now > idx_want) return -1;
+    snprintf(buf, cap, sw_life_ticks_left(w, x) > 11 ? "wait" : "wait1");
+    return 1;
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -737,6 +754,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strncmp(name, "measure-melting-point-", 22)) r = oracle_melting(s, p, buf, cap);
     else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
     else if (!strcmp(name, "chemistry-mix")) r = oracle_chemistry(s, p, buf, cap);
+    else if (!strcmp(name, "identify-life-stages-1")) r = oracle_life_stages(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;

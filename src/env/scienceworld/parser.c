@@ -181,7 +181,7 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         add_ref(r, o->name);
         break;
     case K_ANIMAL: {
-        const char *stage = strstr(dn, " egg") ? "egg" : (strncmp(dn, "baby ", 5) ? "adult" : "baby");
+        const char *stage = sw_life_stage_name(w, obj);
         add_ref(r, "living thing"); add_ref(r, "organism"); add_ref(r, o->name); add_ref(r, dn);
         snprintf(t, sizeof t, "%s %s", stage, o->name); add_ref(r, t);
         snprintf(t, sizeof t, "%s %s", stage, dn); add_ref(r, t);

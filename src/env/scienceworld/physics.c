@@ -234,6 +234,7 @@ static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *
         /* the sink's own water runs straight down the open drain */
     }
     if (o->kind == K_FOUNTAIN && !has_child_named(w, id, "water")) add_water(w, id);
+    sw_life_tick(w, id);
     sw_elec_tick(w, id);
     if (w->n != ix->n) index_build(w, ix);
     k = index_children(ix, id, kids);

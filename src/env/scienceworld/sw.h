@@ -80,6 +80,7 @@ typedef struct sw_obj {
     int16_t combust_ticks;
     int16_t conn;             /* K_TERMINAL: the terminal it is wired to, SW_NONE */
     float melt_ov;            /* F_UNKNOWN: melting point */
+    int16_t stage_ticks;      /* K_ANIMAL: ticks spent in the current life stage */
     uint8_t volt;             /* K_TERMINAL: VOLT_* */
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
@@ -133,6 +134,8 @@ enum sw_goal_type {
     G_PAST_USE,               /* an earlier "use <str> on <str2>" action */
     G_FIND_ANSWER_BOX,        /* focus on the answer box named str (another answer box fails) */
     G_PAST_READ,              /* an earlier "read <str>" */
+    G_FIND_LIFE_STAGE,        /* focus on a living thing of type str in stage str2 (anything else fails) */
+    G_STAY_IN_LOCATION,       /* be in str for `value` goal checks in a row */
     G_ACTIVATE_DEVICE,        /* focus object is named str and is on */
     G_ELEC_CONNECTED,         /* focus object is wired (through its anode side) to something named str; else fails */
     G_OBJ_CONNECTED_TO_WIRE,  /* something named str has its terminal `state` (0/1) wired to a wire */
@@ -201,6 +204,13 @@ int sw_is_animal(const sw_world *w, int obj);
 int sw_is_plant(const sw_world *w, int obj);
 int sw_is_living(const sw_world *w, int obj);
 int sw_add_animal(sw_world *w, const char *type, int parent);
+/* Animal life cycles (processes/lifestage): family of an animal (extra), its stage names/durations. */
+enum { FAM_NONE = 0, FAM_ANIMAL, FAM_BIRD, FAM_TORTOISE, FAM_FROG, FAM_BUTTERFLY };
+const char *sw_life_stage_name(const sw_world *w, int obj);
+int sw_life_stage_count(int family);                  /* stages including the final (dead) one */
+const char *sw_life_family_stage(int family, int i);
+int sw_life_ticks_left(const sw_world *w, int obj);   /* ticks until the next stage (large when none) */
+void sw_life_tick(sw_world *w, int obj);
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
 int sw_add_answer_box(sw_world *w, const char *colour, int parent);

@@ -22,7 +22,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
     {"7-3", "lifespan-longest-lived-then-shortest-lived", 125, 1},
-    {"8-1", "identify-life-stages-1", 14, 0}, {"8-2", "identify-life-stages-2", 10, 0},
+    {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 0},
     {"9-1", "inclined-plane-determine-angle", 168, 0}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 0},
     {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 0},
     {"10-1", "mendelian-genetics-known-plant", 120, 0}, {"10-2", "mendelian-genetics-unknown-plant", 480, 0},
@@ -167,6 +167,16 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strcmp(name, "identify-life-stages-1")) {
+        /* 14 animals, each with 5 distractors (Random(i) shuffle of the 14); order shuffled with Random(1) */
+        int order[14];
+        for (int i = 0; i < 14; i++) order[i] = i;
+        sw_jrand r;
+        sw_jrand_seed(&r, 1);
+        sw_jrand_shuffle(&r, order, 14);
+        p->distractor_seed = order[v];
+        snprintf(p->part, sizeof p->part, "%s", find_animals[order[v]]);
+        snprintf(p->location, sizeof p->location, "outside");
     } else if (!strcmp(name, "chemistry-mix")) {
         /* train: 8 recipes x {kitchen, workshop}; dev: 4 x 2; test: 4 x 2 (location-major inside each block) */
         static const char *const rec[16][4] = {
@@ -790,6 +800,33 @@ static void goals_chemistry(sw_goalseq *gs, const sw_params *p) {
     add_goal(gs, 0, G_PAST_READ, "recipe", 1);
 }
 
+static void setup_life_stages(sw_world *w, sw_params *p) {
+    int outside = sw_room(w, p->location);
+    p->part_id = sw_add_animal(w, p->part, outside);
+    p->family = p->part_id != SW_NONE ? w->o[p->part_id].extra : FAM_NONE;
+    p->n_stages = sw_life_stage_count(p->family) - 1;   /* the last stage (dead) is not asked for */
+    int a[14];
+    for (int i = 0; i < 14; i++) a[i] = i;
+    sw_jrand r;
+    sw_jrand_seed(&r, p->distractor_seed);
+    sw_jrand_shuffle(&r, a, 14);
+    for (int i = 0; i < 5; i++)
+        if (sw_find_named(w, outside, find_animals[a[i]]) == SW_NONE) sw_add_animal(w, find_animals[a[i]], outside);
+}
+
+static void goals_life_stages(sw_goalseq *gs, const sw_params *p) {
+    for (int i = 0; i < p->n_stages; i++) {
+        sw_goal *g = add_goal(gs, 1, G_FIND_LIFE_STAGE, p->part, 0);
+        snprintf(g->str2, sizeof g->str2, "%s", sw_life_family_stage(p->family, i));
+        g->fail_if_wrong = 1;
+        g->defocus = 1;
+    }
+    sw_goal *g = add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->location);
+    add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
+    for (int k = 1; k <= 3; k++) add_goal(gs, 0, G_STAY_IN_LOCATION, p->location, 1)->value = 10.0f * k;
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -805,6 +842,12 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "identify-life-stages-1")) {
+        setup_life_stages(w, p);
+        goals_life_stages(gs, p);
+        snprintf(desc, cap, "Your task is to focus on the %d life stages of the %s, starting from earliest to latest.", p->n_stages, p->part);
         return 0;
     }
     if (!strcmp(name, "chemistry-mix")) {
@@ -1071,6 +1114,14 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
             }
         }
         return R_NO;
+    case G_FIND_LIFE_STAGE:
+        if (obj == SW_NONE) return R_NO;
+        if (sw_is_living(w, obj) && !strcmp(w->o[obj].alt, g->str) && !strcmp(sw_life_stage_name(w, obj), g->str2)) return R_OK;
+        return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_STAY_IN_LOCATION:
+        if (strcmp(w->o[room].name, g->str)) { g->init = 0; return R_NO; }
+        g->init += 1.0f;
+        return g->init >= g->value ? R_OK : R_NO;
     case G_FIND_ANSWER_BOX:
         if (obj == SW_NONE || w->o[obj].kind != K_ANSWERBOX) return R_NO;
         return name_ieq(w->o[obj].name, g->str) ? R_OK : R_FAIL;

@@ -39,6 +39,8 @@ typedef struct sw_params {
     /* chemistry-mix */
     char result[SW_NAME], inputs[3][SW_NAME];
     int n_inputs;
+    /* identify-life-stages */
+    int n_stages, family, distractor_seed;
 } sw_params;
 
 int sw_task_find(const char *name);

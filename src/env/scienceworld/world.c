@@ -210,9 +210,44 @@ int sw_is_living(const sw_world *w, int obj) { return (w->o[obj].flags & F_LIVIN
 
 /* Life-cycle families and their first stage, after the original's lifestage/ sources. Animals are
  * created in their first stage; the port does not advance animal stages with time (documented). */
-static const char *animal_stage_name(const sw_obj *o) {
-    static const char *const stages[] = { "baby", "egg", "adult", "dead" };
-    return stages[o->stage < 0 || o->stage > 3 ? 0 : o->stage];
+/* stage name, duration in ticks, canonical name (NULL: "<stage> <type>", or "<type> egg") */
+typedef struct life_stage { const char *name; int ticks; const char *canonical; } life_stage;
+static const life_stage fam_stages[6][5] = {
+    [FAM_ANIMAL] = {{"baby", 20, NULL}, {"juvenile", 20, NULL}, {"adult", 50, NULL}, {"dead", 0, NULL}},
+    [FAM_BIRD] = {{"egg", 20, NULL}, {"hatchling", 20, NULL}, {"juvenile", 20, NULL}, {"adult", 50, NULL}, {"dead", 0, NULL}},
+    [FAM_TORTOISE] = {{"egg", 20, NULL}, {"hatchling", 20, NULL}, {"juvenile", 20, NULL}, {"adult", 50, NULL}, {"dead", 0, NULL}},
+    [FAM_FROG] = {{"egg", 20, "frog egg"}, {"tadpole", 20, "tadpole"}, {"adult", 50, "adult frog"}, {"death", 0, "dead frog"}},
+    [FAM_BUTTERFLY] = {{"egg", 20, "butterfly egg"}, {"caterpillar", 20, "caterpillar"}, {"pupa", 20, "butterfly pupa"},
+                       {"adult", 50, "adult butterfly"}, {"death", 0, "dead butterfly"}},
+};
+static const int fam_count[6] = {0, 4, 5, 5, 4, 5};
+
+int sw_life_stage_count(int family) { return family > 0 && family < 6 ? fam_count[family] : 0; }
+const char *sw_life_family_stage(int family, int i) {
+    return (family > 0 && family < 6 && i >= 0 && i < fam_count[family]) ? fam_stages[family][i].name : "";
+}
+
+const char *sw_life_stage_name(const sw_world *w, int obj) {
+    const sw_obj *o = &w->o[obj];
+    if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return "adult";
+    return sw_life_family_stage(o->extra, o->stage);
+}
+
+int sw_life_ticks_left(const sw_world *w, int obj) {
+    const sw_obj *o = &w->o[obj];
+    if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY || o->stage >= fam_count[o->extra] - 1) return 1 << 20;
+    return fam_stages[o->extra][o->stage].ticks - o->stage_ticks;
+}
+
+/* LifeStage.tick: count ticks in the stage; move on when its duration is reached. */
+void sw_life_tick(sw_world *w, int obj) {
+    sw_obj *o = &w->o[obj];
+    if (o->kind != K_ANIMAL || o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return;
+    if (o->stage >= fam_count[o->extra] - 1) return;   /* dead */
+    if (++o->stage_ticks >= fam_stages[o->extra][o->stage].ticks) {
+        o->stage++;
+        o->stage_ticks = 0;
+    }
 }
 
 const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) {
@@ -220,8 +255,11 @@ const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) 
     if (o->kind == K_DOOR) {
         snprintf(buf, cap, "door between %s and %s", w->o[o->door_a].name, w->o[o->door_b].name);
     } else if (o->kind == K_ANIMAL) {
-        const char *st = animal_stage_name(o);
-        if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
+        const char *st = sw_life_stage_name(w, obj);
+        const char *canon = (o->extra > FAM_NONE && o->extra <= FAM_BUTTERFLY) ? fam_stages[o->extra][o->stage].canonical : NULL;
+        if (o->extra == FAM_NONE) snprintf(buf, cap, "%s", o->name);
+        else if (canon) snprintf(buf, cap, "%s", canon);
+        else if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
         else snprintf(buf, cap, "%s %s", st, o->alt);
     } else if (o->combusting) {
         snprintf(buf, cap, "%s (on fire)", o->name);
@@ -467,13 +505,14 @@ int sw_add_substance(sw_world *w, const char *name, const char *material, int pa
 }
 
 /* Animal table: name, lifeform type, life-cycle first stage (0 baby, 1 egg). */
-static const struct { const char *name, *type; int egg; } animals[] = {
-    {"butterfly", "butterfly", 1}, {"moth", "moth", 1}, {"frog", "frog", 1}, {"common toad", "toad", 1},
-    {"giant tortoise", "giant tortoise", 1}, {"turtle", "turtle", 1}, {"crocodile", "crocodile", 1},
-    {"parrot", "parrot", 1}, {"dove", "dove", 1}, {"blue jay", "blue jay", 1}, {"elephant", "elephant", 0},
-    {"brown bear", "brown bear", 0}, {"beaver", "beaver", 0}, {"wolf", "wolf", 0}, {"chipmunk", "chipmunk", 0},
-    {"rabbit", "rabbit", 0}, {"mouse", "mouse", 0}, {"chameleon", "chameleon", 1}, {"dragonfly", "dragonfly", 0},
-    {"ant", "ant", 0}, {"hedgehog", "hedgehog", 0}, {"bee", "bee", 0},
+/* Animals: name (= lifeform type) and life-cycle family, after objects/livingthing/animals/Animal.scala. */
+static const struct { const char *name; int family; } animals[] = {
+    {"butterfly", FAM_BUTTERFLY}, {"moth", FAM_BUTTERFLY}, {"frog", FAM_FROG}, {"common toad", FAM_FROG},
+    {"giant tortoise", FAM_TORTOISE}, {"turtle", FAM_TORTOISE}, {"crocodile", FAM_TORTOISE}, {"chameleon", FAM_TORTOISE},
+    {"parrot", FAM_BIRD}, {"dove", FAM_BIRD}, {"blue jay", FAM_BIRD},
+    {"elephant", FAM_ANIMAL}, {"brown bear", FAM_ANIMAL}, {"beaver", FAM_ANIMAL}, {"wolf", FAM_ANIMAL},
+    {"chipmunk", FAM_ANIMAL}, {"rabbit", FAM_ANIMAL}, {"mouse", FAM_ANIMAL}, {"dragonfly", FAM_ANIMAL},
+    {"ant", FAM_ANIMAL}, {"hedgehog", FAM_ANIMAL},
 };
 
 int sw_add_animal(sw_world *w, const char *name, int parent) {
@@ -481,11 +520,9 @@ int sw_add_animal(sw_world *w, const char *name, int parent) {
     if (id == SW_NONE) return id;
     sw_obj *o = &w->o[id];
     snprintf(o->alt, sizeof o->alt, "%s", name);
+    o->extra = FAM_NONE;   /* bees and unknown animals: no life cycle modelled */
     for (size_t i = 0; i < sizeof animals / sizeof animals[0]; i++)
-        if (!strcmp(animals[i].name, name)) {
-            snprintf(o->alt, sizeof o->alt, "%s", animals[i].type);
-            o->stage = (int16_t)(animals[i].egg ? 1 : 0);
-        }
+        if (!strcmp(animals[i].name, name)) o->extra = (int16_t)animals[i].family;
     return id;
 }
 
