@@ -1,12 +1,13 @@
 # Thin wrapper over CMake so the usual verbs work from the checkout root.
 #   make            release build (build/)       make test    release build + all tests
 #   make debug      debug build (build-debug/)   make asan    ASan+UBSan build + all tests
-#   make check      test + asan (what CI runs)   make demo    release build + `multi2 demo`
+#   make check      test + asan + fuzz build (CI) make demo    release build + `multi2 demo`
 #   make bench      build and run benchmarks      make fuzz    clang libFuzzer targets (build-fuzz/)
+#   make fuzz-run   run every fuzz target for FUZZ_SECONDS (default 30) via bench/run_fuzz.sh
 JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 
-.PHONY: all release debug asan test check demo bench fuzz clean
+.PHONY: all release debug asan test check demo bench fuzz fuzz-run clean
 
 all: release
 
@@ -26,7 +27,7 @@ asan:
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
-check: test asan
+check: test asan fuzz
 
 demo: release
 	./build/multi2 demo
@@ -40,3 +41,7 @@ fuzz:
 
 clean:
 	rm -rf build build-debug build-asan build-fuzz
+
+FUZZ_SECONDS ?= 30
+fuzz-run:
+	sh bench/run_fuzz.sh $(FUZZ_SECONDS)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "agent/agent.h"
 #include "core/fsutil.h"
+#include "core/report.h"
 
 /* ---------------- the fake environment: collect two apples, then eat one ----------------
  * obs "a<N>" (N apples held); "take apple" -> N+1; "eat apple" with N >= 2 -> "yum", reward 1,
@@ -183,7 +184,8 @@ static void loop_expert_episode(void **state) {
     assert_int_equal(cJSON_GetObjectItem(o, "steps")->valueint, 3);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "success")));
     assert_int_equal(cJSON_GetObjectItem(o, "score")->valueint, 1);
-    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "tokens"), "total")->valueint, 170 + 19 + 110 + 51);
+    assert_int_equal(cJSON_GetObjectItem(o, "tokens_total")->valueint, 170 + 19 + 110 + 51);
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "tokens"), "total"));   /* members sum to it */
     cJSON *tr = cJSON_GetObjectItem(o, "transcript");
     assert_int_equal(cJSON_GetArraySize(tr), 2);
     cJSON *st1 = cJSON_GetObjectItem(cJSON_GetArrayItem(tr, 0), "steps");
@@ -297,6 +299,8 @@ static void loop_step_limit_and_budget(void **state) {
     m2_policy sf = {NULL, failing};
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &s1, &sf, &cfg, &ep, &err), -1);
     assert_non_null(strstr(err.msg, "model exploded"));
+    assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &sf, &s2, &cfg, &ep, &err), -1);   /* System 1 fails */
+    assert_non_null(strstr(err.msg, "System 1"));
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 9, 0, &s1, &s2, &cfg, &ep, &err), -1);
     assert_non_null(strstr(err.msg, "index 9"));
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, NULL, &s2, &cfg, &ep, &err), -1);
@@ -314,10 +318,13 @@ static void eval_aggregates(void **state) {
     m2_loop_cfg cfg = short_cfg();
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
-    char path[] = "/tmp/m2_evalXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
+    char dir[] = "/tmp/m2_evalXXXXXX", path[256], edir[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(edir, sizeof edir, "%s/eval", dir);
+    assert_int_equal(m2_mkdir_p(edir, &err), 0);
+    snprintf(path, sizeof path, "%s/eval/apples.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
     /* 4 ID episodes with the expert (all succeed), then 2 OOD episodes with the dancer (all fail) */
     for (int i = 0; i < 4; i++) {
         m2_expert_plan plan;
@@ -367,7 +374,22 @@ static void eval_aggregates(void **state) {
     }
     assert_int_equal(lines, 6);
     free(text);
+    /* the run report (core/report.c) reads these records: ID success 1, tokens 350 per episode */
+    m2_result_row *rows;
+    int nr;
+    assert_int_equal(m2_report_collect(dir, "multi2", &rows, &nr, &err), 0);
+    assert_int_equal(nr, 2);
+    for (int i = 0; i < nr; i++) {
+        if (!strcmp(rows[i].split, "id")) {
+            assert_int_equal(rows[i].episodes, 4);
+            assert_true(rows[i].success == 1.0);
+            assert_true(rows[i].tokens == 350.0);
+        }
+    }
+    free(rows);
     unlink(path);
+    rmdir(edir);
+    rmdir(dir);
     m2_eval_agg_free(&agg);
     ap_destroy(env);
 }

@@ -241,6 +241,98 @@ static void offline_resume_bit_exact(void **state) {
     m2_seqset_free(&set);
 }
 
+/* The same resume through a real checkpoint folder (core/ckpt.h): adapter, heads + targets, AdamW
+ * moments, loop state, RNG and a replay buffer saved at step 4 by the after_step hook, loaded by a
+ * fresh model, continued to 7: identical to the straight run. */
+typedef struct saver { offline_run *r; m2_train_state *st; m2_rng *rng; m2_replay *buf; const char *root; int64_t at; } saver;
+static int save_hook(void *ud, int64_t step, m2_err *err) {
+    saver *s = ud;
+    if (step != s->at) return 0;
+    m2_ckpt *c = m2_ckpt_new(step, "sys2_offline");
+    int rc = m2_ckpt_add_adapter(c, s->r->a, err) || m2_ckpt_add_head(c, s->r->q, err) ||
+             m2_ckpt_add_head(c, s->r->v, err) || m2_ckpt_add_train_state(c, "loop", s->st, err) ||
+             m2_ckpt_set_rng(c, "anchor", s->rng, err) || m2_ckpt_add_replay(c, s->buf, err) ||
+             m2_ckpt_save(c, s->root, 2, NULL, 0, err);
+    m2_ckpt_free(c);
+    return rc ? -1 : 0;
+}
+
+static void offline_resume_from_checkpoint(void **state) {
+    m2_err err = {0};
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_seqset set;
+    m2_traj segs[12];
+    int succ[12];
+    make_set(&set, &tok, segs, succ);
+    int idx[12];
+    for (int i = 0; i < 12; i++) idx[i] = i;
+    char root[] = "/tmp/m2_ckptXXXXXX";
+    assert_non_null(mkdtemp(root));
+    m2_replay buf;
+    assert_int_equal(m2_replay_init(&buf, 8, 0.5f, 3, &err), 0);
+    assert_int_equal(m2_replay_seed_offline(&buf, segs, succ, 12, 5, &err), 5);
+    /* straight run to 7 */
+    offline_run A = offline_setup();
+    m2_offline_opts o = offline_opts(7);
+    m2_train_state sa;
+    m2_train_state_init(&sa);
+    m2_rng ra;
+    m2_rng_seed(&ra, 77);
+    assert_int_equal(m2_train_offline(A.m, A.c, A.a, A.q, A.v, &set, idx, 12, &o, &sa, &ra, NULL, &err), 0);
+    /* interrupted run: checkpoint at 4 by the hook, then "killed" at 5 */
+    offline_run B = offline_setup();
+    m2_train_state sb;
+    m2_train_state_init(&sb);
+    m2_rng rb;
+    m2_rng_seed(&rb, 77);
+    saver sv = {&B, &sb, &rb, &buf, root, 4};
+    m2_train_hooks h = {&sv, NULL, save_hook};
+    o.max_steps = 5;
+    assert_int_equal(m2_train_offline(B.m, B.c, B.a, B.q, B.v, &set, idx, 12, &o, &sb, &rb, &h, &err), 0);
+    offline_free(&B);
+    int a0[4], a1[4];
+    assert_int_equal(m2_replay_sample(&buf, 4, a0, &err), 4);   /* the future the buffer had at save */
+    /* resume */
+    m2_ckpt *c = NULL;
+    if (m2_ckpt_load_latest(root, &c, &err)) { fprintf(stderr, "%s\n", err.msg); fail(); }
+    assert_int_equal(c->step, 4);
+    offline_run C = offline_setup();
+    m2_train_state sc;
+    m2_rng rc;
+    m2_replay b2 = {0};
+    assert_int_equal(m2_ckpt_restore_adapter(c, C.a, &err), 0);
+    assert_int_equal(m2_ckpt_restore_head(c, C.q, &err), 0);
+    assert_int_equal(m2_ckpt_restore_head(c, C.v, &err), 0);
+    assert_int_equal(m2_ckpt_get_train_state(c, "loop", &sc, &err), 0);
+    assert_int_equal(m2_ckpt_get_rng(c, "anchor", &rc, &err), 0);
+    assert_int_equal(m2_ckpt_restore_replay(c, &b2, &err), 0);
+    assert_int_equal(sc.step, 4);
+    /* a missing key is an error naming it */
+    m2_train_state bad;
+    assert_int_equal(m2_ckpt_get_train_state(c, "nope", &bad, &err), -1);
+    assert_non_null(strstr(err.msg, "nope"));
+    m2_ckpt_free(c);
+    o.max_steps = 7;
+    assert_int_equal(m2_train_offline(C.m, C.c, C.a, C.q, C.v, &set, idx, 12, &o, &sc, &rc, NULL, &err), 0);
+    assert_memory_equal(C.a->params.w, A.a->params.w, A.a->params.n * sizeof(float));
+    assert_memory_equal(C.a->params.v, A.a->params.v, A.a->params.n * sizeof(float));
+    assert_memory_equal(C.q->target, A.q->target, A.q->params.n * sizeof(float));
+    assert_memory_equal(C.v->params.w, A.v->params.w, A.v->params.n * sizeof(float));
+    assert_int_equal(C.a->params.step, A.a->params.step);
+    assert_int_equal(m2_replay_sample(&b2, 4, a1, &err), 4);
+    assert_memory_equal(a0, a1, sizeof a0);
+    offline_free(&A);
+    offline_free(&C);
+    m2_replay_free(&buf);
+    m2_replay_free(&b2);
+    for (int i = 0; i < 12; i++) m2_traj_free(&segs[i]);
+    m2_seqset_free(&set);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- online on a tiny fake env: "press" until the counter reaches 2 ---- */
 typedef struct press { m2_env base; int n; char obs[32]; } press;
 extern const m2_env_class press_class;
@@ -346,6 +438,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sft_trains_and_stops),
         cmocka_unit_test(offline_resume_bit_exact),
+        cmocka_unit_test(offline_resume_from_checkpoint),
         cmocka_unit_test(online_loop_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "kernels/kernels.h"
 #include "kernels/fastmath.h"
+#include <cblas.h>
 
 static m2_rng R;
 static float *rnd(size_t n, float s) {
@@ -96,6 +97,17 @@ static void pooled_sgemm(void **st) {
                 for (int i = 0; i < m * n; i++) assert_true(fabsf(C1[i] - C2[i]) <= 1e-4f * (1 + fabsf(C1[i])));
                 free(A); free(B); free(C1); free(C2);
             }
+    /* the skinny path (few rows x transposed weight, as in decode), beta 0 and 1 */
+    for (int m = 1; m <= 8; m += 3)
+        for (int beta = 0; beta < 2; beta++) {
+            int n = 300, k = 40;
+            float *A = rnd(m * k, 1), *B = rnd(n * k, 1), *C1 = rnd(m * n, 1), *C2 = malloc(m * n * 4);
+            memcpy(C2, C1, m * n * 4);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 0.7f, A, k, B, k, (float)beta, C1, n);
+            m2_sgemm(pool, 0, 1, m, n, k, 0.7f, A, k, B, k, (float)beta, C2, n);
+            for (int i = 0; i < m * n; i++) assert_true(fabsf(C1[i] - C2[i]) <= 1e-4f * (1 + fabsf(C1[i])));
+            free(A); free(B); free(C1); free(C2);
+        }
     m2_pool_destroy(pool);
 }
 
@@ -122,12 +134,12 @@ static void rmsnorm_grads(void **st) {
 }
 
 /* ---- rope ---- */
-typedef struct { float *x, *y, *r, *freq; int *pos; int N, nh, D; m2_rope_layout lay; } rp_ctx;
+typedef struct { float *x, *y, *r, *freq; int *pos; int N, nh, D; m2_rope_layout lay; const m2_rope_table *tab; } rp_ctx;
 static double rp_loss(void *p) {
     rp_ctx *c = p;
     size_t n = (size_t)c->N * c->nh * c->D;
     memcpy(c->y, c->x, n * 4);
-    m2_rope_forward(c->y, c->pos, c->freq, c->N, c->nh, c->D, c->nh * c->D, c->lay, NULL);
+    m2_rope_forward(c->y, c->pos, c->freq, c->N, c->nh, c->D, c->nh * c->D, c->lay, c->tab, NULL);
     return dot(c->y, c->r, n);
 }
 static void rope_grads(void **st) {
@@ -138,10 +150,14 @@ static void rope_grads(void **st) {
         m2_rope_freqs(freq, D, 10000.0f, lay ? &sc : NULL);
         int pos[5] = {0, 1, 2, 7, 30};
         size_t n = (size_t)N * nh * D;
-        rp_ctx c = {rnd(n, 1), zeros(n), rnd(n, 1), freq, pos, N, nh, D, (m2_rope_layout)lay};
+        /* layout 1 uses a table covering positions < 8 (the rest computed on the fly) */
+        float tcos[8 * 4], tsin[8 * 4];
+        m2_rope_table_fill(tcos, tsin, 8, freq, D);
+        m2_rope_table tab = {tcos, tsin, 8};
+        rp_ctx c = {rnd(n, 1), zeros(n), rnd(n, 1), freq, pos, N, nh, D, (m2_rope_layout)lay, lay ? &tab : NULL};
         float *g = malloc(n * 4);
         memcpy(g, c.r, n * 4);
-        m2_rope_backward(g, pos, freq, N, nh, D, nh * D, c.lay, NULL);
+        m2_rope_backward(g, pos, freq, N, nh, D, nh * D, c.lay, c.tab, NULL);
         check_grad("rope", c.x, g, n, rp_loss, &c, 1e-2f, 1e-3f);
         /* position 0 is the identity; rotation preserves the norm */
         rp_loss(&c);

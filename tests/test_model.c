@@ -118,6 +118,24 @@ static void lora_and_head_grads(void **st) {
         memcpy(gh, h->params.g, h->params.n * 4);
         fd_check("lora", &L, a->params.w, ga, a->params.n, 40, 2e-3f, 3e-2);
         fd_check("head", &L, h->params.w, gh, h->params.n, 20, 1e-2f, 3e-2);
+        /* hidden-only forwards (no logits) give the same hidden states and head-only gradients */
+        {
+            m2_batch b = make_batch();
+            float *hid = malloc(15 * (size_t)m->cfg.dim * 4);
+            m2_forward(c, &b, a, 0, &err);
+            memcpy(hid, m2_ctx_hidden(c), 15 * (size_t)m->cfg.dim * 4);
+            m2_ctx_want_logits(c, 0);
+            m2_forward(c, &b, a, 0, &err);
+            assert_memory_equal(hid, m2_ctx_hidden(c), 15 * (size_t)m->cfg.dim * 4);
+            float hv[3], one[3] = {1, 1, 1};
+            m2_params_zero_grad(&a->params); m2_params_zero_grad(&h->params);
+            m2_head_forward(h, m2_ctx_hidden(c), L.head_pos, 3, 0, hv, &err);
+            m2_head_backward(h, one, L.head_pos, 3, m2_ctx_dhidden(c), &err);
+            assert_int_equal(m2_backward(c, &err), 0);
+            assert_true(m2_grad_norm((m2_params *[]){&a->params}, 1) > 0);
+            m2_ctx_want_logits(c, 1);
+            free(hid);
+        }
         /* switch: head gradients stop at the head */
         m2_params_zero_grad(&a->params); m2_params_zero_grad(&h->params);
         h->grad_to_body = 0;
@@ -243,6 +261,11 @@ static void adapters_switch_and_merge(void **st) {
     assert_int_equal(m2_lora_parse_targets("q_proj,v_proj", &bits), 0);
     assert_int_equal(bits, M2_LORA_Q | M2_LORA_V);
     assert_int_equal(m2_lora_parse_targets("q,bogus", &bits), -1);
+    /* freeze / unfreeze */
+    assert_int_equal(m2_adapter_set_trainable(a, 0, &err), 0);
+    assert_null(a->params.g); assert_null(a->pairs[0].dA);
+    assert_int_equal(m2_adapter_set_trainable(a, 1, &err), 0);
+    assert_ptr_equal(a->pairs[0].dA, a->params.g);
     assert_int_equal(m2_adapter_remove(m, b2, &err), 0);
     assert_null(m2_adapter_find(m, "executor"));
     free(base); free(la); free(lb); free(tmp);
@@ -701,6 +724,77 @@ static void pretrain_from_scratch(void **st) {
     m2_model_free(m);
 }
 
+static void errors_name_the_problem(void **st) {
+    m2_model *m = tiny("test-llama", 0, M2_DT_F32);
+    m2_err err = {0};
+    m2_ctx *c = m2_ctx_create(m, 16, 1, &err);
+    int32_t bad[3] = {1, 64, 2};
+    int len3 = 3, len20 = 20, len0 = 0;
+    m2_batch b = {1, &len3, bad};
+    assert_int_equal(m2_forward(c, &b, NULL, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "vocabulary"));
+    int32_t many[20] = {0};
+    m2_batch b2 = {1, &len20, many};
+    assert_int_equal(m2_forward(c, &b2, NULL, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "20 tokens"));
+    m2_batch b3 = {1, &len0, many};
+    assert_int_equal(m2_forward(c, &b3, NULL, 0, &err), -1);
+    assert_int_equal(m2_backward(c, &err), -1);   /* no successful forward yet */
+    m2_ctx *score = m2_ctx_create(m, 16, 0, &err);
+    m2_batch ok = {1, &len3, many};
+    assert_int_equal(m2_forward(score, &ok, NULL, 0, &err), 0);
+    assert_int_equal(m2_backward(score, &err), -1);
+    assert_non_null(strstr(err.msg, "keep_acts"));
+    m2_kv_cache *kv = m2_kv_create(m, 1, 4, &err);
+    assert_int_equal(m2_kv_append(m, NULL, kv, 0, many, 5, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "cache holds 4"));
+    assert_int_equal(m2_kv_append(m, NULL, kv, 1, many, 1, NULL, &err), -1);
+    const int32_t *pr[1] = {many};
+    int pl = 0;
+    m2_gen_result r;
+    m2_gen_config g = {.max_new_tokens = 2};
+    assert_int_equal(m2_generate(m, NULL, 1, pr, &pl, &g, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "empty"));
+    m2_lora_config lc = {"x", 0, 1, 0, M2_LORA_Q};
+    assert_null(m2_adapter_add(m, &lc, 1, &err));
+    assert_non_null(strstr(err.msg, "rank"));
+    lc.rank = 2; lc.targets = 0;
+    assert_null(m2_adapter_add(m, &lc, 1, &err));
+    m2_kv_free(kv);
+    m2_ctx_free(score);
+    m2_ctx_free(c);
+    m2_model_free(m);
+    {   /* rope_freqs factors equal to the llama3 scaling reproduce it */
+        m2_model *a = tiny("test-llama", 0, M2_DT_F32);
+        m2_model_config c2 = a->cfg;
+        c2.rope_scaling.type = 0;
+        m2_model *b = m2_model_create(&c2, NULL, &err);
+        int half = a->cfg.head_dim / 2;
+        float base[64], fac[64];
+        m2_rope_freqs(base, a->cfg.head_dim, a->cfg.rope_theta, NULL);
+        for (int i = 0; i < half; i++) fac[i] = base[i] / a->rope_freq[i];
+        assert_int_equal(m2_model_set_rope_freq_factors(b, fac, half, &err), 0);
+        for (int i = 0; i < half; i++) assert_true(fabsf(b->rope_freq[i] - a->rope_freq[i]) <= 1e-6f * a->rope_freq[i]);
+        assert_int_equal(m2_model_set_rope_freq_factors(b, fac, half - 1, &err), -1);
+        m2_model_free(a); m2_model_free(b);
+    }
+    m2_model_config cfg;
+    assert_int_equal(m2_config_tiny(&cfg, 300, 64, 2, 4, 2, 128, 128, &err), 0);
+    assert_int_equal(cfg.head_dim, 16);
+    assert_int_equal(m2_config_tiny(&cfg, 300, 64, 2, 4, 3, 128, 128, &err), -1);
+    assert_int_equal(m2_config_preset("nope", &cfg, &err), -1);
+    m2_config_preset("tiny", &cfg, &err);
+    cfg.head_dim = 7;
+    assert_int_equal(m2_config_validate(&cfg, &err), -1);
+    assert_non_null(strstr(err.msg, "head_dim"));
+    m2_config_preset("tiny", &cfg, &err);
+    m2_model_opts o = {M2_DT_Q8_0, 1, 1};
+    assert_null(m2_model_create(&cfg, &o, &err));   /* training needs f32 */
+    char buf[256];
+    m2_config_describe(&cfg, buf, sizeof buf);
+    assert_non_null(strstr(buf, "d=256"));
+}
+
 int main(void) {
     setup_data();
     const struct CMUnitTest tests[] = {
@@ -718,6 +812,7 @@ int main(void) {
         cmocka_unit_test(kl_between_adapters),
         cmocka_unit_test(heads_polyak_and_memplan),
         cmocka_unit_test(pretrain_from_scratch),
+        cmocka_unit_test(errors_name_the_problem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

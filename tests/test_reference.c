@@ -141,7 +141,8 @@ static void run_fixture(const char *file, const char *preset) {
         }
     }
     s.a1 = ads[0]; s.a2 = ads[1];
-    s.a2->params.trainable = 0;
+    assert_int_equal(m2_adapter_set_trainable(s.a2, 0, &err), 0);
+    assert_null(s.a2->params.g);
     s.h = m2_head_add(s.m, "critic", 1, &err);
     int H = cfg.dim;
     memcpy(s.h->params.w, get(&fx, "head.W1")->data, (size_t)H * H * 4);

@@ -21,7 +21,10 @@ static m2_env *mk(void) {
 }
 
 static const char *const implemented[] = {"boil", "melt", "freeze", "change-the-state-of-matter-of", "use-thermometer",
-    "measure-melting-point-known-substance", "find-living-thing", "find-non-living-thing", "find-plant", "find-animal",
+    "measure-melting-point-known-substance", "power-component", "power-component-renewable-vs-nonrenewable-energy",
+    "test-conductivity", "test-conductivity-of-unknown-substances", "chemistry-mix-paint-secondary-color",
+    "chemistry-mix-paint-tertiary-color", "chemistry-mix", "measure-melting-point-unknown-substance", "identify-life-stages-1",
+    "find-living-thing", "find-non-living-thing", "find-plant", "find-animal",
     "lifespan-longest-lived", "lifespan-shortest-lived", "lifespan-longest-lived-then-shortest-lived"};
 
 static void oracle_scores_100_everywhere(void **state) {
@@ -36,7 +39,7 @@ static void oracle_scores_100_everywhere(void **state) {
                 assert_int_equal(e->cls->reset(e, implemented[t], sp, i, 0, &r, &err), 0);
                 char buf[256];
                 int k = 0;
-                while (k < 300 && !e->cls->oracle_next(e, buf, sizeof buf, &err)) {
+                while (k < 50 && !e->cls->oracle_next(e, buf, sizeof buf, &err)) {   /* Multi²'s env_step_limit */
                     e->cls->step(e, buf, &r);
                     assert_int_equal(r.valid, 1);
                     k++;
@@ -66,7 +69,12 @@ static void splits_follow_the_original_rule(void **state) {
     assert_int_equal(e->cls->num_episodes(e, "use-thermometer", M2_SPLIT_TRAIN, &err), 270);
     assert_int_equal(e->cls->num_episodes(e, "measure-melting-point-known-substance", M2_SPLIT_TRAIN, &err), 218);
     assert_int_equal(e->cls->num_episodes(e, "measure-melting-point-known-substance", M2_SPLIT_OOD, &err), 109);
-    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err), 4 * 7 + 135 + 109 + 4 * 75 + 3 * 31);
+    assert_int_equal(e->cls->num_episodes(e, "power-component", M2_SPLIT_TRAIN, &err), 10);
+    assert_int_equal(e->cls->num_episodes(e, "test-conductivity", M2_SPLIT_OOD, &err), 225);
+    assert_int_equal(e->cls->num_episodes(e, "test-conductivity-of-unknown-substances", M2_SPLIT_ID, &err), 150);
+    assert_int_equal(e->cls->num_episodes(e, "chemistry-mix-paint-tertiary-color", M2_SPLIT_TRAIN, &err), 18);
+    assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err),
+                     4 * 7 + 135 + 109 + 75 + 2 * 5 + 225 + 150 + 4 * 75 + 8 + 2 * 9 + 3 * 31 + 3);
     /* not implemented: a clear error, never a fake episode */
     assert_int_equal(e->cls->num_episodes(e, "grow-plant", M2_SPLIT_TRAIN, &err), -1);
     assert_non_null(strstr(err.msg, "not implemented"));
@@ -200,6 +208,36 @@ static void physics_boils_water(void **state) {
     m2_env_destroy(e);
 }
 
+/* A battery, two wires and a light bulb make a circuit; the bulb lights after a tick. */
+static void electrical_circuit(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "power-component", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e), "Your task is to turn on the red light bulb. First, focus on the red light bulb. "
+                        "Then, create an electrical circuit that powers it on.");
+    char buf[128];
+    int connects = 0;
+    while (!e->cls->oracle_next(e, buf, sizeof buf, &err)) {
+        e->cls->step(e, buf, &r);
+        if (!strncmp(buf, "connect ", 8)) {
+            assert_non_null(strstr(r.observation, " is now connected to "));
+            connects++;
+        }
+        if (r.done) break;
+    }
+    assert_int_equal(connects, 4);
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    assert_string_equal(step(e, "connect battery to red light bulb", &r),
+        "Connections must specify specific points of contact on polarized electrical components (e.g. anode, cathode)");
+    assert_string_equal(step(e, "disconnect battery anode", &r),
+        "You must disconnect entire objects (such as battery) instead of just single terminals");
+    assert_string_equal(step(e, "disconnect battery", &r), "battery has been disconnected");
+    assert_string_equal(step(e, "wait1", &r), "You decide to wait for 1 iterations.");
+    assert_non_null(strstr(step(e, "look at red light bulb", &r), "a red light bulb, which is off. its anode is connected to: a terminal 2 on"));
+    m2_env_destroy(e);
+}
+
 static void lifespan_scoring(void **state) {
     m2_env *e = mk();
     m2_err err = {0};
@@ -303,6 +341,7 @@ int main(void) {
         cmocka_unit_test(golden_texts),
         cmocka_unit_test(lifespan_scoring),
         cmocka_unit_test(physics_boils_water),
+        cmocka_unit_test(electrical_circuit),
         cmocka_unit_test(deterministic),
         cmocka_unit_test(random_input_never_crashes),
         cmocka_unit_test(describe_and_segment),

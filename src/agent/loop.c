@@ -29,10 +29,11 @@ static char *join3(const char *a, const char *sep, const char *b) {
 
 void m2_episode_free(m2_episode *ep) {
     if (!ep) return;
-    for (int i = 0; i < ep->steps; i++) {
+    /* every allocated slot (zeroed when grown): an error may leave a half-filled one past the count */
+    for (int i = 0; i < ep->cap_step; i++) {
         free(ep->step[i].raw); free(ep->step[i].action); free(ep->step[i].obs);
     }
-    for (int i = 0; i < ep->n_sub; i++) {
+    for (int i = 0; i < ep->cap_sub; i++) {
         free(ep->sub[i].text); free(ep->sub[i].raw); free(ep->sub[i].state); free(ep->sub[i].obs0);
     }
     free(ep->step); free(ep->sub); free(ep->task); free(ep->bucket);
@@ -216,7 +217,8 @@ char *m2_episode_to_json(const m2_episode *ep) {
     cJSON_AddNumberToObject(tok, "sys1_gen", (double)ep->sys1_gen_tok);
     cJSON_AddNumberToObject(tok, "sys2_prompt", (double)ep->sys2_prompt_tok);
     cJSON_AddNumberToObject(tok, "sys2_gen", (double)ep->sys2_gen_tok);
-    cJSON_AddNumberToObject(tok, "total", (double)(ep->sys1_prompt_tok + ep->sys1_gen_tok + ep->sys2_prompt_tok + ep->sys2_gen_tok));
+    /* no "total" inside: readers (core/report.c) sum the members; the total is a top-level field */
+    cJSON_AddNumberToObject(o, "tokens_total", (double)(ep->sys1_prompt_tok + ep->sys1_gen_tok + ep->sys2_prompt_tok + ep->sys2_gen_tok));
     cJSON_AddNumberToObject(o, "sys1_calls", ep->sys1_calls);
     cJSON_AddNumberToObject(o, "sys2_calls", ep->sys2_calls);
     cJSON_AddNumberToObject(o, "invalid_actions", ep->invalid);

@@ -91,7 +91,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
 void m2_episode_free(m2_episode *ep);
 
 /* One JSON object (no newline; malloc'd): env, split, index, seed, steps, tokens{sys1_prompt,
- * sys1_gen, sys2_prompt, sys2_gen, total}, sys1_calls, sys2_calls, invalid_actions, success, score,
+ * sys1_gen, sys2_prompt, sys2_gen} (members sum to the total), tokens_total, sys1_calls, sys2_calls, invalid_actions, success, score,
  * return, bucket, task, transcript[{subgoal, raw, state, steps[{raw, action, flag, obs, reward,
  * valid}]}]. */
 char *m2_episode_to_json(const m2_episode *ep);

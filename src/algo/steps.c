@@ -272,6 +272,8 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
                    m2_head *q, m2_head *v, const m2_packed_batch *pb, const m2_online_cfg *cfg,
                    m2_step_stats *st, m2_err *err) {
     if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "online step: batch without actions");
+    if (c_on == c_off) return m2_errorf(err, M2_EINVAL, "online step: the online and reference forwards need two ctxs");
+    if (on == off) return m2_errorf(err, M2_EINVAL, "online step: pi_on and pi_off are the same adapter");
     m2_batch b = m2_packed_batch_view(pb);
     if (m2_forward(c_off, &b, off, 0, err)) return -1;   /* pi_off: frozen reference, no grads */
     if (m2_forward(c_on, &b, on, 1, err)) return -1;

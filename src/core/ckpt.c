@@ -471,11 +471,12 @@ static int cmp_desc(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* "step_N.tmp.PID" / "step_N.old.PID" of a process that is gone (or of this one, for .tmp). */
+/* "step_N.tmp.PID" / "step_N.old.PID" / "latest.tmp.PID" of a process that is gone (or of this
+ * one, for .tmp): a run killed while writing leaves these behind. */
 static int stale_temp(const char *name) {
     const char *t = strstr(name, ".tmp.");
     if (!t) t = strstr(name, ".old.");
-    if (strncmp(name, "step_", 5) || !t) return 0;
+    if ((strncmp(name, "step_", 5) && strncmp(name, "latest.", 7)) || !t) return 0;
     long pid = strtol(t + 5, NULL, 10);
     if (pid <= 0) return 0;
     if (pid == (long)getpid()) return 0;

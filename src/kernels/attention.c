@@ -11,7 +11,8 @@ typedef struct {
 
 /* s[j] = scale * q . k_j for j <= last, with KT [D, nkv] the transposed keys. Blocks of 64 keys
  * keep their accumulators in registers across d. */
-static void scores(float *s, const float *q, const float *KT, int nkv, int last, int D, float scale) {
+static void scores(float *restrict s, const float *restrict q, const float *restrict KT, int nkv,
+                   int last, int D, float scale) {
     int n = last + 1, j = 0;
     for (; j + 64 <= n; j += 64) {
         float acc[64] = {0};
@@ -40,79 +41,124 @@ static void scores_direct(float *s, const float *q, const float *kg, int ldkv, i
     }
 }
 
+/* a[j] += c0 x0[j] + c1 x1[j] + c2 x2[j] + c3 x3[j] */
+static void axpy4(float *restrict a, const float *restrict x0, const float *restrict x1,
+                  const float *restrict x2, const float *restrict x3, float c0, float c1, float c2,
+                  float c3, int n) {
+    for (int j = 0; j < n; j++) a[j] += c0 * x0[j] + c1 * x1[j] + c2 * x2[j] + c3 * x3[j];
+}
+
+#define RB 4   /* query rows whose K/V gradient updates are applied together */
+
+/* Backward for one (sequence, KV head): probabilities recomputed from lse; dK^T and dV^T are
+ * accumulated for RB query rows at a time (one pass over them instead of RB). */
+static void item_bwd(const attn_job *jb, int seq, int g) {
+    const m2_attn_seq *S = &jb->seqs[seq];
+    int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int rep = H / jb->KVH, off = nkv - nq;
+    float scale = 1.0f / sqrtf((float)D);
+    size_t nb = (size_t)D * nkv, nk = ((size_t)nkv + 15) & ~(size_t)15;
+    float *buf = malloc(sizeof(float) * (nb * 4 + 2 * RB * nk + 64));
+    if (!buf) return;
+    float *KT = buf, *VT = KT + nb, *dK = VT + nb, *dV = dK + nb, *P = dV + nb, *DS = P + RB * nk;
+    const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
+    for (int j = 0; j < nkv; j++)
+        for (int d = 0; d < D; d++) {
+            KT[(size_t)d * nkv + j] = kg[(size_t)j * ldkv + d];
+            VT[(size_t)d * nkv + j] = vg[(size_t)j * ldkv + d];
+        }
+    memset(dK, 0, sizeof(float) * nb * 2);
+    for (int h = g * rep; h < (g + 1) * rep; h++)
+        for (int i0 = 0; i0 < nq; i0 += RB) {
+            int nr = nq - i0 < RB ? nq - i0 : RB, nmax = off + i0 + nr;
+            const float *qr[RB], *dor[RB];
+            for (int r = 0; r < RB; r++) {
+                float *p = P + r * nk, *ds = DS + r * nk;
+                if (r >= nr) {   /* padding rows contribute nothing */
+                    for (int j = 0; j < nmax; j++) p[j] = ds[j] = 0.0f;
+                    qr[r] = dor[r] = NULL;
+                    continue;
+                }
+                int i = i0 + r, last = off + i, n = last + 1;
+                const float *qi = S->q + (size_t)i * ldq + (size_t)h * D;
+                const float *doi = S->dout + (size_t)i * ldq + (size_t)h * D;
+                qr[r] = qi; dor[r] = doi;
+                scores(p, qi, KT, nkv, last, D, scale);
+                float l = S->lse[(size_t)h * nq + i];
+                for (int j = 0; j < n; j++) p[j] = m2_fast_expf(p[j] - l);
+                scores(ds, doi, VT, nkv, last, D, 1.0f);
+                float dsum = m2_vdot(p, ds, n);
+                for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dsum) * scale;
+                for (int j = n; j < nmax; j++) p[j] = ds[j] = 0.0f;
+                if (S->dq) {
+                    float *dqi = S->dq + (size_t)i * ldq + (size_t)h * D;
+                    for (int d = 0; d < D; d++) dqi[d] += m2_vdot(ds, KT + (size_t)d * nkv, n);
+                }
+            }
+            for (int d = 0; d < D; d++) {
+                float cq[RB], co[RB];
+                for (int r = 0; r < RB; r++) { cq[r] = qr[r] ? qr[r][d] : 0.0f; co[r] = dor[r] ? dor[r][d] : 0.0f; }
+                axpy4(dK + (size_t)d * nkv, DS, DS + nk, DS + 2 * nk, DS + 3 * nk, cq[0], cq[1], cq[2], cq[3], nmax);
+                axpy4(dV + (size_t)d * nkv, P, P + nk, P + 2 * nk, P + 3 * nk, co[0], co[1], co[2], co[3], nmax);
+            }
+        }
+    for (int j = 0; j < nkv; j++) {
+        if (S->dk) { float *r = S->dk + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dK[(size_t)d * nkv + j]; }
+        if (S->dv) { float *r = S->dv + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dV[(size_t)d * nkv + j]; }
+    }
+    free(buf);
+}
+
+/* Forward for one (sequence, KV head): every query row of the group's heads. */
 static void item(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
-    int rep = H / jb->KVH, off = nkv - nq, bw = jb->backward;
+    int rep = H / jb->KVH, off = nkv - nq;
     float scale = 1.0f / sqrtf((float)D);
-    size_t nb = (size_t)D * nkv;
-    float *buf = malloc(sizeof(float) * (nb * 4 + 3 * (size_t)nkv + 2 * (size_t)D + 64));
+    int direct = nq * rep < 8;   /* decode: a few queries over a long cache, no transposed copies */
+    size_t nb = direct ? 0 : (size_t)D * nkv;
+    float *buf = malloc(sizeof(float) * (nb * 2 + (size_t)nkv + (size_t)D + 64));
     if (!buf) return;   /* leaves outputs untouched; callers size work to memory */
-    float *KT = buf, *VT = KT + nb, *dK = VT + nb, *dV = dK + nb;
-    float *s = dV + nb, *p = s + nkv, *dp = p + nkv, *acc = dp + nkv;
+    float *KT = buf, *VT = KT + nb, *s = VT + nb, *acc = s + nkv;
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
-    int direct = !bw && nq * rep < 8;   /* decode: no transposed copies */
     if (!direct)
         for (int j = 0; j < nkv; j++)
             for (int d = 0; d < D; d++) {
                 KT[(size_t)d * nkv + j] = kg[(size_t)j * ldkv + d];
                 VT[(size_t)d * nkv + j] = vg[(size_t)j * ldkv + d];
             }
-    if (bw) memset(dK, 0, sizeof(float) * nb * 2);
-    for (int h = g * rep; h < (g + 1) * rep; h++) {
+    for (int h = g * rep; h < (g + 1) * rep; h++)
         for (int i = 0; i < nq; i++) {
             int last = off + i, n = last + 1;
             const float *qi = S->q + (size_t)i * ldq + (size_t)h * D;
             if (direct) scores_direct(s, qi, kg, ldkv, last, D, scale);
             else scores(s, qi, KT, nkv, last, D, scale);
-            if (!bw) {
-                float mx = m2_vmax(s, n);
-                float sum = m2_vexp_sum(s, s, mx, n);
-                if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
-                float inv = 1.0f / sum;
-                float *o = S->out + (size_t)i * ldq + (size_t)h * D;
-                if (!direct) {
-                    for (int d = 0; d < D; d++) o[d] = m2_vdot(s, VT + (size_t)d * nkv, n) * inv;
-                    continue;
-                }
-                for (int d = 0; d < D; d++) acc[d] = 0.0f;
-                for (int j = 0; j < n; j++) {
-                    float w = s[j] * inv;
-                    const float *vj = vg + (size_t)j * ldkv;
-                    for (int d = 0; d < D; d++) acc[d] += w * vj[d];
-                }
-                for (int d = 0; d < D; d++) o[d] = acc[d];
+            float mx = m2_vmax(s, n);
+            float sum = m2_vexp_sum(s, s, mx, n);
+            if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
+            float inv = 1.0f / sum;
+            float *o = S->out + (size_t)i * ldq + (size_t)h * D;
+            if (!direct) {
+                for (int d = 0; d < D; d++) o[d] = m2_vdot(s, VT + (size_t)d * nkv, n) * inv;
                 continue;
             }
-            float l = S->lse[(size_t)h * nq + i];
-            for (int j = 0; j < n; j++) p[j] = m2_fast_expf(s[j] - l);
-            const float *doi = S->dout + (size_t)i * ldq + (size_t)h * D;
-            scores(dp, doi, VT, nkv, last, D, 1.0f);
-            float dsum = m2_vdot(p, dp, n);
-            for (int j = 0; j < n; j++) dp[j] = p[j] * (dp[j] - dsum) * scale;   /* dS */
-            /* transposed accumulators: dK^T[d, j] += q[d] dS[j], dV^T[d, j] += dout[d] p[j] */
-            for (int d = 0; d < D; d++) {
-                float qd = qi[d], od = doi[d];
-                float *dkt = dK + (size_t)d * nkv, *dvt = dV + (size_t)d * nkv;
-                for (int j = 0; j < n; j++) { dkt[j] += qd * dp[j]; dvt[j] += od * p[j]; }
+            for (int d = 0; d < D; d++) acc[d] = 0.0f;
+            for (int j = 0; j < n; j++) {
+                float w = s[j] * inv;
+                const float *vj = vg + (size_t)j * ldkv;
+                for (int d = 0; d < D; d++) acc[d] += w * vj[d];
             }
-            if (S->dq) {
-                float *dqi = S->dq + (size_t)i * ldq + (size_t)h * D;
-                for (int d = 0; d < D; d++) dqi[d] += m2_vdot(dp, KT + (size_t)d * nkv, n);
-            }
-        }
-    }
-    if (bw)
-        for (int j = 0; j < nkv; j++) {
-            if (S->dk) { float *r = S->dk + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dK[(size_t)d * nkv + j]; }
-            if (S->dv) { float *r = S->dv + (size_t)j * ldkv + (size_t)g * D; for (int d = 0; d < D; d++) r[d] += dV[(size_t)d * nkv + j]; }
+            for (int d = 0; d < D; d++) o[d] = acc[d];
         }
     free(buf);
 }
 
 static void run_items(void *vp, long b, long e, int tid) {
     const attn_job *jb = vp;
-    for (long it = b; it < e; it++) item(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
+    for (long it = b; it < e; it++) {
+        if (jb->backward) item_bwd(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
+        else item(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
+    }
 }
 
 void m2_attention_forward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,

@@ -1,5 +1,6 @@
 #include "kernels/matmul.h"
 #include <cblas.h>
+#include "kernels/fastmath.h"
 
 void m2_blas_single_thread(void) { openblas_set_num_threads(1); }
 
@@ -26,9 +27,31 @@ static void gemm_part(void *vp, long b, long e, int tid) {
                 M, N, j->K, j->alpha, A, j->lda, B, j->ldb, j->beta, C, j->ldc);
 }
 
+/* Few rows times a transposed weight (decode): each weight row is read once and dotted with every
+ * input row; BLAS would repack the whole weight per call. Parallel over output columns. */
+typedef struct { int M, K, lda, ldb, ldc; float alpha, beta; const float *A, *B; float *C; } skinny_job;
+
+static void skinny_part(void *vp, long b, long e, int tid) {
+    skinny_job *j = vp;
+    for (long o = b; o < e; o++) {
+        const float *w = j->B + o * (long)j->ldb;
+        for (int m = 0; m < j->M; m++) {
+            float d = j->alpha * m2_vdot(j->A + (long)m * j->lda, w, j->K);
+            float *c = j->C + (long)m * j->ldc + o;
+            *c = j->beta == 0.0f ? d : j->beta * *c + d;
+        }
+    }
+}
+
 void m2_sgemm(m2_pool *pool, int transA, int transB, int M, int N, int K, float alpha,
               const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
+    if (!transA && transB && M <= 8 && K >= 16) {
+        skinny_job sj = {M, K, lda, ldb, ldc, alpha, beta, A, B, C};
+        if (pool && (double)M * N * K >= 262144.0) m2_pool_for(pool, N, skinny_part, &sj);
+        else skinny_part(&sj, 0, N, 0);
+        return;
+    }
     int nt = pool ? m2_pool_threads(pool) : 1;
     double work = (double)M * N * (K > 0 ? K : 1);
     if (nt <= 1 || work < 262144.0) {

@@ -97,8 +97,18 @@ void m2_rope_freqs(float *freq, int D, float theta, const m2_rope_scaling *sc) {
     }
 }
 
+void m2_rope_table_fill(float *cos_out, float *sin_out, int n_pos, const float *freq, int D) {
+    for (int p = 0; p < n_pos; p++)
+        for (int i = 0; i < D / 2; i++) {
+            float a = (float)p * freq[i];
+            cos_out[(size_t)p * (D / 2) + i] = cosf(a);
+            sin_out[(size_t)p * (D / 2) + i] = sinf(a);
+        }
+}
+
 typedef struct {
     float *x; const int *pos; const float *freq; int nh, D, ld; m2_rope_layout layout; float sign;
+    const m2_rope_table *tab;
 } rope_job;
 
 static void rope_rows(void *vp, long b, long e, int tid) {
@@ -106,11 +116,16 @@ static void rope_rows(void *vp, long b, long e, int tid) {
     int half = j->D / 2;
     float cs[512], sn[512];
     for (long n = b; n < e; n++) {
-        for (int i = 0; i < half; i++) {
-            float a = (float)j->pos[n] * j->freq[i];
-            cs[i] = cosf(a);
-            sn[i] = j->sign * sinf(a);
-        }
+        int p = j->pos[n];
+        if (j->tab && p < j->tab->n_pos) {
+            const float *tc = j->tab->cos + (size_t)p * half, *ts = j->tab->sin + (size_t)p * half;
+            for (int i = 0; i < half; i++) { cs[i] = tc[i]; sn[i] = j->sign * ts[i]; }
+        } else
+            for (int i = 0; i < half; i++) {
+                float a = (float)p * j->freq[i];
+                cs[i] = cosf(a);
+                sn[i] = j->sign * sinf(a);
+            }
         for (int h = 0; h < j->nh; h++) {
             float *v = j->x + (size_t)n * j->ld + (size_t)h * j->D;
             if (j->layout == M2_ROPE_ADJACENT)
@@ -130,14 +145,14 @@ static void rope_rows(void *vp, long b, long e, int tid) {
 }
 
 void m2_rope_forward(float *x, const int *pos, const float *freq, int N, int nh, int D, int ld,
-                     m2_rope_layout layout, m2_pool *pool) {
-    rope_job j = {x, pos, freq, nh, D, ld, layout, 1.0f};
+                     m2_rope_layout layout, const m2_rope_table *tab, m2_pool *pool) {
+    rope_job j = {x, pos, freq, nh, D, ld, layout, 1.0f, tab};
     m2_pool_for(pool, N, rope_rows, &j);
 }
 
 void m2_rope_backward(float *dx, const int *pos, const float *freq, int N, int nh, int D, int ld,
-                      m2_rope_layout layout, m2_pool *pool) {
-    rope_job j = {dx, pos, freq, nh, D, ld, layout, -1.0f};
+                      m2_rope_layout layout, const m2_rope_table *tab, m2_pool *pool) {
+    rope_job j = {dx, pos, freq, nh, D, ld, layout, -1.0f, tab};
     m2_pool_for(pool, N, rope_rows, &j);
 }
 

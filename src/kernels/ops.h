@@ -34,13 +34,18 @@ typedef struct m2_rope_scaling {
 
 /* freq[D/2]: theta^(-2i/D), then Llama-3.1 scaling if sc && sc->type == 1. */
 void m2_rope_freqs(float *freq, int D, float theta, const m2_rope_scaling *sc);
+/* Precomputed cos/sin of pos * freq[i] for pos < n_pos: cos, sin [n_pos, D/2]. Positions beyond
+ * n_pos are computed on the fly (same values: both use cosf/sinf of the same float angle). */
+typedef struct m2_rope_table { const float *cos, *sin; int n_pos; } m2_rope_table;
+void m2_rope_table_fill(float *cos_out, float *sin_out, int n_pos, const float *freq, int D);
+
 /* In place on x[N, nh, D] (row stride ld floats between tokens, ld >= nh*D): rotate pair i of token
- * n by angle pos[n] * freq[i]. */
+ * n by angle pos[n] * freq[i]. tab may be NULL. */
 void m2_rope_forward(float *x, const int *pos, const float *freq, int N, int nh, int D, int ld,
-                     m2_rope_layout layout, m2_pool *pool);
+                     m2_rope_layout layout, const m2_rope_table *tab, m2_pool *pool);
 /* In place on dx[N, nh, D]: the transpose of the rotation (rotate by -angle). */
 void m2_rope_backward(float *dx, const int *pos, const float *freq, int N, int nh, int D, int ld,
-                      m2_rope_layout layout, m2_pool *pool);
+                      m2_rope_layout layout, const m2_rope_table *tab, m2_pool *pool);
 
 /* out[n] = silu(gate[n]) * up[n]  over n values */
 void m2_swiglu_forward(float *out, const float *gate, const float *up, long n, m2_pool *pool);

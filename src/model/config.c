@@ -64,6 +64,17 @@ int m2_config_preset(const char *name, m2_model_config *c, m2_err *err) {
     return m2_config_validate(c, err);
 }
 
+int m2_config_tiny(m2_model_config *c, int vocab, int dim, int layers, int heads, int kv_heads,
+                   int ffn, int max_seq_len, m2_err *err) {
+    memset(c, 0, sizeof *c);
+    c->family = M2_FAMILY_LLAMA;
+    c->vocab_size = vocab; c->dim = dim; c->n_layers = layers; c->n_heads = heads;
+    c->n_kv_heads = kv_heads; c->ffn_dim = ffn; c->max_seq_len = max_seq_len;
+    c->norm_eps = 1e-5f; c->rope_theta = 10000.0f; c->rope_layout = M2_ROPE_HALF;
+    c->bos_token = c->eos_token = -1;
+    return m2_config_validate(c, err);
+}
+
 void m2_config_describe(const m2_model_config *c, char *buf, int cap) {
     static const char *fam[] = {"llama", "mistral", "qwen2"};
     snprintf(buf, cap, "%s d=%d L=%d heads=%d/%d hd=%d ff=%d V=%d ctx=%d%s%s (%.2fM params)",

@@ -37,6 +37,10 @@ long long m2_config_n_params(const m2_model_config *c);
  *   "test-qwen2"  a very small Qwen2-shaped model (qkv bias, tied embeddings, HALF rope)
  * vocab_size may be overridden afterwards (e.g. to a trained tokenizer's size). */
 int m2_config_preset(const char *name, m2_model_config *c, m2_err *err);
+/* The project's own tiny Llama-shaped model of any size (HALF RoPE, theta 10000, eps 1e-5, untied,
+ * no biases), validated. */
+int m2_config_tiny(m2_model_config *c, int vocab, int dim, int layers, int heads, int kv_heads,
+                   int ffn, int max_seq_len, m2_err *err);
 /* One-line human summary, e.g. "llama d=256 L=4 H=8/4 ff=768 V=2048 (4.2M params)". */
 void m2_config_describe(const m2_model_config *c, char *buf, int cap);
 

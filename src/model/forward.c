@@ -34,9 +34,11 @@ struct m2_ctx {
     float *lora_block; size_t lora_cap;
     float **lora_t, **lora_mask;      /* [L*7] */
     float *lora_dt, *lora_xd, *lora_dx;
-    int profile;
+    int profile, no_logits, fwd_no_logits;
     m2_ctx_stats stats;
 };
+
+void m2_ctx_want_logits(m2_ctx *c, int on) { c->no_logits = !on; }
 
 void m2_ctx_profile(m2_ctx *c, int enable) {
     c->profile = enable;
@@ -52,7 +54,7 @@ static float *take(size_t *off, float *base, size_t cnt) {
 
 /* Lays out (or only counts, when base == NULL) every buffer of a ctx. Returns floats needed.
  * la must hold n_layers entries. */
-static size_t layout(m2_model *m, int N, int keep, int tmax_unused, m2_ctx *c, layer_acts *la, float *base) {
+static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, float *base) {
     const m2_model_config *cf = &m->cfg;
     size_t C = cf->dim, F = cf->ffn_dim, V = cf->vocab_size, L = cf->n_layers;
     size_t QD = (size_t)cf->n_heads * cf->head_dim, KD = (size_t)cf->n_kv_heads * cf->head_dim;
@@ -83,11 +85,10 @@ static size_t layout(m2_model *m, int N, int keep, int tmax_unused, m2_ctx *c, l
 }
 
 size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
-    int tmax = max_tokens < m->cfg.max_seq_len ? max_tokens : m->cfg.max_seq_len;
     m2_ctx tmp;
     layer_acts *la = calloc((size_t)m->cfg.n_layers, sizeof *la);
     if (!la) return 0;
-    size_t n = layout(m, max_tokens, keep_acts, tmax, &tmp, la, NULL);
+    size_t n = layout(m, max_tokens, keep_acts, &tmp, la, NULL);
     free(la);
     return n * sizeof(float);
 }
@@ -110,7 +111,7 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
     c->aseq = calloc((size_t)max_tokens, sizeof(m2_attn_seq));
     c->lora_t = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
     c->lora_mask = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
-    size_t nf = c->la ? layout(m, max_tokens, keep_acts, c->tmax, c, c->la, NULL) : 0;
+    size_t nf = c->la ? layout(m, max_tokens, keep_acts, c, c->la, NULL) : 0;
     c->block_bytes = nf * sizeof(float);
     c->block = m2_malloc_aligned(c->block_bytes);
     if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->lora_mask || !c->block) {
@@ -120,7 +121,7 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
         return NULL;
     }
     memset(c->block, 0, c->block_bytes);
-    layout(m, max_tokens, keep_acts, c->tmax, c, c->la, c->block);
+    layout(m, max_tokens, keep_acts, c, c->la, c->block);
     m2_rng_seed(&c->rng, 0x5eed);
     return c;
 }
@@ -142,7 +143,7 @@ float *m2_ctx_dlogits(m2_ctx *c) { return c->dlogits; }
 float *m2_ctx_dhidden(m2_ctx *c) { return c->dhidden; }
 
 void m2_ctx_zero_dgrads(m2_ctx *c) {
-    memset(c->dlogits, 0, (size_t)c->N * c->m->cfg.vocab_size * sizeof(float));
+    if (!c->fwd_no_logits) memset(c->dlogits, 0, (size_t)c->N * c->m->cfg.vocab_size * sizeof(float));
     memset(c->dhidden, 0, (size_t)c->N * c->m->cfg.dim * sizeof(float));
 }
 
@@ -316,8 +317,8 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         lin_fwd(c, A->q, A->h1, ly->wq, ly->bq, SLOT(l, 0), (int)N);
         lin_fwd(c, A->k, A->h1, ly->wk, ly->bk, SLOT(l, 1), (int)N);
         lin_fwd(c, A->v, A->h1, ly->wv, ly->bv, SLOT(l, 2), (int)N);
-        m2_rope_forward(A->q, c->pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, pool);
-        m2_rope_forward(A->k, c->pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, pool);
+        m2_rope_forward(A->q, c->pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_forward(A->k, c->pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         for (int s = 0; s < c->n_seq; s++) {
             size_t o = c->seq_off[s];
             int len = c->seq_len[s];
@@ -337,7 +338,8 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
     }
     m2_rmsnorm_forward(c->hidden, c->rstdf, c->X + (size_t)L * N * C, m->out_norm->data, (int)N, C,
                        cf->norm_eps, pool);
-    lin_fwd(c, c->logits, c->hidden, m->output, NULL, -1, (int)N);
+    c->fwd_no_logits = c->no_logits;
+    if (!c->no_logits) lin_fwd(c, c->logits, c->hidden, m->output, NULL, -1, (int)N);
     m2_ctx_zero_dgrads(c);
     c->llse_valid = 0;
     return 0;
@@ -354,7 +356,7 @@ int m2_backward(m2_ctx *c, m2_err *err) {
     size_t NC = (size_t)N * C;
     /* d hidden = dhidden + dlogits . W_out */
     memcpy(c->dh, c->dhidden, NC * sizeof(float));
-    lin_bwd(c, c->dh, c->dlogits, c->hidden, m->output, NULL, -1, N);
+    if (!c->fwd_no_logits) lin_bwd(c, c->dh, c->dlogits, c->hidden, m->output, NULL, -1, N);
     memset(c->dX, 0, NC * sizeof(float));
     m2_rmsnorm_backward(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
                         c->rstdf, N, C, pool);
@@ -389,8 +391,8 @@ int m2_backward(m2_ctx *c, m2_err *err) {
             c->aseq[s] = as;
         }
         m2_attention_backward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
-        m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, pool);
-        m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, pool);
+        m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         /* below layer 0 only the embedding could use dX: skip those GEMMs when it is frozen */
         int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
         float *dh1 = need_dx ? c->dh : NULL;

@@ -31,6 +31,9 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
 void m2_ctx_seed(m2_ctx *c, uint64_t seed);   /* dropout RNG */
 m2_rng *m2_ctx_rng(m2_ctx *c);                /* its state, for checkpoints */
 
+/* on = 0: later forwards skip the output projection (hidden states only, e.g. critic-only passes);
+ * logits/dlogits are then not valid and backward starts from dhidden alone. Default on. */
+void m2_ctx_want_logits(m2_ctx *c, int on);
 int m2_ctx_tokens(const m2_ctx *c);           /* N of the last forward */
 float *m2_ctx_logits(m2_ctx *c);              /* [N,V] */
 float *m2_ctx_hidden(m2_ctx *c);              /* [N,H] final normed hidden (head input) */

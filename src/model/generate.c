@@ -55,6 +55,7 @@ static void lin(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const flo
 static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, const int *seqs,
                       const int *seg_len, const int32_t *tokens, float *logits, m2_err *err) {
     const m2_model_config *cf = &m->cfg;
+    if (nseg <= 0) return m2_errorf(err, M2_EINVAL, "kv: no sequences to extend");
     int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
     int QD = H * D, KD = KVH * D, V = cf->vocab_size;
     if (a && a->merged) return m2_errorf(err, M2_EINVAL, "generate: adapter '%s' is merged into the base", a->cfg.name);
@@ -96,8 +97,8 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
         lin(&w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
         lin(&w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
         lin(&w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
-        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, pool);
-        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, pool);
+        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         for (int i = 0, o = 0; i < nseg; i++) {
             int s = seqs[i], p0 = kv->len[s], n = seg_len[i];
             memcpy(kv_at(kv, kv->k, l, s, p0), w.k + (size_t)o * KD, (size_t)n * KD * sizeof(float));
@@ -138,6 +139,7 @@ int m2_kv_append(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int seq, const int
 
 int m2_kv_step(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int *seqs, const int32_t *token,
                int n, float *logits, m2_err *err) {
+    if (n <= 0) return 0;
     int *ones = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     if (!ones) return m2_errorf(err, M2_ENOMEM, "kv: out of memory");
     for (int i = 0; i < n; i++) ones[i] = 1;
@@ -226,9 +228,22 @@ int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *pro
         out[i].logps = malloc((size_t)(maxnew + 1) * sizeof(float));
         if (!out[i].tokens || !out[i].logps) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
         m2_rng_seed_stream(&rng[i], g->seed, (uint64_t)i);
-        if ((rc = m2_kv_append(m, a, kv, i, prompts[i], prompt_len[i], logits + (size_t)i * V, err))) goto done;
         active[i] = 1;
         if (maxnew == 0) { active[i] = 0; out[i].stop_reason = M2_STOP_MAX_TOKENS; }
+    }
+    {   /* one batched prefill of all prompts (segments of one forward) */
+        long total = 0;
+        for (int i = 0; i < n_seq; i++) total += prompt_len[i];
+        int32_t *cat = malloc((size_t)total * sizeof(int32_t));
+        if (!cat) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
+        for (int i = 0, o = 0; i < n_seq; i++) {
+            memcpy(cat + o, prompts[i], (size_t)prompt_len[i] * sizeof(int32_t));
+            o += prompt_len[i];
+            seqs[i] = i;
+        }
+        rc = kv_forward(m, a, kv, n_seq, seqs, prompt_len, cat, logits, err);
+        free(cat);
+        if (rc) goto done;
     }
     for (;;) {
         int n = 0;

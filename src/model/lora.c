@@ -1,4 +1,5 @@
 #include "model/lora.h"
+#include "core/arena.h"
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -89,6 +90,29 @@ m2_adapter *m2_adapter_add(m2_model *m, const m2_lora_config *cfg, uint64_t seed
     a->index = m->n_adapters;
     m->adapters[m->n_adapters++] = a;
     return a;
+}
+
+int m2_adapter_set_trainable(m2_adapter *a, int on, m2_err *err) {
+    m2_params *p = &a->params;
+    if (!on) {
+        free(p->g); free(p->m); free(p->v);
+        p->g = p->m = p->v = NULL;
+        p->trainable = 0;
+    } else if (!p->g) {
+        p->g = m2_malloc_aligned((p->n ? p->n : 1) * sizeof(float));
+        if (!p->g) return m2_errorf(err, M2_ENOMEM, "lora '%s': out of memory for gradients", a->cfg.name);
+        memset(p->g, 0, p->n * sizeof(float));
+        p->trainable = 1;
+    }
+    /* re-point the per-pair gradient views */
+    for (int l = 0; l < a->n_layers; l++)
+        for (int t = 0; t < M2_LORA_N_TARGETS; t++) {
+            m2_lora_pair *q = &a->pairs[l * M2_LORA_N_TARGETS + t];
+            if (!q->A) continue;
+            q->dA = p->g ? p->g + (q->A - p->w) : NULL;
+            q->dB = p->g ? p->g + (q->B - p->w) : NULL;
+        }
+    return 0;
 }
 
 int m2_adapter_remove(m2_model *m, m2_adapter *a, m2_err *err) {

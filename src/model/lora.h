@@ -45,6 +45,9 @@ int m2_lora_parse_targets(const char *s, unsigned *out);
  * new adapter leaves the base function unchanged. Trainable unless frozen later. */
 m2_adapter *m2_adapter_add(m2_model *m, const m2_lora_config *cfg, uint64_t seed, m2_err *err);
 m2_adapter *m2_adapter_find(m2_model *m, const char *name);
+/* Freezes (on = 0: frees grads and AdamW moments; forwards still apply it, backwards compute no
+ * factor gradients) or unfreezes (allocates zeroed grads; moments on the next AdamW step). */
+int m2_adapter_set_trainable(m2_adapter *a, int on, m2_err *err);
 /* Removes and frees an adapter (must not be merged). */
 int m2_adapter_remove(m2_model *m, m2_adapter *a, m2_err *err);
 /* Copies factors from src to dst (same config shapes), e.g. to snapshot a reference policy. */

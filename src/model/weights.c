@@ -106,6 +106,15 @@ m2_model *m2_model_create(const m2_model_config *cfg_in, const m2_model_opts *op
             for (int j = 0; j < t->cols; j++) ((float *)t->data)[j] = 1.0f;
     }
     m2_rope_freqs(m->rope_freq, cfg.head_dim, cfg.rope_theta, &cfg.rope_scaling);
+    {
+        int np = cfg.max_seq_len < 32768 ? cfg.max_seq_len : 32768;
+        float *tc = malloc(sizeof(float) * (size_t)np * cfg.head_dim);   /* cos | sin */
+        if (!tc) goto oom;
+        m2_rope_table_fill(tc, tc + (size_t)np * (cfg.head_dim / 2), np, m->rope_freq, cfg.head_dim);
+        m->rope_tab.cos = tc;
+        m->rope_tab.sin = tc + (size_t)np * (cfg.head_dim / 2);
+        m->rope_tab.n_pos = np;
+    }
     m->pool = m2_pool_create(o.threads, err);
     if (!m->pool) { m2_model_free(m); return NULL; }
     m2_blas_single_thread();   /* the pool splits every GEMM; BLAS threads would spin against it */
@@ -123,8 +132,22 @@ void m2_model_free(m2_model *m) {
     free(m->adapters); free(m->heads);
     m2_params_free(&m->base);
     free(m->qstore); free(m->tensors); free(m->layers); free(m->rope_freq);
+    free((float *)m->rope_tab.cos);
     m2_pool_destroy(m->pool);
     free(m);
+}
+
+int m2_model_set_rope_freq_factors(m2_model *m, const float *factors, int n, m2_err *err) {
+    int half = m->cfg.head_dim / 2;
+    if (n != half) return m2_errorf(err, M2_ESHAPE, "rope_freqs: expected %d factors, got %d", half, n);
+    for (int i = 0; i < half; i++)
+        if (!(factors[i] > 0)) return m2_errorf(err, M2_EINVAL, "rope_freqs: factor %d is not positive", i);
+    m2_rope_freqs(m->rope_freq, m->cfg.head_dim, m->cfg.rope_theta, NULL);
+    for (int i = 0; i < half; i++) m->rope_freq[i] /= factors[i];
+    m->cfg.rope_scaling.type = 0;
+    m2_rope_table_fill((float *)m->rope_tab.cos, (float *)m->rope_tab.sin, m->rope_tab.n_pos, m->rope_freq,
+                       m->cfg.head_dim);
+    return 0;
 }
 
 m2_tensor *m2_model_find(m2_model *m, const char *name) {

@@ -54,6 +54,7 @@ typedef struct m2_model {
     unsigned char *qstore; /* storage of non-f32 matrices */
     size_t qstore_bytes;
     float *rope_freq;      /* [head_dim/2] */
+    m2_rope_table rope_tab; /* cos/sin for positions < min(max_seq_len, 32768) */
     m2_adapter **adapters; int n_adapters;
     m2_head **heads; int n_heads;
     m2_pool *pool;         /* owned */
@@ -73,6 +74,10 @@ int m2_model_get_tensor_f32(m2_model *m, const char *name, float *dst, m2_err *e
 /* Random init like GPT-2/Llama pre-training: matrices N(0, std), output-side projections (attn
  * output, ffn down) scaled by 1/sqrt(2 L), norms 1, biases 0. Deterministic for a seed. */
 void m2_model_init_random(m2_model *m, uint64_t seed, float std);
+/* GGUF Llama-3.1 files may carry `rope_freqs.weight` [head_dim/2] instead of scaling metadata:
+ * frequency i becomes theta^(-2i/D) / factors[i] (llama.cpp's convention). Replaces the config's
+ * scaling; rebuilds the cos/sin table. */
+int m2_model_set_rope_freq_factors(m2_model *m, const float *factors, int n, m2_err *err);
 /* The weight view used by kernels. */
 m2_wref m2_tensor_wref(const m2_tensor *t);
 

@@ -213,6 +213,8 @@ static int heat(sw_session *s, const sw_params *p, int x, int target, char *buf,
     else device = sw_find_named(w, sw_room(w, "foundry"), "blast furnace");
     int r = pot_into_device(s, p, device, buf, cap);
     if (r) return r;
+    /* far from the change: let time pass in one action (goals are checked every tick) */
+    if (need - w->o[x].temp > 60.0f) { snprintf(buf, cap, "wait"); return 1; }
     return measure(s, p, x, buf, cap);
 }
 
@@ -224,6 +226,7 @@ static int cool(sw_session *s, const sw_params *p, int x, int target, char *buf,
                               : sw_find_named(w, sw_room(w, "workshop"), "ultra low temperature freezer");
     int r = pot_into_device(s, p, device, buf, cap);
     if (r) return r;
+    if (w->o[x].temp - need > 20.0f) { snprintf(buf, cap, "wait"); return 1; }
     return measure(s, p, x, buf, cap);
 }
 
@@ -426,6 +429,319 @@ static int oracle_melting(sw_session *s, const sw_params *p, char *buf, size_t c
     return act_on(s, "focus on", sw_find_named(w, box_room, box), buf, cap);
 }
 
+/* ---------------- power-component (and the renewable/nonrenewable variant) ---------------- */
+
+static int connect_terminals(sw_session *s, int ta, int tb, char *buf, size_t cap) {
+    char r1[SW_REF_LEN], r2[SW_REF_LEN];
+    sw_session_referent(s, ta, r1, sizeof r1);
+    sw_session_referent(s, tb, r2, sizeof r2);
+    if (!r1[0] || !r2[0]) return -1;
+    snprintf(buf, cap, "connect %s to %s", r1, r2);
+    return 1;
+}
+
+static int oracle_power(sw_session *s, const sw_params *p, int renewable_task, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int part = p->part_id, src = p->source_id, w1 = p->wire1, w2 = p->wire2;
+    if (part == SW_NONE || src == SW_NONE || w1 == SW_NONE || w2 == SW_NONE) return -1;
+    int workshop = sw_room(w, "workshop"), outside = sw_room(w, "outside");
+    int outdoor = renewable_task && p->renewable;
+    if (gs->cur == 0) {
+        int r = nav_step(s, sw_room_of(w, part), buf, cap);
+        if (r) return r;
+        return act_on(s, "focus on", part, buf, cap);
+    }
+    (void)workshop;
+    if (outdoor) {
+        /* solar panels and wind generators work outside: carry everything there */
+        const int items[4] = {part, src, w1, w2};
+        int here = w->o[w->agent].parent;
+        if (here != outside) {
+            for (int i = 0; i < 4; i++)
+                if (!in_inventory(w, items[i])) {
+                    int r = nav_step(s, sw_room_of(w, items[i]), buf, cap);
+                    if (r) return r;
+                    return act_on(s, "pick up", items[i], buf, cap);
+                }
+            return nav_step(s, outside, buf, cap);
+        }
+        for (int i = 0; i < 4; i++)
+            if (in_inventory(w, items[i])) return act_on(s, "drop", items[i], buf, cap);
+    }
+    int sa = sw_terminal_of(w, src, 0), sc = sw_terminal_of(w, src, 1);
+    int w1a = sw_terminal_of(w, w1, 0), w1b = sw_terminal_of(w, w1, 1), w2a = sw_terminal_of(w, w2, 0), w2b = sw_terminal_of(w, w2, 1);
+    int pa = sw_terminal_of(w, part, 0), pc = sw_terminal_of(w, part, 1);
+    const int pairs[4][2] = {{sa, w1a}, {sc, w2a}, {w1b, pc}, {w2b, pa}};
+    for (int i = 0; i < 4; i++)
+        if (w->o[pairs[i][0]].conn != pairs[i][1]) {
+            if (w->o[pairs[i][0]].conn != SW_NONE || w->o[pairs[i][1]].conn != SW_NONE) {
+                /* a wrong connection from an earlier deviation: undo it first */
+                int bad = w->o[pairs[i][0]].conn != SW_NONE ? pairs[i][0] : pairs[i][1];
+                int obj = w->o[bad].parent;
+                return act_on(s, "disconnect", obj, buf, cap);
+            }
+            return connect_terminals(s, pairs[i][0], pairs[i][1], buf, cap);
+        }
+    if ((w->o[src].flags & F_DEVICE) && !(w->o[src].flags & F_ON)) return act_on(s, "activate", src, buf, cap);
+    snprintf(buf, cap, "wait1");
+    return 1;
+}
+
+/* ---------------- test-conductivity ---------------- */
+
+static int oracle_conductivity(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int kitchen = sw_room(w, "kitchen"), workshop = sw_room(w, "workshop");
+    int x = gs->cur >= 1 ? gs->last_obj : p->object_id;
+    int carrier = x;
+    if (!strcmp(p->object, "water")) {
+        int cup = p->pot;
+        if (gs->cur == 0) x = water_in(w, cup);
+        carrier = cup;
+        if (x == SW_NONE) {
+            int sink = sw_find_named(w, kitchen, "sink");
+            int r = nav_step(s, kitchen, buf, cap);
+            if (r) return r;
+            if (w->o[cup].parent != sink) return act_move(s, cup, sink, buf, cap);
+            return act_on(s, "activate", sink, buf, cap);
+        }
+        int sink = w->o[cup].parent;
+        if (sink != SW_NONE && w->o[sink].kind == K_SINK && (w->o[sink].flags & F_ON)) return act_on(s, "deactivate", sink, buf, cap);
+    }
+    if (x == SW_NONE || (w->o[x].flags & F_DELETED)) return -1;
+    if (gs->cur == 0) {
+        if (!in_inventory(w, carrier)) {
+            int r = nav_step(s, sw_room_of(w, carrier), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", carrier, buf, cap);
+        }
+        return act_on(s, "focus on", x, buf, cap);
+    }
+    int r = nav_step(s, workshop, buf, cap);
+    if (r) return r;
+    if (in_inventory(w, carrier)) return act_on(s, "drop", carrier, buf, cap);
+    int src = p->source_id, part = p->part_id, w1 = p->wire1, w2 = p->wire2, w3 = p->wire3;
+    if (src == SW_NONE || part == SW_NONE || w1 == SW_NONE || w2 == SW_NONE || w3 == SW_NONE) return -1;
+    int sa = sw_terminal_of(w, src, 0), sc = sw_terminal_of(w, src, 1);
+    int pa = sw_terminal_of(w, part, 0), pc = sw_terminal_of(w, part, 1);
+    const int pairs[4][2] = {{sa, sw_terminal_of(w, w1, 0)}, {sc, sw_terminal_of(w, w2, 0)},
+                             {sw_terminal_of(w, w1, 1), pc}, {sw_terminal_of(w, w3, 1), pa}};
+    for (int i = 0; i < 4; i++)
+        if (w->o[pairs[i][0]].conn != pairs[i][1]) {
+            if (w->o[pairs[i][0]].conn != SW_NONE || w->o[pairs[i][1]].conn != SW_NONE) {
+                int bad = w->o[pairs[i][0]].conn != SW_NONE ? pairs[i][0] : pairs[i][1];
+                return act_on(s, "disconnect", w->o[bad].parent, buf, cap);
+            }
+            return connect_terminals(s, pairs[i][0], pairs[i][1], buf, cap);
+        }
+    /* the test object between wire 2 and wire 3 */
+    int w2b = sw_terminal_of(w, w2, 1), w3a = sw_terminal_of(w, w3, 0);
+    int xt1 = sw_terminal_of(w, x, 0), xt2 = sw_terminal_of(w, x, 1);
+    char rx[SW_REF_LEN], rt[SW_REF_LEN];
+    sw_session_referent(s, x, rx, sizeof rx);
+    if (!rx[0]) return -1;
+    if (xt1 == SW_NONE || w->o[xt1].conn == SW_NONE) {
+        if (w->o[w2b].conn != SW_NONE) return act_on(s, "disconnect", w2, buf, cap);
+        sw_session_referent(s, w2b, rt, sizeof rt);
+        snprintf(buf, cap, "connect %s to %s", rx, rt);
+        return 1;
+    }
+    if (w->o[xt2].conn == SW_NONE) {
+        if (w->o[w3a].conn != SW_NONE) return act_on(s, "disconnect", w3, buf, cap);
+        sw_session_referent(s, w3a, rt, sizeof rt);
+        snprintf(buf, cap, "connect %s to %s", rx, rt);
+        return 1;
+    }
+    /* let the current settle (two wait1, as the gold path does), then read the part */
+    if (w->moves - w->last_connect_move < 4) { snprintf(buf, cap, "wait1"); return 1; }
+    int on = (w->o[part].flags & F_ON) != 0;
+    int box = sw_find_named(w, workshop, on ? p->box_conductive : p->box_nonconductive);
+    return act_move(s, carrier, box, buf, cap);
+}
+
+/* ---------------- chemistry-mix-paint (secondary / tertiary) ---------------- */
+
+static int paint_in(const sw_world *w, int container, const char *name) {
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == container && !strcmp(w->o[i].name, name)) return i;
+    return SW_NONE;
+}
+
+/* The cup (inside the task's paint furniture) that holds paint `name`. */
+static int cup_with(const sw_world *w, int furniture, const char *name) {
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == furniture && w->o[i].kind == K_CUP && paint_in(w, i, name) != SW_NONE)
+            return i;
+    return SW_NONE;
+}
+
+static int pour_into(sw_session *s, int from, int to, char *buf, size_t cap) {
+    char r1[SW_REF_LEN], r2[SW_REF_LEN];
+    sw_session_referent(s, from, r1, sizeof r1);
+    sw_session_referent(s, to, r2, sizeof r2);
+    if (!r1[0] || !r2[0]) return -1;
+    snprintf(buf, cap, "pour %s into %s", r1, r2);
+    return 1;
+}
+
+static int oracle_paint(sw_session *s, const sw_params *p, int tertiary, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int mixer = p->mixer, furn = p->furniture;
+    if (mixer == SW_NONE || furn == SW_NONE) return -1;
+    int r;
+    int carrying = 0;
+    for (int i = 0; i < w->n; i++) if (w->o[i].kind == K_CUP && in_inventory(w, i)) carrying = 1;
+    if (!carrying && w->o[w->agent].parent != sw_room(w, p->location) && gs->cur == 0) {
+        r = nav_step(s, sw_room(w, p->location), buf, cap);
+        if (r) return r;
+    }
+    const char *target = gs->cur == 0 ? p->secondary : p->tertiary;
+    int made = paint_in(w, mixer, target);
+    if (made != SW_NONE) {
+        r = nav_step(s, sw_room_of(w, mixer), buf, cap);
+        if (r) return r;
+        return act_on(s, "focus on", made, buf, cap);
+    }
+    if ((w->o[furn].flags & F_CLOSABLE) && !(w->o[furn].flags & F_OPEN)) {
+        r = nav_step(s, sw_room_of(w, furn), buf, cap);
+        if (r) return r;
+        return act_on(s, "open", furn, buf, cap);
+    }
+    const char (*need)[SW_NAME] = gs->cur == 0 ? p->in_sec : p->in_ter;
+    for (int k = 0; k < 2; k++) {
+        if (paint_in(w, mixer, need[k]) != SW_NONE) continue;
+        int cup = cup_with(w, furn, need[k]);
+        if (cup == SW_NONE) {
+            /* used up here: any other cup of that paint (a carried one first, then this room, then the house) */
+            int here = sw_room(w, p->location);
+            for (int pass = 0; pass < 3 && cup == SW_NONE; pass++)
+                for (int i = 0; i < w->n && cup == SW_NONE; i++) {
+                    if (w->o[i].kind != K_CUP || i == mixer || (w->o[i].flags & F_DELETED) || paint_in(w, i, need[k]) == SW_NONE) continue;
+                    if (pass == 0 && !in_inventory(w, i)) continue;
+                    if (pass == 1 && sw_room_of(w, i) != here) continue;
+                    cup = i;
+                }
+            if (cup == SW_NONE) return -1;
+            if (sw_room_of(w, cup) != here && !in_inventory(w, cup)) {
+                int rr = nav_step(s, sw_room_of(w, cup), buf, cap);
+                if (rr) return rr;
+                for (int c = w->o[cup].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
+                    if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                return act_on(s, "pick up", cup, buf, cap);
+            }
+            if (w->o[w->agent].parent != here) {
+                int rr = nav_step(s, here, buf, cap);
+                if (rr) return rr;
+            }
+        }
+        return pour_into(s, cup, mixer, buf, cap);
+    }
+    (void)tertiary;
+    r = nav_step(s, sw_room_of(w, mixer), buf, cap);
+    if (r) return r;
+    return act_on(s, "mix", mixer, buf, cap);
+}
+
+/* ---------------- chemistry-mix ---------------- */
+
+static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int pot = p->pot;
+    int r;
+    int result = paint_in(w, pot, p->result);
+    if (result != SW_NONE) return act_on(s, "focus on", result, buf, cap);
+    /* the pot sits in a sink being filled: switch the water off, take the pot back */
+    int holder = w->o[pot].parent;
+    if (holder != SW_NONE && w->o[holder].kind == K_SINK) {
+        if (water_in(w, pot) == SW_NONE) {
+            if (!(w->o[holder].flags & F_ON)) return act_on(s, "activate", holder, buf, cap);
+            snprintf(buf, cap, "wait1");
+            return 1;
+        }
+        if (w->o[holder].flags & F_ON) return act_on(s, "deactivate", holder, buf, cap);
+        return act_on(s, "pick up", pot, buf, cap);
+    }
+    if (!in_inventory(w, pot)) {
+        r = nav_step(s, sw_room_of(w, pot), buf, cap);
+        if (r) return r;
+        int c = w->o[pot].parent;
+        if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        return act_on(s, "pick up", pot, buf, cap);
+    }
+    int read = 0;
+    for (int i = 0; i < w->n_used; i++) if (!strcmp(w->used[i][0], "read") && !strcmp(w->used[i][1], "recipe")) read = 1;
+    if (!read) {
+        int recipe = sw_find_named(w, SW_NONE, "recipe");
+        if (recipe == SW_NONE) return -1;
+        if (!in_inventory(w, recipe)) {
+            r = nav_step(s, sw_room_of(w, recipe), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", recipe, buf, cap);
+        }
+        return act_on(s, "read", recipe, buf, cap);
+    }
+    for (int k = 0; k < p->n_inputs; k++) {
+        const char *in = p->inputs[k];
+        if (paint_in(w, pot, in) != SW_NONE) continue;
+        if (!strcmp(in, "water")) {
+            int sink = nearest_working_sink(w, sw_room_of(w, w->agent));
+            if (sink == SW_NONE) return -1;
+            r = nav_step(s, sw_room_of(w, sink), buf, cap);
+            if (r) return r;
+            return act_move(s, pot, sink, buf, cap);
+        }
+        if (strstr(in, " paint")) {
+            int cup = SW_NONE;
+            for (int i = 0; i < w->n && cup == SW_NONE; i++)
+                if (w->o[i].kind == K_CUP && i != pot && !(w->o[i].flags & F_DELETED) && paint_in(w, i, in) != SW_NONE) cup = i;
+            if (cup == SW_NONE) return -1;
+            r = nav_step(s, sw_room_of(w, cup), buf, cap);
+            if (r) return r;
+            for (int c = w->o[cup].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
+                if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+            return pour_into(s, cup, pot, buf, cap);
+        }
+        /* a solid ingredient: the first one not already in the pot, preferring the recipe's room */
+        int x = SW_NONE, home = sw_room(w, p->location);
+        for (int pass = 0; pass < 2 && x == SW_NONE; pass++)
+            for (int i = 0; i < w->n && x == SW_NONE; i++) {
+                if ((w->o[i].flags & F_DELETED) || strcmp(w->o[i].name, in) || sw_is_inside(w, i, pot) || w->o[i].parent == SW_NONE) continue;
+                if (pass == 0 && sw_room_of(w, i) != home && !in_inventory(w, i)) continue;
+                x = i;
+            }
+        if (x == SW_NONE) return -1;
+        if (!in_inventory(w, x)) {
+            r = nav_step(s, sw_room_of(w, x), buf, cap);
+            if (r) return r;
+            for (int c = w->o[x].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
+                if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+            return act_on(s, "pick up", x, buf, cap);
+        }
+        return act_move(s, x, pot, buf, cap);
+    }
+    return act_on(s, "mix", pot, buf, cap);
+}
+
+/* ---------------- identify-life-stages-1 ---------------- */
+
+static int oracle_life_stages(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int x = p->part_id;
+    if (x == SW_NONE || w->gs.cur >= p->n_stages) return -1;
+    int r = nav_step(s, sw_room_of(w, x), buf, cap);
+    if (r) return r;
+    const char *want = sw_life_family_stage(p->family, w->gs.cur);
+    if (!strcmp(sw_life_stage_name(w, x), want)) return act_on(s, "focus on", x, buf, cap);
+    /* not there yet: let the animal grow (a stage that is already over cannot come back) */
+    int idx_now = w->o[x].stage, idx_want = w->gs.cur;
+    if (idx_now > idx_want) return -1;
+    snprintf(buf, cap, sw_life_ticks_left(w, x) > 11 ? "wait" : "wait1");
+    return 1;
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -435,6 +751,11 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strncmp(name, "lifespan-", 9)) r = oracle_lifespan(s, task, p, buf, cap);
     else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
-    else if (!strcmp(name, "measure-melting-point-known-substance")) r = oracle_melting(s, p, buf, cap);
+    else if (!strncmp(name, "measure-melting-point-", 22)) r = oracle_melting(s, p, buf, cap);
+    else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
+    else if (!strcmp(name, "chemistry-mix")) r = oracle_chemistry(s, p, buf, cap);
+    else if (!strcmp(name, "identify-life-stages-1")) r = oracle_life_stages(s, p, buf, cap);
+    else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
+    else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;
 }

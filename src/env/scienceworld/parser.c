@@ -47,8 +47,8 @@ static const action_def actions[A_COUNT] = {
     [A_READ] = {"read", {"read", "$"}, 2, 0},
     [A_MIX] = {"mix", {"mix|stir", "$"}, 2, 0},
     [A_DUNK] = {"dunk", {"dunk", "$", "in|into", "$"}, 4, 0},
-    [A_CONNECT] = {"connect", {"connect", "$", "to|in|into", "$"}, 4, 0},
-    [A_DISCONNECT] = {"disconnect", {"disconnect", "$"}, 2, 0},
+    [A_CONNECT] = {"connect electrically", {"connect", "$", "to|in|into", "$"}, 4, 0},
+    [A_DISCONNECT] = {"disconnect electrically", {"disconnect", "$"}, 2, 0},
     [A_FLUSH] = {"flush", {"flush", "$"}, 2, 0},
 };
 
@@ -181,7 +181,7 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         add_ref(r, o->name);
         break;
     case K_ANIMAL: {
-        const char *stage = strstr(dn, " egg") ? "egg" : (strncmp(dn, "baby ", 5) ? "adult" : "baby");
+        const char *stage = sw_life_stage_name(w, obj);
         add_ref(r, "living thing"); add_ref(r, "organism"); add_ref(r, o->name); add_ref(r, dn);
         snprintf(t, sizeof t, "%s %s", stage, o->name); add_ref(r, t);
         snprintf(t, sizeof t, "%s %s", stage, dn); add_ref(r, t);
@@ -197,15 +197,47 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         add_ref(r, o->name);
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
         break;
-    case K_BOOK: add_ref(r, "book"); add_ref(r, o->name); break;
+    case K_BOOK:
+        add_ref(r, "book"); add_ref(r, o->alt);
+        snprintf(t, sizeof t, "book by %s", o->alt2); add_ref(r, t);
+        snprintf(t, sizeof t, "%s book", o->alt); add_ref(r, t);
+        add_ref(r, o->name);
+        snprintf(t, sizeof t, "%s by %s", o->name, o->alt2); add_ref(r, t);
+        snprintf(t, sizeof t, "%s called %s", o->name, o->alt); add_ref(r, t);
+        break;
+    case K_TERMINAL: {
+        const char *pn = o->parent != SW_NONE ? w->o[o->parent].name : "";
+        add_ref(r, "terminal"); add_ref(r, o->name);
+        snprintf(t, sizeof t, "%s on %s", o->name, pn); add_ref(r, t);
+        snprintf(t, sizeof t, "%s %s", pn, o->name); add_ref(r, t);
+        break;
+    }
+    case K_LIGHTBULB:
+        if (strstr(o->name, "light bulb")) { add_ref(r, "light"); add_ref(r, "light bulb"); }
+        else if (strstr(o->name, "motor")) { add_ref(r, "motor"); add_ref(r, "electric motor"); }
+        else if (strstr(o->name, "buzzer")) { add_ref(r, "buzzer"); add_ref(r, "electric buzzer"); }
+        add_ref(r, o->name);
+        break;
+    case K_SWITCH: case K_WIRE: add_ref(r, "component"); add_ref(r, o->name); break;
+    case K_PAINT: add_ref(r, "paint"); add_ref(r, o->name); break;
+    case K_RECIPE:
+        add_ref(r, o->name); add_ref(r, o->alt);
+        snprintf(t, sizeof t, "%s called %s", o->name, o->alt); add_ref(r, t);
+        break;
+    case K_BATTERY: add_ref(r, "generator"); add_ref(r, o->name); break;
     case K_THING:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "metal fork")) add_ref(r, "steel fork");
-        if (!strncmp(o->name, "unknown substance", 17)) add_ref(r, "unknown substance");
+        if (!strcmp(o->name, "plastic fork")) add_ref(r, "plastic fork");
+        if (!strcmp(o->name, "paper clip")) add_ref(r, "steel paper clip");
+        if (strstr(o->name, "unknown substance")) add_ref(r, "unknown substance");
+        if (strstr(o->name, " block")) add_ref(r, "block");
         break;
     case K_FOOD:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "apple")) add_ref(r, "red apple");
+        if (!strcmp(o->name, "apricot")) add_ref(r, "orange apricot");
+        if (!strcmp(o->name, "jam")) add_ref(r, "red jam");
         break;
     default: add_ref(r, o->name); add_ref(r, dn); break;
     }
@@ -271,6 +303,13 @@ int sw_visible_objects(const sw_world *w, int *out, int cap) {
     n = accessible_rec(w, room, out, n, cap);
     n = vis_add(out, n, cap, w->agent);
     n = accessible_rec(w, w->agent, out, n, cap);
+    /* electrical terminals of everything visible (hidden ones too: the parser sees them) */
+    int base = n;
+    for (int i = 0; i < w->n; i++) {
+        if (w->o[i].kind != K_TERMINAL || (w->o[i].flags & F_DELETED)) continue;
+        int p = w->o[i].parent;
+        for (int j = 0; j < base; j++) if (out[j] == p) { n = vis_add(out, n, cap, i); break; }
+    }
     /* deterministic order: by id */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && out[j - 1] > out[j]; j--) { int t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
@@ -419,7 +458,36 @@ static int can_move(const sw_world *w, int obj, int dest, sw_sb *b) {
 
 static void do_move(sw_world *w, int obj, int dest, sw_sb *b) {
     sw_move(w, obj, dest);
+    if (sw_is_electrically_connected(w, obj)) {
+        say(b, "(disconnecting %s)", w->o[obj].name);
+        sw_disconnect(w, obj);
+    }
     say(b, "You move the %s to the %s.", w->o[obj].name, w->o[dest].name);
+}
+
+/* ActionConnectElectrical.getTerminal: a terminal, or a plain object's free (hidden) terminal. */
+static int get_terminal(sw_world *w, int x, sw_sb *b) {
+    const sw_obj *o = &w->o[x];
+    if (o->kind == K_TERMINAL) return x;
+    if (o->kind == K_LIGHTBULB || o->kind == K_SWITCH || o->kind == K_BATTERY) {
+        say(b, "Connections must specify specific points of contact on polarized electrical components (e.g. anode, cathode)");
+        return SW_NONE;
+    }
+    if (o->kind == K_WIRE) {
+        say(b, "Connections must specify specific points of contact on unpolarized electrical components (e.g. terminal 1, terminal 2)");
+        return SW_NONE;
+    }
+    if (o->kind == K_ROOM || o->kind == K_OUTSIDE || o->kind == K_UNIVERSE || o->kind == K_DOOR || o->kind == K_AGENT ||
+        o->kind == K_INVENTORY || sw_ensure_terminals(w, x)) {
+        say(b, "It's not clear how to connect something to %s", o->name);
+        return SW_NONE;
+    }
+    for (int k = 0; k < 2; k++) {
+        int t = sw_terminal_of(w, x, k);
+        if (t != SW_NONE && w->o[t].conn == SW_NONE) return t;
+    }
+    say(b, "%s is already connected, and must be disconnected before it can be connected to something else", o->name);
+    return SW_NONE;
 }
 
 static int run_action(sw_session *s, const sw_match *m) {
@@ -569,19 +637,58 @@ static int run_action(sw_session *s, const sw_match *m) {
         break;
     }
     case A_READ:
-        if (ox->kind == K_BOOK) say(b, "The book reads: %s, by %s.", ox->name, ox->alt2);
+        if (w->n_used < SW_MAX_USES) {
+            memcpy(w->used[w->n_used][0], "read", 5);
+            memcpy(w->used[w->n_used][1], ox->name, SW_NAME);
+            w->n_used++;
+        }
+        if (ox->kind == K_RECIPE) say(b, "The recipe reads:\n%s", w->recipe_text);
+        else if (ox->kind == K_BOOK) say(b, "The book reads:\n%s by %s\n", ox->alt, ox->alt2);
         else say(b, "There's nothing written on the %s.", ox->name);
         break;
-    case A_MIX:
-        if (!(ox->flags & F_CONTAINER)) { say(b, "That's not a container, so it can't be mixed."); break; }
-        say(b, "Mixing the %s doesn't produce anything new.", ox->name);
+    case A_MIX: {
+        int kids[4];
+        /* ActionMix.isValidAction: fewer than two things gives no message at all */
+        if (sw_children(w, x, kids, 4, 0) <= 1) break;
+        sw_mix(w, x, b);
         break;
+    }
     case A_DUNK:
         if (!(ox->flags & F_CONTAINER)) { say(b, "You can only dunk containers."); break; }
         say(b, "Dunking the %s into the %s doesn't seem to do anything.", ox->name, w->o[y].name);
         break;
-    case A_CONNECT: say(b, "It's not clear how to connect the %s to the %s.", ox->name, w->o[y].name); break;
-    case A_DISCONNECT: say(b, "The %s isn't connected to anything.", ox->name); break;
+    case A_CONNECT: {
+        int ta = get_terminal(w, x, b);
+        if (ta == SW_NONE) break;
+        int tb = get_terminal(w, y, b);
+        if (tb == SW_NONE) break;
+        if (ta == tb) { say(b, "Something can't be connected to itself."); break; }
+        for (int k = 0; k < 2; k++) {
+            int t = k ? tb : ta;
+            if (w->o[t].conn != SW_NONE) {
+                say(b, "%s on %s is already connected, and must be disconnected before it can be connected to something else",
+                    w->o[t].name, w->o[w->o[t].parent].name);
+                t = SW_NONE;
+                ta = SW_NONE;
+                break;
+            }
+        }
+        if (ta == SW_NONE) break;
+        w->o[ta].conn = (int16_t)tb;
+        w->o[tb].conn = (int16_t)ta;
+        w->last_connect_move = w->moves;
+        say(b, "%s on %s is now connected to %s on %s", w->o[ta].name, w->o[w->o[ta].parent].name, w->o[tb].name,
+            w->o[w->o[tb].parent].name);
+        break;
+    }
+    case A_DISCONNECT:
+        if (ox->kind == K_TERMINAL) {
+            say(b, "You must disconnect entire objects (such as %s) instead of just single terminals", w->o[ox->parent].name);
+            break;
+        }
+        sw_disconnect(w, x);
+        say(b, "%s has been disconnected", ox->name);
+        break;
     case A_FLUSH:
         if (ox->kind != K_TOILET) { say(b, "It's not clear how to flush that."); break; }
         say(b, "The %s flushes.", ox->name);
@@ -729,6 +836,29 @@ void sw_admissible(sw_session *s, sw_sb *b) {
         }
         if (o->kind == K_FOOD) sw_sb_printf(b, "eat %s\n", ref[i]);
         if (o->kind == K_BOOK) sw_sb_printf(b, "read %s\n", ref[i]);
+    }
+    /* mixing, pouring cups into other open containers, and wiring free terminals together */
+    for (int i = 0; i < nv; i++) {
+        int x = vis[i];
+        const sw_obj *o = &w->o[x];
+        if (!ref[i][0] || !(o->flags & F_CONTAINER) || !(o->flags & F_OPEN) || o->kind == K_DOOR) continue;
+        int kids[4], k = sw_children(w, x, kids, 4, 0);
+        if (k >= 2 && o->kind == K_CUP) sw_sb_printf(b, "mix %s\n", ref[i]);
+        if (k >= 1 && o->kind == K_CUP && (o->flags & F_MOVABLE))
+            for (int j = 0; j < nv; j++) {
+                const sw_obj *oy = &w->o[vis[j]];
+                if (vis[j] == x || !ref[j][0] || oy->kind != K_CUP || !(oy->flags & F_OPEN)) continue;
+                sw_sb_printf(b, "pour %s into %s\n", ref[i], ref[j]);
+            }
+    }
+    for (int i = 0; i < nv; i++) {
+        const sw_obj *t = &w->o[vis[i]];
+        if (t->kind != K_TERMINAL || (t->flags & F_HIDDEN) || t->conn != SW_NONE || !ref[i][0]) continue;
+        for (int j = i + 1; j < nv; j++) {
+            const sw_obj *u = &w->o[vis[j]];
+            if (u->kind != K_TERMINAL || (u->flags & F_HIDDEN) || u->conn != SW_NONE || !ref[j][0] || u->parent == t->parent) continue;
+            sw_sb_printf(b, "connect %s to %s\n", ref[i], ref[j]);
+        }
     }
     /* moves: inventory items into visible open containers; thermometer uses */
     for (int i = 0; i < nv; i++) {

@@ -25,6 +25,7 @@ const sw_material sw_materials[] = {
     {"wood", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 350.0f, ST_SOLID, 10.0f},
     {"paper", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 210.0f, ST_SOLID, 10.0f},
     {"metal", "metal", "liquid metal", "gaseous metal", 1.0f, 1000.0f, 2000.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"aluminum", "aluminum", "liquid aluminum", "gaseous aluminum", 1.0f, 660.0f, 2470.0f, 100000.0f, ST_SOLID, 10.0f},
     {"steel", "steel", "liquid steel", "gaseous steel", 1.0f, 1400.0f, 2900.0f, 100000.0f, ST_SOLID, 10.0f},
     {"tin", "tin", "liquid tin", "gasseous tin", 1.0f, 232.0f, 2602.0f, 100000.0f, ST_SOLID, 10.0f},
     {"glass", "glass", "liquid glass", "gaseous glass", 1.0f, 1400.0f, 2200.0f, 100000.0f, ST_SOLID, 10.0f},
@@ -44,6 +45,18 @@ const sw_material sw_materials[] = {
     {"soil", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 10000.0f, ST_SOLID, 10.0f},
     {"plant matter", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 200.0f, ST_SOLID, 10.0f},
     {"paint", NULL, NULL, NULL, 0.5f, 0.0f, 100.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"salt water", NULL, NULL, NULL, 0.5f, -2.0f, 102.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"soapy water", NULL, NULL, NULL, 0.5f, -1.0f, 101.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"sugar water", NULL, NULL, NULL, 0.5f, -1.0f, 101.0f, 100000.0f, ST_LIQUID, 10.0f},
+    {"flour", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 380.0f, ST_SOLID, 10.0f},
+    {"nut", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 400.0f, ST_SOLID, 10.0f},
+    {"jam", NULL, NULL, NULL, 0.5f, 10000.0f, 10001.0f, 400.0f, ST_SOLID, 10.0f},
+    {"sugar", NULL, NULL, NULL, 0.5f, 186.0f, 100000.0f, 350.0f, ST_SOLID, 10.0f},
+    {"rust", NULL, NULL, NULL, 0.9f, 100000.0f, 100001.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"iron", "iron", "liquid iron", "gaseous iron", 1.0f, 1538.0f, 2862.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"acetic acid", "solid acetic acid", "acetic acid", "gaseous acetic acid", 0.2f, 17.0f, 119.0f, 100000.0f, ST_SOLID, 10.0f},
+    {"sodium bicarbonate", NULL, NULL, NULL, 0.2f, 10000.0f, 10001.0f, 100.0f, ST_SOLID, 10.0f},
+    {"sodium acetate", NULL, NULL, NULL, 0.2f, 324.0f, 881.0f, 100000.0f, ST_SOLID, 10.0f},
 };
 
 static const int n_materials = (int)(sizeof sw_materials / sizeof sw_materials[0]);
@@ -58,10 +71,19 @@ const char *sw_state_name(int st) { return st == ST_SOLID ? "solid" : st == ST_L
 
 double sw_java_round(double x) { return x >= 0 ? floor(x + 0.5) : -floor(-x + 0.5); }
 
+/* MaterialProperties.electricallyConductive: the metals (MetalProp and its subclasses). */
+static int material_conductive(const char *m) {
+    static const char *const metals[] = {"metal", "steel", "tin", "lead", "mercury", "gallium", "caesium", "aluminum",
+                                         "copper", "iron", "brass", "bronze", "gold", "platinum", "zinc", "titanium", "silicon"};
+    for (size_t i = 0; i < sizeof metals / sizeof metals[0]; i++) if (!strcmp(m, metals[i])) return 1;
+    return 0;
+}
+
 void sw_set_material(sw_world *w, int obj, const char *material) {
     sw_obj *o = &w->o[obj];
     int m = sw_material_find(material);
     if (m < 0) return;
+    if (material_conductive(material)) o->flags |= F_CONDUCTIVE; else o->flags &= ~F_CONDUCTIVE;
     o->mat = (int16_t)m;
     o->flags |= F_MATERIAL;
     o->temp = sw_materials[m].init_temp;
@@ -70,14 +92,28 @@ void sw_set_material(sw_world *w, int obj, const char *material) {
     if (!strcmp(material, "ash")) { o->combusted = 1; o->combust_ticks = 0; }
 }
 
+float sw_melt_point(const sw_world *w, int obj) {
+    const sw_obj *o = &w->o[obj];
+    if (o->flags & F_UNKNOWN) return o->melt_ov;
+    return o->mat >= 0 ? sw_materials[o->mat].melt_c : 0.0f;
+}
+
 /* StateOfMatter.ChangeOfState: infer the state from the temperature; rename on a change. */
 void sw_update_name_for_state(sw_world *w, int obj) {
     sw_obj *o = &w->o[obj];
     if (o->mat < 0) return;
     const sw_material *m = &sw_materials[o->mat];
-    int st = o->temp < m->melt_c ? ST_SOLID : o->temp > m->boil_c ? ST_GAS : ST_LIQUID;
+    float melt = sw_melt_point(w, obj);
+    int st = o->temp < melt ? ST_SOLID : o->temp > m->boil_c ? ST_GAS : ST_LIQUID;
     if (st == o->state) return;
     o->state = (uint8_t)st;
+    if (o->flags & F_UNKNOWN) {
+        static const char *const pre[3] = {"solid", "liquid", "gaseous"};
+        char base[SW_NAME];
+        memcpy(base, o->alt, sizeof base);
+        snprintf(o->name, sizeof o->name, "%s %.38s", pre[st], base);
+        return;
+    }
     const char *nm = st == ST_SOLID ? m->solid_name : st == ST_LIQUID ? m->liquid_name : m->gas_name;
     if (nm) snprintf(o->name, sizeof o->name, "%s", nm);
 }
@@ -198,6 +234,8 @@ static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *
         /* the sink's own water runs straight down the open drain */
     }
     if (o->kind == K_FOUNTAIN && !has_child_named(w, id, "water")) add_water(w, id);
+    sw_life_tick(w, id);
+    sw_elec_tick(w, id);
     if (w->n != ix->n) index_build(w, ix);
     k = index_children(ix, id, kids);
     int was_combusting = o->combusting;

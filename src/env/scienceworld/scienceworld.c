@@ -170,9 +170,12 @@ static int step(m2_env *env, const char *action, m2_step_result *res) {
     int valid = 0;
     sw_session_step(&e->s, action ? action : "", &valid);
     e->steps++;
-    if (e->s.out.oom || !e->s.out.s) {
+    if (e->s.out.oom) {
         sw_sb_free(&e->s.out);
         res->observation = "ERROR: out of memory";
+    } else if (!e->s.out.s || !e->s.out.s[0]) {
+        /* what the Python API answers for an action that printed nothing */
+        res->observation = "Unknown action. Type 'help' for a list of actions, and 'objects' for a list of possible object referents.";
     } else {
         res->observation = e->s.out.s;
     }

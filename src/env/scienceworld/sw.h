@@ -33,7 +33,14 @@ enum sw_kind {
     K_THING,          /* plain object: "a X" (axe, shovel, soil, battery, ...) */
     K_FOOD,
     K_FIREPIT, K_FOUNTAIN,
-    K_LIGHTBULB, K_WIRE, K_SWITCH, K_BATTERY, K_BED, K_COUCH, K_PILLOW,
+    K_LIGHTBULB,      /* polarized voltage user: light bulb, electric motor, electric buzzer */
+    K_WIRE,           /* unpolarized component: terminal 1 / terminal 2 */
+    K_SWITCH,         /* polarized switch: conducts only when on */
+    K_BATTERY,        /* generator; extra: GEN_BATTERY / GEN_FUEL (activable) / GEN_RENEWABLE (on outside) */
+    K_TERMINAL,       /* anode / cathode / terminal 1 / terminal 2 of its parent */
+    K_PAINT,          /* a paint: described by its bare name */
+    K_RECIPE,         /* a document: "A recipe titled <alt>"; its text is the world's recipe_text */
+    K_BED, K_COUCH, K_PILLOW,
     K_COUNT
 };
 
@@ -52,6 +59,12 @@ enum { ST_SOLID = 0, ST_LIQUID = 1, ST_GAS = 2 };
 #define F_DELETED   0x0200u
 #define F_EDIBLE    0x0400u
 #define F_BROKEN    0x0800u  /* a disabled device (TaskDisable): cannot be switched */
+#define F_CONDUCTIVE 0x1000u /* electrically conductive material */
+#define F_HASTERM   0x2000u  /* a plain object that got (hidden) electrical terminals */
+#define F_UNKNOWN   0x4000u  /* an unknown thermal substance: own melting point (melt_ov), names from alt */
+
+enum { GEN_BATTERY = 0, GEN_FUEL = 1, GEN_RENEWABLE = 2 };
+enum { VOLT_NONE = 0, VOLT_GROUND = 1, VOLT_GEN = 2 };
 
 typedef struct sw_obj {
     uint16_t kind;
@@ -65,6 +78,10 @@ typedef struct sw_obj {
     uint8_t state;            /* ST_* */
     uint8_t combusting, combusted;
     int16_t combust_ticks;
+    int16_t conn;             /* K_TERMINAL: the terminal it is wired to, SW_NONE */
+    float melt_ov;            /* F_UNKNOWN: melting point */
+    int16_t stage_ticks;      /* K_ANIMAL: ticks spent in the current life stage */
+    uint8_t volt;             /* K_TERMINAL: VOLT_* */
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
     char alt2[SW_NAME];
@@ -116,6 +133,16 @@ enum sw_goal_type {
     G_CONTAINER_BY_TEMP,      /* focus object in box str (temp >= value) or str2 (temp <= value); wrong box fails */
     G_PAST_USE,               /* an earlier "use <str> on <str2>" action */
     G_FIND_ANSWER_BOX,        /* focus on the answer box named str (another answer box fails) */
+    G_PAST_READ,              /* an earlier "read <str>" */
+    G_FIND_LIFE_STAGE,        /* focus on a living thing of type str in stage str2 (anything else fails) */
+    G_STAY_IN_LOCATION,       /* be in str for `value` goal checks in a row */
+    G_ACTIVATE_DEVICE,        /* focus object is named str and is on */
+    G_ELEC_CONNECTED,         /* focus object is wired (through its anode side) to something named str; else fails */
+    G_OBJ_CONNECTED_TO_WIRE,  /* something named str has its terminal `state` (0/1) wired to a wire */
+    G_WIRE_CONNECTS_POWER,    /* a visible wire touches both str and a generator (named str2 when given) */
+    G_WIRE_CONNECTS_LIGHT,    /* a visible wire touches both str and a light bulb */
+    G_WIRE_POWER_AND_LIGHT,   /* a visible wire touches both a generator and a light bulb */
+    G_OBJ_IN_CONTAINER_BY_NAME, /* focus object (recursively) in str; being in str2 fails */
 };
 
 typedef struct sw_goal {
@@ -151,6 +178,8 @@ typedef struct sw_world {
     int n;
     int universe, agent, inventory;
     int focus;                 /* monitored (focused) object, SW_NONE */
+    int last_connect_move;     /* w->moves when the last electrical connection was made */
+    char recipe_text[192];     /* what "read recipe" shows (chemistry-mix) */
     int moves;                 /* ticks so far */
     sw_goalseq gs;
 } sw_world;
@@ -175,9 +204,17 @@ int sw_is_animal(const sw_world *w, int obj);
 int sw_is_plant(const sw_world *w, int obj);
 int sw_is_living(const sw_world *w, int obj);
 int sw_add_animal(sw_world *w, const char *type, int parent);
+/* Animal life cycles (processes/lifestage): family of an animal (extra), its stage names/durations. */
+enum { FAM_NONE = 0, FAM_ANIMAL, FAM_BIRD, FAM_TORTOISE, FAM_FROG, FAM_BUTTERFLY };
+const char *sw_life_stage_name(const sw_world *w, int obj);
+int sw_life_stage_count(int family);                  /* stages including the final (dead) one */
+const char *sw_life_family_stage(int family, int i);
+int sw_life_ticks_left(const sw_world *w, int obj);   /* ticks until the next stage (large when none) */
+void sw_life_tick(sw_world *w, int obj);
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
 int sw_add_answer_box(sw_world *w, const char *colour, int parent);
+int sw_add_book(sw_world *w, int which, int parent);   /* 0..5: the original's six books */
 
 /* referents (parser.c) */
 #define SW_MAX_REFS 40
@@ -186,12 +223,28 @@ typedef struct sw_refs { int n; char r[SW_MAX_REFS][SW_REF_LEN]; } sw_refs;
 void sw_object_referents(const sw_world *w, int obj, int perspective, sw_refs *out);
 int sw_visible_objects(const sw_world *w, int *out, int cap);
 
+/* electrical.c */
+int sw_add_component(sw_world *w, int kind, const char *name, int parent);   /* with its terminals */
+int sw_terminal_of(const sw_world *w, int obj, int which);   /* which 0/1: anode|terminal 1 / cathode|terminal 2 */
+int sw_ensure_terminals(sw_world *w, int obj);               /* hidden terminals of a plain object; 0 ok */
+int sw_is_polarized(const sw_world *w, int obj);
+int sw_is_electrically_connected(const sw_world *w, int obj);
+void sw_disconnect(sw_world *w, int obj);
+void sw_elec_tick(sw_world *w, int obj);                      /* generators, users, conductors */
+int sw_connected_to_named(const sw_world *w, int obj, const char *name);   /* areComponentsElectricallyConnected */
+void sw_connected_to_str(const sw_world *w, int terminal, sw_sb *b);
+
+/* chemistry.c */
+int sw_add_paint(sw_world *w, const char *name, int parent);
+void sw_mix(sw_world *w, int container, sw_sb *b);
+
 /* physics.c */
 void sw_tick(sw_world *w);
 const char *sw_state_name(int st);
 void sw_update_name_for_state(sw_world *w, int obj);   /* StateOfMatter.ChangeOfState */
 void sw_set_material(sw_world *w, int obj, const char *material);
 double sw_java_round(double x);                       /* Java "%.0f" (HALF_UP) */
+float sw_melt_point(const sw_world *w, int obj);
 
 /* ---- a playing session: world + parser state ---- */
 typedef struct sw_match { int16_t action; int16_t obj[2]; } sw_match;

@@ -12,17 +12,17 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"1-1", "boil", 30, 1}, {"1-2", "melt", 30, 1}, {"1-3", "freeze", 30, 1},
     {"1-4", "change-the-state-of-matter-of", 30, 1},
     {"2-1", "use-thermometer", 540, 1}, {"2-2", "measure-melting-point-known-substance", 436, 1},
-    {"2-3", "measure-melting-point-unknown-substance", 300, 0},
-    {"3-1", "power-component", 20, 0}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 0},
-    {"3-3", "test-conductivity", 900, 0}, {"3-4", "test-conductivity-of-unknown-substances", 600, 0},
+    {"2-3", "measure-melting-point-unknown-substance", 300, 1},
+    {"3-1", "power-component", 20, 1}, {"3-2", "power-component-renewable-vs-nonrenewable-energy", 20, 1},
+    {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 1},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
     {"5-1", "grow-plant", 126, 0}, {"5-2", "grow-fruit", 126, 0},
-    {"6-1", "chemistry-mix", 32, 0}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 0},
-    {"6-3", "chemistry-mix-paint-tertiary-color", 36, 0},
+    {"6-1", "chemistry-mix", 32, 1}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 1},
+    {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
     {"7-3", "lifespan-longest-lived-then-shortest-lived", 125, 1},
-    {"8-1", "identify-life-stages-1", 14, 0}, {"8-2", "identify-life-stages-2", 10, 0},
+    {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 0},
     {"9-1", "inclined-plane-determine-angle", 168, 0}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 0},
     {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 0},
     {"10-1", "mendelian-genetics-known-plant", 120, 0}, {"10-2", "mendelian-genetics-unknown-plant", 480, 0},
@@ -107,6 +107,13 @@ static int subsample(int n_total, double proportion, int v) {
 
 static int melt_combo(int v) { return subsample(875, 0.5, v); }
 
+/* UnknownSubstanceThermal.precomputedMeltPoints */
+static double unknown_melt_point(char letter) {
+    static const double pts[26] = {25, 75, 115, -30, -10, 275, 30, 225, 75, -75, 520, 325, -25, 175, 25, 75, 425, 30, 15, -2,
+                                   625, -220, 575, -175, 675, 775};
+    return (letter >= 'A' && letter <= 'Z') ? pts[letter - 'A'] : 0.0;
+}
+
 static int thermo_combo(int v) { return subsample(27000, 0.02, v); }
 
 /* The j-th object (in name-sorted order): name, location, own temperature preset. */
@@ -160,6 +167,104 @@ void sw_variation_params(int task, int v, sw_params *p) {
         int delta = sw_jrand_next_int(&r, 100) + 50;
         if (sw_jrand_next_bool(&r)) delta = -delta;
         p->object_temp = preset + delta;
+    } else if (!strcmp(name, "identify-life-stages-1")) {
+        /* 14 animals, each with 5 distractors (Random(i) shuffle of the 14); order shuffled with Random(1) */
+        int order[14];
+        for (int i = 0; i < 14; i++) order[i] = i;
+        sw_jrand r;
+        sw_jrand_seed(&r, 1);
+        sw_jrand_shuffle(&r, order, 14);
+        p->distractor_seed = order[v];
+        snprintf(p->part, sizeof p->part, "%s", find_animals[order[v]]);
+        snprintf(p->location, sizeof p->location, "outside");
+    } else if (!strcmp(name, "chemistry-mix")) {
+        /* train: 8 recipes x {kitchen, workshop}; dev: 4 x 2; test: 4 x 2 (location-major inside each block) */
+        static const char *const rec[16][4] = {
+            {"salt water", "sodium chloride", "water", NULL}, {"soapy water", "soap", "water", NULL},
+            {"mixed nuts", "peanut", "almond", "cachew"}, {"sodium acetate", "acetic acid", "sodium bicarbonate", NULL},
+            {"banana sandwich", "banana", "bread", NULL}, {"blue paper", "paper", "blue paint", NULL},
+            {"peanut butter sandwich", "peanut", "bread", NULL}, {"peanut butter with jam sandwich", "peanut", "jam", "bread"},
+            {"smores", "chocolate", "marshmallow", NULL}, {"dough", "flour", "water", NULL},
+            {"fruit salad", "apple", "orange", "banana"}, {"jam sandwich", "jam", "bread", NULL},
+            {"sugar water", "sugar", "water", NULL}, {"peanut butter with banana sandwich", "peanut", "banana", "bread"},
+            {"rust", "iron block", "water", NULL}, {"red paper", "paper", "red paint", NULL}};
+        int block = v < 16 ? 0 : v < 24 ? 1 : 2;
+        int base = block == 0 ? 0 : block == 1 ? 16 : 24, per = block == 0 ? 8 : 4;
+        int loc = (v - base) / per, r = (block == 0 ? 0 : block == 1 ? 8 : 12) + (v - base) % per;
+        snprintf(p->result, sizeof p->result, "%s", rec[r][0]);
+        p->n_inputs = 0;
+        for (int k = 1; k < 4 && rec[r][k]; k++) snprintf(p->inputs[p->n_inputs++], SW_NAME, "%s", rec[r][k]);
+        snprintf(p->location, sizeof p->location, "%s", loc ? "workshop" : "kitchen");
+    } else if (!strncmp(name, "chemistry-mix-paint", 19)) {
+        static const char *const tab[6][6] = {
+            {"green paint", "green-blue paint", "blue paint", "yellow paint", "green paint", "blue paint"},
+            {"green paint", "yellow-green paint", "blue paint", "yellow paint", "green paint", "yellow paint"},
+            {"orange paint", "red-orange paint", "red paint", "yellow paint", "orange paint", "red paint"},
+            {"orange paint", "yellow-orange paint", "red paint", "yellow paint", "orange paint", "yellow paint"},
+            {"violet paint", "violet-red paint", "red paint", "blue paint", "violet paint", "red paint"},
+            {"violet paint", "blue-violet paint", "red paint", "blue paint", "violet paint", "blue paint"}};
+        int i = v / 6, j = v % 6;
+        snprintf(p->secondary, sizeof p->secondary, "%s", tab[i][0]);
+        snprintf(p->tertiary, sizeof p->tertiary, "%s", tab[i][1]);
+        for (int k = 0; k < 2; k++) {
+            snprintf(p->in_sec[k], sizeof p->in_sec[k], "%s", tab[i][2 + k]);
+            snprintf(p->in_ter[k], sizeof p->in_ter[k], "%s", tab[i][4 + k]);
+        }
+        snprintf(p->location, sizeof p->location, "%s", j / 3 ? "workshop" : "art studio");
+        p->sub = j % 3;
+    } else if (!strcmp(name, "test-conductivity-of-unknown-substances")) {
+        /* 24 letters (B..Z without I) x 5 parts x 5 answer-box pairs; conductive or not drawn per letter */
+        static const char letters[] = "BCDEFGHJKLMNOPQRSTUVWXYZ";
+        static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+        int m = v / 25, j = (v / 5) % 5, k = v % 5;
+        snprintf(p->object, sizeof p->object, "unknown substance %c", letters[m]);
+        snprintf(p->location, sizeof p->location, "workshop");
+        sw_jrand r;
+        sw_jrand_seed(&r, m);   /* the original draws Random.nextFloat() once per letter at task construction (unseeded) */
+        p->conductive = sw_jrand_next_int(&r, 1 << 24) >= (1 << 23);
+        snprintf(p->part, sizeof p->part, "%s", parts[j]);
+        snprintf(p->box_conductive, sizeof p->box_conductive, "%s box", thermo_colours[k]);
+        snprintf(p->box_nonconductive, sizeof p->box_nonconductive, "%s box", thermo_colours[k + 1]);
+        snprintf(p->source, sizeof p->source, "battery");
+    } else if (!strcmp(name, "test-conductivity")) {
+        /* 12 substances x 3 locations (sorted by name, stably) x 5 parts x 5 answer-box pairs */
+        static const char *const subs[12] = {"aluminum foil", "apricot", "book (The Foundations of the Origin of Species)",
+            "glass jar", "metal fork", "metal pot", "paper clip", "plastic fork", "shovel", "sodium chloride", "water", "wood block"};
+        static const int cond[12] = {1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0};
+        static const char *const locs[3] = {"workshop", "kitchen", "living room"};
+        static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+        int n = v / 25, j = (v / 5) % 5, k = v % 5;
+        snprintf(p->object, sizeof p->object, "%s", subs[n / 3]);
+        snprintf(p->location, sizeof p->location, "%s", locs[n % 3]);
+        p->conductive = cond[n / 3];
+        snprintf(p->part, sizeof p->part, "%s", parts[j]);
+        snprintf(p->box_conductive, sizeof p->box_conductive, "%s box", thermo_colours[k]);
+        snprintf(p->box_nonconductive, sizeof p->box_nonconductive, "%s box", thermo_colours[k + 1]);
+        snprintf(p->source, sizeof p->source, "battery");
+    } else if (!strncmp(name, "power-component", 15)) {
+        static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+        static const char *const renew[2] = {"solar panel", "wind generator"}, *const nonrenew[2] = {"gas generator", "nuclear generator"};
+        snprintf(p->part, sizeof p->part, "%s", parts[v / 4]);
+        snprintf(p->long_animal, sizeof p->long_animal, "%s", renew[(v / 2) % 2]);      /* renewable source present */
+        snprintf(p->short_animal, sizeof p->short_animal, "%s", nonrenew[v % 2]);       /* nonrenewable source present */
+        p->renewable = v % 2 == 0;
+        if (!strcmp(name, "power-component")) snprintf(p->source, sizeof p->source, "battery");
+        else snprintf(p->source, sizeof p->source, "%s", p->renewable ? p->long_animal : p->short_animal);
+    } else if (!strcmp(name, "measure-melting-point-unknown-substance")) {
+        /* 24 letters x 25 (two nested preset loops) sorted by the state-prefixed name, x 5 thresholds x 5 box
+         * pairs = 15,000, subsampled 2% inside train/dev/test with Random(5) -> 300 */
+        static const char sorted_letters[] = "DEJMTVXBCFGHKLNOPQRSUWYZ";   /* liquids at 10 C first, then solids */
+        int c = subsample(15000, 0.02, v);
+        int j = c / 25, i = (c / 5) % 5, k = c % 5;
+        char letter = sorted_letters[j / 25];
+        p->melting_point = unknown_melt_point(letter);
+        snprintf(p->object, sizeof p->object, "%s unknown substance %c", p->melting_point > 10.0 ? "solid" : "liquid", letter);
+        snprintf(p->location, sizeof p->location, "kitchen");
+        p->threshold = melt_presets[i];
+        snprintf(p->box_above, sizeof p->box_above, "%s box", thermo_colours[k]);
+        snprintf(p->box_below, sizeof p->box_below, "%s box", thermo_colours[k + 1]);
+        snprintf(p->box_location, sizeof p->box_location, "kitchen");
+        p->sub = -1;
     } else if (!strcmp(name, "measure-melting-point-known-substance")) {
         int c = melt_combo(v);
         int j = c / 25, i = (c / 5) % 5, k = c % 5;
@@ -364,7 +469,10 @@ static void goals_change_state(sw_goalseq *gs, const sw_params *p) {
 static void setup_thermometer(sw_world *w, sw_params *p) {
     int room = sw_room(w, p->location), x;
     if (!strcmp(p->object, "sodium chloride") || !strcmp(p->object, "wood")) x = add_named_substance(w, K_SUBSTANCE, p->object, p->object, room);
-    else if (!strcmp(p->object, "wire")) x = add_named_substance(w, K_WIRE, p->object, "metal", room);
+    else if (!strcmp(p->object, "wire")) {
+        x = sw_add_component(w, K_WIRE, p->object, room);
+        if (x != SW_NONE) sw_set_material(w, x, "metal");
+    }
     else if (!strcmp(p->object, "metal fork")) x = add_named_substance(w, K_THING, p->object, "steel", room);
     else x = add_named_substance(w, K_THING, p->object, "metal", room);
     if (x != SW_NONE) w->o[x].temp = (float)p->object_temp;
@@ -415,6 +523,20 @@ static void setup_melting(sw_world *w, int v, sw_params *p) {
         p->object_id = add_named_substance(w, K_FOOD, s, s, sw_find_named(w, kitchen, "fridge"));
     } else if (!strcmp(s, "orange juice")) {
         p->object_id = sw_find_named(w, kitchen, "orange juice");
+    } else if (strstr(s, "unknown substance")) {
+        /* melting point below 15 C: in a random cup (mkRandomSubstanceInContainer) */
+        int parent = kitchen, cup = SW_NONE;
+        if (p->melting_point < 15.0) parent = cup = random_liquid_cup(w, &r, kitchen);
+        int x = sw_new(w, K_THING, s, parent);
+        if (x != SW_NONE) {
+            sw_set_material(w, x, "metal");
+            w->o[x].flags |= F_UNKNOWN;
+            w->o[x].melt_ov = (float)p->melting_point;
+            snprintf(w->o[x].alt, sizeof w->o[x].alt, "%s", strstr(s, "unknown substance"));
+            w->o[x].state = 255;   /* force the state-prefixed name on the first settle */
+            if (cup != SW_NONE) w->o[cup].temp = w->o[x].temp;
+        }
+        p->object_id = x;
     } else if (strcmp(s, "water")) {
         int cup = random_liquid_cup(w, &r, kitchen);
         p->object_id = add_named_substance(w, K_SUBSTANCE, s, s, cup);
@@ -478,6 +600,233 @@ static void goals_melting(sw_goalseq *gs, const sw_params *p) {
     snprintf(g->prereq, sizeof g->prereq, "focusObject");
 }
 
+static void setup_power(sw_world *w, sw_params *p) {
+    int workshop = sw_room(w, "workshop");
+    static const char *const parts[5] = {"red light bulb", "green light bulb", "blue light bulb", "electric motor", "electric buzzer"};
+    for (int i = 0; i < 5; i++)
+        if (sw_find_named(w, workshop, parts[i]) == SW_NONE) sw_add_component(w, K_LIGHTBULB, parts[i], workshop);
+    int r = sw_add_component(w, K_BATTERY, p->long_animal, workshop);
+    if (r != SW_NONE) w->o[r].extra = GEN_RENEWABLE;
+    int f = sw_add_component(w, K_BATTERY, p->short_animal, workshop);
+    if (f != SW_NONE) { w->o[f].extra = GEN_FUEL; w->o[f].flags |= F_DEVICE; }
+    p->part_id = sw_find_named(w, workshop, p->part);
+    p->source_id = sw_find_named(w, workshop, p->source);
+    p->wire1 = p->wire2 = SW_NONE;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_WIRE && sw_is_inside(w, i, workshop)) {
+            if (p->wire1 == SW_NONE) p->wire1 = i;
+            else if (p->wire2 == SW_NONE) p->wire2 = i;
+        }
+}
+
+static void goals_power(sw_goalseq *gs, const sw_params *p, int renewable_task) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, p->part, 0);
+    g->fail_if_wrong = 1;
+    add_goal(gs, 1, G_ACTIVATE_DEVICE, p->part, 0);
+    if (renewable_task) add_goal(gs, 1, G_ELEC_CONNECTED, p->source, 0)->fail_if_wrong = 1;
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->part, 1);
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->part, 1)->state = 0;
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->part, 1)->state = 1;
+    g = add_goal(gs, 0, G_WIRE_CONNECTS_POWER, p->part, 1);
+    if (renewable_task) snprintf(g->str2, sizeof g->str2, "%s", p->source);
+}
+
+/* A test object of the conductivity tasks, by name. */
+static int add_test_object(sw_world *w, const char *name, int room) {
+    if (!strcmp(name, "aluminum foil")) return add_named_substance(w, K_THING, name, "aluminum", room);
+    if (!strcmp(name, "apricot")) return add_named_substance(w, K_FOOD, name, "plant matter", room);
+    if (!strncmp(name, "book (", 6)) return sw_add_book(w, 5, room);
+    if (!strcmp(name, "glass jar")) {
+        int id = add_named_substance(w, K_CUP, name, "glass", room);
+        if (id != SW_NONE) w->o[id].flags |= F_CLOSABLE;
+        return id;
+    }
+    if (!strcmp(name, "metal fork") || !strcmp(name, "paper clip")) return add_named_substance(w, K_THING, name, "steel", room);
+    if (!strcmp(name, "metal pot")) return add_named_substance(w, K_CUP, name, "steel", room);
+    if (!strcmp(name, "plastic fork")) return add_named_substance(w, K_THING, name, "plastic", room);
+    if (!strcmp(name, "shovel")) return add_named_substance(w, K_THING, name, "steel", room);
+    if (!strcmp(name, "sodium chloride")) return add_named_substance(w, K_SUBSTANCE, name, name, room);
+    if (!strcmp(name, "wood block")) return add_named_substance(w, K_SUBSTANCE, name, "wood", room);
+    if (!strncmp(name, "unknown substance", 17)) return add_named_substance(w, K_THING, name, "metal", room);
+    return SW_NONE;   /* water: found in the house */
+}
+
+static void setup_conductivity(sw_world *w, sw_params *p) {
+    int workshop = sw_room(w, "workshop");
+    if (sw_find_named(w, workshop, p->part) == SW_NONE) sw_add_component(w, K_LIGHTBULB, p->part, workshop);
+    p->object_id = add_test_object(w, p->object, sw_room(w, p->location));
+    if (p->object_id != SW_NONE && !strncmp(p->object, "unknown substance", 17)) {
+        if (p->conductive) w->o[p->object_id].flags |= F_CONDUCTIVE;
+        else w->o[p->object_id].flags &= ~F_CONDUCTIVE;
+    }
+    char colour[16];
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_conductive) - 4), p->box_conductive);
+    sw_add_answer_box(w, colour, workshop);
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_nonconductive) - 4), p->box_nonconductive);
+    sw_add_answer_box(w, colour, workshop);
+    p->part_id = sw_find_named(w, workshop, p->part);
+    p->source_id = sw_find_named(w, workshop, "battery");
+    p->wire1 = p->wire2 = p->wire3 = SW_NONE;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_WIRE && sw_is_inside(w, i, workshop)) {
+            if (p->wire1 == SW_NONE) p->wire1 = i;
+            else if (p->wire2 == SW_NONE) p->wire2 = i;
+            else if (p->wire3 == SW_NONE) p->wire3 = i;
+        }
+    int kitchen = sw_room(w, "kitchen");
+    p->pot = sw_find_named(w, sw_find_named(w, kitchen, "table"), "glass cup");   /* a cup to carry water in */
+}
+
+static void goals_conductivity(sw_goalseq *gs, const sw_params *p) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, p->object, 0);
+    g->fail_if_wrong = 1;
+    g = add_goal(gs, 1, G_OBJ_IN_CONTAINER_BY_NAME, p->conductive ? p->box_conductive : p->box_nonconductive, 0);
+    snprintf(g->str2, sizeof g->str2, "%s", p->conductive ? p->box_nonconductive : p->box_conductive);
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1);
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->object, 1)->state = 0;
+    add_goal(gs, 0, G_OBJ_CONNECTED_TO_WIRE, p->object, 1)->state = 1;
+    add_goal(gs, 0, G_WIRE_CONNECTS_POWER, p->object, 1);
+    add_goal(gs, 0, G_WIRE_CONNECTS_LIGHT, p->object, 1);
+    add_goal(gs, 0, G_WIRE_POWER_AND_LIGHT, NULL, 1);
+}
+
+static void setup_paint(sw_world *w, sw_params *p) {
+    int room = sw_room(w, p->location);
+    static const char *const paints[3] = {"red paint", "blue paint", "yellow paint"};
+    static const char *const furn[3] = {"paint cupboard", "paint closet", "desk"};
+    static const char *const cups[3] = {"wood cup", "glass cup", "tin cup"}, *const cup_mats[3] = {"wood", "glass", "tin"};
+    int f;
+    if (p->sub == 2) f = sw_new(w, K_SURFACE, furn[2], room);
+    else f = sw_new(w, K_CLOSABLE, furn[p->sub], room);
+    if (f != SW_NONE) {
+        w->o[f].flags &= ~F_MOVABLE;
+        sw_set_material(w, f, "wood");
+        if (p->sub != 1) {
+            int d = sw_new(w, K_DRAWER, "drawer", f);
+            if (d != SW_NONE) { w->o[d].flags &= ~F_MOVABLE; sw_set_material(w, d, "wood"); }
+        }
+        for (int i = 0; i < 3; i++) {
+            int c = sw_new(w, K_CUP, cups[p->sub], f);
+            if (c != SW_NONE) { sw_set_material(w, c, cup_mats[p->sub]); sw_add_paint(w, paints[i], c); }
+        }
+    }
+    p->furniture = f;
+    if (!strcmp(p->location, "workshop")) {
+        /* the mixing containers are shuffled once when the task table is built (unseeded there) */
+        static const char *const names[3] = {"glass cup", "bowl", "jug"}, *const mats[3] = {"glass", "wood", "plastic"};
+        int order[3] = {0, 1, 2};
+        sw_jrand r;
+        sw_jrand_seed(&r, 0);
+        sw_jrand_shuffle(&r, order, 3);
+        p->mixer = sw_new(w, K_CUP, names[order[p->sub]], room);
+        if (p->mixer != SW_NONE) sw_set_material(w, p->mixer, mats[order[p->sub]]);
+    } else {
+        int table = sw_find_named(w, room, "table");
+        p->mixer = SW_NONE;
+        for (int i = 0; i < w->n; i++) if (w->o[i].parent == table && w->o[i].kind == K_CUP) { p->mixer = i; break; }
+    }
+}
+
+static void goals_paint(sw_goalseq *gs, const sw_params *p, int tertiary) {
+    sw_goal *g = add_goal(gs, 1, G_FIND, p->secondary, 0);
+    g->fail_if_wrong = 1;
+    g->defocus = tertiary;
+    if (tertiary) add_goal(gs, 1, G_FIND, p->tertiary, 0)->fail_if_wrong = 1;
+    g = add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    if (tertiary) {
+        snprintf(g->str2, sizeof g->str2, "%s", p->location);
+        add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
+    }
+    for (int k = 0; k < 2; k++) add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->in_sec[k], 1);
+    g = add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, NULL, 1);
+    snprintf(g->str, sizeof g->str, "%.23s,%.23s", p->in_sec[0], p->in_sec[1]);
+    g = add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->secondary, 1);
+    if (!tertiary) return;
+    snprintf(g->key, sizeof g->key, "secondary");
+    for (int k = 0; k < 2; k++) {
+        g = add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->in_ter[k], 1);
+        snprintf(g->key, sizeof g->key, "tertiary_%d", k);
+        snprintf(g->prereq, sizeof g->prereq, "secondary");
+    }
+    g = add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, NULL, 1);
+    snprintf(g->str, sizeof g->str, "%.23s,%.23s", p->in_ter[0], p->in_ter[1]);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->tertiary, 1);
+}
+
+/* An ingredient object of the chemistry-mix task, by name. */
+static int add_ingredient(sw_world *w, const char *name, int room) {
+    if (!strcmp(name, "peanut") || !strcmp(name, "almond") || !strcmp(name, "cachew")) return add_named_substance(w, K_FOOD, name, "nut", room);
+    if (!strcmp(name, "bread") || !strcmp(name, "flour")) return add_named_substance(w, K_FOOD, name, "flour", room);
+    if (!strcmp(name, "jam")) return add_named_substance(w, K_FOOD, name, "jam", room);
+    if (!strcmp(name, "chocolate") || !strcmp(name, "marshmallow")) return add_named_substance(w, K_FOOD, name, name, room);
+    if (!strcmp(name, "paper")) return add_named_substance(w, K_THING, name, "paper", room);
+    if (!strcmp(name, "iron block")) return add_named_substance(w, K_THING, name, "iron", room);
+    if (!strcmp(name, "apple") || !strcmp(name, "orange") || !strcmp(name, "banana")) return sw_new(w, K_FOOD, name, room);
+    return add_named_substance(w, K_SUBSTANCE, name, name, room);   /* soap, sodium chloride, sugar, acids, ... */
+}
+
+static void setup_chemistry(sw_world *w, sw_params *p) {
+    int room = sw_room(w, p->location);
+    for (int k = 0; k < p->n_inputs; k++) {
+        const char *in = p->inputs[k];
+        if (!strcmp(in, "water") || strstr(in, " paint")) continue;   /* found in the house */
+        if (sw_find_named(w, room, in) != SW_NONE) continue;         /* TaskObject: already there */
+        add_ingredient(w, in, room);
+    }
+    int rec = sw_new(w, K_RECIPE, "recipe", room);
+    if (rec != SW_NONE) {
+        sw_set_material(w, rec, "paper");
+        snprintf(w->o[rec].alt, sizeof w->o[rec].alt, "instructions to make %.24s", p->result);
+        size_t o = (size_t)snprintf(w->recipe_text, sizeof w->recipe_text, "To make %s, you need to mix ", p->result);
+        for (int k = 0; k < p->n_inputs && o < sizeof w->recipe_text; k++)
+            o += (size_t)snprintf(w->recipe_text + o, sizeof w->recipe_text - o, "%s%s", k ? ", " : "", p->inputs[k]);
+        if (o < sizeof w->recipe_text) snprintf(w->recipe_text + o, sizeof w->recipe_text - o, ".");
+    }
+    int kitchen = sw_room(w, "kitchen");
+    p->pot = sw_find_named(w, sw_find_named(w, kitchen, "cupboard"), "metal pot");
+}
+
+static void goals_chemistry(sw_goalseq *gs, const sw_params *p) {
+    add_goal(gs, 1, G_FIND, p->result, 0)->fail_if_wrong = 1;
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    for (int k = 0; k < p->n_inputs; k++) add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->inputs[k], 1);
+    sw_goal *g = add_goal(gs, 0, G_OBJS_IN_SINGLE_CONTAINER, NULL, 1);
+    size_t o = 0;
+    for (int k = 0; k < p->n_inputs && o < sizeof g->str; k++)
+        o += (size_t)snprintf(g->str + o, sizeof g->str - o, "%s%s", k ? "," : "", p->inputs[k]);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->result, 1);
+    add_goal(gs, 0, G_PAST_READ, "recipe", 1);
+}
+
+static void setup_life_stages(sw_world *w, sw_params *p) {
+    int outside = sw_room(w, p->location);
+    p->part_id = sw_add_animal(w, p->part, outside);
+    p->family = p->part_id != SW_NONE ? w->o[p->part_id].extra : FAM_NONE;
+    p->n_stages = sw_life_stage_count(p->family) - 1;   /* the last stage (dead) is not asked for */
+    int a[14];
+    for (int i = 0; i < 14; i++) a[i] = i;
+    sw_jrand r;
+    sw_jrand_seed(&r, p->distractor_seed);
+    sw_jrand_shuffle(&r, a, 14);
+    for (int i = 0; i < 5; i++)
+        if (sw_find_named(w, outside, find_animals[a[i]]) == SW_NONE) sw_add_animal(w, find_animals[a[i]], outside);
+}
+
+static void goals_life_stages(sw_goalseq *gs, const sw_params *p) {
+    for (int i = 0; i < p->n_stages; i++) {
+        sw_goal *g = add_goal(gs, 1, G_FIND_LIFE_STAGE, p->part, 0);
+        snprintf(g->str2, sizeof g->str2, "%s", sw_life_family_stage(p->family, i));
+        g->fail_if_wrong = 1;
+        g->defocus = 1;
+    }
+    sw_goal *g = add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->location);
+    add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
+    for (int k = 1; k <= 3; k++) add_goal(gs, 0, G_STAY_IN_LOCATION, p->location, 1)->value = 10.0f * k;
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -495,7 +844,52 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
                  sub[mode], p->answer_box, p->location);
         return 0;
     }
-    if (!strcmp(name, "measure-melting-point-known-substance")) {
+    if (!strcmp(name, "identify-life-stages-1")) {
+        setup_life_stages(w, p);
+        goals_life_stages(gs, p);
+        snprintf(desc, cap, "Your task is to focus on the %d life stages of the %s, starting from earliest to latest.", p->n_stages, p->part);
+        return 0;
+    }
+    if (!strcmp(name, "chemistry-mix")) {
+        setup_chemistry(w, p);
+        goals_chemistry(gs, p);
+        snprintf(desc, cap, "Your task is to use chemistry to create the substance '%s'. A recipe and some of the ingredients "
+                 "might be found near the %s. When you are done, focus on the %s.", p->result, p->location, p->result);
+        return 0;
+    }
+    if (!strncmp(name, "chemistry-mix-paint", 19)) {
+        int tertiary = strstr(name, "tertiary") != NULL;
+        setup_paint(w, p);
+        goals_paint(gs, p, tertiary);
+        if (!tertiary)
+            snprintf(desc, cap, "Your task is to use chemistry to create %s. When you are done, focus on the %s.", p->secondary, p->secondary);
+        else
+            snprintf(desc, cap, "Your task is to use chemistry to create %s. When you are part-way done, focus on the intermediate "
+                     "(secondary color) paint you created.  When you are completely done, focus on the %s.", p->tertiary, p->secondary);
+        return 0;
+    }
+    if (!strcmp(name, "test-conductivity") || !strcmp(name, "test-conductivity-of-unknown-substances")) {
+        setup_conductivity(w, p);
+        goals_conductivity(gs, p);
+        const char *o = p->object;
+        snprintf(desc, cap, "Your task is to determine if %s is electrically conductive. The %s is located around the %s. "
+                 "First, focus on the %s. If it is electrically conductive, place it in the %s. If it is electrically "
+                 "nonconductive, place it in the %s.", o, o, p->location, o, p->box_conductive, p->box_nonconductive);
+        return 0;
+    }
+    if (!strncmp(name, "power-component", 15)) {
+        int renewable_task = strcmp(name, "power-component") != 0;
+        setup_power(w, p);
+        goals_power(gs, p, renewable_task);
+        if (!renewable_task)
+            snprintf(desc, cap, "Your task is to turn on the %s. First, focus on the %s. Then, create an electrical circuit that powers it on.",
+                     p->part, p->part);
+        else
+            snprintf(desc, cap, "Your task is to turn on the %s by powering it using a %s power source. First, focus on the %s. "
+                     "Then, create an electrical circuit that powers it on.", p->part, p->renewable ? "renewable" : "nonrenewable", p->part);
+        return 0;
+    }
+    if (!strncmp(name, "measure-melting-point-", 22)) {
         setup_melting(w, v, p);
         goals_melting(gs, p);
         const char *o = p->object;
@@ -617,17 +1011,32 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
             if (g->type == G_ACTIVATE_DEVICE_NAMED && named && (o->flags & F_DEVICE) && (o->flags & F_ON)) return R_OK;
             if (g->type == G_TEMP_ON_FIRE && named && o->combusting) return R_OK;
             if (g->type == G_OBJS_IN_SINGLE_CONTAINER || (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER && named)) {
+                /* G_OBJS_IN_SINGLE_CONTAINER: str is a comma-separated list; the contents are exactly as
+                 * many, each named in the list */
                 int kids[64], k = sw_children(w, i, kids, 64, 0), nk = 0, hit = 0;
+                int nwant = 1;
+                if (g->type == G_OBJS_IN_SINGLE_CONTAINER) for (const char *c = g->str; *c; c++) nwant += *c == ',';
                 for (int j = 0; j < k; j++) {
                     if (w->o[kids[j]].flags & F_HIDDEN) continue;
                     nk++;
                     char cdn[SW_NAME * 2];
                     sw_descript_name(w, kids[j], cdn, sizeof cdn);
-                    const char *want = g->type == G_OBJS_IN_SINGLE_CONTAINER ? g->str : g->str2;
-                    if (!strcmp(w->o[kids[j]].name, want) || !strcmp(cdn, want)) hit++;
+                    if (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER) {
+                        if (!strcmp(w->o[kids[j]].name, g->str2) || !strcmp(cdn, g->str2)) hit++;
+                        continue;
+                    }
+                    const char *c = g->str;
+                    while (*c) {
+                        const char *e = strchr(c, ',');
+                        size_t L = e ? (size_t)(e - c) : strlen(c);
+                        if ((strlen(w->o[kids[j]].name) == L && !strncmp(w->o[kids[j]].name, c, L)) ||
+                            (strlen(cdn) == L && !strncmp(cdn, c, L))) { hit++; break; }
+                        c += L;
+                        if (*c == ',') c++;
+                    }
                 }
                 if (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER && hit) return R_OK;
-                if (g->type == G_OBJS_IN_SINGLE_CONTAINER && nk == 1 && hit == 1) return R_OK;
+                if (g->type == G_OBJS_IN_SINGLE_CONTAINER && nk == nwant && hit == nwant) return R_OK;
             }
         }
         return R_NO;
@@ -643,9 +1052,83 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (below && w->o[obj].temp <= g->value) return R_OK;
         return R_FAIL;
     }
+    case G_ACTIVATE_DEVICE:
+        if (obj == SW_NONE) return R_NO;
+        return (!strcmp(w->o[obj].name, g->str) && (w->o[obj].flags & F_ON)) ? R_OK : R_NO;
+    case G_ELEC_CONNECTED:
+        if (obj == SW_NONE) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        if (sw_connected_to_named(w, obj, g->str)) return R_OK;
+        return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_OBJ_IN_CONTAINER_BY_NAME: {
+        if (obj == SW_NONE) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        int c = w->o[obj].parent;
+        for (int steps = 0; c != SW_NONE && steps < 20; steps++, c = w->o[c].parent)
+            if (!strcmp(w->o[c].name, g->str2)) return R_FAIL;
+        c = w->o[obj].parent;
+        for (int steps = 0; c != SW_NONE && steps < 20; steps++, c = w->o[c].parent)
+            if (name_ieq(w->o[c].name, g->str)) return R_OK;
+        return R_NO;
+    }
+    case G_WIRE_CONNECTS_LIGHT: case G_WIRE_POWER_AND_LIGHT:
+        for (int i = 0; i < w->n; i++) {
+            const sw_obj *o = &w->o[i];
+            if (o->kind != K_WIRE || (o->flags & (F_DELETED | F_HIDDEN)) || !sw_is_inside(w, i, room)) continue;
+            int found_obj = 0, found_power = 0, found_light = 0;
+            for (int k = 0; k < 2; k++) {
+                int t = sw_terminal_of(w, i, k);
+                if (t == SW_NONE || w->o[t].conn == SW_NONE) continue;
+                int po = w->o[w->o[t].conn].parent;
+                if (po == SW_NONE) continue;
+                if (g->type == G_WIRE_CONNECTS_LIGHT && name_ieq(w->o[po].name, g->str)) found_obj = 1;
+                if (w->o[po].kind == K_BATTERY) found_power = 1;
+                if (w->o[po].kind == K_LIGHTBULB && strstr(w->o[po].name, "light bulb")) found_light = 1;
+            }
+            if (g->type == G_WIRE_CONNECTS_LIGHT && found_obj && found_light) return R_OK;
+            if (g->type == G_WIRE_POWER_AND_LIGHT && found_power && found_light) return R_OK;
+        }
+        return R_NO;
+    case G_OBJ_CONNECTED_TO_WIRE: case G_WIRE_CONNECTS_POWER:
+        for (int i = 0; i < w->n; i++) {
+            const sw_obj *o = &w->o[i];
+            if ((o->flags & (F_DELETED | F_HIDDEN)) || !sw_is_inside(w, i, room)) continue;
+            if (g->type == G_OBJ_CONNECTED_TO_WIRE) {
+                if (!name_ieq(o->name, g->str)) continue;
+                int t = sw_terminal_of(w, i, g->state);
+                if (t == SW_NONE || w->o[t].conn == SW_NONE) continue;
+                int po = w->o[w->o[t].conn].parent;
+                if (po != SW_NONE && w->o[po].kind == K_WIRE) return R_OK;
+            } else {
+                if (o->kind != K_WIRE) continue;
+                int found_obj = 0, found_power = 0;
+                for (int k = 0; k < 2; k++) {
+                    int t = sw_terminal_of(w, i, k);
+                    if (t == SW_NONE || w->o[t].conn == SW_NONE) continue;
+                    int po = w->o[w->o[t].conn].parent;
+                    if (po == SW_NONE) continue;
+                    if (name_ieq(w->o[po].name, g->str)) found_obj = 1;
+                    if (w->o[po].kind == K_BATTERY && (!g->str2[0] || name_ieq(w->o[po].name, g->str2))) found_power = 1;
+                }
+                if (found_obj && found_power) return R_OK;
+            }
+        }
+        return R_NO;
+    case G_FIND_LIFE_STAGE:
+        if (obj == SW_NONE) return R_NO;
+        if (sw_is_living(w, obj) && !strcmp(w->o[obj].alt, g->str) && !strcmp(sw_life_stage_name(w, obj), g->str2)) return R_OK;
+        return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_STAY_IN_LOCATION:
+        if (strcmp(w->o[room].name, g->str)) { g->init = 0; return R_NO; }
+        g->init += 1.0f;
+        return g->init >= g->value ? R_OK : R_NO;
     case G_FIND_ANSWER_BOX:
         if (obj == SW_NONE || w->o[obj].kind != K_ANSWERBOX) return R_NO;
         return name_ieq(w->o[obj].name, g->str) ? R_OK : R_FAIL;
+    case G_PAST_READ:
+        for (int i = 0; i < w->n_used; i++)
+            if (!strcmp(w->used[i][0], "read") && !strcmp(w->used[i][1], g->str)) return R_OK;
+        return R_NO;
     case G_PAST_USE:
         for (int i = 0; i < w->n_used; i++)
             if (!strcmp(w->used[i][0], g->str) && !strcmp(w->used[i][1], g->str2)) return R_OK;

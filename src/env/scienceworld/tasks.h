@@ -26,6 +26,21 @@ typedef struct sw_params {
     char object[SW_NAME], box_above[SW_NAME], box_below[SW_NAME], box_location[SW_NAME];
     double threshold, object_temp, melting_point;
     int object_id, state0;
+    /* power-component */
+    char part[SW_NAME], source[SW_NAME];
+    int renewable;            /* 1: use the renewable source (even variations), 0: the nonrenewable one */
+    int part_id, source_id, wire1, wire2, wire3;
+    /* test-conductivity */
+    int conductive;
+    char box_conductive[SW_NAME], box_nonconductive[SW_NAME];
+    /* paints */
+    char secondary[SW_NAME], tertiary[SW_NAME], in_sec[2][SW_NAME], in_ter[2][SW_NAME];
+    int furniture, mixer;
+    /* chemistry-mix */
+    char result[SW_NAME], inputs[3][SW_NAME];
+    int n_inputs;
+    /* identify-life-stages */
+    int n_stages, family, distractor_seed;
 } sw_params;
 
 int sw_task_find(const char *name);

@@ -113,7 +113,8 @@ int sw_new(sw_world *w, int kind, const char *name, int parent) {
     case K_OVEN: o->flags = F_CONTAINER | F_CLOSABLE | F_DEVICE; break;
     case K_SINK: o->flags = F_CONTAINER | F_OPEN | F_DEVICE; break;
     case K_TOILET: o->flags = F_CONTAINER | F_OPEN; break;
-    case K_STOPWATCH: case K_LIGHTBULB: case K_SWITCH: o->flags |= F_DEVICE; break;
+    case K_STOPWATCH: case K_SWITCH: o->flags |= F_DEVICE; break;
+    case K_TERMINAL: o->flags = 0; o->conn = SW_NONE; break;
     case K_ANIMAL: o->flags |= F_LIVING; break;
     case K_PLANT: o->flags |= F_LIVING | F_CONTAINER | F_OPEN; break;
     default: break;
@@ -209,9 +210,44 @@ int sw_is_living(const sw_world *w, int obj) { return (w->o[obj].flags & F_LIVIN
 
 /* Life-cycle families and their first stage, after the original's lifestage/ sources. Animals are
  * created in their first stage; the port does not advance animal stages with time (documented). */
-static const char *animal_stage_name(const sw_obj *o) {
-    static const char *const stages[] = { "baby", "egg", "adult", "dead" };
-    return stages[o->stage < 0 || o->stage > 3 ? 0 : o->stage];
+/* stage name, duration in ticks, canonical name (NULL: "<stage> <type>", or "<type> egg") */
+typedef struct life_stage { const char *name; int ticks; const char *canonical; } life_stage;
+static const life_stage fam_stages[6][5] = {
+    [FAM_ANIMAL] = {{"baby", 20, NULL}, {"juvenile", 20, NULL}, {"adult", 50, NULL}, {"dead", 0, NULL}},
+    [FAM_BIRD] = {{"egg", 20, NULL}, {"hatchling", 20, NULL}, {"juvenile", 20, NULL}, {"adult", 50, NULL}, {"dead", 0, NULL}},
+    [FAM_TORTOISE] = {{"egg", 20, NULL}, {"hatchling", 20, NULL}, {"juvenile", 20, NULL}, {"adult", 50, NULL}, {"dead", 0, NULL}},
+    [FAM_FROG] = {{"egg", 20, "frog egg"}, {"tadpole", 20, "tadpole"}, {"adult", 50, "adult frog"}, {"death", 0, "dead frog"}},
+    [FAM_BUTTERFLY] = {{"egg", 20, "butterfly egg"}, {"caterpillar", 20, "caterpillar"}, {"pupa", 20, "butterfly pupa"},
+                       {"adult", 50, "adult butterfly"}, {"death", 0, "dead butterfly"}},
+};
+static const int fam_count[6] = {0, 4, 5, 5, 4, 5};
+
+int sw_life_stage_count(int family) { return family > 0 && family < 6 ? fam_count[family] : 0; }
+const char *sw_life_family_stage(int family, int i) {
+    return (family > 0 && family < 6 && i >= 0 && i < fam_count[family]) ? fam_stages[family][i].name : "";
+}
+
+const char *sw_life_stage_name(const sw_world *w, int obj) {
+    const sw_obj *o = &w->o[obj];
+    if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return "adult";
+    return sw_life_family_stage(o->extra, o->stage);
+}
+
+int sw_life_ticks_left(const sw_world *w, int obj) {
+    const sw_obj *o = &w->o[obj];
+    if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY || o->stage >= fam_count[o->extra] - 1) return 1 << 20;
+    return fam_stages[o->extra][o->stage].ticks - o->stage_ticks;
+}
+
+/* LifeStage.tick: count ticks in the stage; move on when its duration is reached. */
+void sw_life_tick(sw_world *w, int obj) {
+    sw_obj *o = &w->o[obj];
+    if (o->kind != K_ANIMAL || o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return;
+    if (o->stage >= fam_count[o->extra] - 1) return;   /* dead */
+    if (++o->stage_ticks >= fam_stages[o->extra][o->stage].ticks) {
+        o->stage++;
+        o->stage_ticks = 0;
+    }
 }
 
 const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) {
@@ -219,8 +255,11 @@ const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) 
     if (o->kind == K_DOOR) {
         snprintf(buf, cap, "door between %s and %s", w->o[o->door_a].name, w->o[o->door_b].name);
     } else if (o->kind == K_ANIMAL) {
-        const char *st = animal_stage_name(o);
-        if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
+        const char *st = sw_life_stage_name(w, obj);
+        const char *canon = (o->extra > FAM_NONE && o->extra <= FAM_BUTTERFLY) ? fam_stages[o->extra][o->stage].canonical : NULL;
+        if (o->extra == FAM_NONE) snprintf(buf, cap, "%s", o->name);
+        else if (canon) snprintf(buf, cap, "%s", canon);
+        else if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
         else snprintf(buf, cap, "%s %s", st, o->alt);
     } else if (o->combusting) {
         snprintf(buf, cap, "%s (on fire)", o->name);
@@ -358,8 +397,11 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         if (sw_children(w, obj, kids, 8, 0) > 0) describe_contents_in(w, obj, dn, 0, "In", b);
         break;
     }
+    case K_PAINT: sw_sb_puts(b, dn); break;
     case K_FOOD:
         if (!strcmp(o->name, "apple")) sw_sb_printf(b, "a red %s", dn);
+        else if (!strcmp(o->name, "apricot")) sw_sb_printf(b, "a orange %s", dn);
+        else if (!strcmp(o->name, "jam")) sw_sb_printf(b, "red %s", dn);
         else if (o->mat >= 0) sw_sb_puts(b, dn);
         else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
@@ -374,7 +416,7 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         else sw_sb_printf(b, "a %s of %s.  The artist is listed as %s. ", dn, o->alt, o->alt2);
         break;
     case K_BOOK:
-        sw_sb_printf(b, "a book (%s) titled %s by %s", o->alt, o->name, o->alt2);
+        sw_sb_printf(b, "A %s titled %s by %s", dn, o->alt, o->alt2);
         break;
     case K_ANIMAL:
         sw_sb_printf(b, "a %s", dn);
@@ -383,15 +425,46 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         sw_sb_printf(b, "a %s in the %s stage", o->name, "adult");
         break;
     }
-    case K_LIGHTBULB:
-        sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
+    case K_LIGHTBULB: case K_SWITCH: case K_BATTERY: {
+        sw_sb_printf(b, "a %s", dn);
+        if (!(o->kind == K_BATTERY && o->extra == GEN_BATTERY)) sw_sb_printf(b, ", which is %s", state_word(o->flags & F_ON));
+        if (detailed) {
+            sw_sb_puts(b, ". its anode is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 0), b);
+            sw_sb_puts(b, ". its cathode is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 1), b);
+            sw_sb_puts(b, ". ");
+        }
         break;
-    case K_SWITCH:
-        sw_sb_printf(b, "a %s, which is %s", dn, state_word(o->flags & F_ON));
+    }
+    case K_WIRE:
+        sw_sb_printf(b, "a %s", dn);
+        if (detailed) {   /* (sic: the original has no separator here) */
+            sw_sb_puts(b, "its terminal 1 is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 0), b);
+            sw_sb_puts(b, ". its terminal 2 is connected to: ");
+            sw_connected_to_str(w, sw_terminal_of(w, obj, 1), b);
+            sw_sb_puts(b, ". ");
+        }
         break;
+    case K_TERMINAL: {
+        int p = o->parent;
+        if (!detailed) sw_sb_printf(b, "a %s on %s", dn, p != SW_NONE ? w->o[p].name : "");
+        else {
+            sw_sb_printf(b, "a %s.  it is connected to: ", dn);
+            sw_connected_to_str(w, obj, b);
+            sw_sb_puts(b, ". ");
+        }
+        break;
+    }
+    case K_RECIPE: sw_sb_printf(b, "A %s titled %s", dn, o->alt); break;
     default:
-        if (!strcmp(o->name, "metal fork")) sw_sb_printf(b, "A %s", dn);
-        else if (!strncmp(o->name, "unknown substance", 17)) sw_sb_puts(b, dn);
+        if (!strcmp(o->name, "paper")) sw_sb_printf(b, "A blank %s", dn);
+        else if (!strcmp(o->name, "metal fork") || !strcmp(o->name, "plastic fork") || !strcmp(o->name, "paper clip") ||
+            !strcmp(o->name, "aluminum foil") || (strlen(o->name) > 6 && !strcmp(o->name + strlen(o->name) - 6, " paper")))
+            sw_sb_printf(b, "A %s", dn);
+        else if (!strcmp(o->name, "iron block") || !strcmp(o->name, "wood block")) sw_sb_printf(b, "a %s", dn);
+        else if (strstr(o->name, "unknown substance")) sw_sb_puts(b, dn);
         else sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
     }
@@ -432,13 +505,14 @@ int sw_add_substance(sw_world *w, const char *name, const char *material, int pa
 }
 
 /* Animal table: name, lifeform type, life-cycle first stage (0 baby, 1 egg). */
-static const struct { const char *name, *type; int egg; } animals[] = {
-    {"butterfly", "butterfly", 1}, {"moth", "moth", 1}, {"frog", "frog", 1}, {"common toad", "toad", 1},
-    {"giant tortoise", "giant tortoise", 1}, {"turtle", "turtle", 1}, {"crocodile", "crocodile", 1},
-    {"parrot", "parrot", 1}, {"dove", "dove", 1}, {"blue jay", "blue jay", 1}, {"elephant", "elephant", 0},
-    {"brown bear", "brown bear", 0}, {"beaver", "beaver", 0}, {"wolf", "wolf", 0}, {"chipmunk", "chipmunk", 0},
-    {"rabbit", "rabbit", 0}, {"mouse", "mouse", 0}, {"chameleon", "chameleon", 1}, {"dragonfly", "dragonfly", 0},
-    {"ant", "ant", 0}, {"hedgehog", "hedgehog", 0}, {"bee", "bee", 0},
+/* Animals: name (= lifeform type) and life-cycle family, after objects/livingthing/animals/Animal.scala. */
+static const struct { const char *name; int family; } animals[] = {
+    {"butterfly", FAM_BUTTERFLY}, {"moth", FAM_BUTTERFLY}, {"frog", FAM_FROG}, {"common toad", FAM_FROG},
+    {"giant tortoise", FAM_TORTOISE}, {"turtle", FAM_TORTOISE}, {"crocodile", FAM_TORTOISE}, {"chameleon", FAM_TORTOISE},
+    {"parrot", FAM_BIRD}, {"dove", FAM_BIRD}, {"blue jay", FAM_BIRD},
+    {"elephant", FAM_ANIMAL}, {"brown bear", FAM_ANIMAL}, {"beaver", FAM_ANIMAL}, {"wolf", FAM_ANIMAL},
+    {"chipmunk", FAM_ANIMAL}, {"rabbit", FAM_ANIMAL}, {"mouse", FAM_ANIMAL}, {"dragonfly", FAM_ANIMAL},
+    {"ant", FAM_ANIMAL}, {"hedgehog", FAM_ANIMAL},
 };
 
 int sw_add_animal(sw_world *w, const char *name, int parent) {
@@ -446,11 +520,9 @@ int sw_add_animal(sw_world *w, const char *name, int parent) {
     if (id == SW_NONE) return id;
     sw_obj *o = &w->o[id];
     snprintf(o->alt, sizeof o->alt, "%s", name);
+    o->extra = FAM_NONE;   /* bees and unknown animals: no life cycle modelled */
     for (size_t i = 0; i < sizeof animals / sizeof animals[0]; i++)
-        if (!strcmp(animals[i].name, name)) {
-            snprintf(o->alt, sizeof o->alt, "%s", animals[i].type);
-            o->stage = (int16_t)(animals[i].egg ? 1 : 0);
-        }
+        if (!strcmp(animals[i].name, name)) o->extra = (int16_t)animals[i].family;
     return id;
 }
 
@@ -517,19 +589,29 @@ static void add_picture(sw_world *w, sw_jrand *r, int parent) {
     snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", artists[a]);
 }
 
+/* Book.mkRandom: draw 0..9 until one of the six books comes up. */
+static const char *const book_titles[6] = {"Moby Dick", "Frankenstein", "Sherlock Holmes", "Pride and Prejudice", "Beowulf",
+    "The Foundations of the Origin of Species"};
+static const char *const book_authors[6] = {"Herman Melville", "Mary Wollstonecraft Shelley", "Arthur Conan Doyle", "Jane Austen",
+    "Beowulf poet", "Charles Darwin"};
+
+int sw_add_book(sw_world *w, int which, int parent) {
+    char nm[SW_NAME];
+    snprintf(nm, sizeof nm, "book (%s)", book_titles[which]);
+    int id = add_with_mat(w, K_BOOK, nm, "paper", parent);
+    if (id == SW_NONE) return id;
+    snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", book_titles[which]);
+    snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", book_authors[which]);
+    return id;
+}
+
 static void add_bookshelf(sw_world *w, sw_jrand *r, int parent) {
-    static const char *const titles[] = {"Sense and Sensibility", "Pride and Prejudice", "Moby Dick",
-        "Beowulf", "Frankenstein", "The Adventures of Sherlock Holmes"};
-    static const char *const authors[] = {"Jane Austen", "Jane Austen", "Herman Melville", "an unknown author",
-        "Mary Shelley", "Arthur Conan Doyle"};
     int shelf = add_with_mat(w, K_BOOKSHELF, "book shelf", "wood", parent);
     int nb = sw_jrand_next_int(r, 4);
     for (int i = 0; i < nb && shelf != SW_NONE; i++) {
-        int t = sw_jrand_next_int(r, 6);
-        int id = add_with_mat(w, K_BOOK, titles[t], "paper", shelf);
-        if (id == SW_NONE) return;
-        snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", "novel");
-        snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", authors[t]);
+        int k;
+        do k = sw_jrand_next_int(r, 10); while (k >= 6);
+        sw_add_book(w, k, shelf);
     }
 }
 
@@ -629,18 +711,19 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
         int li[6] = {0, 1, 2, 3, 4, 5}, wi[6] = {0, 1, 2, 3, 4, 5};
         sw_jrand_shuffle(r, li, 6);
         for (int i = 0; i < 3; i++) {
-                int b = add_with_mat(w, K_LIGHTBULB, "light bulb", "glass", wtable);
-            snprintf(w->o[b].alt, sizeof w->o[b].alt, "%s", lights[li[i]]);
-            snprintf(w->o[b].name, sizeof w->o[b].name, "%s light bulb", lights[li[i]]);
+            char nm[SW_NAME];
+            snprintf(nm, sizeof nm, "%s light bulb", lights[li[i]]);
+            sw_add_component(w, K_LIGHTBULB, nm, wtable);
         }
         sw_jrand_shuffle(r, wi, 6);
         for (int i = 0; i < 3; i++) {
             char nm[SW_NAME];
             snprintf(nm, sizeof nm, "%s wire", wires[wi[i]]);
-            add_with_mat(w, K_WIRE, nm, "metal", wtable);
+            int wire = sw_add_component(w, K_WIRE, nm, wtable);
+            if (wire != SW_NONE) sw_set_material(w, wire, "metal");
         }
-        add_with_mat(w, K_SWITCH, "switch", "plastic", wtable);
-        add_with_mat(w, K_BATTERY, "battery", "steel", wtable);
+        sw_add_component(w, K_SWITCH, "switch", wtable);
+        sw_add_component(w, K_BATTERY, "battery", wtable);   /* extra = GEN_BATTERY */
     }
     add_cooler(w, "ultra low temperature freezer", workshop);
 
@@ -663,13 +746,13 @@ void sw_build_house(sw_world *w, sw_jrand *r) {
         static const char *const paints[] = {"red paint", "blue paint", "yellow paint"};
         for (int i = 0; i < 3; i++) {
             int c = add_with_mat(w, K_CUP, "wood cup", "wood", art);
-            sw_add_substance(w, paints[i], "paint", c);
+            sw_add_paint(w, paints[i], c);
         }
         int lc = add_fixed_mat(w, K_CLOSABLE, "large cupboard", "wood", art);
         add_fixed_mat(w, K_DRAWER, "drawer", "wood", lc);
         for (int i = 0; i < 3; i++) {
             int c = add_with_mat(w, K_CUP, "wood cup", "wood", lc);
-            sw_add_substance(w, paints[i], "paint", c);
+            sw_add_paint(w, paints[i], c);
         }
     }
 
