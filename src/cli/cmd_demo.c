@@ -137,6 +137,7 @@ static int reference_rows(const char *env, const char *policy, const char *dir, 
 }
 
 int cmd_demo(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
     const char *out = "runs/demo", *envs = "textcraft,alfworld", *methods = "multi2,flat,shared_adapter";
     int episodes = 0, threads = 0;
     char **over = calloc((size_t)argc + 4, sizeof *over);

@@ -83,6 +83,7 @@ static void print_plan(const m2_run_config *cfg, const char *run_dir, FILE *f) {
 }
 
 int cmd_train(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
     const char *config = NULL, *resume = NULL;
     int dry = 0, print_cfg = 0, help_cfg = 0;
     char **over = calloc((size_t)argc + 1, sizeof *over);
