@@ -742,6 +742,94 @@ static int oracle_life_stages(sw_session *s, const sw_params *p, char *buf, size
     return 1;
 }
 
+/* ---------------- grow-plant ---------------- */
+
+/* First live object named `name` (by id) directly in `parent`, or anywhere when parent is SW_NONE. */
+static int first_named_in(const sw_world *w, const char *name, int parent) {
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent != SW_NONE && !strcmp(w->o[i].name, name) &&
+            (parent == SW_NONE || w->o[i].parent == parent))
+            return i;
+    return SW_NONE;
+}
+
+/* The gold path of TaskGrowPlant, driven by the state: seed jar -> soil in flower pot 1 (already there,
+ * moved from the greenhouse floor, or dug up outside with the shovel) -> a seed into the pot -> focus on
+ * it -> keep water in the pot (jug filled at the greenhouse sink) until the plant is an adult -> wait. */
+static int oracle_grow(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int greenhouse = sw_room(w, "greenhouse");
+    int pot = sw_find_named(w, greenhouse, "flower pot 1");
+    if (pot == SW_NONE) return -1;
+    int plant = SW_NONE;
+    for (int i = 0; i < w->n && plant == SW_NONE; i++)
+        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && w->o[i].parent == pot && !strcmp(w->o[i].alt, p->object))
+            plant = i;
+    int r;
+    if (plant == SW_NONE) {
+        int jar = first_named_in(w, "seed jar", SW_NONE);
+        if (jar == SW_NONE) return -1;
+        if (!in_inventory(w, jar)) {
+            r = nav_step(s, sw_room_of(w, jar), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", jar, buf, cap);
+        }
+        if (first_named_in(w, "soil", pot) == SW_NONE) {
+            int soil = first_named_in(w, "soil", w->inventory);
+            if (soil == SW_NONE) soil = first_named_in(w, "soil", greenhouse);
+            if (soil == SW_NONE) {
+                /* dig: shovel first, then the ground outside */
+                int outside = sw_room(w, "outside");
+                soil = first_named_in(w, "soil", outside);
+                if (soil == SW_NONE) {
+                    int shovel = first_named_in(w, "shovel", SW_NONE);
+                    if (shovel == SW_NONE) return -1;
+                    if (!in_inventory(w, shovel)) {
+                        r = nav_step(s, sw_room_of(w, shovel), buf, cap);
+                        if (r) return r;
+                        return act_on(s, "pick up", shovel, buf, cap);
+                    }
+                    r = nav_step(s, outside, buf, cap);
+                    if (r) return r;
+                    snprintf(buf, cap, "use shovel in inventory on ground");
+                    return 1;
+                }
+                r = nav_step(s, outside, buf, cap);
+                if (r) return r;
+                return act_on(s, "pick up", soil, buf, cap);
+            }
+            r = nav_step(s, greenhouse, buf, cap);
+            if (r) return r;
+            return act_move(s, soil, pot, buf, cap);
+        }
+        r = nav_step(s, greenhouse, buf, cap);
+        if (r) return r;
+        char pref[SW_REF_LEN];
+        sw_session_referent(s, pot, pref, sizeof pref);
+        if (!pref[0]) return -1;
+        /* five identical seeds: the parser asks which one; the oracle answers 0 next step */
+        snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);
+        return 1;
+    }
+    r = nav_step(s, greenhouse, buf, cap);
+    if (r) return r;
+    if (w->focus != plant) return act_on(s, "focus on", plant, buf, cap);
+    int stage = w->o[plant].stage;
+    if ((stage == PLANT_SEED || stage == PLANT_SEEDLING) && water_in(w, pot) == SW_NONE) {
+        int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
+        if (sink == SW_NONE || jug == SW_NONE) return -1;
+        if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pot, buf, cap);
+        if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
+        if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+        snprintf(buf, cap, "wait1");
+        return 1;
+    }
+    if (stage >= PLANT_REPRODUCING) return -1;
+    int left = sw_life_ticks_left(w, plant);
+    snprintf(buf, cap, left > 6 ? "wait" : "wait1");
+    return 1;
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
     if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
@@ -755,6 +843,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
     else if (!strcmp(name, "chemistry-mix")) r = oracle_chemistry(s, p, buf, cap);
     else if (!strcmp(name, "identify-life-stages-1")) r = oracle_life_stages(s, p, buf, cap);
+    else if (!strcmp(name, "grow-plant")) r = oracle_grow(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;

@@ -82,6 +82,8 @@ typedef struct sw_obj {
     float melt_ov;            /* F_UNKNOWN: melting point */
     int16_t stage_ticks;      /* K_ANIMAL: ticks spent in the current life stage */
     uint8_t volt;             /* K_TERMINAL: VOLT_* */
+    uint8_t sickly;           /* K_PLANT: looks unwell (dry or out of soil for a while) */
+    int16_t dry_ticks, nosoil_ticks;   /* K_PLANT: ticks in the current stage without water / soil */
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
     char alt2[SW_NAME];
@@ -143,6 +145,7 @@ enum sw_goal_type {
     G_WIRE_CONNECTS_LIGHT,    /* a visible wire touches both str and a light bulb */
     G_WIRE_POWER_AND_LIGHT,   /* a visible wire touches both a generator and a light bulb */
     G_OBJ_IN_CONTAINER_BY_NAME, /* focus object (recursively) in str; being in str2 fails */
+    G_LIFE_STAGE,             /* GoalLifeStage: focus (the last satisfied object, if any) is a str in stage str2 */
 };
 
 typedef struct sw_goal {
@@ -211,6 +214,10 @@ int sw_life_stage_count(int family);                  /* stages including the fi
 const char *sw_life_family_stage(int family, int i);
 int sw_life_ticks_left(const sw_world *w, int obj);   /* ticks until the next stage (large when none) */
 void sw_life_tick(sw_world *w, int obj);
+/* Plant life cycle (PlantLifeStage.scala): seed -> seedling -> adult -> reproducing (grows a flower) -> dead;
+ * `stage` holds one of these, `alt` the lifeform type ("apple"), `name` "apple seed" / "apple tree". */
+enum { PLANT_SEED = 0, PLANT_SEEDLING, PLANT_ADULT, PLANT_REPRODUCING, PLANT_DEAD };
+int sw_add_plant(sw_world *w, const char *lifeform, int stage, int parent);
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
 int sw_add_answer_box(sw_world *w, const char *colour, int parent);

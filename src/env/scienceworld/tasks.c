@@ -17,7 +17,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 1},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
-    {"5-1", "grow-plant", 126, 0}, {"5-2", "grow-fruit", 126, 0},
+    {"5-1", "grow-plant", 126, 1}, {"5-2", "grow-fruit", 126, 0},
     {"6-1", "chemistry-mix", 32, 1}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 1},
     {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
@@ -56,6 +56,9 @@ static const char *const find_plants[8] = {"apple tree", "avocado tree", "banana
 static const char *const life_long[5] = {"giant tortoise", "parrot", "elephant", "crocodile", "brown bear"};
 static const char *const life_medium[5] = {"beaver", "wolf", "chipmunk", "common toad", "rabbit"};
 static const char *const life_short[5] = {"hedgehog", "mouse", "chameleon", "dragonfly", "ant"};
+
+static const char *const grow_seeds[7] = {"apple", "avocado", "banana", "cherry", "lemon", "orange", "peach"};
+static const char *const grow_locations[6] = {"kitchen", "bathroom", "living room", "bedroom", "workshop", "greenhouse"};
 
 /* TaskChangeOfState: 15 substances (water twice: the second with the kitchen sink disabled) x
  * {stove, stove disabled}. */
@@ -282,6 +285,11 @@ void sw_variation_params(int task, int v, sw_params *p) {
         p->stove_broken = v % 2;
         p->mode = sw_state_task_mode(name);
         snprintf(p->substance, sizeof p->substance, "%s", state_substances[p->sub]);
+    } else if (!strncmp(name, "grow-", 5)) {
+        /* TaskGrowPlant: 7 seed types (sorted) x 6 seed-jar rooms x 3 flower-pot cases */
+        snprintf(p->object, sizeof p->object, "%s", grow_seeds[v / 18]);
+        snprintf(p->location, sizeof p->location, "%s", grow_locations[(v / 3) % 6]);
+        p->mode = v % 3;
     } else if (!strncmp(name, "lifespan-", 9)) {
         int c = lifespan_combo(v);
         snprintf(p->long_animal, sizeof p->long_animal, "%s", life_long[c / 25]);
@@ -827,6 +835,54 @@ static void goals_life_stages(sw_goalseq *gs, const sw_params *p) {
     for (int k = 1; k <= 3; k++) add_goal(gs, 0, G_STAY_IN_LOCATION, p->location, 1)->value = 10.0f * k;
 }
 
+/* TaskGrowPlant: a seed jar (a ceramic cup named "seed jar" holding 5 seeds) in the seed room; three
+ * flower pots in the greenhouse, with soil (case 0), next to 3 piles of soil (case 1) or bare (case 2). */
+static void setup_grow(sw_world *w, sw_params *p) {
+    int jar = sw_new(w, K_CUP, "seed jar", sw_room(w, p->location));
+    if (jar != SW_NONE) {
+        sw_set_material(w, jar, "ceramic");
+        for (int i = 0; i < 5; i++) sw_add_plant(w, p->object, PLANT_SEED, jar);
+    }
+    int greenhouse = sw_room(w, "greenhouse");
+    for (int i = 0; i < 3; i++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "flower pot %d", i + 1);
+        int pot = sw_add_plant_in_pot(w, NULL, nm, greenhouse);
+        if (pot == SW_NONE) continue;
+        if (p->mode != 2) {
+            int soil = sw_new(w, K_THING, "soil", p->mode == 0 ? pot : greenhouse);
+            if (soil != SW_NONE) sw_set_material(w, soil, "soil");
+        }
+    }
+}
+
+static void goals_grow(sw_goalseq *gs, const sw_params *p) {
+    static const char *const stages[4] = {"seed", "seedling", "adult", "reproducing"};
+    for (int i = 0; i < 4; i++)
+        snprintf(add_goal(gs, 1, G_LIFE_STAGE, p->object, 0)->str2, SW_NAME, "%s", stages[i]);
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "seed jar", 1);
+    sw_goal *g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "seed jar");
+    snprintf(g->key, sizeof g->key, "haveSeedJar");
+    snprintf(add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1)->str2, SW_NAME, "shovel");
+    snprintf(add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1)->str2, SW_NAME, "soil");
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "soil", 1);
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(add_goal(gs, 0, G_MOVE_TO_LOCATION, "greenhouse", 1)->key, 16, "move1");
+    g = add_goal(gs, 0, G_MOVE_TO_LOCATION, "greenhouse", 1);
+    snprintf(g->key, sizeof g->key, "move2");
+    snprintf(g->prereq, sizeof g->prereq, "haveSeedJar");
+    static const char *const what[3] = {"soil", "water", NULL};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++) {
+            char pot[SW_NAME];
+            snprintf(pot, sizeof pot, "flower pot %d", i + 1);
+            g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, pot, 1);
+            if (what[k]) snprintf(g->str2, sizeof g->str2, "%s", what[k]);
+            else snprintf(g->str2, sizeof g->str2, "%.24s seed", p->object);
+        }
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -842,6 +898,14 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "grow-plant")) {
+        setup_grow(w, p);
+        goals_grow(gs, p);
+        snprintf(desc, cap, "Your task is to grow a %s plant from seed. Seeds can be found in the %s. First, focus on a seed. "
+                 "Then, make changes to the environment that grow the plant until it reaches the reproduction life stage.",
+                 p->object, p->location);
         return 0;
     }
     if (!strcmp(name, "identify-life-stages-1")) {
@@ -1118,6 +1182,11 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (obj == SW_NONE) return R_NO;
         if (sw_is_living(w, obj) && !strcmp(w->o[obj].alt, g->str) && !strcmp(sw_life_stage_name(w, obj), g->str2)) return R_OK;
         return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_LIFE_STAGE:
+        if (obj == SW_NONE) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        if (!sw_is_living(w, obj) || strcmp(w->o[obj].alt, g->str) || strcmp(sw_life_stage_name(w, obj), g->str2)) return R_NO;
+        return R_OK;
     case G_STAY_IN_LOCATION:
         if (strcmp(w->o[room].name, g->str)) { g->init = 0; return R_NO; }
         g->init += 1.0f;

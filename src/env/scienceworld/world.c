@@ -227,21 +227,116 @@ const char *sw_life_family_stage(int family, int i) {
     return (family > 0 && family < 6 && i >= 0 && i < fam_count[family]) ? fam_stages[family][i].name : "";
 }
 
+static const char *const plant_stage_names[5] = {"seed", "seedling", "adult", "reproducing", "dead"};
+/* ticks a plant must meet its needs in a stage before it moves on (seed 10, seedling 10, adult 5) */
+static const int plant_stage_ticks[5] = {10, 10, 5, 0, 0};
+
 const char *sw_life_stage_name(const sw_world *w, int obj) {
     const sw_obj *o = &w->o[obj];
+    if (o->kind == K_PLANT) return plant_stage_names[o->stage >= 0 && o->stage < 5 ? o->stage : PLANT_ADULT];
     if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return "adult";
     return sw_life_family_stage(o->extra, o->stage);
 }
 
 int sw_life_ticks_left(const sw_world *w, int obj) {
     const sw_obj *o = &w->o[obj];
+    if (o->kind == K_PLANT)
+        return o->stage < PLANT_REPRODUCING ? plant_stage_ticks[o->stage] - o->stage_ticks : 1 << 20;
     if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY || o->stage >= fam_count[o->extra] - 1) return 1 << 20;
     return fam_stages[o->extra][o->stage].ticks - o->stage_ticks;
 }
 
 /* LifeStage.tick: count ticks in the stage; move on when its duration is reached. */
+/* The plant's name follows its stage (FruitingTree.tick): "<type> seed", else "<type> tree" ("pea plant"). */
+static void plant_set_name(sw_obj *o) {
+    char life[24];
+    snprintf(life, sizeof life, "%s", o->alt);
+    if (o->stage == PLANT_SEED) snprintf(o->name, sizeof o->name, "%s seed", life);
+    else snprintf(o->name, sizeof o->name, "%s %s", life, !strcmp(life, "pea") ? "plant" : "tree");
+}
+
+/* LifeStage.checkContainerHas: a sibling (in the plant's container) named `name`. */
+static int plant_container_has(const sw_world *w, int obj, const char *name) {
+    int c = w->o[obj].parent;
+    if (c == SW_NONE) return SW_NONE;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].parent == c && i != obj && !(w->o[i].flags & F_DELETED) && !strcmp(w->o[i].name, name)) return i;
+    return SW_NONE;
+}
+
+static void plant_change_stage(sw_obj *o, int stage) {
+    o->stage = (int16_t)stage;   /* each stage keeps its own counters: a new stage starts from zero */
+    o->stage_ticks = 0;
+    o->dry_ticks = 0;
+    o->nosoil_ticks = 0;
+}
+
+/* PlantLifeStage.scala: seeds need water and soil for 10 ticks (the water is used up on sprouting);
+ * seedlings need both for 10 more (sickly after 10 dry ticks, dead after 20; 2/5 ticks without soil);
+ * adults use up water each tick, become reproducing after 5 unstressed ticks (stressed after 25 dry
+ * ticks, dead after 50); reproducing plants grow one flower every 5 unstressed ticks (at most one).
+ * Temperature limits are not modelled (plants stay at room temperature in every task). */
+static void plant_tick(sw_world *w, int obj) {
+    sw_obj *o = &w->o[obj];
+    if (o->stage == PLANT_DEAD) {
+        /* PlantLifeStageDeath: flowers are dropped, anything else on the plant falls into its container */
+        for (int i = 0; i < w->n; i++) {
+            if (w->o[i].parent != obj || (w->o[i].flags & F_DELETED)) continue;
+            if (!strcmp(w->o[i].name, "flower")) sw_delete(w, i);
+            else if (o->parent != SW_NONE) sw_move(w, i, o->parent);
+        }
+        return;
+    }
+    int water = plant_container_has(w, obj, "water");
+    int soil = plant_container_has(w, obj, "soil");
+    if (o->stage == PLANT_SEED) {
+        if (water == SW_NONE || soil == SW_NONE) return;
+        if (++o->stage_ticks >= plant_stage_ticks[PLANT_SEED]) {
+            sw_delete(w, water);
+            plant_change_stage(o, PLANT_SEEDLING);
+            plant_set_name(o);
+        }
+        return;
+    }
+    int stressed = 0, sickly = 0, dies = 0;
+    int max_dry = o->stage == PLANT_SEEDLING ? 20 : 50;
+    if (water != SW_NONE) {
+        o->dry_ticks = 0;
+        if (o->stage != PLANT_SEEDLING) sw_delete(w, water);   /* adults drink every tick */
+    } else {
+        o->dry_ticks++;
+        if (o->stage == PLANT_SEEDLING) stressed = 1;
+        if (o->dry_ticks >= max_dry / 2) { stressed = 1; sickly = 1; }
+        if (o->dry_ticks >= max_dry) dies = 1;
+    }
+    if (soil != SW_NONE) o->nosoil_ticks = 0;
+    else {
+        stressed = 1;
+        o->nosoil_ticks++;
+        if (o->nosoil_ticks >= 2) sickly = 1;
+        if (o->nosoil_ticks >= 5) dies = 1;
+    }
+    o->sickly = (uint8_t)sickly;
+    if (dies) { plant_change_stage(o, PLANT_DEAD); o->sickly = 0; return; }
+    if (stressed) return;
+    o->stage_ticks++;
+    if (o->stage == PLANT_SEEDLING && o->stage_ticks >= plant_stage_ticks[PLANT_SEEDLING]) {
+        if (water != SW_NONE) sw_delete(w, water);
+        plant_change_stage(o, PLANT_ADULT);
+    } else if (o->stage == PLANT_ADULT && o->stage_ticks >= plant_stage_ticks[PLANT_ADULT]) {
+        plant_change_stage(o, PLANT_REPRODUCING);
+    } else if (o->stage == PLANT_REPRODUCING && o->stage_ticks >= 5) {
+        int has_flower = 0;
+        for (int i = 0; i < w->n; i++)
+            if (w->o[i].parent == obj && !(w->o[i].flags & F_DELETED) && !strcmp(w->o[i].name, "flower")) has_flower = 1;
+        if (!has_flower) sw_new(w, K_THING, "flower", obj);
+        o->stage_ticks = 0;
+    }
+}
+
 void sw_life_tick(sw_world *w, int obj) {
     sw_obj *o = &w->o[obj];
+    if (o->kind == K_PLANT) { plant_tick(w, obj); return; }
     if (o->kind != K_ANIMAL || o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return;
     if (o->stage >= fam_count[o->extra] - 1) return;   /* dead */
     if (++o->stage_ticks >= fam_stages[o->extra][o->stage].ticks) {
@@ -422,7 +517,17 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         sw_sb_printf(b, "a %s", dn);
         break;
     case K_PLANT: {
-        sw_sb_printf(b, "a %s in the %s stage", o->name, "adult");
+        /* FruitingTree.getDescription (sic "a apple seed") */
+        if (o->stage == PLANT_DEAD) { sw_sb_printf(b, "a dead %s", o->name); break; }
+        if (o->stage == PLANT_SEED) { sw_sb_printf(b, "a %s", o->name); break; }
+        sw_sb_printf(b, "a %s in the %s stage", o->name, sw_life_stage_name(w, obj));
+        if (o->sickly) sw_sb_puts(b, " (that looks unwell)");
+        int kids[8];
+        if (sw_children(w, obj, kids, 8, 0) > 0) {
+            sw_sb_printf(b, ". On the %s you see: ", o->name);
+            list_children(w, obj, 0, b);
+            sw_sb_puts(b, ". ");
+        }
         break;
     }
     case K_LIGHTBULB: case K_SWITCH: case K_BATTERY: {
@@ -526,16 +631,27 @@ int sw_add_animal(sw_world *w, const char *name, int parent) {
     return id;
 }
 
+int sw_add_plant(sw_world *w, const char *lifeform, int stage, int parent) {
+    int p = sw_new(w, K_PLANT, lifeform, parent);
+    if (p == SW_NONE) return p;
+    snprintf(w->o[p].alt, sizeof w->o[p].alt, "%s", lifeform);
+    plant_change_stage(&w->o[p], stage);
+    plant_set_name(&w->o[p]);
+    sw_set_material(w, p, "plant matter");
+    return p;
+}
+
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent) {
     int pot = sw_new(w, K_FLOWERPOT, pot_name, parent);
     if (pot == SW_NONE) return pot;
     w->o[pot].mat = (int16_t)sw_material_find("ceramic");
     if (type) {
-        int p = sw_new(w, K_PLANT, type, pot);
-        if (p != SW_NONE) {
-            snprintf(w->o[p].alt, sizeof w->o[p].alt, "%s", type);
-            sw_set_material(w, p, "plant matter");
-        }
+        /* "apple tree" / "pea plant": the lifeform type is the first word(s) */
+        char life[SW_NAME];
+        snprintf(life, sizeof life, "%s", type);
+        char *sp = strrchr(life, ' ');
+        if (sp && (!strcmp(sp, " tree") || !strcmp(sp, " plant"))) *sp = 0;
+        sw_add_plant(w, life, PLANT_ADULT, pot);
         int soil = sw_new(w, K_THING, "soil", pot);
         if (soil != SW_NONE) sw_set_material(w, soil, "soil");
     }
