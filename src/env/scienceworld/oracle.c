@@ -830,10 +830,129 @@ static int oracle_grow(sw_session *s, const sw_params *p, char *buf, size_t cap)
     return 1;
 }
 
+/* ---------------- grow-fruit ---------------- */
+
+static int count_named_in(const sw_world *w, const char *name, int parent) {
+    int n = 0;
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == parent && !strcmp(w->o[i].name, name)) n++;
+    return n;
+}
+
+/* TaskGrowPlant's grow-fruit gold path, from the state: seed jar; soil into all three pots (moved from
+ * the floor or dug up outside); a seed in each; water each pot while its plant is a seed or seedling;
+ * close the greenhouse doors and open the bee hive; wait for a fruit of the right type and focus on it. */
+static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int greenhouse = sw_room(w, "greenhouse"), outside = sw_room(w, "outside");
+    int pots[3], plants[3], r;
+    for (int i = 0; i < 3; i++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "flower pot %d", i + 1);
+        pots[i] = sw_find_named(w, greenhouse, nm);
+        if (pots[i] == SW_NONE) return -1;
+        plants[i] = SW_NONE;
+        for (int j = 0; j < w->n && plants[i] == SW_NONE; j++)
+            if (w->o[j].kind == K_PLANT && !(w->o[j].flags & F_DELETED) && w->o[j].parent == pots[i] && !strcmp(w->o[j].alt, p->object))
+                plants[i] = j;
+    }
+    int need_soil = 0, unplanted = 0;
+    for (int i = 0; i < 3; i++) {
+        if (plants[i] == SW_NONE) unplanted++;
+        if (first_named_in(w, "soil", pots[i]) == SW_NONE) need_soil++;
+    }
+    if (unplanted) {
+        int jar = first_named_in(w, "seed jar", SW_NONE);
+        if (jar == SW_NONE) return -1;
+        if (!in_inventory(w, jar)) {
+            r = nav_step(s, sw_room_of(w, jar), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", jar, buf, cap);
+        }
+        int have = count_named_in(w, "soil", w->inventory) + count_named_in(w, "soil", greenhouse);
+        if (have < need_soil) {
+            int shovel = first_named_in(w, "shovel", SW_NONE);
+            if (shovel == SW_NONE) return -1;
+            if (!in_inventory(w, shovel)) {
+                r = nav_step(s, sw_room_of(w, shovel), buf, cap);
+                if (r) return r;
+                return act_on(s, "pick up", shovel, buf, cap);
+            }
+            r = nav_step(s, outside, buf, cap);
+            if (r) return r;
+            int soil = first_named_in(w, "soil", outside);
+            if (soil != SW_NONE) return act_on(s, "pick up", soil, buf, cap);
+            snprintf(buf, cap, "use shovel in inventory on ground");
+            return 1;
+        }
+        r = nav_step(s, greenhouse, buf, cap);
+        if (r) return r;
+        for (int i = 0; i < 3; i++) {
+            if (first_named_in(w, "soil", pots[i]) != SW_NONE) continue;
+            int soil = first_named_in(w, "soil", w->inventory);
+            if (soil == SW_NONE) soil = first_named_in(w, "soil", greenhouse);
+            if (soil == SW_NONE) return -1;
+            return act_move(s, soil, pots[i], buf, cap);
+        }
+        for (int i = 0; i < 3; i++) {
+            if (plants[i] != SW_NONE) continue;
+            char pref[SW_REF_LEN];
+            sw_session_referent(s, pots[i], pref, sizeof pref);
+            if (!pref[0]) return -1;
+            snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);
+            return 1;
+        }
+    }
+    r = nav_step(s, greenhouse, buf, cap);
+    if (r) return r;
+    /* a fruit of the right type: focus on it */
+    for (int i = 0; i < 3; i++) {
+        int f = first_named_in(w, p->object, plants[i]);
+        if (f != SW_NONE) return act_on(s, "focus on", f, buf, cap);
+    }
+    /* water the pots of seeds and seedlings */
+    for (int i = 0; i < 3; i++) {
+        int st = w->o[plants[i]].stage;
+        if ((st != PLANT_SEED && st != PLANT_SEEDLING) || water_in(w, pots[i]) != SW_NONE) continue;
+        int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
+        if (sink == SW_NONE || jug == SW_NONE) return -1;
+        if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pots[i], buf, cap);
+        if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
+        if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+        break;
+    }
+    /* keep the bees in: close the greenhouse doors, then open the hive */
+    for (int d = 0; d < w->n; d++)
+        if (w->o[d].kind == K_DOOR && (w->o[d].flags & F_OPEN) && sw_door_other(w, d, greenhouse) != SW_NONE)
+            return act_on(s, "close", d, buf, cap);
+    int hive = sw_find_named(w, greenhouse, "bee hive");
+    if (hive != SW_NONE && !(w->o[hive].flags & F_OPEN)) return act_on(s, "open", hive, buf, cap);
+    /* wait: one tick at a time once a flower is pollinated or a seed/seedling needs watering soon */
+    int fine = 0;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].extra > 0) fine = 1;
+    snprintf(buf, cap, fine ? "wait1" : "wait");
+    return 1;
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
-    if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
-    if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
     const char *name = sw_tasks[task].name;
+    if (s->n_amb > 0) {
+        /* identical objects (seeds in the jar, piles of soil): the grow tasks move one that is not yet
+         * where it should be (not already in a flower pot); other tasks take the first option */
+        int pick = 0;
+        if (!strncmp(name, "grow-", 5))
+            for (int i = 0; i < s->n_amb; i++) {
+                int x = s->amb[i].obj[0], y = s->amb[i].obj[1], in_pot = 0;
+                if (x == SW_NONE || y == SW_NONE) break;
+                for (int c = s->w.o[x].parent; c != SW_NONE; c = s->w.o[c].parent)
+                    if (s->w.o[c].kind == K_FLOWERPOT) in_pot = 1;
+                if (!in_pot) { pick = i; break; }
+            }
+        snprintf(buf, cap, "%d", pick);
+        return 0;
+    }
+    if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
     int r = -1;
     if (!strncmp(name, "find-", 5)) r = oracle_find(s, task, p, buf, cap);
     else if (!strncmp(name, "lifespan-", 9)) r = oracle_lifespan(s, task, p, buf, cap);
@@ -844,6 +963,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strcmp(name, "chemistry-mix")) r = oracle_chemistry(s, p, buf, cap);
     else if (!strcmp(name, "identify-life-stages-1")) r = oracle_life_stages(s, p, buf, cap);
     else if (!strcmp(name, "grow-plant")) r = oracle_grow(s, p, buf, cap);
+    else if (!strcmp(name, "grow-fruit")) r = oracle_grow_fruit(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;

@@ -201,6 +201,14 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         }
         break;
     }
+    case K_FLOWER:
+        add_ref(r, "flower"); add_ref(r, o->name);
+        if (o->extra > 0) { add_ref(r, "wilting flower"); snprintf(t, sizeof t, "wilting %s", o->name); add_ref(r, t); }
+        break;
+    case K_POLLEN:
+        add_ref(r, "pollen");
+        if (o->door_a != SW_NONE) { snprintf(t, sizeof t, "%s pollen", w->o[o->door_a].alt); add_ref(r, t); }
+        break;
     case K_ANSWERBOX: add_ref(r, "box"); add_ref(r, o->name); break;
     case K_PICTURE:
         add_ref(r, o->name);

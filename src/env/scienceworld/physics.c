@@ -236,7 +236,7 @@ static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *
     if (o->kind == K_FOUNTAIN && !has_child_named(w, id, "water")) add_water(w, id);
     sw_life_tick(w, id);
     sw_elec_tick(w, id);
-    if (w->n != ix->n) index_build(w, ix);
+    if (w->n != ix->n || w->tree_dirty) { index_build(w, ix); w->tree_dirty = 0; }
     k = index_children(ix, id, kids);
     int was_combusting = o->combusting;
     combustion_tick(w, id);

@@ -41,6 +41,8 @@ enum sw_kind {
     K_PAINT,          /* a paint: described by its bare name */
     K_RECIPE,         /* a document: "A recipe titled <alt>"; its text is the world's recipe_text */
     K_BED, K_COUCH, K_PILLOW,
+    K_FLOWER,         /* a plant's flower: door_a = its plant, extra = pollination step (0: not pollinated) */
+    K_POLLEN,         /* pollen: door_a = the plant it came from */
     K_COUNT
 };
 
@@ -146,6 +148,8 @@ enum sw_goal_type {
     G_WIRE_POWER_AND_LIGHT,   /* a visible wire touches both a generator and a light bulb */
     G_OBJ_IN_CONTAINER_BY_NAME, /* focus object (recursively) in str; being in str2 fails */
     G_LIFE_STAGE,             /* GoalLifeStage: focus (the last satisfied object, if any) is a str in stage str2 */
+    G_LIFE_STAGE_ANYWHERE,    /* at least `value` visible living things of type str in stage str2 */
+    G_CONTAINER_OPEN,         /* a visible container named str is open */
 };
 
 typedef struct sw_goal {
@@ -184,6 +188,8 @@ typedef struct sw_world {
     int last_connect_move;     /* w->moves when the last electrical connection was made */
     char recipe_text[192];     /* what "read recipe" shows (chemistry-mix) */
     int moves;                 /* ticks so far */
+    sw_jrand rng;              /* the world's own random draws (bees), seeded by the task setup */
+    int tree_dirty;            /* an object changed container during a tick (physics rebuilds its index) */
     sw_goalseq gs;
 } sw_world;
 

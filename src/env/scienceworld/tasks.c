@@ -17,7 +17,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 1},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
-    {"5-1", "grow-plant", 126, 1}, {"5-2", "grow-fruit", 126, 0},
+    {"5-1", "grow-plant", 126, 1}, {"5-2", "grow-fruit", 126, 1},
     {"6-1", "chemistry-mix", 32, 1}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 1},
     {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
@@ -856,10 +856,13 @@ static void setup_grow(sw_world *w, sw_params *p) {
     }
 }
 
-static void goals_grow(sw_goalseq *gs, const sw_params *p) {
+static void goals_grow(sw_goalseq *gs, const sw_params *p, int fruit) {
     static const char *const stages[4] = {"seed", "seedling", "adult", "reproducing"};
-    for (int i = 0; i < 4; i++)
-        snprintf(add_goal(gs, 1, G_LIFE_STAGE, p->object, 0)->str2, SW_NAME, "%s", stages[i]);
+    if (!fruit)
+        for (int i = 0; i < 4; i++)
+            snprintf(add_goal(gs, 1, G_LIFE_STAGE, p->object, 0)->str2, SW_NAME, "%s", stages[i]);
+    else
+        add_goal(gs, 1, G_FIND, p->object, 0)->fail_if_wrong = 1;   /* focus on the grown fruit */
     add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "seed jar", 1);
     sw_goal *g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
     snprintf(g->str2, sizeof g->str2, "seed jar");
@@ -881,6 +884,17 @@ static void goals_grow(sw_goalseq *gs, const sw_params *p) {
             if (what[k]) snprintf(g->str2, sizeof g->str2, "%s", what[k]);
             else snprintf(g->str2, sizeof g->str2, "%.24s seed", p->object);
         }
+    if (!fruit) return;
+    for (int n = 1; n <= 2; n++)
+        for (int i = 0; i < 4; i++) {
+            g = add_goal(gs, 0, G_LIFE_STAGE_ANYWHERE, p->object, 1);
+            snprintf(g->str2, sizeof g->str2, "%s", stages[i]);
+            g->value = (float)n;
+            if (i == 3) snprintf(g->key, sizeof g->key, "atLeast%dRepro", n);
+        }
+    add_goal(gs, 0, G_CONTAINER_OPEN, "bee hive", 1);
+    snprintf(add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "adult bee", 1)->prereq, 16, "atLeast2Repro");
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1);
 }
 
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
@@ -890,6 +904,7 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
     memset(gs, 0, sizeof *gs);
     gs->last_obj = SW_NONE;
     gs->stored_state = -1;
+    sw_jrand_seed(&w->rng, 0x5eed0000LL + v);   /* bees (the original draws from the unseeded global Random) */
     if (!strncmp(name, "find-", 5)) {
         int mode = !strcmp(name, "find-living-thing") ? 0 : !strcmp(name, "find-non-living-thing") ? 1
                  : !strcmp(name, "find-plant") ? 2 : 3;
@@ -900,9 +915,17 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
                  sub[mode], p->answer_box, p->location);
         return 0;
     }
+    if (!strcmp(name, "grow-fruit")) {
+        setup_grow(w, p);
+        goals_grow(gs, p, 1);
+        snprintf(desc, cap, "Your task is to grow a %s. This will require growing several plants, and them being "
+                 "crosspollinated to produce fruit.  Seeds can be found in the %s. To complete the task, focus on the grown %s.",
+                 p->object, p->location, p->object);
+        return 0;
+    }
     if (!strcmp(name, "grow-plant")) {
         setup_grow(w, p);
-        goals_grow(gs, p);
+        goals_grow(gs, p, 0);
         snprintf(desc, cap, "Your task is to grow a %s plant from seed. Seeds can be found in the %s. First, focus on a seed. "
                  "Then, make changes to the environment that grow the plant until it reaches the reproduction life stage.",
                  p->object, p->location);
@@ -1187,6 +1210,24 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
         if (!sw_is_living(w, obj) || strcmp(w->o[obj].alt, g->str) || strcmp(sw_life_stage_name(w, obj), g->str2)) return R_NO;
         return R_OK;
+    case G_LIFE_STAGE_ANYWHERE: case G_CONTAINER_OPEN: {
+        /* over what is visible from the agent's location (through open containers) */
+        int n = 0;
+        for (int i = 0; i < w->n; i++) {
+            const sw_obj *o = &w->o[i];
+            if ((o->flags & (F_DELETED | F_HIDDEN)) || !sw_is_inside(w, i, room)) continue;
+            int seen = 1;
+            for (int c = o->parent; c != room && c != SW_NONE; c = w->o[c].parent)
+                if (!(w->o[c].flags & F_OPEN)) seen = 0;
+            if (!seen) continue;
+            if (g->type == G_CONTAINER_OPEN) {
+                if (name_ieq(o->name, g->str) && (o->flags & F_OPEN)) return R_OK;
+                continue;
+            }
+            if (sw_is_living(w, i) && !strcmp(o->alt, g->str) && !strcmp(sw_life_stage_name(w, i), g->str2)) n++;
+        }
+        return g->type == G_LIFE_STAGE_ANYWHERE && n >= (int)g->value ? R_OK : R_NO;
+    }
     case G_STAY_IN_LOCATION:
         if (strcmp(w->o[room].name, g->str)) { g->init = 0; return R_NO; }
         g->init += 1.0f;

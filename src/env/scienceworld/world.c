@@ -117,14 +117,17 @@ int sw_new(sw_world *w, int kind, const char *name, int parent) {
     case K_TERMINAL: o->flags = 0; o->conn = SW_NONE; break;
     case K_ANIMAL: o->flags |= F_LIVING; break;
     case K_PLANT: o->flags |= F_LIVING | F_CONTAINER | F_OPEN; break;
+    case K_FLOWER: o->flags |= F_CONTAINER | F_OPEN; o->door_a = SW_NONE; break;
+    case K_POLLEN: o->door_a = SW_NONE; break;
     default: break;
     }
     return id;
 }
 
-void sw_move(sw_world *w, int obj, int parent) { w->o[obj].parent = (int16_t)parent; }
+void sw_move(sw_world *w, int obj, int parent) { w->o[obj].parent = (int16_t)parent; w->tree_dirty = 1; }
 
 void sw_delete(sw_world *w, int obj) {
+    w->tree_dirty = 1;
     w->o[obj].flags |= F_DELETED;
     w->o[obj].parent = SW_NONE;
     if (w->focus == obj) w->focus = SW_NONE;
@@ -282,8 +285,11 @@ static void plant_tick(sw_world *w, int obj) {
         /* PlantLifeStageDeath: flowers are dropped, anything else on the plant falls into its container */
         for (int i = 0; i < w->n; i++) {
             if (w->o[i].parent != obj || (w->o[i].flags & F_DELETED)) continue;
-            if (!strcmp(w->o[i].name, "flower")) sw_delete(w, i);
-            else if (o->parent != SW_NONE) sw_move(w, i, o->parent);
+            if (w->o[i].kind == K_FLOWER) {   /* whatever the flower held (bees) drops into the plant's container */
+                for (int j = 0; j < w->n; j++)
+                    if (w->o[j].parent == i && o->parent != SW_NONE) sw_move(w, j, o->parent);
+                sw_delete(w, i);
+            } else if (o->parent != SW_NONE) sw_move(w, i, o->parent);
         }
         return;
     }
@@ -328,15 +334,124 @@ static void plant_tick(sw_world *w, int obj) {
     } else if (o->stage == PLANT_REPRODUCING && o->stage_ticks >= 5) {
         int has_flower = 0;
         for (int i = 0; i < w->n; i++)
-            if (w->o[i].parent == obj && !(w->o[i].flags & F_DELETED) && !strcmp(w->o[i].name, "flower")) has_flower = 1;
-        if (!has_flower) sw_new(w, K_THING, "flower", obj);
+            if (w->o[i].parent == obj && !(w->o[i].flags & F_DELETED) && w->o[i].kind == K_FLOWER) has_flower = 1;
+        if (!has_flower) {
+            int f = sw_new(w, K_FLOWER, "flower", obj);
+            if (f != SW_NONE) w->o[f].door_a = (int16_t)obj;
+        }
         o->stage_ticks = 0;
     }
+}
+
+/* Flower.pollinate: pollen of another plant of the same type starts the flower -> fruit process. */
+static int flower_pollinate(sw_world *w, int flower, int pollen) {
+    sw_obj *f = &w->o[flower];
+    int from = w->o[pollen].door_a, own = f->door_a;
+    if (from == own || from == SW_NONE || own == SW_NONE) return 0;
+    if (strcmp(w->o[from].alt, w->o[own].alt)) return 0;
+    sw_delete(w, pollen);
+    f->extra = 1;
+    return 1;
+}
+
+/* Flower.tick: a pollinated flower turns into the plant's fruit after 5 more ticks (its contents drop
+ * onto the plant); an unpollinated one keeps one pollen of its own plant and checks everything inside
+ * it (and inside what is inside it, e.g. bees) for pollen that pollinates it. */
+static void flower_tick(sw_world *w, int flower) {
+    sw_obj *f = &w->o[flower];
+    if (f->extra > 0) {
+        if (++f->extra > 5 && f->parent != SW_NONE) {
+            int plant = f->door_a, where = f->parent;
+            if (plant != SW_NONE) {   /* PlantReproduction.createFruit */
+                char fruit[SW_NAME];
+                snprintf(fruit, sizeof fruit, "%s", w->o[plant].alt);
+                sw_new(w, K_FOOD, fruit, where);
+            }
+            for (int i = 0; i < w->n; i++)
+                if (w->o[i].parent == flower && !(w->o[i].flags & F_DELETED)) sw_move(w, i, where);
+            sw_delete(w, flower);
+        }
+        return;
+    }
+    int has_own = 0;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].parent == flower && !(w->o[i].flags & F_DELETED) && w->o[i].kind == K_POLLEN && w->o[i].door_a == f->door_a)
+            has_own = 1;
+    if (!has_own) {
+        int p = sw_new(w, K_POLLEN, "pollen", flower);
+        if (p != SW_NONE) w->o[p].door_a = f->door_a;
+    }
+    for (int i = 0; i < w->n; i++) {
+        if (w->o[i].parent != flower || (w->o[i].flags & F_DELETED)) continue;
+        if (w->o[i].kind == K_POLLEN) { if (flower_pollinate(w, flower, i)) return; continue; }
+        for (int j = 0; j < w->n; j++)
+            if (w->o[j].parent == i && !(w->o[j].flags & F_DELETED) && w->o[j].kind == K_POLLEN && flower_pollinate(w, flower, j))
+                return;
+    }
+}
+
+/* Flowers reachable from `c` through open containers (getContainedAccessibleObjectsOfType), id order. */
+static int accessible_flowers(const sw_world *w, int c, int *out, int n, int cap, int depth) {
+    if (depth > 8) return n;
+    for (int i = 0; i < w->n && n < cap; i++) {
+        const sw_obj *x = &w->o[i];
+        if (x->parent != c || (x->flags & F_DELETED)) continue;
+        if (x->kind == K_FLOWER) out[n++] = i;
+        else if ((x->flags & F_CONTAINER) && (x->flags & F_OPEN)) n = accessible_flowers(w, i, out, n, cap, depth + 1);
+    }
+    return n;
+}
+
+/* WanderingAnimal.moveToNewLocation: through a random open door of the room; out of an open container
+ * into its room; nothing from a closed one (the bee hive). */
+static void bee_move_on(sw_world *w, int bee) {
+    int c = w->o[bee].parent;
+    if (c == SW_NONE) return;
+    int kind = w->o[c].kind;
+    if (kind == K_ROOM || kind == K_OUTSIDE) {
+        int doors[16], nd = 0;
+        for (int i = 0; i < w->n && nd < 16; i++)
+            if (w->o[i].kind == K_DOOR && (w->o[i].flags & F_OPEN) && sw_door_other(w, i, c) != SW_NONE) doors[nd++] = i;
+        if (!nd) return;
+        sw_move(w, bee, sw_door_other(w, doors[sw_jrand_next_int(&w->rng, nd)], c));
+        return;
+    }
+    if (w->o[c].flags & F_OPEN) {
+        int room = sw_room_of(w, c);
+        if (room != SW_NONE) sw_move(w, bee, room);
+    }
+}
+
+/* Bee.tick: in a flower, collect a pollen (half the time) or leave; elsewhere, fly into a flower
+ * (half the time) or move on. Draws come from the world's seeded generator. */
+static void bee_tick(sw_world *w, int bee) {
+    int c = w->o[bee].parent;
+    if (c == SW_NONE) return;
+    if (w->o[c].kind == K_FLOWER) {
+        if (sw_jrand_next_int(&w->rng, 2) == 0) {
+            int carried = 0, pol[16], np = 0;
+            for (int i = 0; i < w->n; i++) {
+                if (w->o[i].flags & F_DELETED || w->o[i].kind != K_POLLEN) continue;
+                if (w->o[i].parent == bee) carried++;
+                else if (w->o[i].parent == c && np < 16) pol[np++] = i;
+            }
+            if (carried > 5 || !np) return;
+            sw_move(w, pol[sw_jrand_next_int(&w->rng, np)], bee);
+        } else bee_move_on(w, bee);
+        return;
+    }
+    if (sw_jrand_next_int(&w->rng, 2) == 1) {
+        int fl[32];
+        int nf = accessible_flowers(w, c, fl, 0, 32, 0);
+        if (nf) sw_move(w, bee, fl[sw_jrand_next_int(&w->rng, nf)]);
+    } else bee_move_on(w, bee);
 }
 
 void sw_life_tick(sw_world *w, int obj) {
     sw_obj *o = &w->o[obj];
     if (o->kind == K_PLANT) { plant_tick(w, obj); return; }
+    if (o->kind == K_FLOWER) { flower_tick(w, obj); return; }
+    if (o->kind == K_ANIMAL && !strcmp(o->name, "bee")) { bee_tick(w, obj); return; }
     if (o->kind != K_ANIMAL || o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return;
     if (o->stage >= fam_count[o->extra] - 1) return;   /* dead */
     if (++o->stage_ticks >= fam_stages[o->extra][o->stage].ticks) {
@@ -352,7 +467,8 @@ const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) 
     } else if (o->kind == K_ANIMAL) {
         const char *st = sw_life_stage_name(w, obj);
         const char *canon = (o->extra > FAM_NONE && o->extra <= FAM_BUTTERFLY) ? fam_stages[o->extra][o->stage].canonical : NULL;
-        if (o->extra == FAM_NONE) snprintf(buf, cap, "%s", o->name);
+        if (o->extra == FAM_NONE && !strcmp(o->name, "bee")) snprintf(buf, cap, "adult bee");   /* adult forever */
+        else if (o->extra == FAM_NONE) snprintf(buf, cap, "%s", o->name);
         else if (canon) snprintf(buf, cap, "%s", canon);
         else if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
         else snprintf(buf, cap, "%s %s", st, o->alt);
@@ -515,6 +631,13 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     case K_ANIMAL:
         sw_sb_printf(b, "a %s", dn);
+        if (detailed && !strcmp(o->name, "bee")) {
+            for (int i = 0; i < w->n; i++)
+                if (w->o[i].parent == obj && w->o[i].kind == K_POLLEN && !(w->o[i].flags & F_DELETED)) {
+                    sw_sb_puts(b, ", that is covered in pollen");
+                    break;
+                }
+        }
         break;
     case K_PLANT: {
         /* FruitingTree.getDescription (sic "a apple seed") */
@@ -563,6 +686,14 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     }
     case K_RECIPE: sw_sb_printf(b, "A %s titled %s", dn, o->alt); break;
+    case K_FLOWER:   /* Flower.getDescription (no genetic traits on these plants) */
+        sw_sb_printf(b, "a %s%s", o->extra > 0 ? "wilting " : "", dn);
+        if (detailed) { sw_sb_puts(b, ". Inside the flower is: "); list_children(w, obj, 0, b); }
+        break;
+    case K_POLLEN:
+        if (detailed && o->door_a != SW_NONE) sw_sb_printf(b, "%s%s", w->o[o->door_a].alt, dn);   /* (sic: no space) */
+        else sw_sb_puts(b, dn);
+        break;
     default:
         if (!strcmp(o->name, "paper")) sw_sb_printf(b, "A blank %s", dn);
         else if (!strcmp(o->name, "metal fork") || !strcmp(o->name, "plastic fork") || !strcmp(o->name, "paper clip") ||
