@@ -727,6 +727,23 @@ static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t
 
 /* ---------------- identify-life-stages-1 ---------------- */
 
+/* identify-life-stages-2: go outside; focus on a tree of the type in the wanted stage when one is there,
+ * otherwise wait a tick for one of them to grow into it. */
+static int oracle_life_stages2(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    static const char *const stages[4] = {"seed", "seedling", "adult", "reproducing"};
+    if (w->gs.cur >= 4) return -1;
+    int outside = sw_room(w, p->location);
+    int r = nav_step(s, outside, buf, cap);
+    if (r) return r;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && sw_is_inside(w, i, outside) &&
+            !strcmp(w->o[i].alt, p->part) && !strcmp(sw_life_stage_name(w, i), stages[w->gs.cur]))
+            return act_on(s, "focus on", i, buf, cap);
+    snprintf(buf, cap, "wait1");
+    return 1;
+}
+
 static int oracle_life_stages(sw_session *s, const sw_params *p, char *buf, size_t cap) {
     sw_world *w = &s->w;
     int x = p->part_id;
@@ -962,6 +979,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
     else if (!strcmp(name, "chemistry-mix")) r = oracle_chemistry(s, p, buf, cap);
     else if (!strcmp(name, "identify-life-stages-1")) r = oracle_life_stages(s, p, buf, cap);
+    else if (!strcmp(name, "identify-life-stages-2")) r = oracle_life_stages2(s, p, buf, cap);
     else if (!strcmp(name, "grow-plant")) r = oracle_grow(s, p, buf, cap);
     else if (!strcmp(name, "grow-fruit")) r = oracle_grow_fruit(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);

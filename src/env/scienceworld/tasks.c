@@ -22,7 +22,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
     {"7-3", "lifespan-longest-lived-then-shortest-lived", 125, 1},
-    {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 0},
+    {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 1},
     {"9-1", "inclined-plane-determine-angle", 168, 0}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 0},
     {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 0},
     {"10-1", "mendelian-genetics-known-plant", 120, 0}, {"10-2", "mendelian-genetics-unknown-plant", 480, 0},
@@ -179,6 +179,15 @@ void sw_variation_params(int task, int v, sw_params *p) {
         sw_jrand_shuffle(&r, order, 14);
         p->distractor_seed = order[v];
         snprintf(p->part, sizeof p->part, "%s", find_animals[order[v]]);
+        snprintf(p->location, sizeof p->location, "outside");
+    } else if (!strcmp(name, "identify-life-stages-2")) {
+        /* TaskIdentifyLifeStages2: 10 fruit trees outside, one distractor animal (Random(k) shuffle of the 14) */
+        static const char *const trees[10] = {"apple", "apricot", "avocado", "banana", "cherry", "grapefruit", "lemon",
+                                              "orange", "peach", "pear"};
+        static const int distractor[10] = {0, 6, 1, 2, 3, 6, 4, 5, 6, 6};
+        snprintf(p->part, sizeof p->part, "%s", trees[v]);
+        p->distractor_seed = distractor[v];
+        p->n_stages = 4;   /* seed, seedling, adult, reproducing (not dead) */
         snprintf(p->location, sizeof p->location, "outside");
     } else if (!strcmp(name, "chemistry-mix")) {
         /* train: 8 recipes x {kitchen, workshop}; dev: 4 x 2; test: 4 x 2 (location-major inside each block) */
@@ -822,10 +831,43 @@ static void setup_life_stages(sw_world *w, sw_params *p) {
         if (sw_find_named(w, outside, find_animals[a[i]]) == SW_NONE) sw_add_animal(w, find_animals[a[i]], outside);
 }
 
+/* TaskIdentifyLifeStages2: the tree at each of its 5 life stages, each in a self-watering flower pot with
+ * soil (pot numbers: a shuffle of 1..9, drawn here with Random(v) where the original's is unseeded), and
+ * every life stage of one distractor animal. */
+static void setup_life_stages2(sw_world *w, int v, sw_params *p) {
+    int outside = sw_room(w, p->location);
+    int nums[9];
+    for (int i = 0; i < 9; i++) nums[i] = i + 1;
+    sw_jrand r;
+    sw_jrand_seed(&r, v);
+    sw_jrand_shuffle(&r, nums, 9);
+    for (int st = PLANT_SEED; st <= PLANT_DEAD; st++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "self watering flower pot %d", nums[st]);
+        int pot = sw_add_plant_in_pot(w, NULL, nm, outside);
+        if (pot == SW_NONE) continue;
+        w->o[pot].extra = 1;   /* self-watering */
+        int soil = sw_new(w, K_THING, "soil", pot);
+        if (soil != SW_NONE) sw_set_material(w, soil, "soil");
+        sw_add_plant(w, p->part, st, pot);
+    }
+    int a[14];
+    for (int i = 0; i < 14; i++) a[i] = i;
+    sw_jrand_seed(&r, p->distractor_seed);
+    sw_jrand_shuffle(&r, a, 14);
+    int first = sw_add_animal(w, find_animals[a[0]], outside);
+    int fam = first != SW_NONE ? w->o[first].extra : FAM_NONE;
+    for (int i = 1; i < sw_life_stage_count(fam); i++) {
+        int x = sw_add_animal(w, find_animals[a[0]], outside);
+        if (x != SW_NONE) w->o[x].stage = (int16_t)i;
+    }
+}
+
 static void goals_life_stages(sw_goalseq *gs, const sw_params *p) {
+    static const char *const plant_stages[4] = {"seed", "seedling", "adult", "reproducing"};
     for (int i = 0; i < p->n_stages; i++) {
         sw_goal *g = add_goal(gs, 1, G_FIND_LIFE_STAGE, p->part, 0);
-        snprintf(g->str2, sizeof g->str2, "%s", sw_life_family_stage(p->family, i));
+        snprintf(g->str2, sizeof g->str2, "%s", p->family == FAM_NONE ? plant_stages[i] : sw_life_family_stage(p->family, i));
         g->fail_if_wrong = 1;
         g->defocus = 1;
     }
@@ -929,6 +971,13 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         snprintf(desc, cap, "Your task is to grow a %s plant from seed. Seeds can be found in the %s. First, focus on a seed. "
                  "Then, make changes to the environment that grow the plant until it reaches the reproduction life stage.",
                  p->object, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "identify-life-stages-2")) {
+        setup_life_stages2(w, v, p);
+        goals_life_stages(gs, p);
+        snprintf(desc, cap, "Your task is to focus on the life stages of the %s plant, starting from earliest to latest. "
+                 "The plants are located %s.", p->part, p->location);
         return 0;
     }
     if (!strcmp(name, "identify-life-stages-1")) {
