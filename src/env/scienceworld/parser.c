@@ -279,8 +279,9 @@ void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
     int c = w->o[obj].parent;
     sw_refs cref = {0};
     if (c != SW_NONE) base_referents(w, c, persp, &cref);
+    /* the bare referents first, so a long container list cannot crowd them out of SW_MAX_REFS */
+    for (int i = 0; i < base.n; i++) add_join(out, base.r[i], "", "");
     for (int i = 0; i < base.n; i++) {
-        add_join(out, base.r[i], "", "");
         for (int j = 0; j < cref.n; j++) {
             add_join(out, base.r[i], " in ", cref.r[j]);
             add_join(out, base.r[i], " on ", cref.r[j]);
