@@ -197,7 +197,7 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         snprintf(t, sizeof t, "%s %s", stage, o->name); add_ref(r, t);
         if (o->sickly) {
             int last = r->n;
-            for (int i = first; i < last; i++) { snprintf(t, sizeof t, "sick %s", r->r[i]); add_ref(r, t); }
+            for (int i = first; i < last; i++) { snprintf(t, sizeof t, "sick %.100s", r->r[i]); add_ref(r, t); }
         }
         break;
     }
