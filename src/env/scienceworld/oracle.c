@@ -862,8 +862,11 @@ static int count_named_in(const sw_world *w, const char *name, int parent) {
 static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_t cap) {
     sw_world *w = &s->w;
     int greenhouse = sw_room(w, "greenhouse"), outside = sw_room(w, "outside");
+    /* three trees like the original's gold path; two (enough to cross-pollinate) when the soil must be
+     * dug up outside, to stay well inside the 50-action budget */
+    int np = p->mode == 2 ? 2 : 3;
     int pots[3], plants[3], r;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < np; i++) {
         char nm[SW_NAME];
         snprintf(nm, sizeof nm, "flower pot %d", i + 1);
         pots[i] = sw_find_named(w, greenhouse, nm);
@@ -874,7 +877,7 @@ static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_
                 plants[i] = j;
     }
     int need_soil = 0, unplanted = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < np; i++) {
         if (plants[i] == SW_NONE) unplanted++;
         if (first_named_in(w, "soil", pots[i]) == SW_NONE) need_soil++;
     }
@@ -904,14 +907,14 @@ static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_
         }
         r = nav_step(s, greenhouse, buf, cap);
         if (r) return r;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < np; i++) {
             if (first_named_in(w, "soil", pots[i]) != SW_NONE) continue;
             int soil = first_named_in(w, "soil", w->inventory);
             if (soil == SW_NONE) soil = first_named_in(w, "soil", greenhouse);
             if (soil == SW_NONE) return -1;
             return act_move(s, soil, pots[i], buf, cap);
         }
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < np; i++) {
             if (plants[i] != SW_NONE) continue;
             char pref[SW_REF_LEN];
             sw_session_referent(s, pots[i], pref, sizeof pref);
@@ -923,12 +926,12 @@ static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_
     r = nav_step(s, greenhouse, buf, cap);
     if (r) return r;
     /* a fruit of the right type: focus on it */
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < np; i++) {
         int f = first_named_in(w, p->object, plants[i]);
         if (f != SW_NONE) return act_on(s, "focus on", f, buf, cap);
     }
     /* water the pots of seeds and seedlings */
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < np; i++) {
         int st = w->o[plants[i]].stage;
         if ((st != PLANT_SEED && st != PLANT_SEEDLING) || water_in(w, pots[i]) != SW_NONE) continue;
         int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
