@@ -2,6 +2,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A byte-level model may emit a partial UTF-8 sequence; the text goes back into contexts that are
+ * encoded again, so invalid bytes become '?'. */
+static void utf8_sanitize(char *s, size_t len) {
+    size_t off = 0, bad;
+    while (off < len && m2_utf8_check(s + off, len - off, &bad) != 0) {
+        s[off + bad] = '?';
+        off += bad + 1;
+    }
+}
+
+/* Detokenizer hook for the newline stop string: the text of one token. */
+static int token_text(void *ud, int32_t token, char *buf, int cap) {
+    const m2_tok_iface *t = ud;
+    int n = t->decode(t->ctx, &token, 1, buf, cap, NULL);
+    return n < 0 ? 0 : (n < cap ? n : cap - 1);
+}
+
 static int generate(void *ctx, m2_role role, const m2_traj *context, char **out, int *np, int *ng,
                     m2_err *err) {
     m2_model_policy *mp = ctx;
@@ -13,7 +30,14 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     if (max_ctx <= 0) return m2_errorf(err, M2_ECONFIG, "model policy: max_new_tokens %d leaves no context", max_new);
     int32_t *ids;
     int n;
-    if (m2_pack_context(mp->tok, context, max_ctx, &ids, &n, err)) return -1;
+    m2_err pe = {0};
+    if (m2_pack_context(mp->tok, context, max_ctx, &ids, &n, &pe)) {
+        /* The prompt and the current state alone exceed the context window: the policy cannot act,
+         * which the loop records as an unparsable output (an invalid step), not a crash. */
+        if (pe.code != M2_EINVAL) { if (err) *err = pe; return -1; }
+        *out = strdup("");
+        return *out ? 0 : m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
+    }
     if (n == 0) { free(ids); return m2_errorf(err, M2_EINVAL, "model policy: empty context"); }
     m2_gen_config g = {0};
     g.max_new_tokens = max_new;
@@ -21,6 +45,13 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     g.seed = mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++;
     g.stop_tokens = &mp->tok->eos_id;
     g.n_stop_tokens = 1;
+    static const char *const newline[1] = {"\n"};
+    {   /* sub-goals and actions are one line: stop at the first newline */
+        g.stop_strings = newline;
+        g.n_stop_strings = 1;
+        g.token_text = token_text;
+        g.ud = (void *)mp->tok;
+    }
     m2_gen_result res = {0};
     const int32_t *prompts[1] = {ids};
     int rc = m2_generate(mp->model, role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2, 1, prompts, &n, &g, &res, err);
@@ -36,6 +67,7 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
         if (len >= 0) return m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
         return -1;
     }
+    utf8_sanitize(text, strlen(text));
     *out = text;
     *np = n;
     *ng = res.n;
@@ -51,7 +83,7 @@ static int tk_encode(void *ctx, const char *text, int32_t *out, int cap, m2_err 
     m2_tokens t = {0};
     if (m2_tokenizer_encode(ctx, text, strlen(text), M2_ENC_NO_SPECIAL, &t, err)) { m2_tokens_free(&t); return -1; }
     int n = (int)t.n;
-    if (out) memcpy(out, t.ids, (size_t)(n < cap ? n : cap) * sizeof(int32_t));
+    if (out && n > 0 && cap > 0) memcpy(out, t.ids, (size_t)(n < cap ? n : cap) * sizeof(int32_t));
     m2_tokens_free(&t);
     return n;
 }

@@ -1,5 +1,6 @@
 /* The model behind the control loop: an m2_policy that packs the role's context exactly like the
- * training sequences (m2_pack_context), generates with the ROLE'S NAMED ADAPTER until EOS (KV cache,
+ * training sequences (m2_pack_context), generates with the ROLE'S NAMED ADAPTER until EOS or the first
+ * newline (sub-goals and actions are one line; the loop cuts at the first line anyway) (KV cache,
  * greedy or sampled), and reports prompt and generated token counts.
  * Ablations are adapter choices: shared adapter (same for both roles), role swap (swapped), flat
  * (System 2 only, loop cfg.flat). */

@@ -1,6 +1,6 @@
 /* multi2 eval: run a policy on an environment split and report success, mean score and per-episode
- * results. Policies here: the expert oracle and uniform random over admissible actions; trained
- * policies (--run DIR) come with the training pipeline. */
+ * results. Policies: the expert oracle, uniform random over admissible actions, and the trained
+ * policy of a run folder (--run DIR: its config and artifacts, greedy pass@1, pipe/pipe.h). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,12 +8,76 @@
 #include "cli/cli.h"
 #include "cli/env_opts.h"
 #include "data/data.h"
+#include "pipe/pipe.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 eval --env NAME --policy oracle|random [--split train|id|ood] [--episodes N]\n"
-               "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n\n"
-               "Plays episodes 0..N-1 of the split (default: all) and prints success rate, mean score and\n"
-               "per-episode results; --out writes one JSON line per episode with its transcript.\n");
+               "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n"
+               "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--out FILE.jsonl] [--json]\n\n"
+               "Plays episodes 0..N-1 of the split (default: all; with --run: eval.episodes of the run) and prints\n"
+               "success rate, mean score and per-episode results; --out writes one JSON line per episode with\n"
+               "its transcript. --run evaluates a trained run folder (multi2 train): its environment, its\n"
+               "adapters (newest stage), greedy decoding, step limit eval.step_limit.\n");
+}
+
+/* --run DIR: the trained policy of a run folder. */
+static int eval_run(const env_opts *o) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/config.yaml", o->run);
+    m2_run_config *cfg = malloc(sizeof *cfg);
+    m2_err err = {0};
+    if (!cfg || m2_run_config_load(cfg, path, 0, NULL, &err)) {
+        fprintf(stderr, "multi2 eval: %s\n", cfg ? err.msg : "out of memory");
+        free(cfg);
+        return 1;
+    }
+    if (o->env && strcmp(o->env, cfg->env_name)) {
+        fprintf(stderr, "multi2 eval: --env %s, but %s was trained on %s\n", o->env, o->run, cfg->env_name);
+        free(cfg);
+        return 2;
+    }
+    if (o->policy) fprintf(stderr, "multi2 eval: --policy is ignored with --run (the run's trained policy is used)\n");
+    FILE *out = NULL;
+    if (o->out && !(out = fopen(o->out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o->out); free(cfg); return 1; }
+    m2_eval_agg agg;
+    m2_eval_agg_init(&agg);
+    const char *split = m2_split_name(o->split);
+    int rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, out, &agg, o->json ? NULL : stderr, &err);
+    if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); rc = 1; }
+    if (rc) fprintf(stderr, "multi2 eval: %s\n", err.msg);
+    const m2_eval_cell *c = rc ? NULL : m2_eval_agg_find(&agg, split, "all");
+    if (!rc && c) {
+        double n = c->n ? c->n : 1, steps = c->steps > 0 ? c->steps : 1;
+        double tok = (c->sys1_prompt + c->sys1_gen + c->sys2_prompt + c->sys2_gen) / n;
+        if (o->json) {
+            cJSON *root = cJSON_CreateObject();
+            cJSON_AddStringToObject(root, "env", cfg->env_name);
+            cJSON_AddStringToObject(root, "split", split);
+            cJSON_AddStringToObject(root, "run", o->run);
+            cJSON_AddStringToObject(root, "method", cfg->method);
+            cJSON_AddNumberToObject(root, "episodes", c->n);
+            cJSON_AddNumberToObject(root, "success", c->success / n);
+            cJSON_AddNumberToObject(root, "mean_score", c->score / n);
+            cJSON_AddNumberToObject(root, "mean_steps", c->steps / n);
+            cJSON_AddNumberToObject(root, "tokens_per_episode", tok);
+            cJSON_AddNumberToObject(root, "sys1_calls", c->sys1_calls / n);
+            cJSON_AddNumberToObject(root, "invalid_rate", c->invalid / steps);
+            char *aj = m2_eval_agg_to_json(&agg);
+            cJSON *a = aj ? cJSON_Parse(aj) : NULL;
+            free(aj);
+            if (a) cJSON_AddItemToObject(root, "summary", a);
+            char *s = cJSON_Print(root);
+            if (s) { puts(s); free(s); }
+            cJSON_Delete(root);
+        } else {
+            printf("%s %s %s (%s): success %.4f, mean score %.4f, mean steps %.2f, tokens/episode %.0f, invalid rate %.3f over %d episodes\n",
+                   cfg->env_name, split, o->run, cfg->method, c->success / n, c->score / n, c->steps / n, tok,
+                   c->invalid / steps, c->n);
+        }
+    }
+    m2_eval_agg_free(&agg);
+    free(cfg);
+    return rc ? 1 : 0;
 }
 
 int cmd_eval(int argc, char **argv) {
@@ -21,7 +85,7 @@ int cmd_eval(int argc, char **argv) {
     int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
-    if (o.run) { fprintf(stderr, "multi2 eval: --run (evaluating a trained policy) is not available yet in this build\n"); return 1; }
+    if (o.run) return eval_run(&o);
     if (!o.env) { fprintf(stderr, "multi2 eval: --env is required\n"); usage(stderr); return 2; }
     if (!o.policy) { fprintf(stderr, "multi2 eval: --policy is required (oracle or random)\n"); usage(stderr); return 2; }
     int pk = m2_policy_parse(o.policy);

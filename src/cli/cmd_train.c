@@ -8,20 +8,11 @@
 #include <sys/stat.h>
 #include "cli/cli.h"
 #include "core/core.h"
+#include "pipe/pipe.h"
 
-/* The stage runners, in plan order. NULL = not implemented in this build: a run whose plan needs
- * it fails up front with "stage X not implemented yet". */
-static const m2_stage stage_table[] = {
-    {"pretrain", NULL, "pre-train the tiny base on expert text"},
-    {"data", NULL, "expert trajectories and hierarchical datasets"},
-    {"sys1_sft", NULL, "System 1 (planner) SFT"},
-    {"sys2_warmup", NULL, "System 2 (executor) warm-up SFT"},
-    {"sys2_offline", NULL, "System 2 offline RL (IQL critic, anchored actor)"},
-    {"sys2_online", NULL, "System 2 online refinement (AWAC + KL)"},
-    {"eval", NULL, "pass@1 evaluation per split"},
-    {"report", m2_stage_report, "results table and charts"},
-};
-#define N_STAGES ((int)(sizeof stage_table / sizeof stage_table[0]))
+/* The stage runners, in plan order (the pipeline, src/pipe/). */
+#define stage_table m2_pipe_stages
+#define N_STAGES m2_pipe_n_stages
 
 static void usage(FILE *f) {
     fprintf(f,

@@ -96,6 +96,7 @@
   X(FLOAT, sys2_offline_lambda,    "sys2.offline.lambda",    "7",    0, M2_INF, NULL, "policy-anchor weight lambda (0: vanilla IQL/AWR)") \
   X(ENUM,  sys2_offline_anchor,    "sys2.offline.anchor",    "sampled", 1, 0, "sampled|relu-weight", "anchor term: on actions sampled from pi, or lambda*relu(A) added to the dataset weight (released code)") \
   X(INT,   sys2_offline_anchor_samples, "sys2.offline.anchor_samples", "1", 1, 64, NULL, "actions sampled per state for the anchor term") \
+  X(INT,   sys2_offline_anchor_states, "sys2.offline.anchor_states", "0", 0, M2_INF, NULL, "states per batch that get sampled anchor actions (0: every state)") \
   X(ENUM,  sys2_offline_logprob,   "sys2.offline.logprob",   "mean", 1, 0, "mean|sum", "action log-prob: mean or sum of its token log-probs") \
   X(BOOL,  sys2_offline_head_grad_to_adapter, "sys2.offline.head_grad_to_adapter", "false", 1, 0, NULL, "let critic-head gradients reach the System 2 LoRA") \
   X(BOOL,  sys2_offline_normalize_weights, "sys2.offline.normalize_weights", "true", 1, 0, NULL, "divide actor weights by their batch mean") \

@@ -1,0 +1,61 @@
+/* The Multi² pipeline (issue #5): the stage functions behind `multi2 train`'s stage table, the
+ * evaluation of a run folder (`multi2 eval --run`), and the demo driver (`multi2 demo`).
+ *
+ * Stages (in plan order; core/stage.h decides which run and resumes them):
+ *   pretrain      (model.base = tiny only) expert + medium data, a byte-level BPE tokenizer trained on
+ *                 their text, a tiny Llama-shaped base pre-trained on ALL weights with the LM loss on
+ *                 packed transcripts -> artifacts/pretrain/{base.gguf, tokenizer.json}
+ *   data          the hierarchical JSONL datasets (artifacts/data/, or data.path when given)
+ *   sys1_sft      System 1 SFT on the high records, held-out split, early stopping
+ *   sys2_warmup   System 2 warm-up SFT on the low records ("action; True|False")
+ *   sys2_offline  System 2 offline IQL critic (heads q, v + targets) and anchored actor, on expert +
+ *                 medium low records
+ *   sys2_online   hierarchical rollouts with System 1 frozen, replay seeded with offline successes,
+ *                 AWAC + exact KL to the frozen offline adapter ("sys2_off")
+ *   eval          pass@1 per split (greedy), eval/<split>.jsonl one record per episode
+ *   report        (core/report.h) results table and chart
+ * Every stage leaves its adapters/heads under artifacts/<stage>/ (PEFT folders adapter_<name>/,
+ * heads.safetensors); a later stage loads the newest copy from the stages before it. Long stages
+ * checkpoint every run.ckpt_every global steps: adapter/base weights, AdamW moments and steps, heads
+ * and targets, data cursors, RNG states (dropout, sampling, policy call counters) and the replay
+ * buffer, so --resume continues bit for bit.
+ *
+ * Methods (config `method`): adapters per role
+ *   multi2, no_anchor, no_kl, sft_only, rl_only: sys1 -> "sys1", sys2 -> "sys2"
+ *   shared_adapter: both roles train and use ONE adapter "shared"
+ *   role_swap: trained as multi2; at inference the planner runs the "sys2" weights and the executor
+ *              the "sys1" weights
+ *   flat: no System 1; System 2 trained on whole-episode "flat" records (task as its sub-goal)
+ *
+ * Testing hook: environment variable M2_PIPE_STOP_AT=N makes a stage fail right after the checkpoint
+ * it writes at global step N (a crash after a checkpoint; tests resume from it). */
+#ifndef M2_PIPE_H
+#define M2_PIPE_H
+#include <stdio.h>
+#include "agent/eval.h"
+#include "core/core.h"
+
+int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err);
+int m2_stage_data(m2_stage_ctx *ctx, m2_err *err);
+int m2_stage_sys1_sft(m2_stage_ctx *ctx, m2_err *err);
+int m2_stage_sys2_warmup(m2_stage_ctx *ctx, m2_err *err);
+int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err);
+int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err);
+int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err);
+
+/* The full stage table (every stage of M2_STAGE_NAMES, in plan order). */
+extern const m2_stage m2_pipe_stages[];
+extern const int m2_pipe_n_stages;
+
+/* Evaluates the trained policy of a run folder (its config.yaml and artifacts) on `split` of its
+ * environment: episodes 0..n-1 (n <= 0: eval.episodes), greedy, one record per episode to jsonl (may
+ * be NULL), aggregated into agg (may be NULL). threads <= 0: the run's run.threads. */
+int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, FILE *jsonl,
+                     m2_eval_agg *agg, FILE *progress, m2_err *err);
+
+/* Reference policies without a model (oracle, random): episodes 0..n-1 of (env, split) through
+ * data/traj.h rollouts, records like the eval stage's (tokens 0) into jsonl. */
+int m2_pipe_eval_reference(const char *env_name, const char *policy, const char *split, int episodes,
+                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_err *err);
+
+#endif

@@ -1,0 +1,826 @@
+/* The stage functions of `multi2 train` (pipe/pipe.h): each loads what earlier stages left under
+ * artifacts/, runs an algo/train.h loop with log/checkpoint hooks, and leaves its own artifacts. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/io.h"
+#include "pipe/pipe.h"
+#include "pipe/world.h"
+
+/* ---------------------------------------------------------------- hooks */
+
+typedef struct hook_ud {
+    m2_stage_ctx *ctx;
+    int64_t base;                      /* global step at the stage's local step 0 */
+    int (*fill)(void *ud, m2_ckpt *c, m2_err *err);   /* adds the stage's arrays and state */
+    void *fill_ud;
+} hook_ud;
+
+static int hook_log(void *ud, int64_t step, const char *const *names, const double *v, int n, m2_err *err) {
+    hook_ud *h = ud;
+    h->ctx->step = h->base + step;
+    m2_scalar s[32];
+    if (n > 32) n = 32;
+    for (int i = 0; i < n; i++) s[i] = (m2_scalar){names[i], v[i]};
+    return m2_stage_log(h->ctx, s, n, err);
+}
+
+static int save_now(hook_ud *h, m2_err *err) {
+    m2_ckpt *c = m2_ckpt_new(0, "");
+    if (!c) return m2_errorf(err, M2_ENOMEM, "checkpoint: out of memory");
+    int rc = h->fill(h->fill_ud, c, err);
+    if (!rc) rc = m2_stage_save(h->ctx, c, err);
+    m2_ckpt_free(c);
+    return rc;
+}
+
+static int hook_after(void *ud, int64_t step, m2_err *err) {
+    hook_ud *h = ud;
+    h->ctx->step = h->base + step;
+    int64_t every = h->ctx->cfg->run_ckpt_every;
+    if (every > 0 && h->ctx->step % every == 0) {
+        if (save_now(h, err)) return -1;
+        const char *stop = getenv("M2_PIPE_STOP_AT");
+        if (stop && *stop && strtoll(stop, NULL, 10) == h->ctx->step)
+            return m2_errorf(err, M2_EINVAL, "stopped after the checkpoint of step %lld (M2_PIPE_STOP_AT)",
+                             (long long)h->ctx->step);
+    }
+    return 0;
+}
+
+static m2_train_hooks hooks_of(hook_ud *h) { return (m2_train_hooks){h, hook_log, hook_after}; }
+
+static m2_opt_opts opt_of(const m2_run_config *cfg, double lr, double wd) {
+    return (m2_opt_opts){(float)lr, (float)wd, (float)cfg->optim_grad_clip, (float)cfg->optim_beta1,
+                         (float)cfg->optim_beta2, (float)cfg->optim_eps};
+}
+
+static int ctx_tokens(const m2_run_config *cfg, int batch, const m2_model *m) {
+    int64_t per = cfg->data_max_seq_len < m->cfg.max_seq_len ? cfg->data_max_seq_len : m->cfg.max_seq_len;
+    return (int)(per * batch);
+}
+
+static int max_seq(const m2_run_config *cfg, const m2_model *m) {
+    return (int)(cfg->data_max_seq_len < m->cfg.max_seq_len ? cfg->data_max_seq_len : m->cfg.max_seq_len);
+}
+
+/* ---------------------------------------------------------------- data */
+
+int m2_stage_data(m2_stage_ctx *ctx, m2_err *err) {
+    if (pw_data_ensure(ctx->cfg, ctx->run->dir, ctx->out, err)) return -1;
+    char dir[1100], p[1300];
+    pw_data_dir(ctx->cfg, ctx->run->dir, dir, sizeof dir);
+    const char *files[3] = {"expert/high.jsonl", "expert/low.jsonl", "medium/low.jsonl"};
+    const char *keys[3] = {"data/expert_episodes", "data/expert_subgoals", "data/medium_subgoals"};
+    m2_scalar s[3];
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        if (!m2_path_exists(p)) continue;
+        char *txt;
+        size_t len;
+        if (m2_read_file(p, &txt, &len, err)) return -1;
+        long lines = 0;
+        for (size_t k = 0; k < len; k++) lines += txt[k] == '\n';
+        free(txt);
+        s[n++] = (m2_scalar){keys[i], (double)lines};
+    }
+    return m2_stage_log(ctx, s, n, err);
+}
+
+/* ---------------------------------------------------------------- pretrain */
+
+static char *corpus_of(const m2_seqset *unused, const m2_run_config *cfg, const char *run_dir, size_t *len, m2_err *err) {
+    (void)unused;
+    /* the text of every transcript: high and low records of both variants, and flat episodes */
+    char dir[1100], p[1300];
+    pw_data_dir(cfg, run_dir, dir, sizeof dir);
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) { m2_errorf(err, M2_ENOMEM, "pretrain: out of memory"); return NULL; }
+    const char *files[5] = {"expert/high.jsonl", "expert/low.jsonl", "medium/high.jsonl", "medium/low.jsonl", "flat.jsonl"};
+    for (int f = 0; f < 5; f++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[f]);
+        if (!m2_path_exists(p)) continue;
+        int high = f == 0 || f == 2;
+        m2_high_record *hr = NULL;
+        m2_low_record *lr = NULL;
+        int nr = 0;
+        if (high ? m2_high_records_read(p, &hr, &nr, err) : m2_low_records_read(p, &lr, &nr, err)) { free(buf); return NULL; }
+        for (int i = 0; i < nr; i++) {
+            m2_traj t;
+            int rc = high ? m2_high_record_traj(&hr[i], NULL, &t, err) : m2_low_record_traj(&lr[i], NULL, "Obs: ", &t, err);
+            char *s = rc ? NULL : m2_traj_render(&t);
+            if (!rc) m2_traj_free(&t);
+            if (!s) continue;
+            size_t l = strlen(s);
+            if (n + l + 2 > cap) {
+                while (n + l + 2 > cap) cap *= 2;
+                char *nb = realloc(buf, cap);
+                if (!nb) { free(s); free(buf); m2_errorf(err, M2_ENOMEM, "pretrain: out of memory"); return NULL; }
+                buf = nb;
+            }
+            memcpy(buf + n, s, l);
+            n += l;
+            buf[n++] = '\n';
+            free(s);
+        }
+        if (high) m2_high_records_free(hr, nr); else m2_low_records_free(lr, nr);
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+typedef struct pre_state {
+    m2_model *m;
+    m2_ctx *c;
+    m2_batch_iter *it;
+    int64_t step;
+} pre_state;
+
+static int pre_fill(void *ud, m2_ckpt *c, m2_err *err) {
+    pre_state *p = ud;
+    if (pw_ck_add_params(c, "base", &p->m->base, err)) return -1;
+    if (m2_ckpt_set_rng(c, "dropout", m2_ctx_rng(p->c), err)) return -1;
+    cJSON *s = m2_ckpt_state(c);
+    cJSON_AddNumberToObject(s, "local_step", (double)p->step);
+    cJSON_AddNumberToObject(s, "epoch", (double)p->it->epoch);
+    cJSON_AddNumberToObject(s, "pos", p->it->pos);
+    return 0;
+}
+
+/* The saved GGUF must give the later stages the model that was trained: reload it and compare the
+ * logits of one transcript (guards the q/k row permutation and the tokenizer metadata). */
+static int check_saved_base(m2_model *m, const m2_seqset *set, const char *path, const char *tok_path, m2_err *err) {
+    m2_bundle b;
+    if (m2_bundle_open(&b, path, NULL, tok_path, NULL, 1, err)) return -1;
+    const m2_packed *p = &set->seq[0];
+    int n = p->n_tok < 64 ? p->n_tok : 64, rc = -1;
+    m2_ctx *c1 = m2_ctx_create(m, n, 0, err), *c2 = c1 ? m2_ctx_create(b.model, n, 0, err) : NULL;
+    m2_batch bt = {1, &n, p->ids};
+    if (c2 && !m2_forward(c1, &bt, NULL, 0, err) && !m2_forward(c2, &bt, NULL, 0, err)) {
+        const float *l1 = m2_ctx_logits(c1), *l2 = m2_ctx_logits(c2);
+        double md = 0;
+        for (long i = 0; i < (long)n * m->cfg.vocab_size; i++) md = fmax(md, fabs((double)l1[i] - l2[i]));
+        rc = md < 1e-3 ? 0 : m2_errorf(err, M2_EFORMAT, "%s: reloaded base differs from the trained one (max |dlogit| %g)", path, md);
+    }
+    m2_ctx_free(c1);
+    m2_ctx_free(c2);
+    m2_bundle_close(&b);
+    return rc;
+}
+
+int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
+    const m2_run_config *cfg = ctx->cfg;
+    const char *run_dir = ctx->run->dir;
+    if (strcmp(cfg->model_base, "tiny")) return 0;   /* a real backbone: nothing to pre-train */
+    if (pw_data_ensure(cfg, run_dir, ctx->out, err)) return -1;
+    char tok_path[1400], base_path[1400];
+    snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", ctx->artifacts);
+    snprintf(base_path, sizeof base_path, "%s/base.gguf", ctx->artifacts);
+    m2_tokenizer *tk = NULL;
+    if (m2_path_exists(tok_path)) {
+        tk = m2_tokenizer_load_json(tok_path, err);
+    } else {
+        size_t len = 0;
+        char *corpus = corpus_of(NULL, cfg, run_dir, &len, err);
+        if (!corpus) return -1;
+        static const char *const specials[2] = {"<|endoftext|>", "<|pad|>"};
+        m2_bpe_train_opts bo = {(int32_t)cfg->model_tiny_vocab, specials, 2, M2_PRETOK_QWEN2, 2};
+        tk = m2_bpe_train(corpus, len, &bo, err);
+        free(corpus);
+        if (tk && m2_tokenizer_save_json(tk, tok_path, err)) { m2_tokenizer_free(tk); return -1; }
+        if (tk && ctx->out) fprintf(ctx->out, "pretrain: BPE tokenizer with %d tokens -> %s\n", m2_tokenizer_n_tokens(tk), tok_path);
+    }
+    if (!tk) return -1;
+    m2_tok_iface tok;
+    m2_tok_iface_from_tokenizer(&tok, tk);
+    m2_model_config mc;
+    if (m2_config_preset("tiny", &mc, err)) { m2_tokenizer_free(tk); return -1; }
+    mc.vocab_size = m2_tokenizer_n_tokens(tk);
+    mc.dim = (int)cfg->model_tiny_dim;
+    mc.n_layers = (int)cfg->model_tiny_layers;
+    mc.n_heads = (int)cfg->model_tiny_heads;
+    mc.n_kv_heads = (int)cfg->model_tiny_kv_heads;
+    mc.head_dim = 0;
+    mc.ffn_dim = (int)cfg->model_tiny_ffn;
+    mc.rope_theta = (float)cfg->model_tiny_rope_base;
+    mc.max_seq_len = (int)cfg->model_max_seq_len;
+    mc.eos_token = tok.eos_id;
+    mc.bos_token = -1;
+    m2_model_opts mo = {M2_DT_F32, 1, (int)cfg->run_threads};
+    m2_model *m = NULL;
+    m2_ctx *c = NULL;
+    m2_seqset set;
+    m2_seqset_init(&set);
+    m2_batch_iter it = {0};
+    int *idx = NULL, rc = -1;
+    if (m2_config_validate(&mc, err) || !(m = m2_model_create(&mc, &mo, err))) goto out;
+    m2_model_init_random(m, pw_seed(cfg, 1), 0.02f);
+    int seq_len = (int)(cfg->pretrain_seq_len < mc.max_seq_len ? cfg->pretrain_seq_len : mc.max_seq_len);
+    {
+        /* the transcripts, packed like training sequences, cut at pretrain.seq_len */
+        m2_seqset tmp;
+        const char *kinds[3] = {"high", "low", "flat"};
+        for (int k = 0; k < 3; k++) {
+            m2_err e2 = {0};
+            if (pw_load_set(cfg, run_dir, &tok, kinds[k], 1, seq_len, &tmp, NULL, NULL, NULL, &e2)) {
+                m2_seqset_free(&tmp);
+                if (e2.code == M2_EINVAL) continue;   /* none of this kind fits pretrain.seq_len */
+                if (err) *err = e2;
+                goto out;
+            }
+            for (int i = 0; i < tmp.n; i++) {
+                if (set.n == set.cap) {
+                    int nc = set.cap ? set.cap * 2 : 256;
+                    m2_packed *np = realloc(set.seq, (size_t)nc * sizeof *np);
+                    if (!np) { m2_seqset_free(&tmp); m2_errorf(err, M2_ENOMEM, "pretrain: out of memory"); goto out; }
+                    set.seq = np;
+                    set.cap = nc;
+                }
+                set.seq[set.n++] = tmp.seq[i];
+            }
+            tmp.n = 0;   /* moved */
+            m2_seqset_free(&tmp);
+        }
+    }
+    if (set.n == 0) {
+        m2_errorf(err, M2_ECONFIG, "pretrain.seq_len %d: no transcript fits (raise it)", seq_len);
+        goto out;
+    }
+    idx = malloc((size_t)set.n * sizeof *idx);
+    if (!idx) { m2_errorf(err, M2_ENOMEM, "pretrain: out of memory"); goto out; }
+    for (int i = 0; i < set.n; i++) idx[i] = i;
+    int batch = (int)cfg->pretrain_batch;
+    if (!(c = m2_ctx_create(m, batch * seq_len, 1, err))) goto out;
+    m2_ctx_seed(c, pw_seed(cfg, 2));
+    if (m2_batch_iter_init(&it, idx, set.n, batch, pw_seed(cfg, 3), err)) goto out;
+    pre_state ps = {m, c, &it, 0};
+    hook_ud h = {ctx, ctx->step, pre_fill, &ps};
+    if (ctx->resume) {
+        const cJSON *s = m2_ckpt_state(ctx->resume);
+        if (pw_ck_read_params(ctx->resume, "base", &m->base, err) ||
+            m2_ckpt_get_rng(ctx->resume, "dropout", m2_ctx_rng(c), err))
+            goto out;
+        ps.step = (int64_t)cJSON_GetObjectItemCaseSensitive(s, "local_step")->valuedouble;
+        h.base = ctx->step - ps.step;
+        if (m2_batch_iter_seek(&it, (int64_t)cJSON_GetObjectItemCaseSensitive(s, "epoch")->valuedouble,
+                               (int)cJSON_GetObjectItemCaseSensitive(s, "pos")->valuedouble, err))
+            goto out;
+    }
+    int64_t total = cfg->pretrain_steps;
+    ctx->total = h.base + total;
+    {
+        char desc[160];
+        m2_config_describe(&mc, desc, sizeof desc);
+        if (ctx->out) fprintf(ctx->out, "pretrain: %s, %d transcripts, %lld steps of %d x %d tokens\n", desc, set.n,
+                              (long long)total, batch, seq_len);
+    }
+    m2_lr_schedule sched = {(float)cfg->pretrain_lr, (float)cfg->pretrain_lr * 0.1f, (long)cfg->pretrain_warmup,
+                            (long)total, M2_DECAY_COSINE};
+    m2_adamw aw = {(float)cfg->optim_beta1, (float)cfg->optim_beta2, (float)cfg->optim_eps,
+                   (float)cfg->pretrain_weight_decay};
+    while (ps.step < total) {
+        m2_packed_batch pb;
+        if (m2_batch_iter_next(&it, &set, &pb, NULL, err)) goto out;
+        m2_params_zero_grad(&m->base);
+        m2_step_stats st;
+        int r = m2_lm_step(c, NULL, &pb, 1, &st, err);
+        int ntok = pb.N;
+        m2_packed_batch_free(&pb);
+        if (r) goto out;
+        m2_params *g[1] = {&m->base};
+        float gn = cfg->optim_grad_clip > 0 ? m2_clip_grads(g, 1, (float)cfg->optim_grad_clip) : m2_grad_norm(g, 1);
+        float lr = m2_lr_at(&sched, (long)ps.step);
+        if (m2_adamw_step(&m->base, &aw, lr, err)) goto out;
+        ps.step++;
+        const char *names[4] = {"pretrain/loss", "pretrain/lr", "pretrain/grad_norm", "pretrain/tokens"};
+        double v[4] = {st.loss, lr, gn, ntok};
+        if (hook_log(&h, ps.step, names, v, 4, err) || hook_after(&h, ps.step, err)) goto out;
+    }
+    ctx->step = h.base + ps.step;
+    if (m2_model_save_gguf_tok(m, base_path, M2_GGML_F32, NULL, tk, err)) goto out;
+    if (check_saved_base(m, &set, base_path, tok_path, err)) goto out;
+    if (ctx->out) fprintf(ctx->out, "pretrain: base -> %s (reloaded: same logits)\n", base_path);
+    rc = 0;
+out:
+    m2_batch_iter_free(&it);
+    free(idx);
+    m2_seqset_free(&set);
+    m2_ctx_free(c);
+    m2_model_free(m);
+    m2_tokenizer_free(tk);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- SFT stages */
+
+typedef struct sft_state {
+    m2_adapter *a;
+    m2_ctx *c;
+    m2_train_state *st;
+    float *best;
+    hook_ud *h;
+} sft_state;
+
+static int sft_fill(void *ud, m2_ckpt *c, m2_err *err) {
+    sft_state *s = ud;
+    if (pw_ck_add_params(c, "adapter", &s->a->params, err)) return -1;
+    int64_t n = (int64_t)s->a->params.n;
+    if (s->best && m2_ckpt_add(c, "adapter.best", M2_CKPT_F32, s->best, 1, &n, err)) return -1;
+    if (m2_ckpt_set_rng(c, "dropout", m2_ctx_rng(s->c), err)) return -1;
+    pw_state_to_json(m2_ckpt_state(c), s->st, s->h->base);
+    return 0;
+}
+
+static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_name, int validate, m2_err *err) {
+    const m2_run_config *cfg = ctx->cfg;
+    pw_world w;
+    if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
+    int sys1 = !strcmp(kind, "high");
+    int batch = (int)(sys1 ? cfg->sys1_sft_batch : cfg->sys2_warmup_batch);
+    m2_seqset set;
+    m2_seqset_init(&set);
+    int *tr = NULL, *va = NULL, nt = 0, nv = 0, rc = -1;
+    m2_ctx *c = NULL, *cv = NULL;
+    float *best = NULL;
+    m2_adapter *a = pw_adapter(&w, adapter_name, ctx->name, 1, err);
+    if (!a) goto out;
+    if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 0, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
+    if (m2_seqset_split(set.n, validate ? cfg->data_val_frac : 0.0, pw_seed(cfg, 20), &tr, &nt, &va, &nv, err)) goto out;
+    if (!(c = m2_ctx_create(w.m, ctx_tokens(cfg, batch, w.m), 1, err))) goto out;
+    if (nv > 0 && !(cv = m2_ctx_create(w.m, ctx_tokens(cfg, batch, w.m), 0, err))) goto out;
+    m2_ctx_seed(c, pw_seed(cfg, sys1 ? 21 : 22));
+    if (nv > 0 && !(best = malloc(a->params.n * sizeof(float)))) { m2_errorf(err, M2_ENOMEM, "sft: out of memory"); goto out; }
+    m2_train_state st;
+    m2_train_state_init(&st);
+    hook_ud h = {ctx, ctx->step, sft_fill, NULL};
+    sft_state ss = {a, c, &st, best, &h};
+    h.fill_ud = &ss;
+    if (ctx->resume) {
+        if (pw_ck_read_params(ctx->resume, "adapter", &a->params, err) ||
+            m2_ckpt_get_rng(ctx->resume, "dropout", m2_ctx_rng(c), err) ||
+            pw_state_from_json(m2_ckpt_state(ctx->resume), &st, &h.base, err))
+            goto out;
+        if (best) {
+            int64_t n = (int64_t)a->params.n;
+            if (m2_ckpt_read(ctx->resume, "adapter.best", M2_CKPT_F32, best, 1, &n, err)) goto out;
+        }
+    }
+    m2_sft_opts o = {0};
+    o.opt = sys1 ? opt_of(cfg, cfg->sys1_sft_lr, cfg->sys1_sft_weight_decay)
+                 : opt_of(cfg, cfg->sys2_warmup_lr, cfg->sys2_warmup_weight_decay);
+    o.reduce = M2_REDUCE_MEAN;
+    o.batch = batch;
+    o.epochs = (int)(sys1 ? cfg->sys1_sft_epochs : cfg->sys2_warmup_epochs);
+    o.eval_every = sys1 ? (int)cfg->sys1_sft_eval_every : 0;
+    o.patience = sys1 ? (int)cfg->sys1_sft_patience : 0;
+    o.min_delta = (float)cfg->sys1_sft_min_delta;
+    o.min_rel_improve = (float)cfg->sys1_sft_min_rel_improve;
+    o.seed = pw_seed(cfg, sys1 ? 23 : 24);
+    o.prefix = sys1 ? "sys1" : (strcmp(kind, "flat") ? "sys2_warmup" : "flat_sft");
+    ctx->total = h.base + (int64_t)o.epochs * ((nt + batch - 1) / batch);
+    if (ctx->out)
+        fprintf(ctx->out, "%s: adapter '%s' on %d %s sequences (%d held out, %d dropped as too long)\n", ctx->name,
+                adapter_name, nt, kind, nv, set.n_dropped);
+    m2_train_hooks hk = hooks_of(&h);
+    if (m2_train_sft(c, cv, a, &set, tr, nt, va, nv, &o, &st, best, &hk, err)) goto out;
+    ctx->step = h.base + st.step;
+    if (st.stopped && ctx->out) fprintf(ctx->out, "%s: early stop at step %lld (best validation loss %.4f)\n", ctx->name, (long long)st.step, st.best_val);
+    if (pw_save_adapter(&w, a, ctx->artifacts, err)) goto out;
+    rc = 0;
+out:
+    free(best);
+    free(tr);
+    free(va);
+    m2_ctx_free(c);
+    m2_ctx_free(cv);
+    m2_seqset_free(&set);
+    pw_close(&w);
+    return rc;
+}
+
+int m2_stage_sys1_sft(m2_stage_ctx *ctx, m2_err *err) {
+    if (pw_is_flat(ctx->cfg)) return 0;   /* the flat baseline has no planner */
+    return sft_stage(ctx, "high", pw_adapter_name(ctx->cfg, M2_ROLE_SYS1), 1, err);
+}
+
+int m2_stage_sys2_warmup(m2_stage_ctx *ctx, m2_err *err) {
+    return sft_stage(ctx, pw_is_flat(ctx->cfg) ? "flat" : "low", pw_adapter_name(ctx->cfg, M2_ROLE_SYS2), 0, err);
+}
+
+/* ---------------------------------------------------------------- offline */
+
+typedef struct rl_state {
+    m2_adapter *a;
+    m2_head *q, *v;
+    m2_ctx *c;
+    m2_train_state *st;
+    m2_rng *rng;
+    hook_ud *h;
+    m2_replay *buf;
+    m2_model_policy *mp1, *mp2;
+} rl_state;
+
+static int rl_fill(void *ud, m2_ckpt *c, m2_err *err) {
+    rl_state *s = ud;
+    if (pw_ck_add_params(c, "adapter", &s->a->params, err) || pw_ck_add_head(c, s->q, err) ||
+        pw_ck_add_head(c, s->v, err) || m2_ckpt_set_rng(c, "dropout", m2_ctx_rng(s->c), err))
+        return -1;
+    if (s->rng && m2_ckpt_set_rng(c, "sampler", s->rng, err)) return -1;
+    cJSON *js = m2_ckpt_state(c);
+    pw_state_to_json(js, s->st, s->h->base);
+    if (s->mp1) cJSON_AddNumberToObject(js, "sys1_calls", (double)s->mp1->calls);
+    if (s->mp2) cJSON_AddNumberToObject(js, "sys2_calls", (double)s->mp2->calls);
+    if (s->buf) {
+        char *j = m2_replay_to_json(s->buf, err);
+        if (!j) return -1;
+        int64_t n = (int64_t)strlen(j);
+        int rc = m2_ckpt_add_copy(c, "replay", M2_CKPT_U8, j, 1, &n, err);
+        free(j);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+static int rl_restore(const m2_ckpt *ck, rl_state *s, m2_err *err) {
+    if (pw_ck_read_params(ck, "adapter", &s->a->params, err) || pw_ck_read_head(ck, s->q, err) ||
+        pw_ck_read_head(ck, s->v, err) || m2_ckpt_get_rng(ck, "dropout", m2_ctx_rng(s->c), err))
+        return -1;
+    if (s->rng && m2_ckpt_get_rng(ck, "sampler", s->rng, err)) return -1;
+    const cJSON *js = ((m2_ckpt *)ck)->state;
+    if (pw_state_from_json(js, s->st, &s->h->base, err)) return -1;
+    const cJSON *x;
+    if (s->mp1 && cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(js, "sys1_calls"))) s->mp1->calls = (long)x->valuedouble;
+    if (s->mp2 && cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(js, "sys2_calls"))) s->mp2->calls = (long)x->valuedouble;
+    if (s->buf) {
+        const m2_ckpt_array *ar = m2_ckpt_find(ck, "replay");
+        if (!ar) return m2_errorf(err, M2_EFORMAT, "checkpoint %s: no replay buffer", ck->dir);
+        char *j = malloc(ar->nbytes + 1);
+        if (!j) return m2_errorf(err, M2_ENOMEM, "out of memory");
+        memcpy(j, ar->data, ar->nbytes);
+        j[ar->nbytes] = 0;
+        int rc = m2_replay_from_json(s->buf, j, err);
+        free(j);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
+    const m2_run_config *cfg = ctx->cfg;
+    pw_world w;
+    if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
+    const char *an = pw_adapter_name(cfg, M2_ROLE_SYS2);
+    const char *kind = pw_is_flat(cfg) ? "flat" : "low";
+    m2_seqset set;
+    m2_seqset_init(&set);
+    int *idx = NULL, rc = -1;
+    m2_ctx *c = NULL;
+    m2_head *q, *v;
+    m2_adapter *a = pw_adapter(&w, an, ctx->name, 1, err);
+    if (!a || pw_heads(&w, ctx->name, &q, &v, err)) goto out;
+    if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 1, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
+    if (!(idx = malloc((size_t)set.n * sizeof *idx))) { m2_errorf(err, M2_ENOMEM, "offline: out of memory"); goto out; }
+    for (int i = 0; i < set.n; i++) idx[i] = i;
+    int batch = (int)cfg->sys2_offline_batch;
+    /* room for the batch and for one anchor sequence (prefix + sampled action) */
+    if (!(c = m2_ctx_create(w.m, ctx_tokens(cfg, batch, w.m) + (int)cfg->eval_max_new_tokens + 8, 1, err))) goto out;
+    m2_ctx_seed(c, pw_seed(cfg, 30));
+    m2_rng rng;
+    m2_rng_seed(&rng, pw_seed(cfg, 31));
+    m2_train_state st;
+    m2_train_state_init(&st);
+    hook_ud h = {ctx, ctx->step, rl_fill, NULL};
+    rl_state rs = {a, q, v, c, &st, &rng, &h, NULL, NULL, NULL};
+    h.fill_ud = &rs;
+    if (ctx->resume && rl_restore(ctx->resume, &rs, err)) goto out;
+    m2_offline_opts o = {0};
+    o.step.critic = (m2_critic_cfg){(float)cfg->sys2_offline_gamma, (float)cfg->sys2_offline_expectile};
+    int released = !strcmp(cfg->sys2_offline_anchor, "relu-weight");
+    o.step.actor = (m2_actor_cfg){(float)cfg->sys2_offline_beta, (float)cfg->sys2_offline_w_max,
+                                  (float)cfg->sys2_offline_lambda, released, cfg->sys2_offline_normalize_weights};
+    o.step.reduce = strcmp(cfg->sys2_offline_logprob, "sum") ? M2_REDUCE_MEAN : M2_REDUCE_SUM;
+    o.step.train_actor = o.step.train_critic = 1;
+    o.step.n_anchor = (int)cfg->sys2_offline_anchor_states;
+    o.step.anchor_samples = (int)cfg->sys2_offline_anchor_samples;
+    o.step.max_action_tokens = (int)cfg->eval_max_new_tokens;
+    o.step.sampler = (m2_sampler){1.f, 0, 0.f};
+    o.step.eos_id = w.tok.eos_id;
+    o.actor = opt_of(cfg, cfg->sys2_offline_actor_lr, cfg->sys2_offline_weight_decay);
+    o.critic = opt_of(cfg, cfg->sys2_offline_critic_lr, cfg->sys2_offline_weight_decay);
+    o.polyak = (float)cfg->sys2_offline_polyak;
+    o.batch = batch;
+    o.epochs = (int)cfg->sys2_offline_epochs;
+    o.max_steps = cfg->sys2_offline_max_steps;
+    o.seed = pw_seed(cfg, 32);
+    int64_t steps = (int64_t)o.epochs * ((set.n + batch - 1) / batch);
+    if (o.max_steps > 0 && o.max_steps < steps) steps = o.max_steps;
+    ctx->total = h.base + steps;
+    if (ctx->out)
+        fprintf(ctx->out, "%s: adapter '%s', heads q/v, %d %s segments (expert + medium), anchor %s (lambda %g)\n",
+                ctx->name, an, set.n, kind, released ? "relu-weight" : "sampled", cfg->sys2_offline_lambda);
+    m2_train_hooks hk = hooks_of(&h);
+    if (m2_train_offline(w.m, c, a, q, v, &set, idx, set.n, &o, &st, &rng, &hk, err)) goto out;
+    ctx->step = h.base + st.step;
+    if (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err)) goto out;
+    rc = 0;
+out:
+    free(idx);
+    m2_ctx_free(c);
+    m2_seqset_free(&set);
+    pw_close(&w);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- online */
+
+int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
+    const m2_run_config *cfg = ctx->cfg;
+    pw_world w;
+    if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
+    int flat = pw_is_flat(cfg);
+    const char *an = pw_adapter_name(cfg, M2_ROLE_SYS2);
+    m2_seqset set;
+    m2_seqset_init(&set);
+    m2_traj *seeds = NULL;
+    int *succ = NULL, n_seeds = 0, rc = -1;
+    m2_ctx *con = NULL, *coff = NULL;
+    m2_replay buf;
+    int buf_ok = 0;
+    m2_head *q, *v;
+    m2_adapter *on = pw_adapter(&w, an, ctx->name, 1, err), *off = NULL, *s1 = NULL;
+    if (!on || pw_heads(&w, ctx->name, &q, &v, err)) goto out;
+    /* pi_off: a frozen copy of the adapter as the offline stage left it */
+    {
+        m2_lora_config lc = on->cfg;
+        snprintf(lc.name, sizeof lc.name, "sys2_off");
+        if (!(off = m2_adapter_add(w.m, &lc, 1, err)) || m2_adapter_copy_weights(off, on, err)) goto out;
+        off->params.trainable = 0;
+    }
+    if (!flat) {
+        const char *n1 = pw_adapter_name(cfg, M2_ROLE_SYS1);
+        if (strcmp(n1, an)) {
+            if (!(s1 = pw_adapter(&w, n1, ctx->name, 0, err))) goto out;
+            s1->params.trainable = 0;
+        } else {
+            s1 = off;   /* shared adapter: System 1 frozen = the offline weights */
+        }
+    }
+    if (pw_load_set(cfg, ctx->run->dir, &w.tok, flat ? "flat" : "low", 0, max_seq(cfg, w.m), &set, &seeds, &succ, &n_seeds, err)) goto out;
+    if (m2_replay_init(&buf, (int)cfg->sys2_online_buffer_capacity, (float)cfg->sys2_online_keep_fail, pw_seed(cfg, 40), err)) goto out;
+    buf_ok = 1;
+    int batch = (int)cfg->sys2_online_batch;
+    if (!(con = m2_ctx_create(w.m, ctx_tokens(cfg, batch, w.m), 1, err)) ||
+        !(coff = m2_ctx_create(w.m, ctx_tokens(cfg, batch, w.m), 0, err)))
+        goto out;
+    m2_ctx_seed(con, pw_seed(cfg, 41));
+    int max_new = (int)cfg->eval_max_new_tokens;
+    m2_model_policy mp1 = {w.m, s1, s1, &w.tok, {0.f, 0, 0.f}, max_new, 0, pw_seed(cfg, 42), 0};
+    m2_model_policy mp2 = {w.m, on, on, &w.tok,
+                           {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k, (float)cfg->sys2_online_top_p},
+                           max_new, 0, pw_seed(cfg, 43), 0};
+    m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
+    m2_train_state st;
+    m2_train_state_init(&st);
+    hook_ud h = {ctx, ctx->step, rl_fill, NULL};
+    rl_state rs = {on, q, v, con, &st, NULL, &h, &buf, &mp1, &mp2};
+    h.fill_ud = &rs;
+    if (ctx->resume) {
+        if (rl_restore(ctx->resume, &rs, err)) goto out;
+    } else {
+        int k = m2_replay_seed_offline(&buf, seeds, succ, n_seeds, (int)cfg->sys2_online_seed_offline, err);
+        if (k < 0) goto out;
+        if (ctx->out) fprintf(ctx->out, "%s: replay buffer seeded with %d successful expert segments\n", ctx->name, k);
+    }
+    m2_loop_cfg lc;
+    m2_loop_cfg_default(&lc);
+    lc.step_limit = (int)cfg->eval_step_limit;
+    lc.flat = flat;
+    lc.env_name = cfg->env_name;
+    m2_online_opts o = {0};
+    o.step.critic = (m2_critic_cfg){(float)cfg->sys2_online_gamma, (float)cfg->sys2_offline_expectile};
+    o.step.alpha = (float)cfg->sys2_online_alpha;
+    o.step.w_max = (float)cfg->sys2_online_w_max;
+    o.step.eta = (float)cfg->sys2_online_eta;
+    o.step.reduce = strcmp(cfg->sys2_online_logprob, "mean") ? M2_REDUCE_SUM : M2_REDUCE_MEAN;
+    o.step.train_actor = o.step.train_critic = 1;
+    o.actor = opt_of(cfg, cfg->sys2_online_actor_lr, cfg->sys2_online_weight_decay);
+    o.critic = opt_of(cfg, cfg->sys2_online_critic_lr, cfg->sys2_online_weight_decay);
+    o.polyak = (float)cfg->sys2_online_polyak;
+    o.epochs = (int)cfg->sys2_online_epochs;
+    o.episodes_per_epoch = (int)cfg->sys2_online_episodes_per_epoch;
+    o.updates_per_epoch = (int)cfg->sys2_online_updates_per_epoch;
+    o.batch = batch;
+    o.max_tokens = max_seq(cfg, w.m);
+    o.task = cfg->env_task[0] ? cfg->env_task : NULL;
+    o.split = M2_SPLIT_TRAIN;
+    o.seed = pw_seed(cfg, 44);
+    ctx->total = h.base + (int64_t)o.epochs * o.updates_per_epoch;
+    if (ctx->out)
+        fprintf(ctx->out, "%s: %d epochs x (%d episodes + %d updates), eta %g, System 1 %s\n", ctx->name, o.epochs,
+                o.episodes_per_epoch, o.updates_per_epoch, o.step.eta, flat ? "absent (flat)" : "frozen");
+    m2_train_hooks hk = hooks_of(&h);
+    if (m2_train_online(w.m, con, coff, on, off, q, v, w.env, flat ? &p2 : &p1, &p2, &lc, &buf, &w.tok, &o, &st, &hk, err))
+        goto out;
+    ctx->step = h.base + st.step;
+    if (pw_save_adapter(&w, on, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err)) goto out;
+    rc = 0;
+out:
+    if (buf_ok) m2_replay_free(&buf);
+    pw_trajs_free(seeds, succ, n_seeds);
+    m2_ctx_free(con);
+    m2_ctx_free(coff);
+    m2_seqset_free(&set);
+    pw_close(&w);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+/* Rewrites an episode record for the report: tokens as the total (a number), the per-system counts
+ * under token_counts, plus the method. */
+static char *episode_record(const m2_episode *ep, const char *method) {
+    char *s = m2_episode_to_json(ep);
+    cJSON *o = s ? cJSON_Parse(s) : NULL;
+    free(s);
+    if (!o) return NULL;
+    cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(o, "tokens");
+    if (t) cJSON_AddItemToObject(o, "token_counts", t);
+    cJSON_AddNumberToObject(o, "tokens", (double)(ep->sys1_prompt_tok + ep->sys1_gen_tok + ep->sys2_prompt_tok + ep->sys2_gen_tok));
+    cJSON_AddStringToObject(o, "method", method);
+    char *r = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return r;
+}
+
+static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const char *label, m2_jsonl *jl,
+                      FILE *jsonl, m2_eval_agg *agg, m2_err *err) {
+    const m2_run_config *cfg = w->cfg;
+    int flat = pw_is_flat(cfg);
+    int swap = !strcmp(cfg->method, "role_swap");
+    m2_adapter *a1 = NULL, *a2;
+    const char *n2 = pw_adapter_name(cfg, M2_ROLE_SYS2);
+    if (!(a2 = pw_adapter(w, n2, NULL, 0, err))) return -1;
+    if (!flat && !(a1 = pw_adapter(w, pw_adapter_name(cfg, M2_ROLE_SYS1), NULL, 0, err))) return -1;
+    if (swap) { m2_adapter *t = a1; a1 = a2; a2 = t; }
+    int max_new = (int)cfg->eval_max_new_tokens;
+    m2_sampler smp = {(float)cfg->eval_temperature, 0, 0.f};
+    m2_model_policy mp1 = {w->m, a1, a1, &w->tok, smp, max_new, 0, pw_seed(cfg, 50), 0};
+    m2_model_policy mp2 = {w->m, a2, a2, &w->tok, smp, max_new, 0, pw_seed(cfg, 51), 0};
+    m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
+    m2_loop_cfg lc;
+    m2_loop_cfg_default(&lc);
+    lc.step_limit = (int)cfg->eval_step_limit;
+    lc.flat = flat;
+    lc.env_name = cfg->env_name;
+    const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
+    int avail = w->env->cls->num_episodes(w->env, task, split, err);
+    if (avail < 0) return -1;
+    if (n > avail) n = avail;
+    m2_progress pg;
+    if (progress) m2_progress_begin(&pg, progress, label, n, cfg->run_progress);
+    int wins = 0;
+    for (int i = 0; i < n; i++) {
+        m2_episode ep;
+        uint64_t seed = (uint64_t)cfg->eval_seed + (uint64_t)i;
+        if (m2_run_episode(w->env, task, split, i, seed, flat ? &p2 : &p1, &p2, &lc, &ep, err)) {
+            m2_episode_free(&ep);
+            return -1;
+        }
+        ep.bucket = m2_eval_bucket(w->env, task, split, i);
+        wins += ep.success;
+        char *rec = episode_record(&ep, cfg->method);
+        int rc = rec ? 0 : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
+        if (!rc && jl) rc = m2_jsonl_write_raw(jl, rec, err);
+        if (!rc && jsonl) fprintf(jsonl, "%s\n", rec);
+        if (!rc && agg) rc = m2_eval_agg_add(agg, &ep, err);
+        free(rec);
+        m2_episode_free(&ep);
+        if (rc) return -1;
+        if (progress) {
+            char extra[64];
+            snprintf(extra, sizeof extra, "success %d/%d", wins, i + 1);
+            m2_progress_update(&pg, i + 1, extra);
+        }
+    }
+    if (progress) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "success %d/%d", wins, n);
+        m2_progress_end(&pg, extra);
+    }
+    return n;
+}
+
+int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
+    const m2_run_config *cfg = ctx->cfg;
+    pw_world w;
+    if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
+    int rc = 0;
+    char split_name[32];
+    m2_eval_agg agg;
+    m2_eval_agg_init(&agg);
+    for (int k = 0; rc == 0 && m2_cfg_list_item(cfg->eval_splits, k, split_name, sizeof split_name); k++) {
+        int sp = m2_split_parse(split_name);
+        if (sp < 0) { rc = m2_errorf(err, M2_ECONFIG, "eval.splits: unknown split '%s'", split_name); break; }
+        m2_jsonl jl;
+        if (m2_run_eval_open(ctx->run, m2_split_name((m2_split)sp), 1, &jl, err)) { rc = -1; break; }
+        char label[600];
+        snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
+        int n = eval_split(&w, (m2_split)sp, (int)cfg->eval_episodes, ctx->out, label, &jl, NULL, &agg, err);
+        m2_jsonl_close(&jl);
+        if (n < 0) { rc = -1; break; }
+        const m2_eval_cell *cell = m2_eval_agg_find(&agg, m2_split_name((m2_split)sp), "all");
+        if (!cell || cell->n == 0) continue;
+        char k1[64], k2[64], k3[64], k4[64];
+        snprintf(k1, sizeof k1, "eval/%s/success", m2_split_name((m2_split)sp));
+        snprintf(k2, sizeof k2, "eval/%s/score", m2_split_name((m2_split)sp));
+        snprintf(k3, sizeof k3, "eval/%s/tokens", m2_split_name((m2_split)sp));
+        snprintf(k4, sizeof k4, "eval/%s/invalid_rate", m2_split_name((m2_split)sp));
+        double steps = cell->steps > 0 ? cell->steps : 1;
+        m2_scalar s[4] = {{k1, (double)cell->success / cell->n}, {k2, cell->score / cell->n},
+                          {k3, (cell->sys1_prompt + cell->sys1_gen + cell->sys2_prompt + cell->sys2_gen) / cell->n},
+                          {k4, cell->invalid / steps}};
+        rc = m2_stage_log(ctx, s, 4, err);
+    }
+    if (rc == 0) {
+        char *j = m2_eval_agg_to_json(&agg);
+        char path[1400];
+        snprintf(path, sizeof path, "%s/eval_summary.json", ctx->artifacts);
+        if (j) rc = m2_write_file_atomic(path, j, strlen(j), err);
+        free(j);
+    }
+    m2_eval_agg_free(&agg);
+    pw_close(&w);
+    return rc;
+}
+
+int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, FILE *jsonl,
+                     m2_eval_agg *agg, FILE *progress, m2_err *err) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/config.yaml", run_dir);
+    m2_run_config *cfg = malloc(sizeof *cfg);
+    if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    if (m2_run_config_load(cfg, path, 0, NULL, err)) { free(cfg); return -1; }
+    if (threads > 0) cfg->run_threads = threads;
+    int sp = m2_split_parse(split);
+    if (sp < 0) { free(cfg); return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split); }
+    pw_world w;
+    if (pw_open(&w, cfg, run_dir, 1, err)) { free(cfg); return -1; }
+    char label[600];
+    snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
+    int n = eval_split(&w, (m2_split)sp, episodes > 0 ? episodes : (int)cfg->eval_episodes, progress, label, NULL,
+                       jsonl, agg, err);
+    pw_close(&w);
+    free(cfg);
+    return n < 0 ? -1 : 0;
+}
+
+int m2_pipe_eval_reference(const char *env_name, const char *policy, const char *split, int episodes,
+                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_err *err) {
+    int pk = m2_policy_parse(policy), sp = m2_split_parse(split);
+    if (pk < 0 || pk == M2_POLICY_MEDIUM) return m2_errorf(err, M2_EINVAL, "reference policy '%s': oracle or random", policy);
+    if (sp < 0) return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split);
+    m2_env *env;
+    if (m2_env_create(env_name, NULL, &env, err)) return -1;
+    int avail = env->cls->num_episodes(env, NULL, (m2_split)sp, err);
+    if (avail < 0) { m2_env_destroy(env); return -1; }
+    int n = episodes < avail ? episodes : avail, wins = 0, rc = 0;
+    m2_rollout_opts ro = {(m2_policy_kind)pk, step_limit, 0.3f, seed};
+    for (int i = 0; rc == 0 && i < n; i++) {
+        m2_env_traj t;
+        if (m2_rollout(env, NULL, (m2_split)sp, i, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }
+        wins += t.won;
+        cJSON *o = m2_env_traj_to_json(&t);
+        if (!o) { m2_env_traj_free(&t); rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "tokens");
+        cJSON_AddNumberToObject(o, "tokens", 0);   /* no model: no tokens */
+        cJSON_AddStringToObject(o, "method", policy);
+        if (jsonl) {
+            char *s = cJSON_PrintUnformatted(o);
+            if (s) fprintf(jsonl, "%s\n", s);
+            free(s);
+        }
+        cJSON_Delete(o);
+        m2_env_traj_free(&t);
+    }
+    m2_env_destroy(env);
+    if (success) *success = n ? (double)wins / n : 0;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+const m2_stage m2_pipe_stages[] = {
+    {"pretrain", m2_stage_pretrain, "pre-train the tiny base on expert text"},
+    {"data", m2_stage_data, "expert trajectories and hierarchical datasets"},
+    {"sys1_sft", m2_stage_sys1_sft, "System 1 (planner) SFT"},
+    {"sys2_warmup", m2_stage_sys2_warmup, "System 2 (executor) warm-up SFT"},
+    {"sys2_offline", m2_stage_sys2_offline, "System 2 offline RL (IQL critic, anchored actor)"},
+    {"sys2_online", m2_stage_sys2_online, "System 2 online refinement (AWAC + KL)"},
+    {"eval", m2_stage_eval, "pass@1 evaluation per split"},
+    {"report", m2_stage_report, "results table and charts"},
+};
+const int m2_pipe_n_stages = (int)(sizeof m2_pipe_stages / sizeof m2_pipe_stages[0]);

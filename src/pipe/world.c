@@ -1,0 +1,422 @@
+/* The pipeline's shared state per stage: environment, tokenizer, base model, adapters and heads,
+ * loaded from a run folder's artifacts (or the configured backbone), plus the dataset files. */
+#include "pipe/world.h"
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "agent/prompts.h"
+#include "data/hier.h"
+#include "io/io.h"
+
+uint64_t pw_seed(const m2_run_config *cfg, uint64_t purpose) {
+    return (uint64_t)cfg->run_seed * 0x9E3779B97F4A7C15ull + purpose * 0xD1B54A32D192ED03ull + purpose;
+}
+
+const char *pw_adapter_name(const m2_run_config *cfg, m2_role role) {
+    if (!strcmp(cfg->method, "shared_adapter")) return "shared";
+    return role == M2_ROLE_SYS1 ? "sys1" : "sys2";
+}
+
+int pw_is_flat(const m2_run_config *cfg) { return !strcmp(cfg->method, "flat"); }
+
+static int stage_index(const char *const *plan, int n, const char *name) {
+    for (int i = 0; i < n; i++) if (!strcmp(plan[i], name)) return i;
+    return n;
+}
+
+int pw_find_artifact(const m2_run_config *cfg, const char *run_dir, const char *before_stage,
+                     const char *file, char *out, size_t cap) {
+    const char *plan[16];
+    int n = m2_run_stage_plan(cfg, plan, 16);
+    int upto = before_stage ? stage_index(plan, n, before_stage) : n;
+    for (int i = upto - 1; i >= 0; i--) {
+        snprintf(out, cap, "%s/artifacts/%s/%s", run_dir, plan[i], file);
+        if (m2_path_exists(out)) return 1;
+    }
+    out[0] = 0;
+    return 0;
+}
+
+void pw_data_dir(const m2_run_config *cfg, const char *run_dir, char *out, size_t cap) {
+    if (cfg->data_path[0]) snprintf(out, cap, "%s", cfg->data_path);
+    else snprintf(out, cap, "%s/artifacts/data", run_dir);
+}
+
+/* ---------------------------------------------------------------- data */
+
+static FILE *open_tmp(const char *path, char *tmp, size_t cap) {
+    snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+    return fopen(tmp, "w");
+}
+
+static int close_rename(FILE *f, const char *tmp, const char *path, m2_err *err) {
+    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path)) { unlink(tmp); return m2_errorf(err, M2_EIO, "%s: write failed", path); }
+    return 0;
+}
+
+/* A flat record (low-record fields) for the flat baseline: the task is the sub-goal, every step of
+ * the episode is one action; the flag is True only on the last step of a won episode. */
+static cJSON *flat_record(const m2_env_traj *t, const char *variant) {
+    cJSON *l = cJSON_CreateObject();
+    if (!l) return NULL;
+    cJSON_AddStringToObject(l, "env", t->env_name);
+    cJSON_AddNumberToObject(l, "index", t->index);
+    cJSON_AddStringToObject(l, "variant", variant);
+    cJSON_AddStringToObject(l, "goal", t->task_text);
+    char *ctx = m2_prompt_low_context(t->task_text, 1);
+    cJSON_AddStringToObject(l, "subtask", ctx ? ctx : "");
+    free(ctx);
+    cJSON *o = cJSON_AddArrayToObject(l, "obs"), *a = cJSON_AddArrayToObject(l, "action");
+    cJSON *r = cJSON_AddArrayToObject(l, "reward"), *d = cJSON_AddArrayToObject(l, "done");
+    char *s = m2_prompt_low_obs(t->first_obs);
+    cJSON_AddItemToArray(o, cJSON_CreateString(s ? s : ""));
+    free(s);
+    for (int i = 0; i < t->n; i++) {
+        int last = i == t->n - 1;
+        char *ac = m2_prompt_low_action(t->steps[i].action, last && t->won);
+        cJSON_AddItemToArray(a, cJSON_CreateString(ac ? ac : ""));
+        free(ac);
+        s = m2_prompt_low_obs(t->steps[i].observation);
+        cJSON_AddItemToArray(o, cJSON_CreateString(s ? s : ""));
+        free(s);
+        cJSON_AddItemToArray(r, cJSON_CreateNumber(last && t->won ? 1 : 0));
+        cJSON_AddItemToArray(d, cJSON_CreateBool(t->steps[i].done));
+    }
+    return l;
+}
+
+static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, const char *variant,
+                       int first, int count, FILE *flat, const char *flat_path, int *written, m2_err *err) {
+    char sub[1200], ph[1300], pl[1300], th[1400], tl[1400];
+    snprintf(sub, sizeof sub, "%s/%s", dir, variant);
+    if (m2_mkdir_p(sub, err)) return -1;
+    snprintf(ph, sizeof ph, "%s/high.jsonl", sub);
+    snprintf(pl, sizeof pl, "%s/low.jsonl", sub);
+    FILE *fh = open_tmp(ph, th, sizeof th), *fl = open_tmp(pl, tl, sizeof tl);
+    if (!fh || !fl) {
+        if (fh) fclose(fh);
+        if (fl) fclose(fl);
+        return m2_errorf(err, M2_EIO, "%s: cannot create", sub);
+    }
+    const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
+    int n_ep = env->cls->num_episodes(env, task, M2_SPLIT_TRAIN, err);
+    int rc = n_ep > 0 ? 0 : -1;
+    if (n_ep == 0) m2_errorf(err, M2_EINVAL, "%s: no training episodes", env->cls->name);
+    int medium = !strcmp(variant, "medium");
+    m2_rollout_opts ro = {medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, (int)cfg->eval_step_limit, 0.3f,
+                          pw_seed(cfg, 11)};
+    *written = 0;
+    for (int k = 0; rc == 0 && k < count; k++) {
+        int idx = (first + k) % n_ep;
+        m2_env_traj t;
+        if (m2_rollout(env, task, M2_SPLIT_TRAIN, idx, pw_seed(cfg, 12) + (uint64_t)(first + k), &ro, &t, err)) {
+            m2_env_traj_free(&t);
+            rc = -1;
+            break;
+        }
+        if (t.n == 0 || (!medium && !t.won)) { m2_env_traj_free(&t); continue; }
+        cJSON *h = NULL, *ls = NULL;
+        if (m2_hier_records(env, &t, variant, &h, &ls, err)) rc = -1;
+        if (!rc) rc = m2_hier_write_line(fh, h, ph, err);
+        const cJSON *l;
+        cJSON_ArrayForEach(l, ls) if (!rc) rc = m2_hier_write_line(fl, l, pl, err);
+        cJSON *fr = rc ? NULL : flat_record(&t, variant);
+        if (!rc && !fr) rc = m2_errorf(err, M2_ENOMEM, "data: out of memory");
+        if (!rc) rc = m2_hier_write_line(flat, fr, flat_path, err);
+        cJSON_Delete(fr);
+        cJSON_Delete(h);
+        cJSON_Delete(ls);
+        m2_env_traj_free(&t);
+        if (!rc) (*written)++;
+    }
+    int r1 = close_rename(fh, th, ph, err), r2 = close_rename(fl, tl, pl, err);
+    return rc ? rc : (r1 ? r1 : r2);
+}
+
+int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_err *err) {
+    char dir[1100], done[1200];
+    pw_data_dir(cfg, run_dir, dir, sizeof dir);
+    snprintf(done, sizeof done, "%s/expert/high.jsonl", dir);
+    if (cfg->data_path[0]) {
+        if (!m2_path_exists(done))
+            return m2_errorf(err, M2_ENOTFOUND, "data.path: %s has no expert/high.jsonl (write it with multi2 data "
+                             "--variant expert --out %s/expert)", dir, dir);
+        return 0;
+    }
+    snprintf(done, sizeof done, "%s/DONE", dir);
+    if (m2_path_exists(done)) return 0;
+    if (m2_mkdir_p(dir, err)) return -1;
+    m2_env *env;
+    if (m2_env_create(cfg->env_name, cfg->env_data[0] ? cfg->env_data : NULL, &env, err)) return -1;
+    char fp[1300], ft[1400];
+    snprintf(fp, sizeof fp, "%s/flat.jsonl", dir);
+    FILE *flat = open_tmp(fp, ft, sizeof ft);
+    int rc = flat ? 0 : m2_errorf(err, M2_EIO, "%s: cannot create", fp);
+    int n_exp = 0, n_med = 0;
+    int E = (int)cfg->data_expert_episodes, M = E / 2 > 0 ? E / 2 : 1;
+    if (!rc) rc = gen_variant(env, cfg, dir, "expert", 0, E, flat, fp, &n_exp, err);
+    if (!rc) rc = gen_variant(env, cfg, dir, "medium", E, M, flat, fp, &n_med, err);
+    if (flat) {
+        int r = close_rename(flat, ft, fp, err);
+        if (!rc) rc = r;
+    }
+    m2_env_destroy(env);
+    if (!rc && n_exp == 0) rc = m2_errorf(err, M2_EINVAL, "data: the expert solved none of %d episodes", E);
+    if (!rc) rc = m2_write_file_atomic(done, "ok\n", 3, err);
+    if (!rc && out) fprintf(out, "data: %d expert + %d medium episodes in %s\n", n_exp, n_med, dir);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- sets */
+
+int pw_load_set(const m2_run_config *cfg, const char *run_dir, const m2_tok_iface *tok, const char *kind,
+                int with_medium, int max_tokens, m2_seqset *set, m2_traj **trajs, int **success, int *n_traj,
+                m2_err *err) {
+    char dir[1100], path[1300];
+    pw_data_dir(cfg, run_dir, dir, sizeof dir);
+    m2_seqset_init(set);
+    if (trajs) { *trajs = NULL; *success = NULL; *n_traj = 0; }
+    const char *variants[2] = {"expert", "medium"};
+    for (int v = 0; v < (with_medium ? 2 : 1); v++) {
+        int is_flat = !strcmp(kind, "flat");
+        if (is_flat) snprintf(path, sizeof path, "%s/flat.jsonl", dir);
+        else snprintf(path, sizeof path, "%s/%s/%s.jsonl", dir, variants[v], kind);
+        if (!m2_path_exists(path)) {
+            if (v == 1) continue;   /* medium data is optional */
+            return m2_errorf(err, M2_ENOTFOUND, "%s: missing (data stage or data.path)", path);
+        }
+        if (!strcmp(kind, "high")) {
+            m2_high_record *r;
+            int n;
+            if (m2_high_records_read(path, &r, &n, err)) return -1;
+            int rc = m2_seqset_add_high(set, tok, r, n, max_tokens, err);
+            m2_high_records_free(r, n);
+            if (rc) return -1;
+        } else {
+            m2_low_record *r;
+            int n;
+            if (m2_low_records_read(path, &r, &n, err)) return -1;
+            int rc = 0;
+            /* flat.jsonl holds both variants: keep the expert ones on the first pass only */
+            for (int i = 0; !rc && i < n; i++) {
+                m2_traj t;
+                if (m2_low_record_traj(&r[i], NULL, "Obs: ", &t, err)) { rc = -1; break; }
+                if (is_flat && !with_medium) {
+                    int ok = 0;
+                    for (int s = 0; s < t.n_actions; s++) if (t.rewards[s] > 0) ok = 1;
+                    if (!ok) { m2_traj_free(&t); continue; }
+                }
+                rc = m2_seqset_add(set, tok, &t, max_tokens, err);
+                if (!rc && trajs && v == 0) {
+                    m2_traj *nt = realloc(*trajs, (size_t)(*n_traj + 1) * sizeof *nt);
+                    int *ns = realloc(*success, (size_t)(*n_traj + 1) * sizeof *ns);
+                    if (nt) *trajs = nt;
+                    if (ns) *success = ns;
+                    if (!nt || !ns) { m2_traj_free(&t); rc = m2_errorf(err, M2_ENOMEM, "data: out of memory"); break; }
+                    float ret = 0;
+                    for (int s = 0; s < t.n_actions; s++) ret += t.rewards[s];
+                    (*success)[*n_traj] = ret > 0;
+                    (*trajs)[(*n_traj)++] = t;
+                } else {
+                    m2_traj_free(&t);
+                }
+            }
+            m2_low_records_free(r, n);
+            if (rc) return -1;
+        }
+        if (is_flat) break;
+    }
+    if (set->n == 0) return m2_errorf(err, M2_EINVAL, "%s data: no sequence fits data.max_seq_len", kind);
+    return 0;
+}
+
+void pw_trajs_free(m2_traj *t, int *s, int n) {
+    for (int i = 0; i < n; i++) m2_traj_free(&t[i]);
+    free(t);
+    free(s);
+}
+
+/* ---------------------------------------------------------------- world */
+
+int pw_open(pw_world *w, const m2_run_config *cfg, const char *run_dir, int need_model, m2_err *err) {
+    memset(w, 0, sizeof *w);
+    w->cfg = cfg;
+    snprintf(w->run_dir, sizeof w->run_dir, "%s", run_dir);
+    if (m2_env_create(cfg->env_name, cfg->env_data[0] ? cfg->env_data : NULL, &w->env, err)) return -1;
+    if (!need_model) return 0;
+    char model[1300], tok[1300];
+    tok[0] = 0;
+    if (!strcmp(cfg->model_base, "tiny")) {
+        snprintf(model, sizeof model, "%s/artifacts/pretrain/base.gguf", run_dir);
+        snprintf(tok, sizeof tok, "%s/artifacts/pretrain/tokenizer.json", run_dir);
+        if (!m2_path_exists(model)) {
+            pw_close(w);
+            return m2_errorf(err, M2_ENOTFOUND, "%s: missing (the pretrain stage writes it)", model);
+        }
+    } else {
+        snprintf(model, sizeof model, "%s", cfg->model_base);
+        if (cfg->model_tokenizer[0]) snprintf(tok, sizeof tok, "%s", cfg->model_tokenizer);
+    }
+    m2_dtype dt = M2_DT_F32;
+    if (!strcmp(cfg->model_dtype, "bf16")) dt = M2_DT_BF16;
+    else if (!strcmp(cfg->model_dtype, "f16")) dt = M2_DT_F16;
+    else if (!strcmp(cfg->model_dtype, "q8_0")) dt = M2_DT_Q8_0;
+    m2_model_opts o = {dt, 0, (int)cfg->run_threads};
+    if (m2_bundle_open(&w->b, model, NULL, tok[0] ? tok : NULL, &o, 1, err)) {
+        pw_close(w);
+        return -1;
+    }
+    w->m = w->b.model;
+    if (w->m->cfg.max_seq_len > cfg->model_max_seq_len) w->m->cfg.max_seq_len = (int)cfg->model_max_seq_len;
+    m2_tok_iface_from_tokenizer(&w->tok, w->b.tok);
+    return 0;
+}
+
+void pw_close(pw_world *w) {
+    if (w->b.model || w->b.tok) m2_bundle_close(&w->b);
+    if (w->env) m2_env_destroy(w->env);
+    memset(w, 0, sizeof *w);
+}
+
+static void lora_cfg(const m2_run_config *cfg, const char *name, m2_lora_config *lc) {
+    memset(lc, 0, sizeof *lc);
+    snprintf(lc->name, sizeof lc->name, "%s", name);
+    int s1 = !strcmp(name, "sys1");
+    lc->rank = (int)(s1 ? cfg->lora_sys1_rank : cfg->lora_sys2_rank);
+    lc->alpha = (float)(s1 ? cfg->lora_sys1_alpha : cfg->lora_sys2_alpha);
+    lc->dropout = (float)(s1 ? cfg->lora_sys1_dropout : cfg->lora_sys2_dropout);
+    unsigned t = 0;
+    if (m2_lora_parse_targets(s1 ? cfg->lora_sys1_targets : cfg->lora_sys2_targets, &t) != 0 || !t) t = M2_LORA_V;
+    lc->targets = t;
+}
+
+m2_adapter *pw_adapter(pw_world *w, const char *name, const char *before_stage, int create, m2_err *err) {
+    m2_adapter *a = m2_adapter_find(w->m, name);
+    if (a) return a;
+    char file[128], path[1500];
+    snprintf(file, sizeof file, "adapter_%s", name);
+    if (pw_find_artifact(w->cfg, w->run_dir, before_stage, file, path, sizeof path))
+        return m2_peft_load(w->m, path, name, err);
+    if (!create) {
+        m2_errorf(err, M2_ENOTFOUND, "adapter '%s': no stage of this run has produced it yet", name);
+        return NULL;
+    }
+    m2_lora_config lc;
+    lora_cfg(w->cfg, name, &lc);
+    return m2_adapter_add(w->m, &lc, pw_seed(w->cfg, 100 + (uint64_t)name[0] + (uint64_t)strlen(name)), err);
+}
+
+int pw_heads(pw_world *w, const char *before_stage, m2_head **q, m2_head **v, m2_err *err) {
+    char path[1500];
+    if (pw_find_artifact(w->cfg, w->run_dir, before_stage, "heads.safetensors", path, sizeof path) &&
+        m2_heads_load(w->m, path, err))
+        return -1;
+    *q = m2_head_find(w->m, "q");
+    *v = m2_head_find(w->m, "v");
+    if (!*q) *q = m2_head_add(w->m, "q", pw_seed(w->cfg, 201), err);
+    if (*q && !*v) *v = m2_head_add(w->m, "v", pw_seed(w->cfg, 202), err);
+    if (!*q || !*v) return -1;
+    (*q)->grad_to_body = (*v)->grad_to_body = w->cfg->sys2_offline_head_grad_to_adapter ? 1 : 0;
+    return 0;
+}
+
+int pw_save_adapter(pw_world *w, m2_adapter *a, const char *dir, m2_err *err) {
+    char path[1500];
+    snprintf(path, sizeof path, "%s/adapter_%s", dir, a->cfg.name);
+    return m2_peft_save(w->m, a, path, w->cfg->model_base, err);
+}
+
+int pw_save_heads(m2_head *q, m2_head *v, const char *dir, m2_err *err) {
+    char path[1500];
+    snprintf(path, sizeof path, "%s/heads.safetensors", dir);
+    m2_head *h[2] = {q, v};
+    return m2_heads_save(h, 2, path, err);
+}
+
+/* ---------------------------------------------------------------- checkpoint helpers */
+
+int pw_ck_add_params(m2_ckpt *c, const char *name, m2_params *p, m2_err *err) {
+    char k[160];
+    int64_t n = (int64_t)p->n, one = 1, step = p->step;
+    snprintf(k, sizeof k, "%s.w", name);
+    if (m2_ckpt_add(c, k, M2_CKPT_F32, p->w, 1, &n, err)) return -1;
+    if (p->m) {
+        snprintf(k, sizeof k, "%s.m", name);
+        if (m2_ckpt_add(c, k, M2_CKPT_F32, p->m, 1, &n, err)) return -1;
+        snprintf(k, sizeof k, "%s.v", name);
+        if (m2_ckpt_add(c, k, M2_CKPT_F32, p->v, 1, &n, err)) return -1;
+    }
+    snprintf(k, sizeof k, "%s.step", name);
+    return m2_ckpt_add_copy(c, k, M2_CKPT_I64, &step, 1, &one, err);
+}
+
+int pw_ck_read_params(const m2_ckpt *c, const char *name, m2_params *p, m2_err *err) {
+    char k[160];
+    int64_t n = (int64_t)p->n, one = 1, step = 0;
+    snprintf(k, sizeof k, "%s.w", name);
+    if (m2_ckpt_read(c, k, M2_CKPT_F32, p->w, 1, &n, err)) return -1;
+    snprintf(k, sizeof k, "%s.m", name);
+    if (m2_ckpt_find(c, k)) {
+        if (m2_params_alloc_moments(p, err)) return -1;
+        if (m2_ckpt_read(c, k, M2_CKPT_F32, p->m, 1, &n, err)) return -1;
+        snprintf(k, sizeof k, "%s.v", name);
+        if (m2_ckpt_read(c, k, M2_CKPT_F32, p->v, 1, &n, err)) return -1;
+    }
+    snprintf(k, sizeof k, "%s.step", name);
+    if (m2_ckpt_read(c, k, M2_CKPT_I64, &step, 1, &one, err)) return -1;
+    p->step = (long)step;
+    return 0;
+}
+
+int pw_ck_add_head(m2_ckpt *c, m2_head *h, m2_err *err) {
+    char k[160];
+    int64_t n = (int64_t)h->params.n;
+    snprintf(k, sizeof k, "head.%s", h->name);
+    if (pw_ck_add_params(c, k, &h->params, err)) return -1;
+    snprintf(k, sizeof k, "head.%s.target", h->name);
+    return m2_ckpt_add(c, k, M2_CKPT_F32, h->target, 1, &n, err);
+}
+
+int pw_ck_read_head(const m2_ckpt *c, m2_head *h, m2_err *err) {
+    char k[160];
+    int64_t n = (int64_t)h->params.n;
+    snprintf(k, sizeof k, "head.%s", h->name);
+    if (pw_ck_read_params(c, k, &h->params, err)) return -1;
+    snprintf(k, sizeof k, "head.%s.target", h->name);
+    return m2_ckpt_read(c, k, M2_CKPT_F32, h->target, 1, &n, err);
+}
+
+void pw_state_to_json(cJSON *o, const m2_train_state *s, int64_t base) {
+    cJSON_AddNumberToObject(o, "base_step", (double)base);
+    cJSON_AddNumberToObject(o, "step", (double)s->step);
+    cJSON_AddNumberToObject(o, "epoch", (double)s->epoch);
+    cJSON_AddNumberToObject(o, "pos", s->pos);
+    char b[64];
+    snprintf(b, sizeof b, "%.17g", s->best_val);   /* "inf" survives as a string */
+    cJSON_AddStringToObject(o, "best_val", b);
+    cJSON_AddNumberToObject(o, "bad_evals", s->bad_evals);
+    cJSON_AddNumberToObject(o, "stopped", s->stopped);
+}
+
+static double num(const cJSON *o, const char *k, double d) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : d;
+}
+
+int pw_state_from_json(const cJSON *o, m2_train_state *s, int64_t *base, m2_err *err) {
+    m2_train_state_init(s);
+    if (!cJSON_IsObject(o) || !cJSON_GetObjectItemCaseSensitive(o, "step"))
+        return m2_errorf(err, M2_EFORMAT, "checkpoint state: missing the stage's train state");
+    *base = (int64_t)num(o, "base_step", 0);
+    s->step = (int64_t)num(o, "step", 0);
+    s->epoch = (int64_t)num(o, "epoch", 0);
+    s->pos = (int)num(o, "pos", 0);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "best_val");
+    if (cJSON_IsString(b)) s->best_val = strtod(b->valuestring, NULL);
+    s->bad_evals = (int)num(o, "bad_evals", 0);
+    s->stopped = (int)num(o, "stopped", 0);
+    return 0;
+}

@@ -1,0 +1,64 @@
+/* Internal to the pipeline: what every stage loads (environment, tokenizer, base, adapters, heads),
+ * the dataset files, and checkpoint helpers. */
+#ifndef M2_PIPE_WORLD_H
+#define M2_PIPE_WORLD_H
+#include <stdio.h>
+#include "agent/agent.h"
+#include "algo/algo.h"
+#include "algo/train.h"
+#include "core/core.h"
+#include "data/data.h"
+#include "data/seqset.h"
+#include "io/bundle.h"
+#include "model/model.h"
+
+typedef struct pw_world {
+    const m2_run_config *cfg;
+    char run_dir[1100];
+    m2_bundle b;          /* base model + tokenizer */
+    m2_model *m;          /* = b.model */
+    m2_tok_iface tok;
+    m2_env *env;
+} pw_world;
+
+/* Seed of a purpose (data, batches, sampling, ...) derived from run.seed. */
+uint64_t pw_seed(const m2_run_config *cfg, uint64_t purpose);
+/* The adapter a role TRAINS ("sys1", "sys2", or "shared" for shared_adapter). */
+const char *pw_adapter_name(const m2_run_config *cfg, m2_role role);
+int pw_is_flat(const m2_run_config *cfg);
+
+/* Newest run/artifacts/<stage>/<file> among the plan's stages before `before_stage` (NULL: all). */
+int pw_find_artifact(const m2_run_config *cfg, const char *run_dir, const char *before_stage,
+                     const char *file, char *out, size_t cap);
+
+/* Dataset folder: data.path, or run/artifacts/data. Layout: expert/{high,low}.jsonl,
+ * medium/{high,low}.jsonl, flat.jsonl (whole episodes for the flat baseline), DONE. */
+void pw_data_dir(const m2_run_config *cfg, const char *run_dir, char *out, size_t cap);
+/* Generates the datasets with the env's expert (and medium = noisy expert) unless present. */
+int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_err *err);
+/* kind "high" | "low" | "flat"; with_medium adds the medium records; trajs (may be NULL) receives the
+ * expert low/flat trajectories with success flags (replay seeds). */
+int pw_load_set(const m2_run_config *cfg, const char *run_dir, const m2_tok_iface *tok, const char *kind,
+                int with_medium, int max_tokens, m2_seqset *set, m2_traj **trajs, int **success, int *n_traj,
+                m2_err *err);
+void pw_trajs_free(m2_traj *t, int *s, int n);
+
+/* need_model = 0: environment only. */
+int pw_open(pw_world *w, const m2_run_config *cfg, const char *run_dir, int need_model, m2_err *err);
+void pw_close(pw_world *w);
+/* Adapter `name`: already in the model, else the newest artifact before `before_stage`, else a new
+ * one (create = 1) or an error. */
+m2_adapter *pw_adapter(pw_world *w, const char *name, const char *before_stage, int create, m2_err *err);
+/* Heads q and v (with targets) from the newest artifact, else new. */
+int pw_heads(pw_world *w, const char *before_stage, m2_head **q, m2_head **v, m2_err *err);
+int pw_save_adapter(pw_world *w, m2_adapter *a, const char *dir, m2_err *err);
+int pw_save_heads(m2_head *q, m2_head *v, const char *dir, m2_err *err);
+
+int pw_ck_add_params(m2_ckpt *c, const char *name, m2_params *p, m2_err *err);
+int pw_ck_read_params(const m2_ckpt *c, const char *name, m2_params *p, m2_err *err);
+int pw_ck_add_head(m2_ckpt *c, m2_head *h, m2_err *err);
+int pw_ck_read_head(const m2_ckpt *c, m2_head *h, m2_err *err);
+void pw_state_to_json(cJSON *o, const m2_train_state *s, int64_t base);
+int pw_state_from_json(const cJSON *o, m2_train_state *s, int64_t *base, m2_err *err);
+
+#endif

@@ -1,0 +1,236 @@
+/* The whole pipeline on a very small config: every stage of `multi2 train` end to end, a run stopped
+ * after mid-stage checkpoints (pre-training and a later RL stage) and resumed gives byte-identical
+ * metrics and evaluation records to an uninterrupted run; `multi2 eval --run` reproduces the eval
+ * stage; the baselines/ablations run on the pre-trained base (flat, shared adapter, role swap, only
+ * SFT, only RL). Under ASan, or with M2_TEST_PIPE_SIZE=small, everything is smaller. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/core.h"
+#include "pipe/pipe.h"
+
+static char root[256];
+
+static const char *yaml =
+    "method: multi2\n"
+    "run: {seed: 3, ckpt_every: 3, keep_last: 2, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"
+    "env: {name: textcraft}\n"
+    "data: {expert_episodes: 8, max_seq_len: 1024}\n"
+    "model:\n"
+    "  base: tiny\n"
+    "  max_seq_len: 1024\n"
+    "  tiny: {vocab: 320, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}\n"
+    "pretrain: {steps: 8, lr: 3e-3, warmup: 2, batch: 4, seq_len: 512}\n"
+    "lora:\n"
+    "  sys1: {rank: 2, alpha: 4, targets: [q, v]}\n"
+    "  sys2: {rank: 2, alpha: 4, targets: [q, v]}\n"
+    "sys1:\n"
+    "  sft: {lr: 1e-3, epochs: 1, batch: 4, eval_every: 1, patience: 2}\n"
+    "sys2:\n"
+    "  warmup: {lr: 1e-3, epochs: 1, batch: 8}\n"
+    "  offline: {epochs: 1, max_steps: 4, batch: 4, anchor_states: 1}\n"
+    "  online: {epochs: 2, episodes_per_epoch: 1, updates_per_epoch: 2, batch: 2, buffer_capacity: 40, seed_offline: 10}\n"
+    "eval: {episodes: 2, splits: [id, ood], max_new_tokens: 8, step_limit: 6}\n";
+
+/* Smaller under ASan (about 4x slower) or when asked. */
+static int small(void) {
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#else
+    const char *s = getenv("M2_TEST_PIPE_SIZE");
+    return s && !strcmp(s, "small");
+#endif
+}
+
+static void load(m2_run_config *cfg, const char *name, int n, const char **over) {
+    m2_err err = {0};
+    const m2_cfg_schema *s = m2_run_config_schema();
+    assert_int_equal(m2_cfg_defaults(s, cfg, &err), 0);
+    assert_int_equal(m2_cfg_apply_yaml(s, cfg, yaml, strlen(yaml), "test", &err), 0);
+    char o1[300], o2[300];
+    snprintf(o1, sizeof o1, "run.out_dir=%s", root);
+    snprintf(o2, sizeof o2, "run.name=%s", name);
+    assert_int_equal(m2_cfg_override(s, cfg, o1, &err), 0);
+    assert_int_equal(m2_cfg_override(s, cfg, o2, &err), 0);
+    if (small()) {
+        assert_int_equal(m2_cfg_override(s, cfg, "pretrain.steps=4", &err), 0);
+        assert_int_equal(m2_cfg_override(s, cfg, "eval.episodes=1", &err), 0);
+        assert_int_equal(m2_cfg_override(s, cfg, "sys2.offline.max_steps=3", &err), 0);
+    }
+    for (int i = 0; i < n; i++) {
+        if (m2_cfg_override(s, cfg, over[i], &err)) fail_msg("%s: %s", over[i], err.msg);
+    }
+    assert_int_equal(m2_run_config_check(cfg, &err), 0);
+}
+
+static int run(const m2_run_config *cfg, int resume, m2_err *err) {
+    char dir[600];
+    m2_run_dir_for(cfg, dir, sizeof dir);
+    FILE *devnull = fopen("/dev/null", "w");
+    int rc = m2_train_run(cfg, m2_pipe_stages, m2_pipe_n_stages, dir, resume, devnull, err);
+    fclose(devnull);
+    return rc;
+}
+
+static char *slurp(const char *run_name, const char *file) {
+    char p[800];
+    snprintf(p, sizeof p, "%s/%s/%s", root, run_name, file);
+    char *s = NULL;
+    m2_err err = {0};
+    if (m2_read_file(p, &s, NULL, &err)) fail_msg("%s", err.msg);
+    return s;
+}
+
+/* First multiple of `every` among the steps that logged `key` (not the last such step). */
+static long stop_step(const char *metrics, const char *key, int every) {
+    long first = -1, last = -1;
+    const char *p = metrics;
+    while ((p = strstr(p, "{\"step\":"))) {
+        long st = strtol(p + 8, NULL, 10);
+        const char *e = strchr(p, '\n');
+        if (!e) break;
+        const char *k = strstr(p, key);
+        if (k && k < e) {
+            if (first < 0) first = st;
+            last = st;
+        }
+        p = e;
+    }
+    for (long s = first; s >= 0 && s < last; s++) if (s % every == 0) return s;
+    return -1;
+}
+
+static void resume_is_exact(void **state) {
+    (void)state;
+    m2_run_config *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    m2_err err = {0};
+    load(a, "straight", 0, NULL);
+    if (run(a, 0, &err)) fail_msg("%s", err.msg);
+    char *ma = slurp("straight", "metrics.jsonl");
+    long s1 = stop_step(ma, "pretrain/loss", 3), s2 = stop_step(ma, "sys2_online/actor_loss", 3);
+    if (s2 < 0) s2 = stop_step(ma, "sys2/actor_loss", 3);
+    assert_true(s1 > 0);
+    assert_true(s2 > s1);
+    /* stopped after the checkpoint of step s1 (pre-training), resumed, stopped at s2, resumed */
+    load(b, "stopped", 0, NULL);
+    char env[32];
+    snprintf(env, sizeof env, "%ld", s1);
+    setenv("M2_PIPE_STOP_AT", env, 1);
+    assert_int_equal(run(b, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "M2_PIPE_STOP_AT"));
+    snprintf(env, sizeof env, "%ld", s2);
+    setenv("M2_PIPE_STOP_AT", env, 1);
+    assert_int_equal(run(b, 1, &err), -1);
+    assert_non_null(strstr(err.msg, "M2_PIPE_STOP_AT"));
+    unsetenv("M2_PIPE_STOP_AT");
+    if (run(b, 1, &err)) fail_msg("%s", err.msg);
+    char *mb = slurp("stopped", "metrics.jsonl");
+    assert_string_equal(ma, mb);
+    const char *files[2] = {"eval/id.jsonl", "eval/ood.jsonl"};
+    for (int i = 0; i < 2; i++) {
+        char *x = slurp("straight", files[i]), *y = slurp("stopped", files[i]);
+        assert_true(strlen(x) > 10);
+        assert_string_equal(x, y);
+        /* one record per episode, with the transcript and the per-system token counts */
+        cJSON *o = cJSON_Parse(x);
+        assert_non_null(o);
+        assert_non_null(cJSON_GetObjectItem(o, "transcript"));
+        assert_non_null(cJSON_GetObjectItem(o, "token_counts"));
+        assert_true(cJSON_IsNumber(cJSON_GetObjectItem(o, "tokens")));
+        assert_string_equal(cJSON_GetObjectItem(o, "split")->valuestring, i ? "ood" : "id");
+        cJSON_Delete(o);
+        free(x);
+        free(y);
+    }
+    /* multi2 eval --run gives the eval stage's records */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/straight", root);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    m2_eval_agg agg;
+    m2_eval_agg_init(&agg);
+    if (m2_pipe_eval_run(dir, "ood", 0, 0, f, &agg, NULL, &err)) fail_msg("%s", err.msg);
+    fclose(f);
+    char *ood = slurp("straight", "eval/ood.jsonl");
+    assert_string_equal(buf, ood);
+    assert_non_null(m2_eval_agg_find(&agg, "ood", "all"));
+    m2_eval_agg_free(&agg);
+    free(buf);
+    free(ood);
+    /* results table written by the report stage */
+    char *res = slurp("straight", "results.json");
+    assert_non_null(strstr(res, "\"multi2\""));
+    free(res);
+    free(ma);
+    free(mb);
+    free(a);
+    free(b);
+}
+
+/* The baselines/ablations on the straight run's base and data. */
+static void methods_run(void **state) {
+    (void)state;
+    const char *methods[] = {"flat", "shared_adapter", "role_swap", "sft_only", "rl_only", "no_kl"};
+    int n = small() ? 2 : 6;
+    m2_run_config *c = malloc(sizeof *c);
+    char base[600], tok[600], data[600];
+    snprintf(base, sizeof base, "model.base=%s/straight/artifacts/pretrain/base.gguf", root);
+    snprintf(tok, sizeof tok, "model.tokenizer=%s/straight/artifacts/pretrain/tokenizer.json", root);
+    snprintf(data, sizeof data, "data.path=%s/straight/artifacts/data", root);
+    for (int i = 0; i < n; i++) {
+        char mo[64];
+        snprintf(mo, sizeof mo, "method=%s", methods[i]);
+        const char *over[5] = {mo, base, tok, data, "sys2.online.epochs=1"};
+        load(c, methods[i], 5, over);
+        m2_err err = {0};
+        if (run(c, 0, &err)) fail_msg("%s: %s", methods[i], err.msg);
+        char *ev = slurp(methods[i], "eval/id.jsonl");
+        cJSON *o = cJSON_Parse(ev);
+        assert_non_null(o);
+        int sys1_calls = (int)cJSON_GetObjectItem(o, "sys1_calls")->valuedouble;
+        if (!strcmp(methods[i], "flat")) assert_int_equal(sys1_calls, 0);
+        else assert_true(sys1_calls >= 1);
+        cJSON_Delete(o);
+        free(ev);
+        char *st = slurp(methods[i], "stages.json");
+        if (!strcmp(methods[i], "sft_only")) assert_null(strstr(st, "sys2_offline"));
+        if (!strcmp(methods[i], "rl_only")) assert_null(strstr(st, "sys2_warmup"));
+        if (!strcmp(methods[i], "flat")) assert_null(strstr(st, "sys1_sft"));
+        assert_null(strstr(st, "pretrain"));   /* a given base is not pre-trained again */
+        free(st);
+        /* the adapters the method trains */
+        char p[800];
+        snprintf(p, sizeof p, "%s/%s/artifacts/sys2_warmup/adapter_shared", root, methods[i]);
+        assert_int_equal(m2_path_exists(p), !strcmp(methods[i], "shared_adapter"));
+    }
+    free(c);
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/m2_test_pipeline_XXXXXX");
+    return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(resume_is_exact),
+        cmocka_unit_test(methods_run),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
