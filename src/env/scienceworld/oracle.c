@@ -727,6 +727,23 @@ static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t
 
 /* ---------------- identify-life-stages-1 ---------------- */
 
+/* identify-life-stages-2: go outside; focus on a tree of the type in the wanted stage when one is there,
+ * otherwise wait a tick for one of them to grow into it. */
+static int oracle_life_stages2(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    static const char *const stages[4] = {"seed", "seedling", "adult", "reproducing"};
+    if (w->gs.cur >= 4) return -1;
+    int outside = sw_room(w, p->location);
+    int r = nav_step(s, outside, buf, cap);
+    if (r) return r;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && sw_is_inside(w, i, outside) &&
+            !strcmp(w->o[i].alt, p->part) && !strcmp(sw_life_stage_name(w, i), stages[w->gs.cur]))
+            return act_on(s, "focus on", i, buf, cap);
+    snprintf(buf, cap, "wait1");
+    return 1;
+}
+
 static int oracle_life_stages(sw_session *s, const sw_params *p, char *buf, size_t cap) {
     sw_world *w = &s->w;
     int x = p->part_id;
@@ -742,10 +759,220 @@ static int oracle_life_stages(sw_session *s, const sw_params *p, char *buf, size
     return 1;
 }
 
+/* ---------------- grow-plant ---------------- */
+
+/* First live object named `name` (by id) directly in `parent`, or anywhere when parent is SW_NONE. */
+static int first_named_in(const sw_world *w, const char *name, int parent) {
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent != SW_NONE && !strcmp(w->o[i].name, name) &&
+            (parent == SW_NONE || w->o[i].parent == parent))
+            return i;
+    return SW_NONE;
+}
+
+/* The gold path of TaskGrowPlant, driven by the state: seed jar -> soil in flower pot 1 (already there,
+ * moved from the greenhouse floor, or dug up outside with the shovel) -> a seed into the pot -> focus on
+ * it -> keep water in the pot (jug filled at the greenhouse sink) until the plant is an adult -> wait. */
+static int oracle_grow(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int greenhouse = sw_room(w, "greenhouse");
+    int pot = sw_find_named(w, greenhouse, "flower pot 1");
+    if (pot == SW_NONE) return -1;
+    int plant = SW_NONE;
+    for (int i = 0; i < w->n && plant == SW_NONE; i++)
+        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && w->o[i].parent == pot && !strcmp(w->o[i].alt, p->object))
+            plant = i;
+    int r;
+    if (plant == SW_NONE) {
+        int jar = first_named_in(w, "seed jar", SW_NONE);
+        if (jar == SW_NONE) return -1;
+        if (!in_inventory(w, jar)) {
+            r = nav_step(s, sw_room_of(w, jar), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", jar, buf, cap);
+        }
+        if (first_named_in(w, "soil", pot) == SW_NONE) {
+            int soil = first_named_in(w, "soil", w->inventory);
+            if (soil == SW_NONE) soil = first_named_in(w, "soil", greenhouse);
+            if (soil == SW_NONE) {
+                /* dig: shovel first, then the ground outside */
+                int outside = sw_room(w, "outside");
+                soil = first_named_in(w, "soil", outside);
+                if (soil == SW_NONE) {
+                    int shovel = first_named_in(w, "shovel", SW_NONE);
+                    if (shovel == SW_NONE) return -1;
+                    if (!in_inventory(w, shovel)) {
+                        r = nav_step(s, sw_room_of(w, shovel), buf, cap);
+                        if (r) return r;
+                        return act_on(s, "pick up", shovel, buf, cap);
+                    }
+                    r = nav_step(s, outside, buf, cap);
+                    if (r) return r;
+                    snprintf(buf, cap, "use shovel in inventory on ground");
+                    return 1;
+                }
+                r = nav_step(s, outside, buf, cap);
+                if (r) return r;
+                return act_on(s, "pick up", soil, buf, cap);
+            }
+            r = nav_step(s, greenhouse, buf, cap);
+            if (r) return r;
+            return act_move(s, soil, pot, buf, cap);
+        }
+        r = nav_step(s, greenhouse, buf, cap);
+        if (r) return r;
+        char pref[SW_REF_LEN];
+        sw_session_referent(s, pot, pref, sizeof pref);
+        if (!pref[0]) return -1;
+        /* five identical seeds: the parser asks which one; the oracle answers 0 next step */
+        snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);
+        return 1;
+    }
+    r = nav_step(s, greenhouse, buf, cap);
+    if (r) return r;
+    if (w->focus != plant) return act_on(s, "focus on", plant, buf, cap);
+    int stage = w->o[plant].stage;
+    if ((stage == PLANT_SEED || stage == PLANT_SEEDLING) && water_in(w, pot) == SW_NONE) {
+        int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
+        if (sink == SW_NONE || jug == SW_NONE) return -1;
+        if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pot, buf, cap);
+        if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
+        if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+        snprintf(buf, cap, "wait1");
+        return 1;
+    }
+    if (stage >= PLANT_REPRODUCING) return -1;
+    int left = sw_life_ticks_left(w, plant);
+    snprintf(buf, cap, left > 6 ? "wait" : "wait1");
+    return 1;
+}
+
+/* ---------------- grow-fruit ---------------- */
+
+static int count_named_in(const sw_world *w, const char *name, int parent) {
+    int n = 0;
+    for (int i = 0; i < w->n; i++)
+        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == parent && !strcmp(w->o[i].name, name)) n++;
+    return n;
+}
+
+/* TaskGrowPlant's grow-fruit gold path, from the state: seed jar; soil into all three pots (moved from
+ * the floor or dug up outside); a seed in each; water each pot while its plant is a seed or seedling;
+ * close the greenhouse doors and open the bee hive; wait for a fruit of the right type and focus on it. */
+static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int greenhouse = sw_room(w, "greenhouse"), outside = sw_room(w, "outside");
+    /* three trees like the original's gold path; two (enough to cross-pollinate) when the soil must be
+     * dug up outside, to stay well inside the 50-action budget */
+    int np = p->mode == 2 ? 2 : 3;
+    int pots[3], plants[3], r;
+    for (int i = 0; i < np; i++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "flower pot %d", i + 1);
+        pots[i] = sw_find_named(w, greenhouse, nm);
+        if (pots[i] == SW_NONE) return -1;
+        plants[i] = SW_NONE;
+        for (int j = 0; j < w->n && plants[i] == SW_NONE; j++)
+            if (w->o[j].kind == K_PLANT && !(w->o[j].flags & F_DELETED) && w->o[j].parent == pots[i] && !strcmp(w->o[j].alt, p->object))
+                plants[i] = j;
+    }
+    int need_soil = 0, unplanted = 0;
+    for (int i = 0; i < np; i++) {
+        if (plants[i] == SW_NONE) unplanted++;
+        if (first_named_in(w, "soil", pots[i]) == SW_NONE) need_soil++;
+    }
+    if (unplanted) {
+        int jar = first_named_in(w, "seed jar", SW_NONE);
+        if (jar == SW_NONE) return -1;
+        if (!in_inventory(w, jar)) {
+            r = nav_step(s, sw_room_of(w, jar), buf, cap);
+            if (r) return r;
+            return act_on(s, "pick up", jar, buf, cap);
+        }
+        int have = count_named_in(w, "soil", w->inventory) + count_named_in(w, "soil", greenhouse);
+        if (have < need_soil) {
+            int shovel = first_named_in(w, "shovel", SW_NONE);
+            if (shovel == SW_NONE) return -1;
+            if (!in_inventory(w, shovel)) {
+                r = nav_step(s, sw_room_of(w, shovel), buf, cap);
+                if (r) return r;
+                return act_on(s, "pick up", shovel, buf, cap);
+            }
+            r = nav_step(s, outside, buf, cap);
+            if (r) return r;
+            int soil = first_named_in(w, "soil", outside);
+            if (soil != SW_NONE) return act_on(s, "pick up", soil, buf, cap);
+            snprintf(buf, cap, "use shovel in inventory on ground");
+            return 1;
+        }
+        r = nav_step(s, greenhouse, buf, cap);
+        if (r) return r;
+        for (int i = 0; i < np; i++) {
+            if (first_named_in(w, "soil", pots[i]) != SW_NONE) continue;
+            int soil = first_named_in(w, "soil", w->inventory);
+            if (soil == SW_NONE) soil = first_named_in(w, "soil", greenhouse);
+            if (soil == SW_NONE) return -1;
+            return act_move(s, soil, pots[i], buf, cap);
+        }
+        for (int i = 0; i < np; i++) {
+            if (plants[i] != SW_NONE) continue;
+            char pref[SW_REF_LEN];
+            sw_session_referent(s, pots[i], pref, sizeof pref);
+            if (!pref[0]) return -1;
+            snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);
+            return 1;
+        }
+    }
+    r = nav_step(s, greenhouse, buf, cap);
+    if (r) return r;
+    /* a fruit of the right type: focus on it */
+    for (int i = 0; i < np; i++) {
+        int f = first_named_in(w, p->object, plants[i]);
+        if (f != SW_NONE) return act_on(s, "focus on", f, buf, cap);
+    }
+    /* water the pots of seeds and seedlings */
+    for (int i = 0; i < np; i++) {
+        int st = w->o[plants[i]].stage;
+        if ((st != PLANT_SEED && st != PLANT_SEEDLING) || water_in(w, pots[i]) != SW_NONE) continue;
+        int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
+        if (sink == SW_NONE || jug == SW_NONE) return -1;
+        if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pots[i], buf, cap);
+        if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
+        if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+        break;
+    }
+    /* keep the bees in: close the greenhouse doors, then open the hive */
+    for (int d = 0; d < w->n; d++)
+        if (w->o[d].kind == K_DOOR && (w->o[d].flags & F_OPEN) && sw_door_other(w, d, greenhouse) != SW_NONE)
+            return act_on(s, "close", d, buf, cap);
+    int hive = sw_find_named(w, greenhouse, "bee hive");
+    if (hive != SW_NONE && !(w->o[hive].flags & F_OPEN)) return act_on(s, "open", hive, buf, cap);
+    /* wait: one tick at a time once a flower is pollinated or a seed/seedling needs watering soon */
+    int fine = 0;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].extra > 0) fine = 1;
+    snprintf(buf, cap, fine ? "wait1" : "wait");
+    return 1;
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
-    if (s->n_amb > 0) { snprintf(buf, cap, "0"); return 0; }
-    if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
     const char *name = sw_tasks[task].name;
+    if (s->n_amb > 0) {
+        /* identical objects (seeds in the jar, piles of soil): the grow tasks move one that is not yet
+         * where it should be (not already in a flower pot); other tasks take the first option */
+        int pick = 0;
+        if (!strncmp(name, "grow-", 5))
+            for (int i = 0; i < s->n_amb; i++) {
+                int x = s->amb[i].obj[0], y = s->amb[i].obj[1], in_pot = 0;
+                if (x == SW_NONE || y == SW_NONE) break;
+                for (int c = s->w.o[x].parent; c != SW_NONE; c = s->w.o[c].parent)
+                    if (s->w.o[c].kind == K_FLOWERPOT) in_pot = 1;
+                if (!in_pot) { pick = i; break; }
+            }
+        snprintf(buf, cap, "%d", pick);
+        return 0;
+    }
+    if (s->w.gs.failed || s->w.gs.cur >= s->w.gs.n_ordered) return -1;
     int r = -1;
     if (!strncmp(name, "find-", 5)) r = oracle_find(s, task, p, buf, cap);
     else if (!strncmp(name, "lifespan-", 9)) r = oracle_lifespan(s, task, p, buf, cap);
@@ -755,6 +982,9 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);
     else if (!strcmp(name, "chemistry-mix")) r = oracle_chemistry(s, p, buf, cap);
     else if (!strcmp(name, "identify-life-stages-1")) r = oracle_life_stages(s, p, buf, cap);
+    else if (!strcmp(name, "identify-life-stages-2")) r = oracle_life_stages2(s, p, buf, cap);
+    else if (!strcmp(name, "grow-plant")) r = oracle_grow(s, p, buf, cap);
+    else if (!strcmp(name, "grow-fruit")) r = oracle_grow_fruit(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     return r > 0 ? 0 : -1;

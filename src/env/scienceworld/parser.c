@@ -187,10 +187,27 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         snprintf(t, sizeof t, "%s %s", stage, dn); add_ref(r, t);
         break;
     }
-    case K_PLANT:
+    case K_PLANT: {
+        /* FruitingTree.getReferents; a sickly plant answers to all of them with "sick " in front too */
+        const char *stage = sw_life_stage_name(w, obj);
+        int first = r->n;
         add_ref(r, "living thing"); add_ref(r, "organism"); add_ref(r, o->name);
-        snprintf(t, sizeof t, "%s in the adult stage", o->name); add_ref(r, t);
-        add_ref(r, "adult plant");
+        snprintf(t, sizeof t, "%s in the %s stage", o->name, stage); add_ref(r, t);
+        snprintf(t, sizeof t, "%s plant", stage); add_ref(r, t);
+        snprintf(t, sizeof t, "%s %s", stage, o->name); add_ref(r, t);
+        if (o->sickly) {
+            int last = r->n;
+            for (int i = first; i < last; i++) { snprintf(t, sizeof t, "sick %.100s", r->r[i]); add_ref(r, t); }
+        }
+        break;
+    }
+    case K_FLOWER:
+        add_ref(r, "flower"); add_ref(r, o->name);
+        if (o->extra > 0) { add_ref(r, "wilting flower"); snprintf(t, sizeof t, "wilting %s", o->name); add_ref(r, t); }
+        break;
+    case K_POLLEN:
+        add_ref(r, "pollen");
+        if (o->door_a != SW_NONE) { snprintf(t, sizeof t, "%s pollen", w->o[o->door_a].alt); add_ref(r, t); }
         break;
     case K_ANSWERBOX: add_ref(r, "box"); add_ref(r, o->name); break;
     case K_PICTURE:
@@ -262,8 +279,9 @@ void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
     int c = w->o[obj].parent;
     sw_refs cref = {0};
     if (c != SW_NONE) base_referents(w, c, persp, &cref);
+    /* the bare referents first, so a long container list cannot crowd them out of SW_MAX_REFS */
+    for (int i = 0; i < base.n; i++) add_join(out, base.r[i], "", "");
     for (int i = 0; i < base.n; i++) {
-        add_join(out, base.r[i], "", "");
         for (int j = 0; j < cref.n; j++) {
             add_join(out, base.r[i], " in ", cref.r[j]);
             add_join(out, base.r[i], " on ", cref.r[j]);
@@ -626,6 +644,16 @@ static int run_action(sw_session *s, const sw_match *m) {
             memcpy(w->used[w->n_used][0], ox->name, SW_NAME);
             memcpy(w->used[w->n_used][1], w->o[y].name, SW_NAME);
             w->n_used++;
+        }
+        if (!strcmp(ox->name, "shovel") && !strcmp(w->o[y].name, "ground") && w->o[y].parent != SW_NONE) {
+            /* Shovelling.doShovel: a hole in the ground and a pile of soil next to it */
+            int loc = w->o[y].parent;
+            int hole = sw_new(w, K_THING, "hole", loc);
+            if (hole != SW_NONE) w->o[hole].flags &= ~F_MOVABLE;
+            int soil = sw_new(w, K_THING, "soil", loc);
+            if (soil != SW_NONE) sw_set_material(w, soil, "soil");
+            say(b, "You dig a hole in the ground, and place the soil nearby.");
+            break;
         }
         if (ox->kind == K_THERMOMETER) {
             const sw_obj *oy = &w->o[y];

@@ -234,9 +234,10 @@ static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *
         /* the sink's own water runs straight down the open drain */
     }
     if (o->kind == K_FOUNTAIN && !has_child_named(w, id, "water")) add_water(w, id);
+    if (o->kind == K_FLOWERPOT && o->extra == 1 && !has_child_named(w, id, "water")) add_water(w, id);   /* self-watering */
     sw_life_tick(w, id);
     sw_elec_tick(w, id);
-    if (w->n != ix->n) index_build(w, ix);
+    if (w->n != ix->n || w->tree_dirty) { index_build(w, ix); w->tree_dirty = 0; }
     k = index_children(ix, id, kids);
     int was_combusting = o->combusting;
     combustion_tick(w, id);

@@ -41,6 +41,8 @@ enum sw_kind {
     K_PAINT,          /* a paint: described by its bare name */
     K_RECIPE,         /* a document: "A recipe titled <alt>"; its text is the world's recipe_text */
     K_BED, K_COUCH, K_PILLOW,
+    K_FLOWER,         /* a plant's flower: door_a = its plant, extra = pollination step (0: not pollinated) */
+    K_POLLEN,         /* pollen: door_a = the plant it came from */
     K_COUNT
 };
 
@@ -82,6 +84,8 @@ typedef struct sw_obj {
     float melt_ov;            /* F_UNKNOWN: melting point */
     int16_t stage_ticks;      /* K_ANIMAL: ticks spent in the current life stage */
     uint8_t volt;             /* K_TERMINAL: VOLT_* */
+    uint8_t sickly;           /* K_PLANT: looks unwell (dry or out of soil for a while) */
+    int16_t dry_ticks, nosoil_ticks;   /* K_PLANT: ticks in the current stage without water / soil */
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
     char alt2[SW_NAME];
@@ -143,6 +147,9 @@ enum sw_goal_type {
     G_WIRE_CONNECTS_LIGHT,    /* a visible wire touches both str and a light bulb */
     G_WIRE_POWER_AND_LIGHT,   /* a visible wire touches both a generator and a light bulb */
     G_OBJ_IN_CONTAINER_BY_NAME, /* focus object (recursively) in str; being in str2 fails */
+    G_LIFE_STAGE,             /* GoalLifeStage: focus (the last satisfied object, if any) is a str in stage str2 */
+    G_LIFE_STAGE_ANYWHERE,    /* at least `value` visible living things of type str in stage str2 */
+    G_CONTAINER_OPEN,         /* a visible container named str is open */
 };
 
 typedef struct sw_goal {
@@ -181,6 +188,8 @@ typedef struct sw_world {
     int last_connect_move;     /* w->moves when the last electrical connection was made */
     char recipe_text[192];     /* what "read recipe" shows (chemistry-mix) */
     int moves;                 /* ticks so far */
+    sw_jrand rng;              /* the world's own random draws (bees), seeded by the task setup */
+    int tree_dirty;            /* an object changed container during a tick (physics rebuilds its index) */
     sw_goalseq gs;
 } sw_world;
 
@@ -211,6 +220,10 @@ int sw_life_stage_count(int family);                  /* stages including the fi
 const char *sw_life_family_stage(int family, int i);
 int sw_life_ticks_left(const sw_world *w, int obj);   /* ticks until the next stage (large when none) */
 void sw_life_tick(sw_world *w, int obj);
+/* Plant life cycle (PlantLifeStage.scala): seed -> seedling -> adult -> reproducing (grows a flower) -> dead;
+ * `stage` holds one of these, `alt` the lifeform type ("apple"), `name` "apple seed" / "apple tree". */
+enum { PLANT_SEED = 0, PLANT_SEEDLING, PLANT_ADULT, PLANT_REPRODUCING, PLANT_DEAD };
+int sw_add_plant(sw_world *w, const char *lifeform, int stage, int parent);
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
 int sw_add_answer_box(sw_world *w, const char *colour, int parent);

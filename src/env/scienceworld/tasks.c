@@ -17,12 +17,12 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"3-3", "test-conductivity", 900, 1}, {"3-4", "test-conductivity-of-unknown-substances", 600, 1},
     {"4-1", "find-living-thing", 300, 1}, {"4-2", "find-non-living-thing", 300, 1},
     {"4-3", "find-plant", 300, 1}, {"4-4", "find-animal", 300, 1},
-    {"5-1", "grow-plant", 126, 0}, {"5-2", "grow-fruit", 126, 0},
+    {"5-1", "grow-plant", 126, 1}, {"5-2", "grow-fruit", 126, 1},
     {"6-1", "chemistry-mix", 32, 1}, {"6-2", "chemistry-mix-paint-secondary-color", 36, 1},
     {"6-3", "chemistry-mix-paint-tertiary-color", 36, 1},
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
     {"7-3", "lifespan-longest-lived-then-shortest-lived", 125, 1},
-    {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 0},
+    {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 1},
     {"9-1", "inclined-plane-determine-angle", 168, 0}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 0},
     {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 0},
     {"10-1", "mendelian-genetics-known-plant", 120, 0}, {"10-2", "mendelian-genetics-unknown-plant", 480, 0},
@@ -56,6 +56,9 @@ static const char *const find_plants[8] = {"apple tree", "avocado tree", "banana
 static const char *const life_long[5] = {"giant tortoise", "parrot", "elephant", "crocodile", "brown bear"};
 static const char *const life_medium[5] = {"beaver", "wolf", "chipmunk", "common toad", "rabbit"};
 static const char *const life_short[5] = {"hedgehog", "mouse", "chameleon", "dragonfly", "ant"};
+
+static const char *const grow_seeds[7] = {"apple", "avocado", "banana", "cherry", "lemon", "orange", "peach"};
+static const char *const grow_locations[6] = {"kitchen", "bathroom", "living room", "bedroom", "workshop", "greenhouse"};
 
 /* TaskChangeOfState: 15 substances (water twice: the second with the kitchen sink disabled) x
  * {stove, stove disabled}. */
@@ -177,6 +180,15 @@ void sw_variation_params(int task, int v, sw_params *p) {
         p->distractor_seed = order[v];
         snprintf(p->part, sizeof p->part, "%s", find_animals[order[v]]);
         snprintf(p->location, sizeof p->location, "outside");
+    } else if (!strcmp(name, "identify-life-stages-2")) {
+        /* TaskIdentifyLifeStages2: 10 fruit trees outside, one distractor animal (Random(k) shuffle of the 14) */
+        static const char *const trees[10] = {"apple", "apricot", "avocado", "banana", "cherry", "grapefruit", "lemon",
+                                              "orange", "peach", "pear"};
+        static const int distractor[10] = {0, 6, 1, 2, 3, 6, 4, 5, 6, 6};
+        snprintf(p->part, sizeof p->part, "%s", trees[v]);
+        p->distractor_seed = distractor[v];
+        p->n_stages = 4;   /* seed, seedling, adult, reproducing (not dead) */
+        snprintf(p->location, sizeof p->location, "outside");
     } else if (!strcmp(name, "chemistry-mix")) {
         /* train: 8 recipes x {kitchen, workshop}; dev: 4 x 2; test: 4 x 2 (location-major inside each block) */
         static const char *const rec[16][4] = {
@@ -282,6 +294,11 @@ void sw_variation_params(int task, int v, sw_params *p) {
         p->stove_broken = v % 2;
         p->mode = sw_state_task_mode(name);
         snprintf(p->substance, sizeof p->substance, "%s", state_substances[p->sub]);
+    } else if (!strncmp(name, "grow-", 5)) {
+        /* TaskGrowPlant: 7 seed types (sorted) x 6 seed-jar rooms x 3 flower-pot cases */
+        snprintf(p->object, sizeof p->object, "%s", grow_seeds[v / 18]);
+        snprintf(p->location, sizeof p->location, "%s", grow_locations[(v / 3) % 6]);
+        p->mode = v % 3;
     } else if (!strncmp(name, "lifespan-", 9)) {
         int c = lifespan_combo(v);
         snprintf(p->long_animal, sizeof p->long_animal, "%s", life_long[c / 25]);
@@ -814,10 +831,43 @@ static void setup_life_stages(sw_world *w, sw_params *p) {
         if (sw_find_named(w, outside, find_animals[a[i]]) == SW_NONE) sw_add_animal(w, find_animals[a[i]], outside);
 }
 
+/* TaskIdentifyLifeStages2: the tree at each of its 5 life stages, each in a self-watering flower pot with
+ * soil (pot numbers: a shuffle of 1..9, drawn here with Random(v) where the original's is unseeded), and
+ * every life stage of one distractor animal. */
+static void setup_life_stages2(sw_world *w, int v, sw_params *p) {
+    int outside = sw_room(w, p->location);
+    int nums[9];
+    for (int i = 0; i < 9; i++) nums[i] = i + 1;
+    sw_jrand r;
+    sw_jrand_seed(&r, v);
+    sw_jrand_shuffle(&r, nums, 9);
+    for (int st = PLANT_SEED; st <= PLANT_DEAD; st++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "self watering flower pot %d", nums[st]);
+        int pot = sw_add_plant_in_pot(w, NULL, nm, outside);
+        if (pot == SW_NONE) continue;
+        w->o[pot].extra = 1;   /* self-watering */
+        int soil = sw_new(w, K_THING, "soil", pot);
+        if (soil != SW_NONE) sw_set_material(w, soil, "soil");
+        sw_add_plant(w, p->part, st, pot);
+    }
+    int a[14];
+    for (int i = 0; i < 14; i++) a[i] = i;
+    sw_jrand_seed(&r, p->distractor_seed);
+    sw_jrand_shuffle(&r, a, 14);
+    int first = sw_add_animal(w, find_animals[a[0]], outside);
+    int fam = first != SW_NONE ? w->o[first].extra : FAM_NONE;
+    for (int i = 1; i < sw_life_stage_count(fam); i++) {
+        int x = sw_add_animal(w, find_animals[a[0]], outside);
+        if (x != SW_NONE) w->o[x].stage = (int16_t)i;
+    }
+}
+
 static void goals_life_stages(sw_goalseq *gs, const sw_params *p) {
+    static const char *const plant_stages[4] = {"seed", "seedling", "adult", "reproducing"};
     for (int i = 0; i < p->n_stages; i++) {
         sw_goal *g = add_goal(gs, 1, G_FIND_LIFE_STAGE, p->part, 0);
-        snprintf(g->str2, sizeof g->str2, "%s", sw_life_family_stage(p->family, i));
+        snprintf(g->str2, sizeof g->str2, "%s", p->family == FAM_NONE ? plant_stages[i] : sw_life_family_stage(p->family, i));
         g->fail_if_wrong = 1;
         g->defocus = 1;
     }
@@ -827,6 +877,68 @@ static void goals_life_stages(sw_goalseq *gs, const sw_params *p) {
     for (int k = 1; k <= 3; k++) add_goal(gs, 0, G_STAY_IN_LOCATION, p->location, 1)->value = 10.0f * k;
 }
 
+/* TaskGrowPlant: a seed jar (a ceramic cup named "seed jar" holding 5 seeds) in the seed room; three
+ * flower pots in the greenhouse, with soil (case 0), next to 3 piles of soil (case 1) or bare (case 2). */
+static void setup_grow(sw_world *w, sw_params *p) {
+    int jar = sw_new(w, K_CUP, "seed jar", sw_room(w, p->location));
+    if (jar != SW_NONE) {
+        sw_set_material(w, jar, "ceramic");
+        for (int i = 0; i < 5; i++) sw_add_plant(w, p->object, PLANT_SEED, jar);
+    }
+    int greenhouse = sw_room(w, "greenhouse");
+    for (int i = 0; i < 3; i++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "flower pot %d", i + 1);
+        int pot = sw_add_plant_in_pot(w, NULL, nm, greenhouse);
+        if (pot == SW_NONE) continue;
+        if (p->mode != 2) {
+            int soil = sw_new(w, K_THING, "soil", p->mode == 0 ? pot : greenhouse);
+            if (soil != SW_NONE) sw_set_material(w, soil, "soil");
+        }
+    }
+}
+
+static void goals_grow(sw_goalseq *gs, const sw_params *p, int fruit) {
+    static const char *const stages[4] = {"seed", "seedling", "adult", "reproducing"};
+    if (!fruit)
+        for (int i = 0; i < 4; i++)
+            snprintf(add_goal(gs, 1, G_LIFE_STAGE, p->object, 0)->str2, SW_NAME, "%s", stages[i]);
+    else
+        add_goal(gs, 1, G_FIND, p->object, 0)->fail_if_wrong = 1;   /* focus on the grown fruit */
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "seed jar", 1);
+    sw_goal *g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "seed jar");
+    snprintf(g->key, sizeof g->key, "haveSeedJar");
+    snprintf(add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1)->str2, SW_NAME, "shovel");
+    snprintf(add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1)->str2, SW_NAME, "soil");
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "soil", 1);
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(add_goal(gs, 0, G_MOVE_TO_LOCATION, "greenhouse", 1)->key, 16, "move1");
+    g = add_goal(gs, 0, G_MOVE_TO_LOCATION, "greenhouse", 1);
+    snprintf(g->key, sizeof g->key, "move2");
+    snprintf(g->prereq, sizeof g->prereq, "haveSeedJar");
+    static const char *const what[3] = {"soil", "water", NULL};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++) {
+            char pot[SW_NAME];
+            snprintf(pot, sizeof pot, "flower pot %d", i + 1);
+            g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, pot, 1);
+            if (what[k]) snprintf(g->str2, sizeof g->str2, "%s", what[k]);
+            else snprintf(g->str2, sizeof g->str2, "%.24s seed", p->object);
+        }
+    if (!fruit) return;
+    for (int n = 1; n <= 2; n++)
+        for (int i = 0; i < 4; i++) {
+            g = add_goal(gs, 0, G_LIFE_STAGE_ANYWHERE, p->object, 1);
+            snprintf(g->str2, sizeof g->str2, "%s", stages[i]);
+            g->value = (float)n;
+            if (i == 3) snprintf(g->key, sizeof g->key, "atLeast%dRepro", n);
+        }
+    add_goal(gs, 0, G_CONTAINER_OPEN, "bee hive", 1);
+    snprintf(add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "adult bee", 1)->prereq, 16, "atLeast2Repro");
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1);
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -834,6 +946,7 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
     memset(gs, 0, sizeof *gs);
     gs->last_obj = SW_NONE;
     gs->stored_state = -1;
+    sw_jrand_seed(&w->rng, 0x5eed0000LL + v);   /* bees (the original draws from the unseeded global Random) */
     if (!strncmp(name, "find-", 5)) {
         int mode = !strcmp(name, "find-living-thing") ? 0 : !strcmp(name, "find-non-living-thing") ? 1
                  : !strcmp(name, "find-plant") ? 2 : 3;
@@ -842,6 +955,29 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "grow-fruit")) {
+        setup_grow(w, p);
+        goals_grow(gs, p, 1);
+        snprintf(desc, cap, "Your task is to grow a %s. This will require growing several plants, and them being "
+                 "crosspollinated to produce fruit.  Seeds can be found in the %s. To complete the task, focus on the grown %s.",
+                 p->object, p->location, p->object);
+        return 0;
+    }
+    if (!strcmp(name, "grow-plant")) {
+        setup_grow(w, p);
+        goals_grow(gs, p, 0);
+        snprintf(desc, cap, "Your task is to grow a %s plant from seed. Seeds can be found in the %s. First, focus on a seed. "
+                 "Then, make changes to the environment that grow the plant until it reaches the reproduction life stage.",
+                 p->object, p->location);
+        return 0;
+    }
+    if (!strcmp(name, "identify-life-stages-2")) {
+        setup_life_stages2(w, v, p);
+        goals_life_stages(gs, p);
+        snprintf(desc, cap, "Your task is to focus on the life stages of the %s plant, starting from earliest to latest. "
+                 "The plants are located %s.", p->part, p->location);
         return 0;
     }
     if (!strcmp(name, "identify-life-stages-1")) {
@@ -1118,6 +1254,29 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (obj == SW_NONE) return R_NO;
         if (sw_is_living(w, obj) && !strcmp(w->o[obj].alt, g->str) && !strcmp(sw_life_stage_name(w, obj), g->str2)) return R_OK;
         return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_LIFE_STAGE:
+        if (obj == SW_NONE) return R_NO;
+        if (gs->last_obj != SW_NONE && gs->last_obj != obj) return R_NO;
+        if (!sw_is_living(w, obj) || strcmp(w->o[obj].alt, g->str) || strcmp(sw_life_stage_name(w, obj), g->str2)) return R_NO;
+        return R_OK;
+    case G_LIFE_STAGE_ANYWHERE: case G_CONTAINER_OPEN: {
+        /* over what is visible from the agent's location (through open containers) */
+        int n = 0;
+        for (int i = 0; i < w->n; i++) {
+            const sw_obj *o = &w->o[i];
+            if ((o->flags & (F_DELETED | F_HIDDEN)) || !sw_is_inside(w, i, room)) continue;
+            int seen = 1;
+            for (int c = o->parent; c != room && c != SW_NONE; c = w->o[c].parent)
+                if (!(w->o[c].flags & F_OPEN)) seen = 0;
+            if (!seen) continue;
+            if (g->type == G_CONTAINER_OPEN) {
+                if (name_ieq(o->name, g->str) && (o->flags & F_OPEN)) return R_OK;
+                continue;
+            }
+            if (sw_is_living(w, i) && !strcmp(o->alt, g->str) && !strcmp(sw_life_stage_name(w, i), g->str2)) n++;
+        }
+        return g->type == G_LIFE_STAGE_ANYWHERE && n >= (int)g->value ? R_OK : R_NO;
+    }
     case G_STAY_IN_LOCATION:
         if (strcmp(w->o[room].name, g->str)) { g->init = 0; return R_NO; }
         g->init += 1.0f;

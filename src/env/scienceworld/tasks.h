@@ -41,6 +41,8 @@ typedef struct sw_params {
     int n_inputs;
     /* identify-life-stages */
     int n_stages, family, distractor_seed;
+    /* grow-plant / grow-fruit: seed type in `object`, seed jar room in `location`, pots case in `mode`
+     * (0: 3 pots with soil, 1: 3 empty pots + 3 soil in the greenhouse, 2: 3 empty pots) */
 } sw_params;
 
 int sw_task_find(const char *name);

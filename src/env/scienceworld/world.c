@@ -117,14 +117,17 @@ int sw_new(sw_world *w, int kind, const char *name, int parent) {
     case K_TERMINAL: o->flags = 0; o->conn = SW_NONE; break;
     case K_ANIMAL: o->flags |= F_LIVING; break;
     case K_PLANT: o->flags |= F_LIVING | F_CONTAINER | F_OPEN; break;
+    case K_FLOWER: o->flags |= F_CONTAINER | F_OPEN; o->door_a = SW_NONE; break;
+    case K_POLLEN: o->door_a = SW_NONE; break;
     default: break;
     }
     return id;
 }
 
-void sw_move(sw_world *w, int obj, int parent) { w->o[obj].parent = (int16_t)parent; }
+void sw_move(sw_world *w, int obj, int parent) { w->o[obj].parent = (int16_t)parent; w->tree_dirty = 1; }
 
 void sw_delete(sw_world *w, int obj) {
+    w->tree_dirty = 1;
     w->o[obj].flags |= F_DELETED;
     w->o[obj].parent = SW_NONE;
     if (w->focus == obj) w->focus = SW_NONE;
@@ -227,21 +230,228 @@ const char *sw_life_family_stage(int family, int i) {
     return (family > 0 && family < 6 && i >= 0 && i < fam_count[family]) ? fam_stages[family][i].name : "";
 }
 
+static const char *const plant_stage_names[5] = {"seed", "seedling", "adult", "reproducing", "dead"};
+/* ticks a plant must meet its needs in a stage before it moves on (seed 10, seedling 10, adult 5) */
+static const int plant_stage_ticks[5] = {10, 10, 5, 0, 0};
+
 const char *sw_life_stage_name(const sw_world *w, int obj) {
     const sw_obj *o = &w->o[obj];
+    if (o->kind == K_PLANT) return plant_stage_names[o->stage >= 0 && o->stage < 5 ? o->stage : PLANT_ADULT];
     if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return "adult";
     return sw_life_family_stage(o->extra, o->stage);
 }
 
 int sw_life_ticks_left(const sw_world *w, int obj) {
     const sw_obj *o = &w->o[obj];
+    if (o->kind == K_PLANT)
+        return o->stage < PLANT_REPRODUCING ? plant_stage_ticks[o->stage] - o->stage_ticks : 1 << 20;
     if (o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY || o->stage >= fam_count[o->extra] - 1) return 1 << 20;
     return fam_stages[o->extra][o->stage].ticks - o->stage_ticks;
 }
 
 /* LifeStage.tick: count ticks in the stage; move on when its duration is reached. */
+/* The plant's name follows its stage (FruitingTree.tick): "<type> seed", else "<type> tree" ("pea plant"). */
+static void plant_set_name(sw_obj *o) {
+    char life[24];
+    snprintf(life, sizeof life, "%s", o->alt);
+    if (o->stage == PLANT_SEED) snprintf(o->name, sizeof o->name, "%s seed", life);
+    else snprintf(o->name, sizeof o->name, "%s %s", life, !strcmp(life, "pea") ? "plant" : "tree");
+}
+
+/* LifeStage.checkContainerHas: a sibling (in the plant's container) named `name`. */
+static int plant_container_has(const sw_world *w, int obj, const char *name) {
+    int c = w->o[obj].parent;
+    if (c == SW_NONE) return SW_NONE;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].parent == c && i != obj && !(w->o[i].flags & F_DELETED) && !strcmp(w->o[i].name, name)) return i;
+    return SW_NONE;
+}
+
+static void plant_change_stage(sw_obj *o, int stage) {
+    o->stage = (int16_t)stage;   /* each stage keeps its own counters: a new stage starts from zero */
+    o->stage_ticks = 0;
+    o->dry_ticks = 0;
+    o->nosoil_ticks = 0;
+}
+
+/* PlantLifeStage.scala: seeds need water and soil for 10 ticks (the water is used up on sprouting);
+ * seedlings need both for 10 more (sickly after 10 dry ticks, dead after 20; 2/5 ticks without soil);
+ * adults use up water each tick, become reproducing after 5 unstressed ticks (stressed after 25 dry
+ * ticks, dead after 50); reproducing plants grow one flower every 5 unstressed ticks (at most one).
+ * Temperature limits are not modelled (plants stay at room temperature in every task). */
+static void plant_tick(sw_world *w, int obj) {
+    sw_obj *o = &w->o[obj];
+    if (o->stage == PLANT_DEAD) {
+        /* PlantLifeStageDeath: flowers are dropped, anything else on the plant falls into its container */
+        for (int i = 0; i < w->n; i++) {
+            if (w->o[i].parent != obj || (w->o[i].flags & F_DELETED)) continue;
+            if (w->o[i].kind == K_FLOWER) {   /* whatever the flower held (bees) drops into the plant's container */
+                for (int j = 0; j < w->n; j++)
+                    if (w->o[j].parent == i && o->parent != SW_NONE) sw_move(w, j, o->parent);
+                sw_delete(w, i);
+            } else if (o->parent != SW_NONE) sw_move(w, i, o->parent);
+        }
+        return;
+    }
+    int water = plant_container_has(w, obj, "water");
+    int soil = plant_container_has(w, obj, "soil");
+    if (o->stage == PLANT_SEED) {
+        if (water == SW_NONE || soil == SW_NONE) return;
+        if (++o->stage_ticks >= plant_stage_ticks[PLANT_SEED]) {
+            sw_delete(w, water);
+            plant_change_stage(o, PLANT_SEEDLING);
+            plant_set_name(o);
+        }
+        return;
+    }
+    int stressed = 0, sickly = 0, dies = 0;
+    int max_dry = o->stage == PLANT_SEEDLING ? 20 : 50;
+    if (water != SW_NONE) {
+        o->dry_ticks = 0;
+        if (o->stage != PLANT_SEEDLING) sw_delete(w, water);   /* adults drink every tick */
+    } else {
+        o->dry_ticks++;
+        if (o->stage == PLANT_SEEDLING) stressed = 1;
+        if (o->dry_ticks >= max_dry / 2) { stressed = 1; sickly = 1; }
+        if (o->dry_ticks >= max_dry) dies = 1;
+    }
+    if (soil != SW_NONE) o->nosoil_ticks = 0;
+    else {
+        stressed = 1;
+        o->nosoil_ticks++;
+        if (o->nosoil_ticks >= 2) sickly = 1;
+        if (o->nosoil_ticks >= 5) dies = 1;
+    }
+    o->sickly = (uint8_t)sickly;
+    if (dies) { plant_change_stage(o, PLANT_DEAD); o->sickly = 0; return; }
+    if (stressed) return;
+    o->stage_ticks++;
+    if (o->stage == PLANT_SEEDLING && o->stage_ticks >= plant_stage_ticks[PLANT_SEEDLING]) {
+        if (water != SW_NONE) sw_delete(w, water);
+        plant_change_stage(o, PLANT_ADULT);
+    } else if (o->stage == PLANT_ADULT && o->stage_ticks >= plant_stage_ticks[PLANT_ADULT]) {
+        plant_change_stage(o, PLANT_REPRODUCING);
+    } else if (o->stage == PLANT_REPRODUCING && o->stage_ticks >= 5) {
+        int has_flower = 0;
+        for (int i = 0; i < w->n; i++)
+            if (w->o[i].parent == obj && !(w->o[i].flags & F_DELETED) && w->o[i].kind == K_FLOWER) has_flower = 1;
+        if (!has_flower) {
+            int f = sw_new(w, K_FLOWER, "flower", obj);
+            if (f != SW_NONE) w->o[f].door_a = (int16_t)obj;
+        }
+        o->stage_ticks = 0;
+    }
+}
+
+/* Flower.pollinate: pollen of another plant of the same type starts the flower -> fruit process. */
+static int flower_pollinate(sw_world *w, int flower, int pollen) {
+    sw_obj *f = &w->o[flower];
+    int from = w->o[pollen].door_a, own = f->door_a;
+    if (from == own || from == SW_NONE || own == SW_NONE) return 0;
+    if (strcmp(w->o[from].alt, w->o[own].alt)) return 0;
+    sw_delete(w, pollen);
+    f->extra = 1;
+    return 1;
+}
+
+/* Flower.tick: a pollinated flower turns into the plant's fruit after 5 more ticks (its contents drop
+ * onto the plant); an unpollinated one keeps one pollen of its own plant and checks everything inside
+ * it (and inside what is inside it, e.g. bees) for pollen that pollinates it. */
+static void flower_tick(sw_world *w, int flower) {
+    sw_obj *f = &w->o[flower];
+    if (f->extra > 0) {
+        if (++f->extra > 5 && f->parent != SW_NONE) {
+            int plant = f->door_a, where = f->parent;
+            if (plant != SW_NONE) {   /* PlantReproduction.createFruit */
+                char fruit[SW_NAME];
+                snprintf(fruit, sizeof fruit, "%s", w->o[plant].alt);
+                sw_new(w, K_FOOD, fruit, where);
+            }
+            for (int i = 0; i < w->n; i++)
+                if (w->o[i].parent == flower && !(w->o[i].flags & F_DELETED)) sw_move(w, i, where);
+            sw_delete(w, flower);
+        }
+        return;
+    }
+    int has_own = 0;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].parent == flower && !(w->o[i].flags & F_DELETED) && w->o[i].kind == K_POLLEN && w->o[i].door_a == f->door_a)
+            has_own = 1;
+    if (!has_own) {
+        int p = sw_new(w, K_POLLEN, "pollen", flower);
+        if (p != SW_NONE) w->o[p].door_a = f->door_a;
+    }
+    for (int i = 0; i < w->n; i++) {
+        if (w->o[i].parent != flower || (w->o[i].flags & F_DELETED)) continue;
+        if (w->o[i].kind == K_POLLEN) { if (flower_pollinate(w, flower, i)) return; continue; }
+        for (int j = 0; j < w->n; j++)
+            if (w->o[j].parent == i && !(w->o[j].flags & F_DELETED) && w->o[j].kind == K_POLLEN && flower_pollinate(w, flower, j))
+                return;
+    }
+}
+
+/* Flowers reachable from `c` through open containers (getContainedAccessibleObjectsOfType), id order. */
+static int accessible_flowers(const sw_world *w, int c, int *out, int n, int cap, int depth) {
+    if (depth > 8) return n;
+    for (int i = 0; i < w->n && n < cap; i++) {
+        const sw_obj *x = &w->o[i];
+        if (x->parent != c || (x->flags & F_DELETED)) continue;
+        if (x->kind == K_FLOWER) out[n++] = i;
+        else if ((x->flags & F_CONTAINER) && (x->flags & F_OPEN)) n = accessible_flowers(w, i, out, n, cap, depth + 1);
+    }
+    return n;
+}
+
+/* WanderingAnimal.moveToNewLocation: through a random open door of the room; out of an open container
+ * into its room; nothing from a closed one (the bee hive). */
+static void bee_move_on(sw_world *w, int bee) {
+    int c = w->o[bee].parent;
+    if (c == SW_NONE) return;
+    int kind = w->o[c].kind;
+    if (kind == K_ROOM || kind == K_OUTSIDE) {
+        int doors[16], nd = 0;
+        for (int i = 0; i < w->n && nd < 16; i++)
+            if (w->o[i].kind == K_DOOR && (w->o[i].flags & F_OPEN) && sw_door_other(w, i, c) != SW_NONE) doors[nd++] = i;
+        if (!nd) return;
+        sw_move(w, bee, sw_door_other(w, doors[sw_jrand_next_int(&w->rng, nd)], c));
+        return;
+    }
+    if (w->o[c].flags & F_OPEN) {
+        int room = sw_room_of(w, c);
+        if (room != SW_NONE) sw_move(w, bee, room);
+    }
+}
+
+/* Bee.tick: in a flower, collect a pollen (half the time) or leave; elsewhere, fly into a flower
+ * (half the time) or move on. Draws come from the world's seeded generator. */
+static void bee_tick(sw_world *w, int bee) {
+    int c = w->o[bee].parent;
+    if (c == SW_NONE) return;
+    if (w->o[c].kind == K_FLOWER) {
+        if (sw_jrand_next_int(&w->rng, 2) == 0) {
+            int carried = 0, pol[16], np = 0;
+            for (int i = 0; i < w->n; i++) {
+                if (w->o[i].flags & F_DELETED || w->o[i].kind != K_POLLEN) continue;
+                if (w->o[i].parent == bee) carried++;
+                else if (w->o[i].parent == c && np < 16) pol[np++] = i;
+            }
+            if (carried > 5 || !np) return;
+            sw_move(w, pol[sw_jrand_next_int(&w->rng, np)], bee);
+        } else bee_move_on(w, bee);
+        return;
+    }
+    if (sw_jrand_next_int(&w->rng, 2) == 1) {
+        int fl[32];
+        int nf = accessible_flowers(w, c, fl, 0, 32, 0);
+        if (nf) sw_move(w, bee, fl[sw_jrand_next_int(&w->rng, nf)]);
+    } else bee_move_on(w, bee);
+}
+
 void sw_life_tick(sw_world *w, int obj) {
     sw_obj *o = &w->o[obj];
+    if (o->kind == K_PLANT) { plant_tick(w, obj); return; }
+    if (o->kind == K_FLOWER) { flower_tick(w, obj); return; }
+    if (o->kind == K_ANIMAL && !strcmp(o->name, "bee")) { bee_tick(w, obj); return; }
     if (o->kind != K_ANIMAL || o->extra <= FAM_NONE || o->extra > FAM_BUTTERFLY) return;
     if (o->stage >= fam_count[o->extra] - 1) return;   /* dead */
     if (++o->stage_ticks >= fam_stages[o->extra][o->stage].ticks) {
@@ -257,7 +467,8 @@ const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) 
     } else if (o->kind == K_ANIMAL) {
         const char *st = sw_life_stage_name(w, obj);
         const char *canon = (o->extra > FAM_NONE && o->extra <= FAM_BUTTERFLY) ? fam_stages[o->extra][o->stage].canonical : NULL;
-        if (o->extra == FAM_NONE) snprintf(buf, cap, "%s", o->name);
+        if (o->extra == FAM_NONE && !strcmp(o->name, "bee")) snprintf(buf, cap, "adult bee");   /* adult forever */
+        else if (o->extra == FAM_NONE) snprintf(buf, cap, "%s", o->name);
         else if (canon) snprintf(buf, cap, "%s", canon);
         else if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
         else snprintf(buf, cap, "%s %s", st, o->alt);
@@ -420,9 +631,26 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     case K_ANIMAL:
         sw_sb_printf(b, "a %s", dn);
+        if (detailed && !strcmp(o->name, "bee")) {
+            for (int i = 0; i < w->n; i++)
+                if (w->o[i].parent == obj && w->o[i].kind == K_POLLEN && !(w->o[i].flags & F_DELETED)) {
+                    sw_sb_puts(b, ", that is covered in pollen");
+                    break;
+                }
+        }
         break;
     case K_PLANT: {
-        sw_sb_printf(b, "a %s in the %s stage", o->name, "adult");
+        /* FruitingTree.getDescription (sic "a apple seed") */
+        if (o->stage == PLANT_DEAD) { sw_sb_printf(b, "a dead %s", o->name); break; }
+        if (o->stage == PLANT_SEED) { sw_sb_printf(b, "a %s", o->name); break; }
+        sw_sb_printf(b, "a %s in the %s stage", o->name, sw_life_stage_name(w, obj));
+        if (o->sickly) sw_sb_puts(b, " (that looks unwell)");
+        int kids[8];
+        if (sw_children(w, obj, kids, 8, 0) > 0) {
+            sw_sb_printf(b, ". On the %s you see: ", o->name);
+            list_children(w, obj, 0, b);
+            sw_sb_puts(b, ". ");
+        }
         break;
     }
     case K_LIGHTBULB: case K_SWITCH: case K_BATTERY: {
@@ -458,6 +686,14 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     }
     case K_RECIPE: sw_sb_printf(b, "A %s titled %s", dn, o->alt); break;
+    case K_FLOWER:   /* Flower.getDescription (no genetic traits on these plants) */
+        sw_sb_printf(b, "a %s%s", o->extra > 0 ? "wilting " : "", dn);
+        if (detailed) { sw_sb_puts(b, ". Inside the flower is: "); list_children(w, obj, 0, b); }
+        break;
+    case K_POLLEN:
+        if (detailed && o->door_a != SW_NONE) sw_sb_printf(b, "%s%s", w->o[o->door_a].alt, dn);   /* (sic: no space) */
+        else sw_sb_puts(b, dn);
+        break;
     default:
         if (!strcmp(o->name, "paper")) sw_sb_printf(b, "A blank %s", dn);
         else if (!strcmp(o->name, "metal fork") || !strcmp(o->name, "plastic fork") || !strcmp(o->name, "paper clip") ||
@@ -526,16 +762,27 @@ int sw_add_animal(sw_world *w, const char *name, int parent) {
     return id;
 }
 
+int sw_add_plant(sw_world *w, const char *lifeform, int stage, int parent) {
+    int p = sw_new(w, K_PLANT, lifeform, parent);
+    if (p == SW_NONE) return p;
+    snprintf(w->o[p].alt, sizeof w->o[p].alt, "%s", lifeform);
+    plant_change_stage(&w->o[p], stage);
+    plant_set_name(&w->o[p]);
+    sw_set_material(w, p, "plant matter");
+    return p;
+}
+
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent) {
     int pot = sw_new(w, K_FLOWERPOT, pot_name, parent);
     if (pot == SW_NONE) return pot;
     w->o[pot].mat = (int16_t)sw_material_find("ceramic");
     if (type) {
-        int p = sw_new(w, K_PLANT, type, pot);
-        if (p != SW_NONE) {
-            snprintf(w->o[p].alt, sizeof w->o[p].alt, "%s", type);
-            sw_set_material(w, p, "plant matter");
-        }
+        /* "apple tree" / "pea plant": the lifeform type is the first word(s) */
+        char life[SW_NAME];
+        snprintf(life, sizeof life, "%s", type);
+        char *sp = strrchr(life, ' ');
+        if (sp && (!strcmp(sp, " tree") || !strcmp(sp, " plant"))) *sp = 0;
+        sw_add_plant(w, life, PLANT_ADULT, pot);
         int soil = sw_new(w, K_THING, "soil", pot);
         if (soil != SW_NONE) sw_set_material(w, soil, "soil");
     }
