@@ -34,16 +34,6 @@ static void prompts(void **state) {
     s = m2_prompt_high_context("craft x");
     assert_non_null(strstr(s, "subtask.\n craft x"));
     free(s);
-    char buf[64];
-    int done;
-    assert_int_equal(m2_prompt_parse_low_action("get 1 stick ;  TRUE", buf, sizeof buf, &done), 0);
-    assert_string_equal(buf, "get 1 stick");
-    assert_true(done);
-    assert_int_equal(m2_prompt_parse_low_action("a; b; false", buf, sizeof buf, &done), 0);
-    assert_string_equal(buf, "a; b");
-    assert_false(done);
-    assert_int_equal(m2_prompt_parse_low_action("no flag", buf, sizeof buf, &done), -1);
-    assert_string_equal(buf, "None");
 }
 
 static m2_env *make_env(void) {

@@ -96,21 +96,3 @@ char *m2_prompt_low_action(const char *action, int subgoal_done) {
 
 /* (.*?)\s*;\s*(true|false), re.search, case-insensitive: the first ';' followed by optional spaces
  * and true/false; the action is the text before it with trailing spaces removed. */
-int m2_prompt_parse_low_action(const char *text, char *buf, size_t cap, int *done) {
-    *done = 0;
-    for (const char *p = strchr(text, ';'); p; p = strchr(p + 1, ';')) {
-        const char *f = p + 1;
-        while (*f && isspace((unsigned char)*f)) f++;
-        int t = !strncasecmp(f, "true", 4), fl = !strncasecmp(f, "false", 5);
-        if (!t && !fl) continue;
-        const char *e = p;
-        while (e > text && isspace((unsigned char)e[-1])) e--;
-        size_t n = (size_t)(e - text);
-        if (n + 1 > cap) n = cap ? cap - 1 : 0;
-        if (cap) { memcpy(buf, text, n); buf[n] = 0; }
-        *done = t;
-        return 0;
-    }
-    if (cap) snprintf(buf, cap, "None");
-    return -1;
-}

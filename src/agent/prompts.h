@@ -24,8 +24,6 @@ char *m2_prompt_low_context(const char *subtask, int multi2);
 char *m2_prompt_low_obs(const char *observation);
 /* "<action>; True" or "<action>; False" (malloc'd). */
 char *m2_prompt_low_action(const char *action, int subgoal_done);
-/* Parses "<action>; true|false" (case-insensitive flag, as util/extract.py): writes the action into
- * buf and *done; returns 0, or -1 when the text does not match ("None", false). */
-int m2_prompt_parse_low_action(const char *text, char *buf, size_t cap, int *done);
+/* The inverse (parsing a generated "<action>; true|false") is m2_parse_action in agent/parse.h. */
 
 #endif
