@@ -1,8 +1,28 @@
 #include "kernels/matmul.h"
 #include <cblas.h>
+#include <stdlib.h>
+#include <strings.h>
 #include "kernels/fastmath.h"
 
 void m2_blas_single_thread(void) { openblas_set_num_threads(1); }
+
+const char *m2_blas_better_coretype(void) {
+    if (getenv("OPENBLAS_CORETYPE")) return NULL;   /* the user's choice stands */
+    const char *core = openblas_get_corename();
+    if (!core || (strcasecmp(core, "Prescott") && strcasecmp(core, "Core2") && strcasecmp(core, "Nehalem")))
+        return NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        return "COOPERLAKE";
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        return "SKYLAKEX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "HASWELL";
+#endif
+    return NULL;
+}
 
 typedef struct {
     int split_m, transA, transB, M, N, K, lda, ldb, ldc, blk;

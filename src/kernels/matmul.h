@@ -31,6 +31,13 @@ void m2_sgemm(m2_pool *pool, int transA, int transB, int M, int N, int K, float 
 /* Makes OpenBLAS single-threaded (the pool parallelises instead). Idempotent. */
 void m2_blas_single_thread(void);
 
+/* The OPENBLAS_CORETYPE that fits this CPU when OpenBLAS (a DYNAMIC_ARCH build such as Debian's
+ * 0.3.21) did not recognise it and fell back to its generic SSE3 "Prescott" kernels — measured
+ * 5-7x slower sgemm on the project machine (family 6 model 207, AVX-512 + BF16) — and the user
+ * has not set OPENBLAS_CORETYPE; NULL otherwise. OpenBLAS reads the variable only when it is
+ * loaded, so a program must set it and re-execute itself (see src/cli/main.c). */
+const char *m2_blas_better_coretype(void);
+
 /* out[N,OC] = (accumulate ? out : 0) + inp[N,C] . w[OC,C]^T (+ bias[OC], may be NULL) */
 void m2_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                        int N, int C, int OC, int accumulate, m2_pool *pool);
