@@ -53,6 +53,9 @@ void m2_matmul_forward_w(float *out, const float *inp, m2_wref w, const float *b
 /* dinp[N,C] += dout[N,OC] . w  for a weight in any dtype (frozen: no weight gradient). */
 void m2_matmul_backward_w(float *dinp, const float *dout, m2_wref w, int N, float *scratch,
                           m2_pool *pool);
+/* dinp[N,C] (+)= dout[N,OC] W; accumulate = 0 overwrites dinp (no zeroing pass needed) */
+void m2_matmul_dinp_w(float *dinp, const float *dout, m2_wref w, int N, int accumulate,
+                      float *scratch, m2_pool *pool);
 /* Dequantise rows [r0, r1) of w into dst[(r1-r0), cols]. */
 void m2_wref_rows_f32(m2_wref w, int r0, int r1, float *dst);
 
