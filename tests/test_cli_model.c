@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <cblas.h>
 #include <cjson/cJSON.h>
 #include "core/core.h"
 #include "io/io.h"
@@ -246,6 +247,9 @@ static void spm_gguf_bos(void **state) {
 }
 
 int main(void) {
+    /* the CLI must run the same OpenBLAS kernels as this process for the exact comparisons (it
+     * would otherwise restart itself with a faster core type: m2_blas_better_coretype) */
+    setenv("OPENBLAS_CORETYPE", openblas_get_corename(), 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(logits_merge_generate),
         cmocka_unit_test(spm_gguf_bos),

@@ -49,7 +49,7 @@ static double sgemm_gflops(int M, int K, int Nn, int reps) {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 bench engine [--json] [--threads N] [--steps N] [--batch B] [--seq T]\n"
-               "                           [--gen-tokens N] [--dtype f32|f16|bf16|q8_0]\n"
+               "                           [--gen-tokens N] [--dtype f32|f16|bf16|q8_0] [--print-blas-core]\n"
                "Times a LoRA train step (r=16 on q,v, frozen base, AdamW) and KV-cache generation on\n"
                "the DESIGN.md section 9 shapes (vocab 2048, d 256, 4 layers, 8/4 heads, ffn 768).\n");
 }
@@ -61,6 +61,11 @@ int bench_engine_main(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (!strcmp(a, "--print-blas-core")) {   /* the OPENBLAS_CORETYPE this process runs with */
+            const char *ct = getenv("OPENBLAS_CORETYPE");
+            printf("%s\n", ct ? ct : "");
+            return 0;
+        }
         if (i + 1 >= argc) { fprintf(stderr, "bench engine: %s needs a value\n", a); usage(stderr); return 2; }
         const char *v = argv[++i];
         if (!strcmp(a, "--threads")) threads = atoi(v);
@@ -90,7 +95,7 @@ int bench_engine_main(int argc, char **argv) {
     if (!json) {
         char desc[256];
         m2_config_describe(&m->cfg, desc, sizeof desc);
-        printf("model: %s, storage %s; batch %d x %d; LoRA r=16 on q,v; %d threads\n", desc, m2_dtype_name(dtype), B, T, threads);
+        printf("model: %s, storage %s; batch %d x %d; LoRA r=16 on q,v; %d threads; OpenBLAS core %s\n", desc, m2_dtype_name(dtype), B, T, threads, openblas_get_corename());
         m2_model_mem mp = m2_memory_plan(m, B * T, 8, 32 + gen_tokens);
         m2_model_mem_print(stdout, &mp);
     }
@@ -168,11 +173,11 @@ int bench_engine_main(int argc, char **argv) {
         printf("{\"train_tokens_per_s\": %.1f, \"train_step_ms\": %.2f, \"train_step_cpu_ms\": %.2f, \"forward_ms\": %.2f, \"backward_ms\": %.2f, "
                "\"adamw_ms\": %.3f, \"gemm_gflops_in_step\": %.1f, \"gemm_share_of_step\": %.3f, "
                "\"sgemm_gflops_raw\": %.1f, \"gemm_vs_sgemm\": %.3f, \"gen_tokens_per_s\": %.1f, "
-               "\"gen_tokens_per_s_cpu\": %.1f, \"gen_batch\": %d, \"gen_tokens_per_s_single\": %.1f, \"threads\": %d, \"loss\": %.4f, "
+               "\"gen_tokens_per_s_cpu\": %.1f, \"gen_batch\": %d, \"gen_tokens_per_s_single\": %.1f, \"threads\": %d, \"blas_core\": \"%s\", \"loss\": %.4f, "
                "\"shape\": {\"vocab\": %d, \"dim\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"ffn\": %d, "
                "\"batch\": %d, \"seq\": %d, \"lora_rank\": 16, \"lora_targets\": \"q,v\", \"dtype\": \"%s\"}}\n",
                train_tps, step * 1e3, cpu_step * 1e3, fwd * 1e3, bwd * 1e3, adam * 1e3, gemm_rate, gemm_share, raw,
-               gemm_rate / raw, gen_n / gen_s, gen_n / gen_cpu, G, gen1_n / gen1_s, threads, loss, cfg.vocab_size, cfg.dim,
+               gemm_rate / raw, gen_n / gen_s, gen_n / gen_cpu, G, gen1_n / gen1_s, threads, openblas_get_corename(), loss, cfg.vocab_size, cfg.dim,
                cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.ffn_dim, B, T, m2_dtype_name(dtype));
     } else {
         printf("train step: %.1f ms (forward %.1f, backward %.1f, adamw %.2f) = %.0f tokens/s, loss %.4f; "

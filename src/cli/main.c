@@ -1,6 +1,9 @@
 /* multi2: one binary, one subcommand per file in src/cli/. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "kernels/matmul.h"
 #include "cli/cli.h"
 
 typedef struct { const char *name; m2_cmd_fn fn; const char *help; } command;
@@ -28,6 +31,11 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
     if (argc < 2) { usage(stderr); return 2; }
+    /* OpenBLAS fell back to its generic kernels on a CPU it does not know: restart once with the
+     * core type that fits (OPENBLAS_CORETYPE is read only when the library loads). If exec fails
+     * we simply continue on the slow kernels. */
+    const char *core = m2_blas_better_coretype();
+    if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0) execv("/proc/self/exe", argv);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);

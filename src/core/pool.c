@@ -8,12 +8,13 @@ struct m2_pool {
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    long gen;            /* bumped per job */
-    int pending;         /* workers still running the current job */
     int quit;
+    /* the current job: chunk i of [0, total) is fixed by (total, nchunks, i); whichever thread
+     * claims a chunk first runs it, so a worker descheduled on a busy machine does not stall the
+     * job, and the bits do not depend on which thread ran which chunk */
     m2_pool_fn fn;
     void *ctx;
-    long total;
+    long total, nchunks, next, finished;
 };
 
 typedef struct { m2_pool *p; int tid; } worker_arg;
@@ -29,21 +30,19 @@ static void *worker(void *arg) {
     m2_pool *p = wa->p;
     int tid = wa->tid;
     free(wa);
-    long seen = 0;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->quit && p->gen == seen) pthread_cond_wait(&p->go, &p->mu);
-        if (p->quit) { pthread_mutex_unlock(&p->mu); return NULL; }
-        seen = p->gen;
-        m2_pool_fn fn = p->fn; void *ctx = p->ctx; long total = p->total;
+    pthread_mutex_lock(&p->mu);
+    while (!p->quit) {
+        if (p->next >= p->nchunks) { pthread_cond_wait(&p->go, &p->mu); continue; }
+        long ci = p->next++, b, e;
+        m2_pool_fn fn = p->fn; void *ctx = p->ctx;
+        chunk(p->total, (int)p->nchunks, (int)ci, &b, &e);
         pthread_mutex_unlock(&p->mu);
-        long b, e;
-        chunk(total, p->n, tid, &b, &e);
         if (b < e) fn(ctx, b, e, tid);
         pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
+        if (++p->finished == p->nchunks) pthread_cond_signal(&p->done);
     }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
 }
 
 int m2_cpu_count(void) {
@@ -94,14 +93,16 @@ void m2_pool_for(m2_pool *p, long n, m2_pool_fn fn, void *ctx) {
     if (!p || p->n == 1) { fn(ctx, 0, n, 0); return; }
     pthread_mutex_lock(&p->mu);
     p->fn = fn; p->ctx = ctx; p->total = n;
-    p->pending = p->n - 1;
-    p->gen++;
+    p->nchunks = p->n; p->next = 0; p->finished = 0;
     pthread_cond_broadcast(&p->go);
-    pthread_mutex_unlock(&p->mu);
-    long b, e;
-    chunk(n, p->n, 0, &b, &e);
-    if (b < e) fn(ctx, b, e, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+    while (p->next < p->nchunks) {   /* the caller claims chunks too (chunk 0 first, normally) */
+        long ci = p->next++, b, e;
+        chunk(n, (int)p->nchunks, (int)ci, &b, &e);
+        pthread_mutex_unlock(&p->mu);
+        if (b < e) fn(ctx, b, e, 0);
+        pthread_mutex_lock(&p->mu);
+        p->finished++;
+    }
+    while (p->finished < p->nchunks) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }

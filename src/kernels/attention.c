@@ -1,4 +1,5 @@
 #include "kernels/attention.h"
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,11 +154,96 @@ static void item(const attn_job *jb, int seq, int g) {
     free(buf);
 }
 
+/* Query rows per block in the BLAS path: a block of rows [i0, i0+ATT_QB) only needs the keys up to
+ * its last row, so the causal triangle costs about (1 + 1/nblocks)/2 of the square, and the score
+ * buffer stays ATT_QB x nkv (memory linear in the sequence length). */
+#define ATT_QB 32
+
+/* Forward for one (sequence, KV head) with OpenBLAS: per query-row block, S = scale Q K^T over the
+ * keys it can see, softmax in place (masked entries set to 0), O = P V. */
+static void item_gemm(const attn_job *jb, int seq, int g) {
+    const m2_attn_seq *S = &jb->seqs[seq];
+    int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int rep = H / jb->KVH, off = nkv - nq;
+    float scale = 1.0f / sqrtf((float)D);
+    float *P = malloc(sizeof(float) * ((size_t)ATT_QB * nkv + 16));
+    if (!P) return;
+    const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
+    for (int h = g * rep; h < (g + 1) * rep; h++)
+        for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
+            int nr = nq - i0 < ATT_QB ? nq - i0 : ATT_QB, nk = off + i0 + nr;
+            const float *qb = S->q + (size_t)i0 * ldq + (size_t)h * D;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, nk, D, scale, qb, ldq, kg, ldkv,
+                        0.0f, P, nk);
+            for (int r = 0; r < nr; r++) {
+                int i = i0 + r, n = off + i + 1;
+                float *row = P + (size_t)r * nk;
+                float mx = m2_vmax(row, n);
+                float sum = m2_vexp_sum(row, row, mx, n);
+                if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
+                float inv = 1.0f / sum;
+                for (int j = 0; j < n; j++) row[j] *= inv;
+                for (int j = n; j < nk; j++) row[j] = 0.0f;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, D, nk, 1.0f, P, nk, vg, ldkv,
+                        0.0f, S->out + (size_t)i0 * ldq + (size_t)h * D, ldq);
+        }
+    free(P);
+}
+
+/* Backward for one (sequence, KV head) with OpenBLAS: per query-row block, P recomputed from lse,
+ * dP = dO V^T, dS = P (dP - rowsum(P dP)) scale, then dQ += dS K, dK += dS^T Q, dV += P^T dO. */
+static void item_gemm_bwd(const attn_job *jb, int seq, int g) {
+    const m2_attn_seq *S = &jb->seqs[seq];
+    int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int rep = H / jb->KVH, off = nkv - nq;
+    float scale = 1.0f / sqrtf((float)D);
+    size_t nb = (size_t)ATT_QB * nkv + 16;
+    float *P = malloc(sizeof(float) * 2 * nb);
+    if (!P) return;
+    float *dP = P + nb;
+    const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
+    float *dkg = S->dk ? S->dk + (size_t)g * D : NULL, *dvg = S->dv ? S->dv + (size_t)g * D : NULL;
+    for (int h = g * rep; h < (g + 1) * rep; h++)
+        for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
+            int nr = nq - i0 < ATT_QB ? nq - i0 : ATT_QB, nk = off + i0 + nr;
+            const float *qb = S->q + (size_t)i0 * ldq + (size_t)h * D;
+            const float *dob = S->dout + (size_t)i0 * ldq + (size_t)h * D;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, nk, D, scale, qb, ldq, kg, ldkv,
+                        0.0f, P, nk);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, nk, D, 1.0f, dob, ldq, vg, ldkv,
+                        0.0f, dP, nk);
+            for (int r = 0; r < nr; r++) {
+                int i = i0 + r, n = off + i + 1;
+                float *p = P + (size_t)r * nk, *dp = dP + (size_t)r * nk;
+                float l = S->lse[(size_t)h * nq + i];
+                for (int j = 0; j < n; j++) p[j] = m2_fast_expf(p[j] - l);
+                float dsum = m2_vdot(p, dp, n);
+                for (int j = 0; j < n; j++) dp[j] = p[j] * (dp[j] - dsum) * scale;
+                for (int j = n; j < nk; j++) p[j] = dp[j] = 0.0f;
+            }
+            if (S->dq)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, D, nk, 1.0f, dP, nk, kg, ldkv,
+                            1.0f, S->dq + (size_t)i0 * ldq + (size_t)h * D, ldq);
+            if (dkg)
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, D, nr, 1.0f, dP, nk, qb, ldq,
+                            1.0f, dkg, ldkv);
+            if (dvg)
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, D, nr, 1.0f, P, nk, dob, ldq,
+                            1.0f, dvg, ldkv);
+        }
+    free(P);
+}
+
 static void run_items(void *vp, long b, long e, int tid) {
     const attn_job *jb = vp;
     for (long it = b; it < e; it++) {
-        if (jb->backward) item_bwd(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
-        else item(jb, (int)(it / jb->KVH), (int)(it % jb->KVH));
+        int seq = (int)(it / jb->KVH), g = (int)(it % jb->KVH);
+        const m2_attn_seq *S = &jb->seqs[seq];
+        /* decode (a few queries over a cache) keeps the direct kernels; prefill/training use BLAS */
+        int few = S->nq * (jb->H / jb->KVH) < 8;
+        if (jb->backward) { if (few) item_bwd(jb, seq, g); else item_gemm_bwd(jb, seq, g); }
+        else { if (few) item(jb, seq, g); else item_gemm(jb, seq, g); }
     }
 }
 

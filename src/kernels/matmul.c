@@ -1,8 +1,28 @@
 #include "kernels/matmul.h"
 #include <cblas.h>
+#include <stdlib.h>
+#include <strings.h>
 #include "kernels/fastmath.h"
 
 void m2_blas_single_thread(void) { openblas_set_num_threads(1); }
+
+const char *m2_blas_better_coretype(void) {
+    if (getenv("OPENBLAS_CORETYPE")) return NULL;   /* the user's choice stands */
+    const char *core = openblas_get_corename();
+    if (!core || (strcasecmp(core, "Prescott") && strcasecmp(core, "Core2") && strcasecmp(core, "Nehalem")))
+        return NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        return "COOPERLAKE";
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        return "SKYLAKEX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "HASWELL";
+#endif
+    return NULL;
+}
 
 typedef struct {
     int split_m, transA, transB, M, N, K, lda, ldb, ldc, blk;
@@ -119,16 +139,23 @@ void m2_matmul_forward_w(float *out, const float *inp, m2_wref w, const float *b
     }
 }
 
-void m2_matmul_backward_w(float *dinp, const float *dout, m2_wref w, int N, float *scratch,
-                          m2_pool *pool) {
-    if (w.dtype == M2_DT_F32) {
-        m2_matmul_backward(dinp, NULL, NULL, dout, NULL, w.data, N, w.cols, w.rows, pool);
+void m2_matmul_dinp_w(float *dinp, const float *dout, m2_wref w, int N, int accumulate,
+                      float *scratch, m2_pool *pool) {
+    int C = w.cols, OC = w.rows;
+    if (N <= 0) return;
+    if (w.dtype == M2_DT_F32) {   /* [N,OC] x [OC,C] */
+        m2_sgemm(pool, 0, 0, N, C, OC, 1.0f, dout, OC, w.data, C, accumulate ? 1.0f : 0.0f, dinp, C);
         return;
     }
-    int C = w.cols, OC = w.rows;
     for (int r0 = 0; r0 < OC; r0 += M2_WTILE_ROWS) {
         int r1 = r0 + M2_WTILE_ROWS < OC ? r0 + M2_WTILE_ROWS : OC;
         m2_wref_rows_f32(w, r0, r1, scratch);
-        m2_sgemm(pool, 0, 0, N, C, r1 - r0, 1.0f, dout + r0, OC, scratch, C, 1.0f, dinp, C);
+        m2_sgemm(pool, 0, 0, N, C, r1 - r0, 1.0f, dout + r0, OC, scratch, C,
+                 accumulate || r0 > 0 ? 1.0f : 0.0f, dinp, C);
     }
+}
+
+void m2_matmul_backward_w(float *dinp, const float *dout, m2_wref w, int N, float *scratch,
+                          m2_pool *pool) {
+    m2_matmul_dinp_w(dinp, dout, w, N, 1, scratch, pool);
 }

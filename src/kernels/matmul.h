@@ -31,6 +31,13 @@ void m2_sgemm(m2_pool *pool, int transA, int transB, int M, int N, int K, float 
 /* Makes OpenBLAS single-threaded (the pool parallelises instead). Idempotent. */
 void m2_blas_single_thread(void);
 
+/* The OPENBLAS_CORETYPE that fits this CPU when OpenBLAS (a DYNAMIC_ARCH build such as Debian's
+ * 0.3.21) did not recognise it and fell back to its generic SSE3 "Prescott" kernels — measured
+ * 5-7x slower sgemm on the project machine (family 6 model 207, AVX-512 + BF16) — and the user
+ * has not set OPENBLAS_CORETYPE; NULL otherwise. OpenBLAS reads the variable only when it is
+ * loaded, so a program must set it and re-execute itself (see src/cli/main.c). */
+const char *m2_blas_better_coretype(void);
+
 /* out[N,OC] = (accumulate ? out : 0) + inp[N,C] . w[OC,C]^T (+ bias[OC], may be NULL) */
 void m2_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                        int N, int C, int OC, int accumulate, m2_pool *pool);
@@ -46,6 +53,9 @@ void m2_matmul_forward_w(float *out, const float *inp, m2_wref w, const float *b
 /* dinp[N,C] += dout[N,OC] . w  for a weight in any dtype (frozen: no weight gradient). */
 void m2_matmul_backward_w(float *dinp, const float *dout, m2_wref w, int N, float *scratch,
                           m2_pool *pool);
+/* dinp[N,C] (+)= dout[N,OC] W; accumulate = 0 overwrites dinp (no zeroing pass needed) */
+void m2_matmul_dinp_w(float *dinp, const float *dout, m2_wref w, int N, int accumulate,
+                      float *scratch, m2_pool *pool);
 /* Dequantise rows [r0, r1) of w into dst[(r1-r0), cols]. */
 void m2_wref_rows_f32(m2_wref w, int r0, int r1, float *dst);
 

@@ -157,7 +157,7 @@ void m2_rope_backward(float *dx, const int *pos, const float *freq, int N, int n
 }
 
 /* ---- swiglu ---- */
-typedef struct { float *out, *dg, *du; const float *g, *u, *dout; } glu_job;
+typedef struct { float *out, *dg, *du; const float *g, *u, *dout; int set; } glu_job;
 
 static void glu_fwd(void *vp, long b, long e, int tid) {
     glu_job *j = vp;
@@ -167,8 +167,20 @@ static void glu_fwd(void *vp, long b, long e, int tid) {
     }
 }
 
+/* both gradients written (not accumulated): one pass, no zeroing beforehand */
+static void glu_bwd_set(const glu_job *j, long b, long e) {
+    float *restrict dg = j->dg, *restrict du = j->du;
+    const float *restrict gp = j->g, *restrict up = j->u, *restrict dp = j->dout;
+    for (long i = b; i < e; i++) {
+        float g = gp[i], s = 1.0f / (1.0f + m2_fast_expf(-g)), d = dp[i];
+        dg[i] = d * up[i] * s * (1.0f + g * (1.0f - s));
+        du[i] = d * g * s;
+    }
+}
+
 static void glu_bwd(void *vp, long b, long e, int tid) {
     glu_job *j = vp;
+    if (j->set) { glu_bwd_set(j, b, e); return; }
     for (long i = b; i < e; i++) {
         float g = j->g[i], s = 1.0f / (1.0f + m2_fast_expf(-g)), d = j->dout[i];
         if (j->dg) j->dg[i] += d * j->u[i] * s * (1.0f + g * (1.0f - s));
@@ -184,6 +196,12 @@ void m2_swiglu_forward(float *out, const float *gate, const float *up, long n, m
 void m2_swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate,
                         const float *up, long n, m2_pool *pool) {
     glu_job j = {.dg = dgate, .du = dup, .g = gate, .u = up, .dout = dout};
+    m2_pool_for(pool, n, glu_bwd, &j);
+}
+
+void m2_swiglu_backward_set(float *dgate, float *dup, const float *dout, const float *gate,
+                            const float *up, long n, m2_pool *pool) {
+    glu_job j = {.dg = dgate, .du = dup, .g = gate, .u = up, .dout = dout, .set = 1};
     m2_pool_for(pool, n, glu_bwd, &j);
 }
 

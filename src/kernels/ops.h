@@ -52,6 +52,9 @@ void m2_swiglu_forward(float *out, const float *gate, const float *up, long n, m
 /* dgate[n] += dout * up * silu'(gate); dup[n] += dout * silu(gate) */
 void m2_swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate,
                         const float *up, long n, m2_pool *pool);
+/* the same, but dgate and dup are written (both non-NULL), not accumulated */
+void m2_swiglu_backward_set(float *dgate, float *dup, const float *dout, const float *gate,
+                            const float *up, long n, m2_pool *pool);
 
 /* out[n] = a[n] + b[n]  (out may alias a) */
 void m2_add_forward(float *out, const float *a, const float *b, long n);

@@ -215,12 +215,12 @@ static void lin_fwd_(m2_ctx *c, float *out, const float *x, const m2_tensor *W, 
     m2_sgemm(pool, 0, 1, N, outd, r, a->scale, t, r, p->B, r, 1.0f, out, outd);
 }
 
-/* dx[N,in] += dy W (+ LoRA path); weight/bias/LoRA grads when trainable. dx may be NULL. */
-static void lin_bwd_(m2_ctx *c, float *dx, const float *dy, const float *x, const m2_tensor *W,
+/* dx[N,in] += dy W (= when acc is 0) (+ LoRA path); weight/bias/LoRA grads when trainable. dx may be NULL. */
+static void lin_bwd_(m2_ctx *c, float *dx, int acc, const float *dy, const float *x, const m2_tensor *W,
                     const m2_tensor *b, int slot, int N) {
     int in = W->cols, outd = W->rows;
     m2_pool *pool = c->m->pool;
-    if (dx) m2_matmul_backward_w(dx, dy, m2_tensor_wref(W), N, c->wscratch, pool);
+    if (dx) m2_matmul_dinp_w(dx, dy, m2_tensor_wref(W), N, acc, c->wscratch, pool);
     if (W->grad) m2_sgemm(pool, 1, 0, outd, in, N, 1.0f, dy, outd, x, in, 1.0f, W->grad, in);
     if (b && b->grad)
         for (int n = 0; n < N; n++) m2_acc(b->grad, dy + (size_t)n * outd, outd);
@@ -266,10 +266,10 @@ static void lin_fwd(m2_ctx *c, float *out, const float *x, const m2_tensor *W, c
     if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, 0); }
 }
 
-static void lin_bwd(m2_ctx *c, float *dx, const float *dy, const float *x, const m2_tensor *W,
+static void lin_bwd(m2_ctx *c, float *dx, int acc, const float *dy, const float *x, const m2_tensor *W,
                     const m2_tensor *b, int slot, int N) {
     double t0 = c->profile ? m2_now_s() : 0;
-    lin_bwd_(c, dx, dy, x, W, b, slot, N);
+    lin_bwd_(c, dx, acc, dy, x, W, b, slot, N);
     if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, dx ? 2 : 1); }
 }
 
@@ -356,7 +356,7 @@ int m2_backward(m2_ctx *c, m2_err *err) {
     size_t NC = (size_t)N * C;
     /* d hidden = dhidden + dlogits . W_out */
     memcpy(c->dh, c->dhidden, NC * sizeof(float));
-    if (!c->fwd_no_logits) lin_bwd(c, c->dh, c->dlogits, c->hidden, m->output, NULL, -1, N);
+    if (!c->fwd_no_logits) lin_bwd(c, c->dh, 1, c->dlogits, c->hidden, m->output, NULL, -1, N);
     memset(c->dX, 0, NC * sizeof(float));
     m2_rmsnorm_backward(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
                         c->rstdf, N, C, pool);
@@ -366,19 +366,14 @@ int m2_backward(m2_ctx *c, m2_err *err) {
         float *xin = c->X + (size_t)l * NC;
         /* dX = grad wrt layer output; residual: d x1 = dX + ffn path */
         memcpy(c->dx1, c->dX, NC * sizeof(float));
-        memset(c->ds, 0, (size_t)N * F * sizeof(float));
-        lin_bwd(c, c->ds, c->dX, A->s, ly->wd, NULL, SLOT(l, 6), N);
-        memset(c->dg, 0, (size_t)N * F * sizeof(float));
-        memset(c->du, 0, (size_t)N * F * sizeof(float));
-        m2_swiglu_backward(c->dg, c->du, c->ds, A->g, A->u, (long)N * F, pool);
-        memset(c->dh, 0, NC * sizeof(float));
-        lin_bwd(c, c->dh, c->dg, A->h2, ly->wg, NULL, SLOT(l, 4), N);
-        lin_bwd(c, c->dh, c->du, A->h2, ly->wu, NULL, SLOT(l, 5), N);
+        lin_bwd(c, c->ds, 0, c->dX, A->s, ly->wd, NULL, SLOT(l, 6), N);
+        m2_swiglu_backward_set(c->dg, c->du, c->ds, A->g, A->u, (long)N * F, pool);
+        lin_bwd(c, c->dh, 0, c->dg, A->h2, ly->wg, NULL, SLOT(l, 4), N);
+        lin_bwd(c, c->dh, 1, c->du, A->h2, ly->wu, NULL, SLOT(l, 5), N);
         m2_rmsnorm_backward(c->dx1, ly->ffn_norm->grad, c->dh, A->x1, ly->ffn_norm->data, A->rstd2, N, C, pool);
         /* attention block; dX becomes grad wrt layer input */
         memcpy(c->dX, c->dx1, NC * sizeof(float));
-        memset(c->datt, 0, (size_t)N * QD * sizeof(float));
-        lin_bwd(c, c->datt, c->dx1, A->att, ly->wo, NULL, SLOT(l, 3), N);
+        lin_bwd(c, c->datt, 0, c->dx1, A->att, ly->wo, NULL, SLOT(l, 3), N);
         memset(c->dq, 0, (size_t)N * QD * sizeof(float));
         memset(c->dk, 0, (size_t)N * KD * sizeof(float));
         memset(c->dv, 0, (size_t)N * KD * sizeof(float));
@@ -396,10 +391,9 @@ int m2_backward(m2_ctx *c, m2_err *err) {
         /* below layer 0 only the embedding could use dX: skip those GEMMs when it is frozen */
         int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
         float *dh1 = need_dx ? c->dh : NULL;
-        if (dh1) memset(dh1, 0, NC * sizeof(float));
-        lin_bwd(c, dh1, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
-        lin_bwd(c, dh1, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
-        lin_bwd(c, dh1, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
+        lin_bwd(c, dh1, 0, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
+        lin_bwd(c, dh1, 1, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
+        lin_bwd(c, dh1, 1, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
         if (dh1)
             m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, dh1, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
     }
