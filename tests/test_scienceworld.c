@@ -283,6 +283,13 @@ static void inclined_planes(void **state) {
     const char *look = step(e, "look around", &r);
     assert_non_null(strstr(look, "\tan inclined plane B\n\tan inclined plane C\n"));
     assert_non_null(strstr(look, "\ta stopwatch, which is deactivated. \n"));
+    {   /* the experiment's first step is admissible straight from the floor */
+        const char *const *acts = NULL;
+        int na = 0, seen = 0;
+        assert_int_equal(e->cls->admissible(e, &acts, &na), 0);
+        for (int i = 0; i < na; i++) seen |= !strcmp(acts[i], "move block to plane b");
+        assert_true(seen);
+    }
     assert_string_equal(step(e, "pick up stopwatch", &r), "You move the stopwatch to the inventory.");
     assert_string_equal(step(e, "move wood block to inclined plane B", &r), "You move the wood block to the inclined plane.");
     /* 70 degrees, friction 0.5: 0.1 sin(70) 0.5 = 0.047 of the plane per tick */

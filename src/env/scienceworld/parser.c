@@ -922,5 +922,18 @@ void sw_admissible(sw_session *s, sw_sb *b) {
             for (int j = 0; j < nv; j++)
                 if (vis[j] != x && w->o[vis[j]].mat >= 0 && ref[j][0]) sw_sb_printf(b, "use %s on %s\n", ref[i], ref[j]);
     }
+    /* movable things lying in the room (or on another plane) onto an inclined plane: the experiment's first step */
+    for (int j = 0; j < nv; j++) {
+        int y = vis[j];
+        if (w->o[y].kind != K_PLANE || !ref[j][0]) continue;
+        for (int i = 0; i < nv; i++) {
+            int x = vis[i], px = w->o[x].parent;
+            if (x == y || !ref[i][0] || !(w->o[x].flags & F_MOVABLE) || px == y || px == SW_NONE) continue;
+            if (w->o[x].kind == K_PLANE || w->o[x].kind == K_TERMINAL || w->o[x].kind == K_DOOR) continue;
+            if (w->o[x].mat >= 0 && w->o[x].state == ST_GAS) continue;   /* the room's air */
+            if (px != w->o[w->agent].parent && w->o[px].kind != K_PLANE) continue;
+            sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
+        }
+    }
     free(ref);
 }
