@@ -25,7 +25,8 @@ static const char *const implemented[] = {"boil", "melt", "freeze", "change-the-
     "test-conductivity", "test-conductivity-of-unknown-substances", "chemistry-mix-paint-secondary-color",
     "chemistry-mix-paint-tertiary-color", "chemistry-mix", "measure-melting-point-unknown-substance", "identify-life-stages-1", "identify-life-stages-2",
     "find-living-thing", "find-non-living-thing", "find-plant", "find-animal", "grow-plant", "grow-fruit",
-    "lifespan-longest-lived", "lifespan-shortest-lived", "lifespan-longest-lived-then-shortest-lived"};
+    "lifespan-longest-lived", "lifespan-shortest-lived", "lifespan-longest-lived-then-shortest-lived",
+    "inclined-plane-determine-angle", "inclined-plane-friction-named-surfaces", "inclined-plane-friction-unnamed-surfaces"};
 
 /* Release replays every episode. Under ASan (about 4x slower) every 4th episode of each split, and its
  * last, are replayed so `make asan` stays quick; M2_SW_FULL=1 forces the full replay there too. */
@@ -85,12 +86,19 @@ static void splits_follow_the_original_rule(void **state) {
     assert_int_equal(e->cls->num_episodes(e, "test-conductivity-of-unknown-substances", M2_SPLIT_ID, &err), 150);
     assert_int_equal(e->cls->num_episodes(e, "chemistry-mix-paint-tertiary-color", M2_SPLIT_TRAIN, &err), 18);
     assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err),
-                     4 * 7 + 135 + 109 + 75 + 2 * 5 + 225 + 150 + 4 * 75 + 2 * 31 + 8 + 2 * 9 + 3 * 31 + 3 + 2);
+                     4 * 7 + 135 + 109 + 75 + 2 * 5 + 225 + 150 + 4 * 75 + 2 * 31 + 8 + 2 * 9 + 3 * 31 + 3 + 2 + 42 + 346 + 40);
+    assert_int_equal(e->cls->num_episodes(e, "inclined-plane-determine-angle", M2_SPLIT_TRAIN, &err), 84);
+    assert_int_equal(e->cls->num_episodes(e, "inclined-plane-determine-angle", M2_SPLIT_OOD, &err), 42);
     assert_int_equal(e->cls->num_episodes(e, "grow-plant", M2_SPLIT_TRAIN, &err), 62);
     assert_int_equal(e->cls->num_episodes(e, "grow-plant", M2_SPLIT_ID, &err), 31);
     assert_int_equal(e->cls->num_episodes(e, "grow-plant", M2_SPLIT_OOD, &err), 33);
+    /* the friction tasks: plane pairs within 0.05 friction of each other dropped */
+    assert_int_equal(e->cls->num_episodes(e, "inclined-plane-friction-named-surfaces", M2_SPLIT_TRAIN, &err), 692);
+    assert_int_equal(e->cls->num_episodes(e, "inclined-plane-friction-named-surfaces", M2_SPLIT_OOD, &err), 348);
+    assert_int_equal(e->cls->num_episodes(e, "inclined-plane-friction-unnamed-surfaces", M2_SPLIT_TRAIN, &err), 80);
+    assert_int_equal(e->cls->num_episodes(e, "inclined-plane-friction-unnamed-surfaces", M2_SPLIT_OOD, &err), 42);
     /* not implemented: a clear error, never a fake episode */
-    assert_int_equal(e->cls->num_episodes(e, "inclined-plane-determine-angle", M2_SPLIT_TRAIN, &err), -1);
+    assert_int_equal(e->cls->num_episodes(e, "mendelian-genetics-unknown-plant", M2_SPLIT_TRAIN, &err), -1);
     assert_non_null(strstr(err.msg, "not implemented"));
     m2_step_result r;
     assert_int_equal(e->cls->reset(e, "mendelian-genetics-known-plant", M2_SPLIT_TRAIN, 0, 0, &r, &err), -1);
@@ -262,6 +270,91 @@ static void plants_grow_and_texts(void **state) {
     m2_env_destroy(e);
 }
 
+/* Inclined planes: the plane and stopwatch texts, sliding at g sin(angle) (1 - friction) per tick, the
+ * experiment goals (block on plane, stopwatch on, off, read) and the focus goal. */
+static void inclined_planes(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "inclined-plane-determine-angle", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e), "Your task is to determine which of the two inclined planes (B, C) has the "
+        "shallowest angle. After completing your experiment, focus on the inclined plane with the shallowest angle.");
+    assert_true(oracle_until(e, "You move to the workshop.", &r));
+    const char *look = step(e, "look around", &r);
+    assert_non_null(strstr(look, "\tan inclined plane B\n\tan inclined plane C\n"));
+    assert_non_null(strstr(look, "\ta stopwatch, which is deactivated. \n"));
+    {   /* the experiment's first step is admissible straight from the floor */
+        const char *const *acts = NULL;
+        int na = 0, seen = 0;
+        assert_int_equal(e->cls->admissible(e, &acts, &na), 0);
+        for (int i = 0; i < na; i++) seen |= !strcmp(acts[i], "move block to plane b");
+        assert_true(seen);
+    }
+    assert_string_equal(step(e, "pick up stopwatch", &r), "You move the stopwatch to the inventory.");
+    assert_string_equal(step(e, "move wood block to inclined plane B", &r), "You move the wood block to the inclined plane.");
+    /* 70 degrees, friction 0.5: 0.1 sin(70) 0.5 = 0.047 of the plane per tick */
+    assert_string_equal(step(e, "look at plane B", &r), "an inclined plane B, with: a wood block approximately 5% down the plane");
+    assert_string_equal(step(e, "activate stopwatch", &r), "The stopwatch is now activated.");
+    step(e, "wait", &r);
+    assert_string_equal(step(e, "look at stopwatch", &r), "a stopwatch, which is activated. The time reads 12 ticks.");
+    step(e, "wait", &r);   /* 27 ticks: at the bottom */
+    assert_string_equal(step(e, "look at inclined plane B", &r), "an inclined plane B, with: a wood block at the bottom of the plane");
+    assert_string_equal(step(e, "deactivate stopwatch", &r), "The stopwatch is now deactivated.");
+    step(e, "wait1", &r);   /* the reading stays after it stops */
+    assert_string_equal(step(e, "examine stopwatch", &r), "a stopwatch, which is deactivated. The time reads 25 ticks.");
+    assert_float_equal(r.score, 30.0f, 0.0f);   /* moved, in the workshop, b1, aTime1, dTime1, readTime1 */
+    assert_string_equal(step(e, "move wood block to plane C", &r), "You move the wood block to the inclined plane.");
+    assert_string_equal(step(e, "look at plane C", &r), "an inclined plane C, with: a wood block approximately 5% down the plane");
+    /* the steeper plane is the wrong answer: the task fails */
+    assert_string_equal(step(e, "focus on plane C", &r), "You focus on the inclined plane C.");
+    assert_float_equal(r.score, -100.0f, 0.0f);
+    assert_int_equal(r.done, 1);
+    /* friction: surfaces named after their material; 0.1 sin(45) (1 - friction) per tick */
+    assert_int_equal(e->cls->reset(e, "inclined-plane-friction-unnamed-surfaces", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e), "Your task is to determine which of the two inclined planes (unknown material C, "
+        "unknown material H) has the most friction. After completing your experiment, focus on the inclined plane with the most friction.");
+    assert_true(oracle_until(e, "You move to the workshop.", &r));
+    look = step(e, "look around", &r);
+    assert_non_null(strstr(look, "\tan inclined plane with a unknown material H surface\n\tan inclined plane with a unknown material C surface\n"));
+    /* H (0.9) then C (0.4), 13 ticks each */
+    assert_true(oracle_until(e, "an inclined plane with a unknown material H surface, with: a wood block approximately 9% down the plane", &r));
+    assert_true(oracle_until(e, "an inclined plane with a unknown material C surface, with: a wood block approximately 55% down the plane", &r));
+    assert_true(oracle_until(e, "You focus on the inclined plane with a unknown material H surface.", &r));
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    assert_int_equal(e->cls->reset(e, "inclined-plane-friction-named-surfaces", M2_SPLIT_OOD, 5, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e), "Your task is to determine which of the two inclined planes (zinc, aluminum) has "
+        "the least friction. After completing your experiment, focus on the inclined plane with the least friction.");
+    assert_true(oracle_until(e, "You move to the workshop.", &r));
+    assert_string_equal(step(e, "look at inclined plane with a aluminum surface", &r), "an inclined plane with a aluminum surface");
+    /* the oracle's own run */
+    assert_int_equal(e->cls->reset(e, "inclined-plane-determine-angle", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_true(oracle_until(e, "an inclined plane B, with: a wood block approximately 61% down the plane", &r));
+    assert_true(oracle_until(e, "a stopwatch, which is deactivated. The time reads 13 ticks.", &r));
+    assert_true(oracle_until(e, "an inclined plane C, with: a wood block approximately 64% down the plane", &r));
+    assert_true(oracle_until(e, "You focus on the inclined plane B.", &r));
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    /* oracle runs do the whole experiment: all 10 unordered goals (half the score) before the focus (every 5th
+     * variation here; oracle_scores_100_everywhere replays them all) */
+    static const char *const plane_tasks[3] = {"inclined-plane-determine-angle", "inclined-plane-friction-named-surfaces",
+                                               "inclined-plane-friction-unnamed-surfaces"};
+    for (int t = 0; t < 3; t++)
+    for (int sp = 0; sp < 3; sp++) {
+        int n = e->cls->num_episodes(e, plane_tasks[t], sp, &err);
+        for (int i = 0; i < n; i += 5 * SW_REPLAY_STRIDE) {
+            assert_int_equal(e->cls->reset(e, plane_tasks[t], sp, i, 0, &r, &err), 0);
+            float before = 0;
+            char buf[256];
+            for (int k = 0; k < 50 && !e->cls->oracle_next(e, buf, sizeof buf, &err); k++) {
+                before = r.score;
+                e->cls->step(e, buf, &r);
+            }
+            assert_float_equal(before, 50.0f, 0.0f);
+            assert_float_equal(r.score, 100.0f, 0.0f);
+        }
+    }
+    m2_env_destroy(e);
+}
+
 /* Water boils on the stove: the pot fills at the sink, the stove heats it, water turns to steam. */
 static void physics_boils_water(void **state) {
     m2_env *e = mk();
@@ -426,6 +519,7 @@ int main(void) {
         cmocka_unit_test(random_input_never_crashes),
         cmocka_unit_test(describe_and_segment),
         cmocka_unit_test(plants_grow_and_texts),
+        cmocka_unit_test(inclined_planes),
         cmocka_unit_test(oracle_scores_100_everywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

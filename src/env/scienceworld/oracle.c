@@ -955,6 +955,41 @@ static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_
     return 1;
 }
 
+/* ---------------- inclined planes ---------------- */
+
+/* The experiment of TaskInclinedPlane1.actionSequenceMeasureBlockFallTime, with a fixed duration: for each
+ * plane in turn, put the block on it, start the stopwatch, wait, look at the plane (noting how far down the
+ * block is), stop and read the stopwatch. Both planes get the same number of ticks, so the plane where the
+ * block got further is the steeper (or less rough) one. (The original waits until the block reaches the
+ * bottom; on a 10 degree plane that takes 116 ticks, more than the 100-move episode.) The unordered goals
+ * b1/aTime1/dTime1/readTime1, b2/... (indices 2..9) record where the experiment stands; each plane keeps
+ * what the last "look at" showed (seen_move, seen_pos), so the oracle needs no memory of its own. */
+static int oracle_planes(sw_session *s, const sw_params *p, int by_surface, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    const sw_goalseq *gs = &w->gs;
+    int r = nav_step(s, sw_room(w, p->location), buf, cap);
+    if (r) return r;
+    int watch = p->watch_id, block = p->block_id;
+    if (!in_inventory(w, watch)) return act_on(s, "pick up", watch, buf, cap);
+    for (int k = 0; k < 2; k++) {
+        const int *done = gs->done_unordered + 2 + 4 * k;
+        int plane = p->plane_id[k];
+        if (!done[0]) return act_move(s, block, plane, buf, cap);
+        if (!done[1]) return act_on(s, "activate", watch, buf, cap);
+        if (!done[2]) {
+            if (w->o[watch].watch_user < 11) { snprintf(buf, cap, "wait"); return 1; }
+            int on_since = w->moves - w->o[watch].watch_cur;   /* the move the stopwatch was started */
+            if (w->o[plane].seen_move < on_since) return act_on(s, "look at", plane, buf, cap);
+            return act_on(s, "deactivate", watch, buf, cap);
+        }
+        if (!done[3]) return act_on(s, "examine", watch, buf, cap);
+    }
+    /* further down = steeper / less friction */
+    int further = w->o[p->plane_id[0]].seen_pos < w->o[p->plane_id[1]].seen_pos ? 0 : 1;
+    int pick = by_surface ? (p->steep ? 1 - further : further) : (p->steep ? further : 1 - further);
+    return act_on(s, "focus on", p->plane_id[pick], buf, cap);
+}
+
 int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
     const char *name = sw_tasks[task].name;
     if (s->n_amb > 0) {
@@ -987,5 +1022,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strcmp(name, "grow-fruit")) r = oracle_grow_fruit(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
+    else if (!strcmp(name, "inclined-plane-determine-angle")) r = oracle_planes(s, p, 0, buf, cap);
+    else if (!strncmp(name, "inclined-plane-friction", 23)) r = oracle_planes(s, p, 1, buf, cap);
     return r > 0 ? 0 : -1;
 }

@@ -210,6 +210,16 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         if (o->door_a != SW_NONE) { snprintf(t, sizeof t, "%s pollen", w->o[o->door_a].alt); add_ref(r, t); }
         break;
     case K_ANSWERBOX: add_ref(r, "box"); add_ref(r, o->name); break;
+    case K_PLANE:
+        /* InclinedPlane.getReferents */
+        add_ref(r, "inclined plane"); add_ref(r, "plane"); add_ref(r, dn);
+        if (o->alt[0]) {
+            snprintf(t, sizeof t, "inclined plane %s", o->alt); add_ref(r, t);
+            snprintf(t, sizeof t, "plane %s", o->alt); add_ref(r, t);
+            snprintf(t, sizeof t, "%s %s", dn, o->alt); add_ref(r, t);
+        }
+        break;
+    case K_STOPWATCH: add_ref(r, "stopwatch"); add_ref(r, "watch"); add_ref(r, "timer"); add_ref(r, o->name); break;
     case K_PICTURE:
         add_ref(r, o->name);
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
@@ -543,6 +553,14 @@ static int run_action(sw_session *s, const sw_match *m) {
     case A_LOOK_AT:
         if (ox->flags & F_HIDDEN) { say(b, "<ERROR: attempting to view hidden object>"); break; }
         sw_describe(w, x, 1, b);
+        w->look_serial++;
+        snprintf(w->look_name, sizeof w->look_name, "%s", ox->name);
+        sw_descript_name(w, x, w->look_dname, sizeof w->look_dname);
+        if (ox->kind == K_PLANE) {
+            int kids[8], k = sw_children(w, x, kids, 8, 1);
+            for (int i = 0; i < k; i++)
+                if (!(w->o[kids[i]].flags & F_HIDDEN)) { ox->seen_move = w->moves; ox->seen_pos = w->o[kids[i]].plane_pos; break; }
+        }
         break;
     case A_LOOK_IN:
         if (!(ox->flags & F_CONTAINER) || ox->kind == K_DOOR) { say(b, "It's not clear how to look inside of that."); break; }
@@ -903,6 +921,19 @@ void sw_admissible(sw_session *s, sw_sb *b) {
         if (w->o[x].kind == K_THERMOMETER)
             for (int j = 0; j < nv; j++)
                 if (vis[j] != x && w->o[vis[j]].mat >= 0 && ref[j][0]) sw_sb_printf(b, "use %s on %s\n", ref[i], ref[j]);
+    }
+    /* movable things lying in the room (or on another plane) onto an inclined plane: the experiment's first step */
+    for (int j = 0; j < nv; j++) {
+        int y = vis[j];
+        if (w->o[y].kind != K_PLANE || !ref[j][0]) continue;
+        for (int i = 0; i < nv; i++) {
+            int x = vis[i], px = w->o[x].parent;
+            if (x == y || !ref[i][0] || !(w->o[x].flags & F_MOVABLE) || px == y || px == SW_NONE) continue;
+            if (w->o[x].kind == K_PLANE || w->o[x].kind == K_TERMINAL || w->o[x].kind == K_DOOR) continue;
+            if (w->o[x].mat >= 0 && w->o[x].state == ST_GAS) continue;   /* the room's air */
+            if (px != w->o[w->agent].parent && w->o[px].kind != K_PLANE) continue;
+            sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
+        }
     }
     free(ref);
 }

@@ -237,6 +237,21 @@ static void tick_obj(sw_world *w, int id, uint8_t *done, int depth, tick_index *
     if (o->kind == K_FLOWERPOT && o->extra == 1 && !has_child_named(w, id, "water")) add_water(w, id);   /* self-watering */
     sw_life_tick(w, id);
     sw_elec_tick(w, id);
+    if (o->kind == K_STOPWATCH) {   /* StopWatch.tick: counts while on, resets when off (keeps the last reading) */
+        if (o->flags & F_ON) o->watch_user = ++o->watch_cur;
+        else o->watch_cur = 0;
+    }
+    if (o->kind == K_PLANE)         /* InclinedPlane.slideObjectDownPlane, constant 'speed' g sin(angle) (1 - friction) */
+        for (int i = 0; i < k; i++) {
+            sw_obj *c = &w->o[kids[i]];
+            if (c->flags & F_HIDDEN) continue;
+            if (c->mat >= 0 && c->state == ST_LIQUID) { c->plane_pos = 0.0; continue; }
+            if (c->mat >= 0 && c->state == ST_GAS) { c->plane_pos = 1.0; continue; }
+            if (c->plane_pos <= 0) continue;
+            double delta = (double)0.1f * sin(o->angle * M_PI / 180.0) * (1.0 - (double)o->friction);
+            double np = c->plane_pos - delta;
+            c->plane_pos = np > 0.0 ? np : 0.0;
+        }
     if (w->n != ix->n || w->tree_dirty) { index_build(w, ix); w->tree_dirty = 0; }
     k = index_children(ix, id, kids);
     int was_combusting = o->combusting;

@@ -43,6 +43,7 @@ enum sw_kind {
     K_BED, K_COUCH, K_PILLOW,
     K_FLOWER,         /* a plant's flower: door_a = its plant, extra = pollination step (0: not pollinated) */
     K_POLLEN,         /* pollen: door_a = the plant it came from */
+    K_PLANE,          /* inclined plane: open container; alt = additional name ("B"), alt2 = surface material */
     K_COUNT
 };
 
@@ -86,6 +87,11 @@ typedef struct sw_obj {
     uint8_t volt;             /* K_TERMINAL: VOLT_* */
     uint8_t sickly;           /* K_PLANT: looks unwell (dry or out of soil for a while) */
     int16_t dry_ticks, nosoil_ticks;   /* K_PLANT: ticks in the current stage without water / soil */
+    float angle, friction;    /* K_PLANE: angle in degrees, surface friction coefficient */
+    double plane_pos;         /* on a K_PLANE: normalized position (1 top, 0 bottom), set to 1 when moved onto it */
+    int32_t watch_cur, watch_user;   /* K_STOPWATCH: ticks while on (reset when off), last reading */
+    int32_t seen_move;        /* K_PLANE: w->moves at the last "look at" it showed an object (-1 never) ... */
+    double seen_pos;          /* ... and that object's position then (what the agent read off the plane) */
     char name[SW_NAME];
     char alt[SW_NAME];        /* kind-specific: lifeform type, picture subject, artist, colour */
     char alt2[SW_NAME];
@@ -150,11 +156,14 @@ enum sw_goal_type {
     G_LIFE_STAGE,             /* GoalLifeStage: focus (the last satisfied object, if any) is a str in stage str2 */
     G_LIFE_STAGE_ANYWHERE,    /* at least `value` visible living things of type str in stage str2 */
     G_CONTAINER_OPEN,         /* a visible container named str is open */
+    G_DEACTIVATE_DEVICE_NAMED, /* a visible device named str is off */
+    G_PAST_EXAMINE,           /* "look at" an object named str after this goal was first checked */
+    G_FIND_PLANE,             /* focus on the inclined plane with additional name str (state 0) or surface str (state 1); else fails */
 };
 
 typedef struct sw_goal {
     int type;
-    char str[SW_NAME], str2[SW_NAME];
+    char str[SW_NAME * 2], str2[SW_NAME * 2];
     int optional, defocus, fail_if_wrong;
     int state;
     int combustion_ok;
@@ -190,6 +199,8 @@ typedef struct sw_world {
     int moves;                 /* ticks so far */
     sw_jrand rng;              /* the world's own random draws (bees), seeded by the task setup */
     int tree_dirty;            /* an object changed container during a tick (physics rebuilds its index) */
+    int look_serial;           /* count of "look at" actions; look_name: the last object's name / descript name */
+    char look_name[SW_NAME], look_dname[SW_NAME * 2];
     sw_goalseq gs;
 } sw_world;
 

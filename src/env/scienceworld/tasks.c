@@ -23,8 +23,8 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"7-1", "lifespan-longest-lived", 125, 1}, {"7-2", "lifespan-shortest-lived", 125, 1},
     {"7-3", "lifespan-longest-lived-then-shortest-lived", 125, 1},
     {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 1},
-    {"9-1", "inclined-plane-determine-angle", 168, 0}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 0},
-    {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 0},
+    {"9-1", "inclined-plane-determine-angle", 168, 1}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 1},
+    {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 1},
     {"10-1", "mendelian-genetics-known-plant", 120, 0}, {"10-2", "mendelian-genetics-unknown-plant", 480, 0},
 };
 
@@ -56,6 +56,50 @@ static const char *const find_plants[8] = {"apple tree", "avocado tree", "banana
 static const char *const life_long[5] = {"giant tortoise", "parrot", "elephant", "crocodile", "brown bear"};
 static const char *const life_medium[5] = {"beaver", "wolf", "chipmunk", "common toad", "rabbit"};
 static const char *const life_short[5] = {"hedgehog", "mouse", "chameleon", "dragonfly", "ant"};
+
+/* TaskInclinedPlane3.mkInclinedPlaneSet: letters and angles; the blocks of every inclined-plane task */
+static const char *const plane_letters[8] = {"B", "C", "D", "E", "F", "G", "H", "J"};
+static const float plane_angles[8] = {70, 80, 20, 10, 60, 40, 30, 50};
+static const char *const plane_blocks[3] = {"wood block", "steel block", "brick"};
+
+/* Surface materials (substance name, friction coefficient from MaterialProperties.scala) of
+ * TaskInclinedPlane1.mkInclinedPlaneSet (shuffled with scala.util.Random(3)) and of TaskInclinedPlane2's
+ * unknown materials (Random(4)). Green paint's substance name really is "greenpaint" (GenericPaintProp). */
+static const char *const named_surfaces[23] = {"aluminum", "brass", "bronze", "caesium", "copper", "iron", "lead", "platinum",
+    "steel", "tin", "titanium", "zinc", "glass", "plastic", "ceramic", "wood", "paper", "sandpaper", "cloth", "rubber",
+    "chocolate", "soapy water", "greenpaint"};
+static const float named_frictions_f[23] = {0.45f, 0.50f, 0.40f, 0.50f, 0.60f, 0.7f, 0.43f, 0.8f, 0.6f, 0.3f, 0.0f, 0.62f,
+    0.20f, 0.1f, 0.65f, 0.2f, 0.2f, 0.98f, 0.3f, 0.95f, 0.32f, 0.06f, 0.3f};
+static const double named_frictions[23] = {0.45, 0.50, 0.40, 0.50, 0.60, 0.7, 0.43, 0.8, 0.6, 0.3, 0.0, 0.62,
+    0.20, 0.1, 0.65, 0.2, 0.2, 0.98, 0.3, 0.95, 0.32, 0.06, 0.3};
+static const char *const unnamed_surfaces[8] = {"unknown material B", "unknown material C", "unknown material D",
+    "unknown material E", "unknown material F", "unknown material G", "unknown material H", "unknown material J"};
+static const float unnamed_frictions_f[8] = {0.7f, 0.4f, 0.6f, 0.2f, 0.8f, 0.3f, 0.9f, 0.9f};
+static const double unnamed_frictions[8] = {0.7, 0.4, 0.6, 0.2, 0.8, 0.3, 0.9, 0.9};
+
+/* filterDuplicatesAndAddMostLeast over plane1 x plane2 x 3 blocks (materials in the shuffled order): the
+ * v-th kept combination. Returns 0 when found. */
+static int friction_combo(const double *fr, int n, int seed, int v, int *m1, int *m2, int *block) {
+    int order[23];
+    for (int i = 0; i < n; i++) order[i] = i;
+    sw_jrand r;
+    sw_jrand_seed(&r, seed);
+    sw_jrand_shuffle(&r, order, n);
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (fabs(fr[order[i]] - fr[order[j]]) <= 0.05) continue;   /* too similar (or the same plane) */
+            if (v < count + 3) { *m1 = order[i]; *m2 = order[j]; *block = v - count; return 0; }
+            count += 3;
+        }
+    return -1;
+}
+
+int sw_friction_variations(int named) {
+    int count = 0, a, b, c;
+    while (!friction_combo(named ? named_frictions : unnamed_frictions, named ? 23 : 8, named ? 3 : 4, count, &a, &b, &c)) count++;
+    return count;
+}
 
 static const char *const grow_seeds[7] = {"apple", "avocado", "banana", "cherry", "lemon", "orange", "peach"};
 static const char *const grow_locations[6] = {"kitchen", "bathroom", "living room", "bedroom", "workshop", "greenhouse"};
@@ -146,6 +190,34 @@ static int lifespan_combo(int v) {
 void sw_variation_params(int task, int v, sw_params *p) {
     memset(p, 0, sizeof *p);
     const char *name = sw_tasks[task].name;
+    if (!strcmp(name, "inclined-plane-determine-angle")) {
+        /* TaskInclinedPlane3: plane1 x plane2 x block, pairs within 5 degrees (i.e. the same plane) dropped;
+         * the kept combinations alternate shallowest (even) / steepest (odd) */
+        int c = v / 3, i = c / 7, j = c % 7;
+        if (j >= i) j++;
+        p->plane[0] = i; p->plane[1] = j; p->block = v % 3;
+        p->steep = v % 2;
+        snprintf(p->location, sizeof p->location, "workshop");
+        snprintf(p->object, sizeof p->object, "%s", plane_blocks[p->block]);
+        for (int k = 0; k < 2; k++) snprintf(p->plane_name[k], sizeof p->plane_name[k], "inclined plane %s", plane_letters[p->plane[k]]);
+        int a = p->plane[0], b = p->plane[1];
+        int steeper = plane_angles[a] > plane_angles[b] ? a : b, shallower = steeper == a ? b : a;
+        snprintf(p->answer, sizeof p->answer, "%s", plane_letters[p->steep ? steeper : shallower]);
+        return;
+    }
+    if (!strncmp(name, "inclined-plane-friction", 23)) {
+        int named = strstr(name, "unnamed") == NULL;
+        const double *fr = named ? named_frictions : unnamed_frictions;
+        const char *const *nm = named ? named_surfaces : unnamed_surfaces;
+        if (friction_combo(fr, named ? 23 : 8, named ? 3 : 4, v, &p->plane[0], &p->plane[1], &p->block)) return;
+        p->steep = v % 2 == 0;   /* "most" on even kept combinations, "least" on odd ones */
+        snprintf(p->location, sizeof p->location, "workshop");
+        snprintf(p->object, sizeof p->object, "%s", plane_blocks[p->block]);
+        int a = p->plane[0], b = p->plane[1];
+        int most = fr[a] > fr[b] ? a : b, least = most == a ? b : a;
+        snprintf(p->answer, sizeof p->answer, "%s", nm[p->steep ? most : least]);
+        return;
+    }
     if (!strncmp(name, "find-", 5)) {
         int lt = v / 30, ab = v % 30;
         snprintf(p->location, sizeof p->location, "%s", find_locations[ab / 6]);
@@ -939,6 +1011,47 @@ static void goals_grow(sw_goalseq *gs, const sw_params *p, int fruit) {
     add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1);
 }
 
+/* Inclined planes: the two planes, the block and a stopwatch on the workshop floor. */
+static void setup_planes(sw_world *w, sw_params *p, const float *angles, const char *const *letters, const char *const *surfaces,
+                         const float *frictions) {
+    int room = sw_room(w, p->location);
+    for (int k = 0; k < 2; k++) {
+        int id = sw_new(w, K_PLANE, "inclined plane", room);
+        if (id == SW_NONE) continue;
+        int x = p->plane[k];
+        if (angles) w->o[id].angle = angles[x];
+        if (letters) snprintf(w->o[id].alt, sizeof w->o[id].alt, "%s", letters[x]);
+        if (surfaces) snprintf(w->o[id].alt2, sizeof w->o[id].alt2, "%s", surfaces[x]);
+        if (frictions) w->o[id].friction = frictions[x];
+        p->plane_id[k] = id;
+        sw_descript_name(w, id, p->plane_name[k], sizeof p->plane_name[k]);
+    }
+    p->block_id = sw_new(w, K_THING, p->object, room);
+    p->watch_id = sw_new(w, K_STOPWATCH, "stopwatch", room);
+}
+
+static void goals_planes(sw_goalseq *gs, const sw_params *p, int by_surface) {
+    sw_goal *g = add_goal(gs, 1, G_FIND_PLANE, p->answer, 0);
+    g->state = by_surface;
+    g->fail_if_wrong = 1;
+    g->defocus = 1;
+    g = add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(g->str2, sizeof g->str2, "%s", p->location);
+    add_goal(gs, 0, G_MOVE_TO_LOCATION, p->location, 1);
+    for (int k = 0; k < 2; k++) {
+        static const char *const keys[2][4] = {{"b1", "aTime1", "dTime1", "readTime1"}, {"b2", "aTime2", "dTime2", "readTime2"}};
+        g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, p->plane_name[k], 0);
+        snprintf(g->str2, sizeof g->str2, "%s", p->object);
+        snprintf(g->key, sizeof g->key, "%s", keys[k][0]);
+        static const int types[3] = {G_ACTIVATE_DEVICE_NAMED, G_DEACTIVATE_DEVICE_NAMED, G_PAST_EXAMINE};
+        for (int t = 0; t < 3; t++) {
+            g = add_goal(gs, 0, types[t], "stopwatch", 0);
+            snprintf(g->key, sizeof g->key, "%s", keys[k][t + 1]);
+            snprintf(g->prereq, sizeof g->prereq, "%s", keys[k][t]);
+        }
+    }
+}
+
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p) {
     sw_variation_params(task, v, p);
     const char *name = sw_tasks[task].name;
@@ -947,6 +1060,38 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
     gs->last_obj = SW_NONE;
     gs->stored_state = -1;
     sw_jrand_seed(&w->rng, 0x5eed0000LL + v);   /* bees (the original draws from the unseeded global Random) */
+    if (!strcmp(name, "inclined-plane-determine-angle")) {
+        setup_planes(w, p, plane_angles, plane_letters, NULL, NULL);
+        goals_planes(gs, p, 0);
+        /* the two names in a random order (the original shuffles with the unseeded global Random) */
+        sw_jrand r;
+        sw_jrand_seed(&r, 9100 + v);
+        int a = p->plane[0], b = p->plane[1];
+        const char *st = plane_letters[plane_angles[a] > plane_angles[b] ? a : b];
+        const char *sh = plane_letters[plane_angles[a] > plane_angles[b] ? b : a];
+        int swap = sw_jrand_next_bool(&r);
+        const char *mode = p->steep ? "steepest" : "shallowest";
+        snprintf(desc, cap, "Your task is to determine which of the two inclined planes (%s, %s) has the %s angle. After "
+                 "completing your experiment, focus on the inclined plane with the %s angle.", swap ? sh : st, swap ? st : sh, mode, mode);
+        return 0;
+    }
+    if (!strncmp(name, "inclined-plane-friction", 23)) {
+        int named = strstr(name, "unnamed") == NULL;
+        const double *fr = named ? named_frictions : unnamed_frictions;
+        const char *const *nm = named ? named_surfaces : unnamed_surfaces;
+        setup_planes(w, p, NULL, NULL, nm, named ? named_frictions_f : unnamed_frictions_f);
+        goals_planes(gs, p, 1);
+        sw_jrand r;
+        sw_jrand_seed(&r, (named ? 9200 : 9300) + v);
+        int a = p->plane[0], b = p->plane[1];
+        const char *most = nm[fr[a] > fr[b] ? a : b], *least = nm[fr[a] > fr[b] ? b : a];
+        int swap = sw_jrand_next_bool(&r);
+        const char *mode = p->steep ? "most" : "least";
+        snprintf(desc, cap, "Your task is to determine which of the two inclined planes (%s, %s) has the %s friction. After "
+                 "completing your experiment, focus on the inclined plane with the %s friction.", swap ? least : most,
+                 swap ? most : least, mode, mode);
+        return 0;
+    }
     if (!strncmp(name, "find-", 5)) {
         int mode = !strcmp(name, "find-living-thing") ? 0 : !strcmp(name, "find-non-living-thing") ? 1
                  : !strcmp(name, "find-plant") ? 2 : 3;
@@ -1134,7 +1279,16 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
         if (g->type == G_TEMP_INCREASE) return t >= g->init + g->value ? R_OK : R_NO;
         return t <= g->init - g->value ? R_OK : R_NO;
     }
-    case G_IN_ROOM_WITH_OBJECT: case G_OBJS_IN_SINGLE_CONTAINER: case G_ACTIVATE_DEVICE_NAMED:
+    case G_FIND_PLANE:
+        if (obj == SW_NONE) return R_NO;
+        if (w->o[obj].kind == K_PLANE && !strcmp(g->state ? w->o[obj].alt2 : w->o[obj].alt, g->str)) return R_OK;
+        return g->fail_if_wrong ? R_FAIL : R_NO;
+    case G_PAST_EXAMINE:
+        /* only "look at" actions after the goal's preconditions held (GoalPastActionExamineObject.activatedAtStep) */
+        if (!g->has_init) { g->has_init = 1; g->init = (float)w->look_serial; return R_NO; }
+        if ((float)w->look_serial > g->init && (name_ieq(w->look_name, g->str) || name_ieq(w->look_dname, g->str))) return R_OK;
+        return R_NO;
+    case G_IN_ROOM_WITH_OBJECT: case G_OBJS_IN_SINGLE_CONTAINER: case G_ACTIVATE_DEVICE_NAMED: case G_DEACTIVATE_DEVICE_NAMED:
     case G_SPECIFIC_IN_DIRECT_CONTAINER: case G_TEMP_ON_FIRE: {
         /* over everything in the agent's location (open or closed containers alike) */
         for (int i = 0; i < w->n; i++) {
@@ -1145,6 +1299,7 @@ static int eval_goal(sw_world *w, sw_goal *g, int obj) {
             int named = name_ieq(o->name, g->str) || name_ieq(dn, g->str);
             if (g->type == G_IN_ROOM_WITH_OBJECT && named) return R_OK;
             if (g->type == G_ACTIVATE_DEVICE_NAMED && named && (o->flags & F_DEVICE) && (o->flags & F_ON)) return R_OK;
+            if (g->type == G_DEACTIVATE_DEVICE_NAMED && named && (o->flags & F_DEVICE) && !(o->flags & F_ON)) return R_OK;
             if (g->type == G_TEMP_ON_FIRE && named && o->combusting) return R_OK;
             if (g->type == G_OBJS_IN_SINGLE_CONTAINER || (g->type == G_SPECIFIC_IN_DIRECT_CONTAINER && named)) {
                 /* G_OBJS_IN_SINGLE_CONTAINER: str is a comma-separated list; the contents are exactly as

@@ -41,6 +41,10 @@ typedef struct sw_params {
     int n_inputs;
     /* identify-life-stages */
     int n_stages, family, distractor_seed;
+    /* inclined planes: the two planes (index into the task's plane set), the block, mode (1: steepest/most) */
+    int plane[2], block, steep;
+    char plane_name[2][SW_NAME * 2], answer[SW_NAME];
+    int plane_id[2], block_id, watch_id;
     /* grow-plant / grow-fruit: seed type in `object`, seed jar room in `location`, pots case in `mode`
      * (0: 3 pots with soil, 1: 3 empty pots + 3 soil in the greenhouse, 2: 3 empty pots) */
 } sw_params;
@@ -48,6 +52,7 @@ typedef struct sw_params {
 int sw_task_find(const char *name);
 int sw_state_task_mode(const char *name);             /* boil 0, melt 1, freeze 2, change-state 3, else -1 */                    /* by name or id, -1 if unknown */
 void sw_split_range(int n, int split, int *lo, int *hi);
+int sw_friction_variations(int named);                /* kept combinations of the friction tasks (1386 / 162) */
 void sw_variation_params(int task, int v, sw_params *p);
 /* Adds the task's objects to a built house, sets the goals and writes the task description. */
 int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_params *p);

@@ -114,6 +114,7 @@ int sw_new(sw_world *w, int kind, const char *name, int parent) {
     case K_SINK: o->flags = F_CONTAINER | F_OPEN | F_DEVICE; break;
     case K_TOILET: o->flags = F_CONTAINER | F_OPEN; break;
     case K_STOPWATCH: case K_SWITCH: o->flags |= F_DEVICE; break;
+    case K_PLANE: o->flags |= F_CONTAINER | F_OPEN; o->angle = 45.0f; o->friction = 0.5f; o->seen_move = -1; break;
     case K_TERMINAL: o->flags = 0; o->conn = SW_NONE; break;
     case K_ANIMAL: o->flags |= F_LIVING; break;
     case K_PLANT: o->flags |= F_LIVING | F_CONTAINER | F_OPEN; break;
@@ -124,7 +125,11 @@ int sw_new(sw_world *w, int kind, const char *name, int parent) {
     return id;
 }
 
-void sw_move(sw_world *w, int obj, int parent) { w->o[obj].parent = (int16_t)parent; w->tree_dirty = 1; }
+void sw_move(sw_world *w, int obj, int parent) {
+    w->o[obj].parent = (int16_t)parent;
+    w->tree_dirty = 1;
+    if (parent != SW_NONE && w->o[parent].kind == K_PLANE) w->o[obj].plane_pos = 1.0;   /* starts at the top */
+}
 
 void sw_delete(sw_world *w, int obj) {
     w->tree_dirty = 1;
@@ -472,6 +477,12 @@ const char *sw_descript_name(const sw_world *w, int obj, char *buf, size_t cap) 
         else if (canon) snprintf(buf, cap, "%s", canon);
         else if (!strcmp(st, "egg")) snprintf(buf, cap, "%s egg", o->alt);
         else snprintf(buf, cap, "%s %s", st, o->alt);
+    } else if (o->kind == K_PLANE) {
+        /* InclinedPlane.getDescriptName: name, additional name, " with a X surface" (none for the default) */
+        char t[SW_NAME * 3];
+        snprintf(t, sizeof t, "%s%s%s%s%s%s", o->name, o->alt[0] ? " " : "", o->alt, o->alt2[0] ? " with a " : "",
+                 o->alt2, o->alt2[0] ? " surface" : "");
+        snprintf(buf, cap, "%s", t);
     } else if (o->combusting) {
         snprintf(buf, cap, "%s (on fire)", o->name);
     } else if (o->combusted && o->mat >= 0 && strcmp(sw_materials[o->mat].name, "ash")) {
@@ -621,7 +632,25 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     case K_STOPWATCH:
         sw_sb_printf(b, "a %s, which is %s. ", dn, (o->flags & F_ON) ? "activated" : "deactivated");
+        if (detailed) sw_sb_printf(b, "The time reads %d ticks.", (int)o->watch_user);
         break;
+    case K_PLANE: {
+        /* InclinedPlane.getDescription: each object's position ("approximately N% down the plane") */
+        int kids[64], k = sw_children(w, obj, kids, 64, 1), shown = 0;
+        for (int i = 0; i < k; i++) {
+            const sw_obj *c = &w->o[kids[i]];
+            if (c->flags & F_HIDDEN) continue;
+            char cdn[SW_NAME * 2];
+            sw_descript_name(w, kids[i], cdn, sizeof cdn);
+            if (shown++) sw_sb_printf(b, ", a %s", cdn);
+            else sw_sb_printf(b, "an %s, with: a %s", dn, cdn);
+            if (c->plane_pos == 0.0) sw_sb_puts(b, " at the bottom of the plane");
+            else if (c->plane_pos >= (double)0.99f) sw_sb_puts(b, " at the top of the plane");
+            else sw_sb_printf(b, " approximately %.0f%% down the plane", sw_java_round(100.0 - 100.0 * c->plane_pos) + 0.0);
+        }
+        if (!shown) sw_sb_printf(b, "an %s", dn);
+        break;
+    }
     case K_PICTURE:
         if (!detailed) sw_sb_printf(b, "a %s", dn);
         else sw_sb_printf(b, "a %s of %s.  The artist is listed as %s. ", dn, o->alt, o->alt2);
