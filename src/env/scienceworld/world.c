@@ -349,6 +349,29 @@ static void plant_tick(sw_world *w, int obj) {
 }
 
 /* Flower.pollinate: pollen of another plant of the same type starts the flower -> fruit process. */
+const char *const sw_trait_names[SW_NUM_TRAITS] = {"plant height", "seed shape", "seed color", "flower color"};
+static const char *const trait_dom[SW_NUM_TRAITS] = {"tall", "round", "green", "purple"};
+static const char *const trait_rec[SW_NUM_TRAITS] = {"short", "wrinkly", "orange", "white"};
+const char *sw_trait_value(int trait, int dominant) {
+    if (trait < 0 || trait >= SW_NUM_TRAITS) return "";
+    return dominant ? trait_dom[trait] : trait_rec[trait];
+}
+/* ChromosomePair.getPhenotype: recessive only when both alleles are. */
+int sw_plant_trait_dominant(const sw_world *w, int plant, int trait) {
+    return (w->o[plant].genes >> (2 * trait) & 3) != 0;
+}
+
+/* GeneticReproduction.mateGenesPunnetSquare: per trait, one allele drawn from each parent. */
+static uint8_t punnett(sw_world *w, int p1, int p2) {
+    uint8_t g = 0;
+    for (int t = 0; t < SW_NUM_TRAITS; t++) {
+        int pick = sw_jrand_next_int(&w->rng, 4);   /* one of the square's four cells */
+        int a = w->o[p1].genes >> (2 * t + (pick >> 1)) & 1, b = w->o[p2].genes >> (2 * t + (pick & 1)) & 1;
+        g |= (uint8_t)((a | b << 1) << (2 * t));
+    }
+    return g;
+}
+
 static int flower_pollinate(sw_world *w, int flower, int pollen) {
     sw_obj *f = &w->o[flower];
     int from = w->o[pollen].door_a, own = f->door_a;
@@ -356,6 +379,7 @@ static int flower_pollinate(sw_world *w, int flower, int pollen) {
     if (strcmp(w->o[from].alt, w->o[own].alt)) return 0;
     sw_delete(w, pollen);
     f->extra = 1;
+    f->door_b = (int16_t)from;   /* the pollen's plant: the other parent of a pea seed */
     return 1;
 }
 
@@ -368,9 +392,18 @@ static void flower_tick(sw_world *w, int flower) {
         if (++f->extra > 5 && f->parent != SW_NONE) {
             int plant = f->door_a, where = f->parent;
             if (plant != SW_NONE) {   /* PlantReproduction.createFruit */
-                char fruit[SW_NAME];
-                snprintf(fruit, sizeof fruit, "%s", w->o[plant].alt);
-                sw_new(w, K_FOOD, fruit, where);
+                if (w->o[plant].has_genes && f->door_b != SW_NONE && w->o[f->door_b].has_genes) {
+                    /* a pea plant's flower becomes a pea seed with genes from both parents */
+                    int seed = sw_add_plant(w, w->o[plant].alt, PLANT_SEED, where);
+                    if (seed != SW_NONE) {
+                        w->o[seed].has_genes = 1;
+                        w->o[seed].genes = punnett(w, plant, f->door_b);
+                    }
+                } else {
+                    char fruit[SW_NAME];
+                    snprintf(fruit, sizeof fruit, "%s", w->o[plant].alt);
+                    sw_new(w, K_FOOD, fruit, where);
+                }
             }
             for (int i = 0; i < w->n; i++)
                 if (w->o[i].parent == flower && !(w->o[i].flags & F_DELETED)) sw_move(w, i, where);
@@ -671,8 +704,16 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
     case K_PLANT: {
         /* FruitingTree.getDescription (sic "a apple seed") */
         if (o->stage == PLANT_DEAD) { sw_sb_printf(b, "a dead %s", o->name); break; }
-        if (o->stage == PLANT_SEED) { sw_sb_printf(b, "a %s", o->name); break; }
+        if (o->stage == PLANT_SEED) {
+            if (o->has_genes)   /* PeaPlant: the seed shows its seed shape and colour */
+                sw_sb_printf(b, "a %s %s %s", sw_trait_value(1, sw_plant_trait_dominant(w, obj, 1)),
+                             sw_trait_value(2, sw_plant_trait_dominant(w, obj, 2)), o->name);
+            else sw_sb_printf(b, "a %s", o->name);
+            break;
+        }
         sw_sb_printf(b, "a %s in the %s stage", o->name, sw_life_stage_name(w, obj));
+        if (o->has_genes && (o->stage == PLANT_ADULT || o->stage == PLANT_REPRODUCING))
+            sw_sb_printf(b, " with a %s height", sw_trait_value(0, sw_plant_trait_dominant(w, obj, 0)));
         if (o->sickly) sw_sb_puts(b, " (that looks unwell)");
         int kids[8];
         if (sw_children(w, obj, kids, 8, 0) > 0) {
