@@ -976,11 +976,12 @@ static int water_pot(sw_session *s, int greenhouse, int pot, char *buf, size_t c
     return 1;
 }
 
-/* TaskMendelianGenetics1's experiment, shortened to fit the 50-action budget: plant the two parent seeds
+/* TaskMendelianGenetics1/2's experiment, shortened to fit the 50-action budget: plant the two parent seeds
  * (homozygous dominant and recessive for the trait) in the first two pots, water them while they are seeds
  * and seedlings, close the doors and open the bee hive; cross-pollination gives a pea seed (one allele of
  * each parent per trait, so every offspring is heterozygous and shows the dominant value). A seed trait is
- * read off that offspring seed; plant height needs the offspring grown to an adult in the third pot. The
+ * read off that offspring seed; height and leaves need the offspring grown to an adult in the third pot,
+ * flower traits its first flower. The
  * asked value shown by the offspring -> dominant box, else the recessive box. (The original grows 6 seeds,
  * plants 4 and counts the adults' phenotypes.) */
 static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t cap) {
@@ -1001,7 +1002,7 @@ static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t ca
         char pref[SW_REF_LEN];
         sw_session_referent(s, pots[i], pref, sizeof pref);
         if (!pref[0]) return -1;
-        snprintf(buf, cap, "move pea seed in seed jar to %s", pref);   /* two seeds: the dialogue picks one */
+        snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);   /* two seeds: the dialogue picks one */
         return 1;
     }
     /* an offspring: a pea seed grown on a parent, or the one planted in the third pot */
@@ -1012,8 +1013,13 @@ static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t ca
                 w->o[i].parent != SW_NONE && (w->o[i].parent == plants[0] || w->o[i].parent == plants[1]))
                 child = i;
     if (child != SW_NONE) {
-        int st = w->o[child].stage;
-        int visible = p->mode == 0 ? (st == PLANT_ADULT || st == PLANT_REPRODUCING) : st == PLANT_SEED;
+        int st = w->o[child].stage, kind = sw_species_tab[p->family].kind[p->mode], visible;
+        if (kind == TR_SEED_SHAPE || kind == TR_SEED_COLOR) visible = st == PLANT_SEED;
+        else if (kind == TR_FLOWER_COLOR || kind == TR_FLOWER_SIZE) {   /* shown by its flowers */
+            visible = 0;
+            for (int i = 0; i < w->n; i++)
+                if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].parent == child) visible = 1;
+        } else visible = st == PLANT_ADULT || st == PLANT_REPRODUCING;   /* height, leaves */
         if (visible) {
             int shows = sw_plant_trait_dominant(w, child, p->mode) == p->steep;
             int box = sw_find_named(w, greenhouse, shows ? p->box_above : p->box_below);
@@ -1026,12 +1032,12 @@ static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t ca
             char pref[SW_REF_LEN];
             sw_session_referent(s, pots[2], pref, sizeof pref);
             if (!pref[0]) return -1;
-            snprintf(buf, cap, "move pea seed to %s", pref);
+            snprintf(buf, cap, "move %s seed to %s", p->object, pref);
             return 1;
         }
         if ((st == PLANT_SEED || st == PLANT_SEEDLING) && water_in(w, pots[2]) == SW_NONE)
             return water_pot(s, greenhouse, pots[2], buf, cap);
-        int left = sw_life_ticks_left(w, child);
+        int left = st == PLANT_REPRODUCING ? 5 - w->o[child].stage_ticks : sw_life_ticks_left(w, child);
         snprintf(buf, cap, left > 6 ? "wait" : "wait1");
         return 1;
     }
@@ -1047,9 +1053,15 @@ static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t ca
             return act_on(s, "close", d, buf, cap);
     int hive = sw_find_named(w, greenhouse, "bee hive");
     if (hive != SW_NONE && !(w->o[hive].flags & F_OPEN)) return act_on(s, "open", hive, buf, cap);
+    /* one tick at a time once a flower is pollinated, or a parent is about to sprout / grow up (a seedling
+     * makes no progress until watered, and the episode has only 100 ticks for two generations) */
     int fine = 0;
     for (int i = 0; i < w->n; i++)
         if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].extra > 0) fine = 1;
+    for (int i = 0; i < 2; i++) {
+        int st = w->o[plants[i]].stage;
+        if ((st == PLANT_SEED || st == PLANT_SEEDLING) && sw_life_ticks_left(w, plants[i]) < 11) fine = 1;
+    }
     snprintf(buf, cap, fine ? "wait1" : "wait");
     return 1;
 }
@@ -1119,7 +1131,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strcmp(name, "identify-life-stages-2")) r = oracle_life_stages2(s, p, buf, cap);
     else if (!strcmp(name, "grow-plant")) r = oracle_grow(s, p, buf, cap);
     else if (!strcmp(name, "grow-fruit")) r = oracle_grow_fruit(s, p, buf, cap);
-    else if (!strcmp(name, "mendelian-genetics-known-plant")) r = oracle_mendel(s, p, buf, cap);
+    else if (!strncmp(name, "mendelian-genetics-", 19)) r = oracle_mendel(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     else if (!strcmp(name, "inclined-plane-determine-angle")) r = oracle_planes(s, p, 0, buf, cap);

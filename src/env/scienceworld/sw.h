@@ -237,12 +237,19 @@ void sw_life_tick(sw_world *w, int obj);
  * `stage` holds one of these, `alt` the lifeform type ("apple"), `name` "apple seed" / "apple tree". */
 enum { PLANT_SEED = 0, PLANT_SEEDLING, PLANT_ADULT, PLANT_REPRODUCING, PLANT_DEAD };
 int sw_add_plant(sw_world *w, const char *lifeform, int stage, int parent);
-/* Pea genetics (GeneticTraitPeas): traits 0 plant height (tall/short), 1 seed shape (round/wrinkly),
- * 2 seed color (green/orange), 3 flower color (purple/white). */
-enum { SW_NUM_TRAITS = 4 };
-extern const char *const sw_trait_names[SW_NUM_TRAITS];
-const char *sw_trait_value(int trait, int dominant);
-int sw_plant_trait_dominant(const sw_world *w, int plant, int trait);   /* phenotype: 1 dominant, 0 recessive */
+/* Genetic traits (Chromosomes.scala, GeneticTraitPeas, UnknownPlants.scala): each species has 4 traits
+ * (slots), in its mkRandomTraits order; a plant's genes hold 2 alleles per slot. */
+enum { TR_PLANT_HEIGHT, TR_SEED_SHAPE, TR_SEED_COLOR, TR_FLOWER_COLOR, TR_FLOWER_SIZE, TR_LEAF_SIZE, TR_LEAF_SHAPE, TR_COUNT };
+enum { SW_NUM_TRAITS = 4, SW_NUM_SPECIES = 5 };
+typedef struct sw_species {
+    const char *lifeform;                    /* "pea", "unknown E", ... */
+    int kind[SW_NUM_TRAITS];                 /* TR_* per slot */
+    const char *dom[SW_NUM_TRAITS], *rec[SW_NUM_TRAITS];
+} sw_species;
+extern const sw_species sw_species_tab[SW_NUM_SPECIES];   /* pea, unknown E, B, C, D */
+extern const char *const sw_trait_kind_names[TR_COUNT];   /* "plant height", ... */
+int sw_species_of(const char *lifeform);                  /* index into sw_species_tab, -1 if none */
+int sw_plant_trait_dominant(const sw_world *w, int plant, int slot);   /* phenotype: 1 dominant, 0 recessive */
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
 int sw_add_answer_box(sw_world *w, const char *colour, int parent);

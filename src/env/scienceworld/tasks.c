@@ -25,7 +25,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 1},
     {"9-1", "inclined-plane-determine-angle", 168, 1}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 1},
     {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 1},
-    {"10-1", "mendelian-genetics-known-plant", 120, 1}, {"10-2", "mendelian-genetics-unknown-plant", 480, 0},
+    {"10-1", "mendelian-genetics-known-plant", 120, 1}, {"10-2", "mendelian-genetics-unknown-plant", 480, 1},
 };
 
 int sw_task_find(const char *name) {
@@ -371,14 +371,17 @@ void sw_variation_params(int task, int v, sw_params *p) {
         snprintf(p->object, sizeof p->object, "%s", grow_seeds[v / 18]);
         snprintf(p->location, sizeof p->location, "%s", grow_locations[(v / 3) % 6]);
         p->mode = v % 3;
-    } else if (!strcmp(name, "mendelian-genetics-known-plant")) {
-        /* TaskMendelianGenetics1: 8 genetics (the trait list has seed shape twice) x 5 pot sets x 3 box pairs */
-        static const int traits[4] = {0, 1, 2, 1};
+    } else if (!strncmp(name, "mendelian-genetics-", 19)) {
+        /* TaskMendelianGenetics1: 8 genetics (the pea trait list has seed shape twice) x 5 pot sets x 3 box pairs;
+         * TaskMendelianGenetics2: 4 unknown plants (E, B, C, D) x their 4 traits x 2 -> 32 genetics */
+        static const int pea_slots[4] = {0, 1, 2, 1};
         static const char *const colours[4] = {"red", "green", "blue", "orange"};
         int g = v / 15, set = (v / 3) % 5, box = v % 3;
-        p->mode = traits[g / 2];
+        int known = !strcmp(name, "mendelian-genetics-known-plant");
+        p->family = known ? 0 : 1 + g / 8;               /* sw_species_tab index */
+        p->mode = known ? pea_slots[g / 2] : (g / 2) % 4;   /* trait slot */
         p->steep = g % 2 == 0;
-        snprintf(p->object, sizeof p->object, "pea");
+        snprintf(p->object, sizeof p->object, "%s", sw_species_tab[p->family].lifeform);
         snprintf(p->location, sizeof p->location, "greenhouse");
         snprintf(p->box_above, sizeof p->box_above, "%s box", colours[box]);
         snprintf(p->box_below, sizeof p->box_below, "%s box", colours[box + 1]);
@@ -1029,7 +1032,7 @@ static void goals_grow(sw_goalseq *gs, const sw_params *p, int fruit) {
     add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1);
 }
 
-/* TaskMendelianGenetics1: a seed jar with a pea seed homozygous dominant and one homozygous recessive for
+/* TaskMendelianGenetics1/2: a seed jar with a seed homozygous dominant and one homozygous recessive for
  * the trait (the other traits random, GeneticTraitPeas.mkRandomChromosomePairExcept), 6 flower pots with
  * soil and the two answer boxes, all in the greenhouse. */
 static void setup_mendel(sw_world *w, int v, sw_params *p) {
@@ -1040,7 +1043,7 @@ static void setup_mendel(sw_world *w, int v, sw_params *p) {
     if (jar != SW_NONE) {
         sw_set_material(w, jar, "ceramic");
         for (int k = 0; k < 2; k++) {
-            int seed = sw_add_plant(w, "pea", PLANT_SEED, jar);
+            int seed = sw_add_plant(w, p->object, PLANT_SEED, jar);
             if (seed == SW_NONE) continue;
             uint8_t g = 0;
             for (int t = 0; t < SW_NUM_TRAITS; t++)
@@ -1080,7 +1083,9 @@ static void goals_mendel(sw_goalseq *gs, const sw_params *p) {
     g = add_goal(gs, 0, G_MOVE_TO_LOCATION, "greenhouse", 1);
     snprintf(g->key, sizeof g->key, "move2");
     snprintf(g->prereq, sizeof g->prereq, "haveSeedJar");
-    static const char *const what[3] = {"soil", "water", "pea seed"};
+    char seedname[SW_NAME];
+    snprintf(seedname, sizeof seedname, "%.24s seed", p->object);
+    const char *const what[3] = {"soil", "water", seedname};
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < 6; i++) {
             char pot[SW_NAME];
@@ -1190,12 +1195,14 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
                  sub[mode], p->answer_box, p->location);
         return 0;
     }
-    if (!strcmp(name, "mendelian-genetics-known-plant")) {
+    if (!strncmp(name, "mendelian-genetics-", 19)) {
         setup_mendel(w, v, p);
         goals_mendel(gs, p);
-        snprintf(desc, cap, "Your task is to determine whether %s %s is a dominant or recessive trait in the pea plant. "
+        const sw_species *sp = &sw_species_tab[p->family];
+        snprintf(desc, cap, "Your task is to determine whether %s %s is a dominant or recessive trait in the %s plant. "
                  "If the trait is dominant, focus on the %s. If the trait is recessive, focus on the %s.",
-                 sw_trait_value(p->mode, p->steep), sw_trait_names[p->mode], p->box_above, p->box_below);
+                 p->steep ? sp->dom[p->mode] : sp->rec[p->mode], sw_trait_kind_names[sp->kind[p->mode]], p->object,
+                 p->box_above, p->box_below);
         return 0;
     }
     if (!strcmp(name, "grow-fruit")) {

@@ -255,12 +255,13 @@ int sw_life_ticks_left(const sw_world *w, int obj) {
 }
 
 /* LifeStage.tick: count ticks in the stage; move on when its duration is reached. */
-/* The plant's name follows its stage (FruitingTree.tick): "<type> seed", else "<type> tree" ("pea plant"). */
+/* The plant's name follows its stage (FruitingTree.tick): "<type> seed", else "<type> tree" ("pea plant",
+ * "unknown B plant"). */
 static void plant_set_name(sw_obj *o) {
-    char life[24];
-    snprintf(life, sizeof life, "%s", o->alt);
+    char life[32];
+    snprintf(life, sizeof life, "%.31s", o->alt);
     if (o->stage == PLANT_SEED) snprintf(o->name, sizeof o->name, "%s seed", life);
-    else snprintf(o->name, sizeof o->name, "%s %s", life, !strcmp(life, "pea") ? "plant" : "tree");
+    else snprintf(o->name, sizeof o->name, "%s %s", life, !strcmp(life, "pea") || !strncmp(life, "unknown ", 8) ? "plant" : "tree");
 }
 
 /* LifeStage.checkContainerHas: a sibling (in the plant's container) named `name`. */
@@ -349,12 +350,32 @@ static void plant_tick(sw_world *w, int obj) {
 }
 
 /* Flower.pollinate: pollen of another plant of the same type starts the flower -> fruit process. */
-const char *const sw_trait_names[SW_NUM_TRAITS] = {"plant height", "seed shape", "seed color", "flower color"};
-static const char *const trait_dom[SW_NUM_TRAITS] = {"tall", "round", "green", "purple"};
-static const char *const trait_rec[SW_NUM_TRAITS] = {"short", "wrinkly", "orange", "white"};
-const char *sw_trait_value(int trait, int dominant) {
-    if (trait < 0 || trait >= SW_NUM_TRAITS) return "";
-    return dominant ? trait_dom[trait] : trait_rec[trait];
+const char *const sw_trait_kind_names[TR_COUNT] = {"plant height", "seed shape", "seed color", "flower color",
+                                                    "flower size", "leaf size", "leaf shape"};
+const sw_species sw_species_tab[SW_NUM_SPECIES] = {
+    {"pea", {TR_PLANT_HEIGHT, TR_SEED_SHAPE, TR_SEED_COLOR, TR_FLOWER_COLOR},
+     {"tall", "round", "green", "purple"}, {"short", "wrinkly", "orange", "white"}},
+    {"unknown E", {TR_SEED_COLOR, TR_SEED_SHAPE, TR_LEAF_SHAPE, TR_FLOWER_SIZE},
+     {"blue", "round", "elliptical", "small"}, {"brown", "square", "linear", "large"}},
+    {"unknown B", {TR_PLANT_HEIGHT, TR_SEED_COLOR, TR_FLOWER_SIZE, TR_FLOWER_COLOR},
+     {"short", "green", "large", "orange"}, {"tall", "yellow", "small", "yellow"}},
+    {"unknown C", {TR_PLANT_HEIGHT, TR_LEAF_SHAPE, TR_FLOWER_SIZE, TR_FLOWER_COLOR},
+     {"short", "pointed", "large", "orange"}, {"tall", "round", "small", "yellow"}},
+    {"unknown D", {TR_SEED_SHAPE, TR_LEAF_SIZE, TR_FLOWER_SIZE, TR_FLOWER_COLOR},
+     {"spherical", "medium", "small", "blue"}, {"ovate", "large", "medium", "red"}},
+};
+int sw_species_of(const char *lifeform) {
+    for (int i = 0; i < SW_NUM_SPECIES; i++) if (!strcmp(sw_species_tab[i].lifeform, lifeform)) return i;
+    return -1;
+}
+/* The phenotype value of trait kind `kind` of a plant with genes, "" when its species lacks the trait. */
+static const char *plant_trait_value(const sw_world *w, int plant, int kind) {
+    int sp = sw_species_of(w->o[plant].alt);
+    if (sp < 0 || !w->o[plant].has_genes) return "";
+    for (int t = 0; t < SW_NUM_TRAITS; t++)
+        if (sw_species_tab[sp].kind[t] == kind)
+            return sw_plant_trait_dominant(w, plant, t) ? sw_species_tab[sp].dom[t] : sw_species_tab[sp].rec[t];
+    return "";
 }
 /* ChromosomePair.getPhenotype: recessive only when both alleles are. */
 int sw_plant_trait_dominant(const sw_world *w, int plant, int trait) {
@@ -705,15 +726,24 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         /* FruitingTree.getDescription (sic "a apple seed") */
         if (o->stage == PLANT_DEAD) { sw_sb_printf(b, "a dead %s", o->name); break; }
         if (o->stage == PLANT_SEED) {
-            if (o->has_genes)   /* PeaPlant: the seed shows its seed shape and colour */
-                sw_sb_printf(b, "a %s %s %s", sw_trait_value(1, sw_plant_trait_dominant(w, obj, 1)),
-                             sw_trait_value(2, sw_plant_trait_dominant(w, obj, 2)), o->name);
-            else sw_sb_printf(b, "a %s", o->name);
+            if (o->has_genes) {   /* PeaPlant / RandomGeneticsPlants: the seed shows its seed shape and colour */
+                const char *sh = plant_trait_value(w, obj, TR_SEED_SHAPE), *co = plant_trait_value(w, obj, TR_SEED_COLOR);
+                sw_sb_printf(b, "a %s%s%s%s%s", sh, *sh ? " " : "", co, *co ? " " : "", o->name);
+            } else sw_sb_printf(b, "a %s", o->name);
             break;
         }
         sw_sb_printf(b, "a %s in the %s stage", o->name, sw_life_stage_name(w, obj));
-        if (o->has_genes && (o->stage == PLANT_ADULT || o->stage == PLANT_REPRODUCING))
-            sw_sb_printf(b, " with a %s height", sw_trait_value(0, sw_plant_trait_dominant(w, obj, 0)));
+        if (o->has_genes && (o->stage == PLANT_ADULT || o->stage == PLANT_REPRODUCING)) {
+            /* " with a tall height", " with a short height and pointed leaves", " with medium leaves" */
+            const char *h = plant_trait_value(w, obj, TR_PLANT_HEIGHT), *ls = plant_trait_value(w, obj, TR_LEAF_SIZE),
+                       *lh = plant_trait_value(w, obj, TR_LEAF_SHAPE);
+            if (*h || *ls || *lh) {
+                sw_sb_puts(b, " with ");
+                if (*h) sw_sb_printf(b, "a %s height", h);
+                if (*h && (*ls || *lh)) sw_sb_puts(b, " and ");
+                if (*ls || *lh) sw_sb_printf(b, "%s%s%s leaves", ls, *ls && *lh ? " " : "", lh);
+            }
+        }
         if (o->sickly) sw_sb_puts(b, " (that looks unwell)");
         int kids[8];
         if (sw_children(w, obj, kids, 8, 0) > 0) {
@@ -756,10 +786,16 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     }
     case K_RECIPE: sw_sb_printf(b, "A %s titled %s", dn, o->alt); break;
-    case K_FLOWER:   /* Flower.getDescription (no genetic traits on these plants) */
-        sw_sb_printf(b, "a %s%s", o->extra > 0 ? "wilting " : "", dn);
+    case K_FLOWER: {   /* Flower.getDescription: the plant's flower size and colour, if it has genes */
+        const char *sz = "", *co = "";
+        if (o->door_a != SW_NONE && w->o[o->door_a].has_genes) {
+            sz = plant_trait_value(w, o->door_a, TR_FLOWER_SIZE);
+            co = plant_trait_value(w, o->door_a, TR_FLOWER_COLOR);
+        }
+        sw_sb_printf(b, "a %s%s%s%s%s%s", o->extra > 0 ? "wilting " : "", sz, *sz ? " " : "", co, *co ? " " : "", dn);
         if (detailed) { sw_sb_puts(b, ". Inside the flower is: "); list_children(w, obj, 0, b); }
         break;
+    }
     case K_POLLEN:
         if (detailed && o->door_a != SW_NONE) sw_sb_printf(b, "%s%s", w->o[o->door_a].alt, dn);   /* (sic: no space) */
         else sw_sb_puts(b, dn);
