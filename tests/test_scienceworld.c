@@ -1,5 +1,5 @@
 /* ScienceWorld: oracle scores 100 on every variation of every split of each implemented task,
- * golden observation texts, the ambiguity dialogue, determinism, splits, unimplemented-task
+ * golden observation texts, the ambiguity dialogue, determinism, splits, unknown-task
  * errors, and arbitrary input never crashing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,7 +26,8 @@ static const char *const implemented[] = {"boil", "melt", "freeze", "change-the-
     "chemistry-mix-paint-tertiary-color", "chemistry-mix", "measure-melting-point-unknown-substance", "identify-life-stages-1", "identify-life-stages-2",
     "find-living-thing", "find-non-living-thing", "find-plant", "find-animal", "grow-plant", "grow-fruit",
     "lifespan-longest-lived", "lifespan-shortest-lived", "lifespan-longest-lived-then-shortest-lived",
-    "inclined-plane-determine-angle", "inclined-plane-friction-named-surfaces", "inclined-plane-friction-unnamed-surfaces"};
+    "inclined-plane-determine-angle", "inclined-plane-friction-named-surfaces", "inclined-plane-friction-unnamed-surfaces",
+    "mendelian-genetics-known-plant", "mendelian-genetics-unknown-plant"};
 
 /* Release replays every episode. Under ASan (about 4x slower) every 4th episode of each split, and its
  * last, are replayed so `make asan` stays quick; M2_SW_FULL=1 forces the full replay there too. */
@@ -86,7 +87,10 @@ static void splits_follow_the_original_rule(void **state) {
     assert_int_equal(e->cls->num_episodes(e, "test-conductivity-of-unknown-substances", M2_SPLIT_ID, &err), 150);
     assert_int_equal(e->cls->num_episodes(e, "chemistry-mix-paint-tertiary-color", M2_SPLIT_TRAIN, &err), 18);
     assert_int_equal(e->cls->num_episodes(e, NULL, M2_SPLIT_ID, &err),
-                     4 * 7 + 135 + 109 + 75 + 2 * 5 + 225 + 150 + 4 * 75 + 2 * 31 + 8 + 2 * 9 + 3 * 31 + 3 + 2 + 42 + 346 + 40);
+                     4 * 7 + 135 + 109 + 75 + 2 * 5 + 225 + 150 + 4 * 75 + 2 * 31 + 8 + 2 * 9 + 3 * 31 + 3 + 2 + 42 + 346 + 40 + 30 + 120);
+    assert_int_equal(e->cls->num_episodes(e, "mendelian-genetics-known-plant", M2_SPLIT_TRAIN, &err), 60);
+    assert_int_equal(e->cls->num_episodes(e, "mendelian-genetics-known-plant", M2_SPLIT_ID, &err), 30);
+    assert_int_equal(e->cls->num_episodes(e, "mendelian-genetics-known-plant", M2_SPLIT_OOD, &err), 30);
     assert_int_equal(e->cls->num_episodes(e, "inclined-plane-determine-angle", M2_SPLIT_TRAIN, &err), 84);
     assert_int_equal(e->cls->num_episodes(e, "inclined-plane-determine-angle", M2_SPLIT_OOD, &err), 42);
     assert_int_equal(e->cls->num_episodes(e, "grow-plant", M2_SPLIT_TRAIN, &err), 62);
@@ -97,11 +101,9 @@ static void splits_follow_the_original_rule(void **state) {
     assert_int_equal(e->cls->num_episodes(e, "inclined-plane-friction-named-surfaces", M2_SPLIT_OOD, &err), 348);
     assert_int_equal(e->cls->num_episodes(e, "inclined-plane-friction-unnamed-surfaces", M2_SPLIT_TRAIN, &err), 80);
     assert_int_equal(e->cls->num_episodes(e, "inclined-plane-friction-unnamed-surfaces", M2_SPLIT_OOD, &err), 42);
-    /* not implemented: a clear error, never a fake episode */
-    assert_int_equal(e->cls->num_episodes(e, "mendelian-genetics-unknown-plant", M2_SPLIT_TRAIN, &err), -1);
-    assert_non_null(strstr(err.msg, "not implemented"));
+    assert_int_equal(e->cls->num_episodes(e, "mendelian-genetics-unknown-plant", M2_SPLIT_TRAIN, &err), 240);
+    assert_int_equal(e->cls->num_episodes(e, "mendelian-genetics-unknown-plant", M2_SPLIT_OOD, &err), 120);
     m2_step_result r;
-    assert_int_equal(e->cls->reset(e, "mendelian-genetics-known-plant", M2_SPLIT_TRAIN, 0, 0, &r, &err), -1);
     assert_int_equal(e->cls->num_episodes(e, "no-such-task", M2_SPLIT_TRAIN, &err), -1);
     assert_int_equal(e->cls->reset(e, "find-animal", M2_SPLIT_ID, 75, 0, &r, &err), -1);
     m2_env_destroy(e);
@@ -255,6 +257,42 @@ static void plants_grow_and_texts(void **state) {
     assert_non_null(strstr(look, "\ta flower pot 3 (containing a apple tree in the reproducing stage. On the apple tree you see: "
                                  "a red apple, a flower. , a soil)\n"));
     assert_non_null(strstr(look, "On the apple tree you see: a wilting flower. "));
+    /* mendelian-genetics-known-plant: pea seeds show their seed shape and colour, adult pea plants their height;
+     * the cross of the two parents gives a heterozygous seed on a parent */
+    assert_int_equal(e->cls->reset(e, "mendelian-genetics-known-plant", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e), "Your task is to determine whether tall plant height is a dominant or recessive "
+        "trait in the pea plant. If the trait is dominant, focus on the red box. If the trait is recessive, focus on the green box.");
+    assert_true(oracle_until(e, "You move to the greenhouse.", &r));
+    assert_string_equal(step(e, "look at seed jar", &r), "a seed jar (containing a round orange pea seed, a round green pea seed)");
+    look = step(e, "look around", &r);
+    assert_non_null(strstr(look, "\ta flower pot 1 (containing a soil)\n\ta flower pot 3 (containing a soil)\n"));
+    assert_non_null(strstr(look, "\ta green box (containing nothing)\n"));
+    assert_true(oracle_until(e, "You move the pea seed to the flower pot 9.", &r));
+    look = step(e, "look around", &r);
+    assert_non_null(strstr(look, "\ta flower pot 6 (containing a pea plant in the reproducing stage with a short height. On the pea "
+                                 "plant you see: a purple flower. , a soil)\n"));   /* flower colour: a random trait here */
+    assert_non_null(strstr(look, "a pea plant in the reproducing stage with a tall height."));
+    assert_non_null(strstr(look, "\ta flower pot 9 (containing a wrinkly green pea seed, a soil)\n"));   /* the offspring */
+    assert_true(oracle_until(e, "You focus on the red box.", &r));
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    assert_int_equal(r.done, 1);
+    /* seed shape (variation 30: round, dominant): read off the offspring seed */
+    assert_int_equal(e->cls->reset(e, "mendelian-genetics-known-plant", M2_SPLIT_TRAIN, 30, 0, &r, &err), 0);
+    assert_true(oracle_until(e, "You focus on the red box.", &r));
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    look = step(e, "look around", &r);
+    assert_non_null(strstr(look, "On the pea plant you see: a wilting purple flower, a round green pea seed. , a soil)\n"));
+    assert_non_null(strstr(look, "On the pea plant you see: a wilting white flower. , a soil)\n"));
+    /* mendelian-genetics-unknown-plant, unknown E, leaf shape (variation 60: elliptical, dominant) */
+    assert_int_equal(e->cls->reset(e, "mendelian-genetics-unknown-plant", M2_SPLIT_TRAIN, 60, 0, &r, &err), 0);
+    assert_string_equal(e->cls->task_text(e), "Your task is to determine whether elliptical leaf shape is a dominant or "
+        "recessive trait in the unknown E plant. If the trait is dominant, focus on the red box. If the trait is recessive, "
+        "focus on the green box.");
+    assert_true(oracle_until(e, "You focus on the red box.", &r));
+    assert_float_equal(r.score, 100.0f, 0.0f);
+    look = step(e, "look around", &r);
+    assert_non_null(strstr(look, "\ta flower pot 9 (containing a soil, a unknown E plant in the adult stage with elliptical leaves)\n"));
+    assert_non_null(strstr(look, "\ta flower pot 7 (containing a soil, a dead unknown E plant, a round blue unknown E seed)\n"));
     /* identify-life-stages-2: five trees, one per stage, in self-watering pots; an animal at each stage */
     assert_int_equal(e->cls->reset(e, "identify-life-stages-2", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
     assert_string_equal(e->cls->task_text(e), "Your task is to focus on the life stages of the apple plant, starting from "

@@ -955,6 +955,117 @@ static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_
     return 1;
 }
 
+/* ---------------- mendelian genetics ---------------- */
+
+/* The pea plant (has_genes) directly in `pot`, SW_NONE if none. */
+static int pea_in(const sw_world *w, int pot) {
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && w->o[i].parent == pot && w->o[i].has_genes) return i;
+    return SW_NONE;
+}
+
+/* Water `pot` with the jug filled at the greenhouse sink (one action of it). */
+static int water_pot(sw_session *s, int greenhouse, int pot, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
+    if (sink == SW_NONE || jug == SW_NONE) return -1;
+    if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pot, buf, cap);
+    if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
+    if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+    snprintf(buf, cap, "wait1");
+    return 1;
+}
+
+/* TaskMendelianGenetics1/2's experiment, shortened to fit the 50-action budget: plant the two parent seeds
+ * (homozygous dominant and recessive for the trait) in the first two pots, water them while they are seeds
+ * and seedlings, close the doors and open the bee hive; cross-pollination gives a pea seed (one allele of
+ * each parent per trait, so every offspring is heterozygous and shows the dominant value). A seed trait is
+ * read off that offspring seed; height and leaves need the offspring grown to an adult in the third pot,
+ * flower traits its first flower. The
+ * asked value shown by the offspring -> dominant box, else the recessive box. (The original grows 6 seeds,
+ * plants 4 and counts the adults' phenotypes.) */
+static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t cap) {
+    sw_world *w = &s->w;
+    int greenhouse = sw_room(w, "greenhouse");
+    int r = nav_step(s, greenhouse, buf, cap);
+    if (r) return r;
+    int pots[3], plants[3];
+    for (int i = 0; i < 3; i++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "flower pot %d", p->pots[i]);
+        pots[i] = sw_find_named(w, greenhouse, nm);
+        if (pots[i] == SW_NONE) return -1;
+        plants[i] = pea_in(w, pots[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (plants[i] != SW_NONE) continue;
+        char pref[SW_REF_LEN];
+        sw_session_referent(s, pots[i], pref, sizeof pref);
+        if (!pref[0]) return -1;
+        snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);   /* two seeds: the dialogue picks one */
+        return 1;
+    }
+    /* an offspring: a pea seed grown on a parent, or the one planted in the third pot */
+    int child = plants[2];
+    if (child == SW_NONE)
+        for (int i = 0; i < w->n && child == SW_NONE; i++)
+            if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && w->o[i].has_genes && w->o[i].stage == PLANT_SEED &&
+                w->o[i].parent != SW_NONE && (w->o[i].parent == plants[0] || w->o[i].parent == plants[1]))
+                child = i;
+    if (child != SW_NONE) {
+        int st = w->o[child].stage, kind = sw_species_tab[p->family].kind[p->mode], visible;
+        if (kind == TR_SEED_SHAPE || kind == TR_SEED_COLOR) visible = st == PLANT_SEED;
+        else if (kind == TR_FLOWER_COLOR || kind == TR_FLOWER_SIZE) {   /* shown by its flowers */
+            visible = 0;
+            for (int i = 0; i < w->n; i++)
+                if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].parent == child) visible = 1;
+        } else visible = st == PLANT_ADULT || st == PLANT_REPRODUCING;   /* height, leaves */
+        if (visible) {
+            int shows = sw_plant_trait_dominant(w, child, p->mode) == p->steep;
+            int box = sw_find_named(w, greenhouse, shows ? p->box_above : p->box_below);
+            if (box == SW_NONE) return -1;
+            return act_on(s, "focus on", box, buf, cap);
+        }
+        if (plants[2] == SW_NONE) {
+            /* by name: the only seeds left are offspring (the session's shortest unique referent of a seed
+             * on a plant can be a generic one such as "living thing" that the parser then resolves widely) */
+            char pref[SW_REF_LEN];
+            sw_session_referent(s, pots[2], pref, sizeof pref);
+            if (!pref[0]) return -1;
+            snprintf(buf, cap, "move %s seed to %s", p->object, pref);
+            return 1;
+        }
+        if ((st == PLANT_SEED || st == PLANT_SEEDLING) && water_in(w, pots[2]) == SW_NONE)
+            return water_pot(s, greenhouse, pots[2], buf, cap);
+        int left = st == PLANT_REPRODUCING ? 5 - w->o[child].stage_ticks : sw_life_ticks_left(w, child);
+        snprintf(buf, cap, left > 6 ? "wait" : "wait1");
+        return 1;
+    }
+    /* the parents: water seeds and seedlings */
+    for (int i = 0; i < 2; i++) {
+        int st = w->o[plants[i]].stage;
+        if ((st == PLANT_SEED || st == PLANT_SEEDLING) && water_in(w, pots[i]) == SW_NONE)
+            return water_pot(s, greenhouse, pots[i], buf, cap);
+    }
+    /* keep the bees in: close the greenhouse doors, then open the hive */
+    for (int d = 0; d < w->n; d++)
+        if (w->o[d].kind == K_DOOR && (w->o[d].flags & F_OPEN) && sw_door_other(w, d, greenhouse) != SW_NONE)
+            return act_on(s, "close", d, buf, cap);
+    int hive = sw_find_named(w, greenhouse, "bee hive");
+    if (hive != SW_NONE && !(w->o[hive].flags & F_OPEN)) return act_on(s, "open", hive, buf, cap);
+    /* one tick at a time once a flower is pollinated, or a parent is about to sprout / grow up (a seedling
+     * makes no progress until watered, and the episode has only 100 ticks for two generations) */
+    int fine = 0;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].extra > 0) fine = 1;
+    for (int i = 0; i < 2; i++) {
+        int st = w->o[plants[i]].stage;
+        if ((st == PLANT_SEED || st == PLANT_SEEDLING) && sw_life_ticks_left(w, plants[i]) < 11) fine = 1;
+    }
+    snprintf(buf, cap, fine ? "wait1" : "wait");
+    return 1;
+}
+
 /* ---------------- inclined planes ---------------- */
 
 /* The experiment of TaskInclinedPlane1.actionSequenceMeasureBlockFallTime, with a fixed duration: for each
@@ -996,7 +1107,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
         /* identical objects (seeds in the jar, piles of soil): the grow tasks move one that is not yet
          * where it should be (not already in a flower pot); other tasks take the first option */
         int pick = 0;
-        if (!strncmp(name, "grow-", 5))
+        if (!strncmp(name, "grow-", 5) || !strncmp(name, "mendelian-", 10))
             for (int i = 0; i < s->n_amb; i++) {
                 int x = s->amb[i].obj[0], y = s->amb[i].obj[1], in_pot = 0;
                 if (x == SW_NONE || y == SW_NONE) break;
@@ -1020,6 +1131,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     else if (!strcmp(name, "identify-life-stages-2")) r = oracle_life_stages2(s, p, buf, cap);
     else if (!strcmp(name, "grow-plant")) r = oracle_grow(s, p, buf, cap);
     else if (!strcmp(name, "grow-fruit")) r = oracle_grow_fruit(s, p, buf, cap);
+    else if (!strncmp(name, "mendelian-genetics-", 19)) r = oracle_mendel(s, p, buf, cap);
     else if (!strncmp(name, "chemistry-mix-paint", 19)) r = oracle_paint(s, p, strstr(name, "tertiary") != NULL, buf, cap);
     else if (!strncmp(name, "power-component", 15)) r = oracle_power(s, p, strcmp(name, "power-component") != 0, buf, cap);
     else if (!strcmp(name, "inclined-plane-determine-angle")) r = oracle_planes(s, p, 0, buf, cap);

@@ -369,7 +369,13 @@ void sw_session_referent(sw_session *s, int obj, char *buf, size_t cap) {
         if (shared) continue;
         if (!best || strlen(ref) < strlen(best) || (strlen(ref) == strlen(best) && strcmp(ref, best) < 0)) best = ref;
     }
-    if (!best) best = s->refs[vi].n ? s->refs[vi].r[0] : "";
+    if (!best) {
+        /* no referent of its own (identical objects, e.g. two "pea seed"s): its name, which raises the
+         * ambiguity dialogue, rather than the first referent (a generic one such as "living thing") */
+        for (int k = 0; k < s->refs[vi].n && !best; k++)
+            if (!strcmp(s->refs[vi].r[k], s->w.o[obj].name)) best = s->refs[vi].r[k];
+        if (!best) best = s->refs[vi].n ? s->refs[vi].r[0] : "";
+    }
     snprintf(buf, cap, "%s", best);
 }
 

@@ -87,6 +87,8 @@ typedef struct sw_obj {
     uint8_t volt;             /* K_TERMINAL: VOLT_* */
     uint8_t sickly;           /* K_PLANT: looks unwell (dry or out of soil for a while) */
     int16_t dry_ticks, nosoil_ticks;   /* K_PLANT: ticks in the current stage without water / soil */
+    uint8_t has_genes;        /* K_PLANT: a pea plant with modelled genetic traits (Chromosomes.scala) */
+    uint8_t genes;            /* K_PLANT: bit 2t+a = allele a (from parent a) of trait t is dominant */
     float angle, friction;    /* K_PLANE: angle in degrees, surface friction coefficient */
     double plane_pos;         /* on a K_PLANE: normalized position (1 top, 0 bottom), set to 1 when moved onto it */
     int32_t watch_cur, watch_user;   /* K_STOPWATCH: ticks while on (reset when off), last reading */
@@ -173,7 +175,7 @@ typedef struct sw_goal {
     char start_loc[SW_NAME];   /* G_MOVE_NEW_LOCATION memory */
 } sw_goal;
 
-#define SW_MAX_GOALS 32
+#define SW_MAX_GOALS 64
 typedef struct sw_goalseq {
     sw_goal ordered[SW_MAX_GOALS]; int n_ordered;
     sw_goal unordered[SW_MAX_GOALS]; int n_unordered;
@@ -235,6 +237,19 @@ void sw_life_tick(sw_world *w, int obj);
  * `stage` holds one of these, `alt` the lifeform type ("apple"), `name` "apple seed" / "apple tree". */
 enum { PLANT_SEED = 0, PLANT_SEEDLING, PLANT_ADULT, PLANT_REPRODUCING, PLANT_DEAD };
 int sw_add_plant(sw_world *w, const char *lifeform, int stage, int parent);
+/* Genetic traits (Chromosomes.scala, GeneticTraitPeas, UnknownPlants.scala): each species has 4 traits
+ * (slots), in its mkRandomTraits order; a plant's genes hold 2 alleles per slot. */
+enum { TR_PLANT_HEIGHT, TR_SEED_SHAPE, TR_SEED_COLOR, TR_FLOWER_COLOR, TR_FLOWER_SIZE, TR_LEAF_SIZE, TR_LEAF_SHAPE, TR_COUNT };
+enum { SW_NUM_TRAITS = 4, SW_NUM_SPECIES = 5 };
+typedef struct sw_species {
+    const char *lifeform;                    /* "pea", "unknown E", ... */
+    int kind[SW_NUM_TRAITS];                 /* TR_* per slot */
+    const char *dom[SW_NUM_TRAITS], *rec[SW_NUM_TRAITS];
+} sw_species;
+extern const sw_species sw_species_tab[SW_NUM_SPECIES];   /* pea, unknown E, B, C, D */
+extern const char *const sw_trait_kind_names[TR_COUNT];   /* "plant height", ... */
+int sw_species_of(const char *lifeform);                  /* index into sw_species_tab, -1 if none */
+int sw_plant_trait_dominant(const sw_world *w, int plant, int slot);   /* phenotype: 1 dominant, 0 recessive */
 int sw_add_plant_in_pot(sw_world *w, const char *type, const char *pot_name, int parent);
 int sw_add_substance(sw_world *w, const char *name, const char *material, int parent);
 int sw_add_answer_box(sw_world *w, const char *colour, int parent);

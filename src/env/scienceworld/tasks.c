@@ -25,7 +25,7 @@ const sw_task_info sw_tasks[SW_NUM_TASKS] = {
     {"8-1", "identify-life-stages-1", 14, 1}, {"8-2", "identify-life-stages-2", 10, 1},
     {"9-1", "inclined-plane-determine-angle", 168, 1}, {"9-2", "inclined-plane-friction-named-surfaces", 1386, 1},
     {"9-3", "inclined-plane-friction-unnamed-surfaces", 162, 1},
-    {"10-1", "mendelian-genetics-known-plant", 120, 0}, {"10-2", "mendelian-genetics-unknown-plant", 480, 0},
+    {"10-1", "mendelian-genetics-known-plant", 120, 1}, {"10-2", "mendelian-genetics-unknown-plant", 480, 1},
 };
 
 int sw_task_find(const char *name) {
@@ -371,6 +371,27 @@ void sw_variation_params(int task, int v, sw_params *p) {
         snprintf(p->object, sizeof p->object, "%s", grow_seeds[v / 18]);
         snprintf(p->location, sizeof p->location, "%s", grow_locations[(v / 3) % 6]);
         p->mode = v % 3;
+    } else if (!strncmp(name, "mendelian-genetics-", 19)) {
+        /* TaskMendelianGenetics1: 8 genetics (the pea trait list has seed shape twice) x 5 pot sets x 3 box pairs;
+         * TaskMendelianGenetics2: 4 unknown plants (E, B, C, D) x their 4 traits x 2 -> 32 genetics */
+        static const int pea_slots[4] = {0, 1, 2, 1};
+        static const char *const colours[4] = {"red", "green", "blue", "orange"};
+        int g = v / 15, set = (v / 3) % 5, box = v % 3;
+        int known = !strcmp(name, "mendelian-genetics-known-plant");
+        p->family = known ? 0 : 1 + g / 8;               /* sw_species_tab index */
+        p->mode = known ? pea_slots[g / 2] : (g / 2) % 4;   /* trait slot */
+        p->steep = g % 2 == 0;
+        snprintf(p->object, sizeof p->object, "%s", sw_species_tab[p->family].lifeform);
+        snprintf(p->location, sizeof p->location, "greenhouse");
+        snprintf(p->box_above, sizeof p->box_above, "%s box", colours[box]);
+        snprintf(p->box_below, sizeof p->box_below, "%s box", colours[box + 1]);
+        /* 6 of "flower pot 1".."flower pot 9" (the original shuffles with the unseeded global Random) */
+        int nums[9];
+        for (int i = 0; i < 9; i++) nums[i] = i + 1;
+        sw_jrand r;
+        sw_jrand_seed(&r, 1000 + set);
+        sw_jrand_shuffle(&r, nums, 9);
+        for (int i = 0; i < 6; i++) p->pots[i] = nums[i];
     } else if (!strncmp(name, "lifespan-", 9)) {
         int c = lifespan_combo(v);
         snprintf(p->long_animal, sizeof p->long_animal, "%s", life_long[c / 25]);
@@ -1011,6 +1032,78 @@ static void goals_grow(sw_goalseq *gs, const sw_params *p, int fruit) {
     add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1);
 }
 
+/* TaskMendelianGenetics1/2: a seed jar with a seed homozygous dominant and one homozygous recessive for
+ * the trait (the other traits random, GeneticTraitPeas.mkRandomChromosomePairExcept), 6 flower pots with
+ * soil and the two answer boxes, all in the greenhouse. */
+static void setup_mendel(sw_world *w, int v, sw_params *p) {
+    int greenhouse = sw_room(w, "greenhouse");
+    sw_jrand r;
+    sw_jrand_seed(&r, 7700 + v);
+    int jar = sw_new(w, K_CUP, "seed jar", greenhouse);
+    if (jar != SW_NONE) {
+        sw_set_material(w, jar, "ceramic");
+        for (int k = 0; k < 2; k++) {
+            int seed = sw_add_plant(w, p->object, PLANT_SEED, jar);
+            if (seed == SW_NONE) continue;
+            uint8_t g = 0;
+            for (int t = 0; t < SW_NUM_TRAITS; t++)
+                for (int a = 0; a < 2; a++) {
+                    int dom = t == p->mode ? k == 0 : sw_jrand_next_int(&r, 2) == 0;
+                    g |= (uint8_t)(dom << (2 * t + a));
+                }
+            w->o[seed].has_genes = 1;
+            w->o[seed].genes = g;
+        }
+    }
+    for (int i = 0; i < 6; i++) {
+        char nm[SW_NAME];
+        snprintf(nm, sizeof nm, "flower pot %d", p->pots[i]);
+        int pot = sw_add_plant_in_pot(w, NULL, nm, greenhouse);
+        if (pot == SW_NONE) continue;
+        int soil = sw_new(w, K_THING, "soil", pot);
+        if (soil != SW_NONE) sw_set_material(w, soil, "soil");
+    }
+    char colour[SW_NAME];
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_above) - 4), p->box_above);
+    sw_add_answer_box(w, colour, greenhouse);
+    snprintf(colour, sizeof colour, "%.*s", (int)(strlen(p->box_below) - 4), p->box_below);
+    sw_add_answer_box(w, colour, greenhouse);
+}
+
+static void goals_mendel(sw_goalseq *gs, const sw_params *p) {
+    static const char *const stages[4] = {"seed", "seedling", "adult", "reproducing"};
+    sw_goal *g = add_goal(gs, 1, G_FIND, p->steep ? p->box_above : p->box_below, 0);
+    g->fail_if_wrong = 1;
+    add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "seed jar", 1);
+    g = add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, "inventory", 1);
+    snprintf(g->str2, sizeof g->str2, "seed jar");
+    snprintf(g->key, sizeof g->key, "haveSeedJar");
+    add_goal(gs, 0, G_MOVE_NEW_LOCATION, NULL, 1);
+    snprintf(add_goal(gs, 0, G_MOVE_TO_LOCATION, "greenhouse", 1)->key, 16, "move1");
+    g = add_goal(gs, 0, G_MOVE_TO_LOCATION, "greenhouse", 1);
+    snprintf(g->key, sizeof g->key, "move2");
+    snprintf(g->prereq, sizeof g->prereq, "haveSeedJar");
+    char seedname[SW_NAME];
+    snprintf(seedname, sizeof seedname, "%.24s seed", p->object);
+    const char *const what[3] = {"soil", "water", seedname};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 6; i++) {
+            char pot[SW_NAME];
+            snprintf(pot, sizeof pot, "flower pot %d", p->pots[i]);
+            snprintf(add_goal(gs, 0, G_SPECIFIC_IN_DIRECT_CONTAINER, pot, 1)->str2, SW_NAME, "%s", what[k]);
+        }
+    for (int n = 1; n <= 6; n++)
+        for (int i = 0; i < 4; i++) {
+            g = add_goal(gs, 0, G_LIFE_STAGE_ANYWHERE, p->object, 1);
+            snprintf(g->str2, sizeof g->str2, "%s", stages[i]);
+            g->value = (float)n;
+            if (i == 3) snprintf(g->key, sizeof g->key, "atLeast%dRepro", n);
+        }
+    snprintf(add_goal(gs, 0, G_CONTAINER_OPEN, "bee hive", 1)->prereq, 16, "atLeast2Repro");
+    snprintf(add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, "adult bee", 1)->prereq, 16, "atLeast2Repro");
+    snprintf(add_goal(gs, 0, G_IN_ROOM_WITH_OBJECT, p->object, 1)->prereq, 16, "atLeast2Repro");
+}
+
 /* Inclined planes: the two planes, the block and a stopwatch on the workshop floor. */
 static void setup_planes(sw_world *w, sw_params *p, const float *angles, const char *const *letters, const char *const *surfaces,
                          const float *frictions) {
@@ -1100,6 +1193,16 @@ int sw_task_setup(int task, int v, sw_world *w, char *desc, size_t cap, sw_param
         goals_find(gs, mode, p);
         snprintf(desc, cap, "Your task is to find a(n) %s. First, focus on the thing. Then, move it to the %s in the %s.",
                  sub[mode], p->answer_box, p->location);
+        return 0;
+    }
+    if (!strncmp(name, "mendelian-genetics-", 19)) {
+        setup_mendel(w, v, p);
+        goals_mendel(gs, p);
+        const sw_species *sp = &sw_species_tab[p->family];
+        snprintf(desc, cap, "Your task is to determine whether %s %s is a dominant or recessive trait in the %s plant. "
+                 "If the trait is dominant, focus on the %s. If the trait is recessive, focus on the %s.",
+                 p->steep ? sp->dom[p->mode] : sp->rec[p->mode], sw_trait_kind_names[sp->kind[p->mode]], p->object,
+                 p->box_above, p->box_below);
         return 0;
     }
     if (!strcmp(name, "grow-fruit")) {

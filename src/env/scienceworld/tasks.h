@@ -47,6 +47,9 @@ typedef struct sw_params {
     int plane_id[2], block_id, watch_id;
     /* grow-plant / grow-fruit: seed type in `object`, seed jar room in `location`, pots case in `mode`
      * (0: 3 pots with soil, 1: 3 empty pots + 3 soil in the greenhouse, 2: 3 empty pots) */
+    /* mendelian-genetics-*: species in `family` (sw_species_tab), trait slot in `mode`, steep = 1 when the asked value is
+     * the dominant one, dominant / recessive answer boxes in box_above / box_below, the 6 pot numbers */
+    int pots[6];
 } sw_params;
 
 int sw_task_find(const char *name);

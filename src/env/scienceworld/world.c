@@ -255,12 +255,13 @@ int sw_life_ticks_left(const sw_world *w, int obj) {
 }
 
 /* LifeStage.tick: count ticks in the stage; move on when its duration is reached. */
-/* The plant's name follows its stage (FruitingTree.tick): "<type> seed", else "<type> tree" ("pea plant"). */
+/* The plant's name follows its stage (FruitingTree.tick): "<type> seed", else "<type> tree" ("pea plant",
+ * "unknown B plant"). */
 static void plant_set_name(sw_obj *o) {
-    char life[24];
-    snprintf(life, sizeof life, "%s", o->alt);
+    char life[32];
+    snprintf(life, sizeof life, "%.31s", o->alt);
     if (o->stage == PLANT_SEED) snprintf(o->name, sizeof o->name, "%s seed", life);
-    else snprintf(o->name, sizeof o->name, "%s %s", life, !strcmp(life, "pea") ? "plant" : "tree");
+    else snprintf(o->name, sizeof o->name, "%s %s", life, !strcmp(life, "pea") || !strncmp(life, "unknown ", 8) ? "plant" : "tree");
 }
 
 /* LifeStage.checkContainerHas: a sibling (in the plant's container) named `name`. */
@@ -349,6 +350,49 @@ static void plant_tick(sw_world *w, int obj) {
 }
 
 /* Flower.pollinate: pollen of another plant of the same type starts the flower -> fruit process. */
+const char *const sw_trait_kind_names[TR_COUNT] = {"plant height", "seed shape", "seed color", "flower color",
+                                                    "flower size", "leaf size", "leaf shape"};
+const sw_species sw_species_tab[SW_NUM_SPECIES] = {
+    {"pea", {TR_PLANT_HEIGHT, TR_SEED_SHAPE, TR_SEED_COLOR, TR_FLOWER_COLOR},
+     {"tall", "round", "green", "purple"}, {"short", "wrinkly", "orange", "white"}},
+    {"unknown E", {TR_SEED_COLOR, TR_SEED_SHAPE, TR_LEAF_SHAPE, TR_FLOWER_SIZE},
+     {"blue", "round", "elliptical", "small"}, {"brown", "square", "linear", "large"}},
+    {"unknown B", {TR_PLANT_HEIGHT, TR_SEED_COLOR, TR_FLOWER_SIZE, TR_FLOWER_COLOR},
+     {"short", "green", "large", "orange"}, {"tall", "yellow", "small", "yellow"}},
+    {"unknown C", {TR_PLANT_HEIGHT, TR_LEAF_SHAPE, TR_FLOWER_SIZE, TR_FLOWER_COLOR},
+     {"short", "pointed", "large", "orange"}, {"tall", "round", "small", "yellow"}},
+    {"unknown D", {TR_SEED_SHAPE, TR_LEAF_SIZE, TR_FLOWER_SIZE, TR_FLOWER_COLOR},
+     {"spherical", "medium", "small", "blue"}, {"ovate", "large", "medium", "red"}},
+};
+int sw_species_of(const char *lifeform) {
+    for (int i = 0; i < SW_NUM_SPECIES; i++) if (!strcmp(sw_species_tab[i].lifeform, lifeform)) return i;
+    return -1;
+}
+/* The phenotype value of trait kind `kind` of a plant with genes, "" when its species lacks the trait. */
+static const char *plant_trait_value(const sw_world *w, int plant, int kind) {
+    int sp = sw_species_of(w->o[plant].alt);
+    if (sp < 0 || !w->o[plant].has_genes) return "";
+    for (int t = 0; t < SW_NUM_TRAITS; t++)
+        if (sw_species_tab[sp].kind[t] == kind)
+            return sw_plant_trait_dominant(w, plant, t) ? sw_species_tab[sp].dom[t] : sw_species_tab[sp].rec[t];
+    return "";
+}
+/* ChromosomePair.getPhenotype: recessive only when both alleles are. */
+int sw_plant_trait_dominant(const sw_world *w, int plant, int trait) {
+    return (w->o[plant].genes >> (2 * trait) & 3) != 0;
+}
+
+/* GeneticReproduction.mateGenesPunnetSquare: per trait, one allele drawn from each parent. */
+static uint8_t punnett(sw_world *w, int p1, int p2) {
+    uint8_t g = 0;
+    for (int t = 0; t < SW_NUM_TRAITS; t++) {
+        int pick = sw_jrand_next_int(&w->rng, 4);   /* one of the square's four cells */
+        int a = w->o[p1].genes >> (2 * t + (pick >> 1)) & 1, b = w->o[p2].genes >> (2 * t + (pick & 1)) & 1;
+        g |= (uint8_t)((a | b << 1) << (2 * t));
+    }
+    return g;
+}
+
 static int flower_pollinate(sw_world *w, int flower, int pollen) {
     sw_obj *f = &w->o[flower];
     int from = w->o[pollen].door_a, own = f->door_a;
@@ -356,6 +400,7 @@ static int flower_pollinate(sw_world *w, int flower, int pollen) {
     if (strcmp(w->o[from].alt, w->o[own].alt)) return 0;
     sw_delete(w, pollen);
     f->extra = 1;
+    f->door_b = (int16_t)from;   /* the pollen's plant: the other parent of a pea seed */
     return 1;
 }
 
@@ -368,9 +413,18 @@ static void flower_tick(sw_world *w, int flower) {
         if (++f->extra > 5 && f->parent != SW_NONE) {
             int plant = f->door_a, where = f->parent;
             if (plant != SW_NONE) {   /* PlantReproduction.createFruit */
-                char fruit[SW_NAME];
-                snprintf(fruit, sizeof fruit, "%s", w->o[plant].alt);
-                sw_new(w, K_FOOD, fruit, where);
+                if (w->o[plant].has_genes && f->door_b != SW_NONE && w->o[f->door_b].has_genes) {
+                    /* a pea plant's flower becomes a pea seed with genes from both parents */
+                    int seed = sw_add_plant(w, w->o[plant].alt, PLANT_SEED, where);
+                    if (seed != SW_NONE) {
+                        w->o[seed].has_genes = 1;
+                        w->o[seed].genes = punnett(w, plant, f->door_b);
+                    }
+                } else {
+                    char fruit[SW_NAME];
+                    snprintf(fruit, sizeof fruit, "%s", w->o[plant].alt);
+                    sw_new(w, K_FOOD, fruit, where);
+                }
             }
             for (int i = 0; i < w->n; i++)
                 if (w->o[i].parent == flower && !(w->o[i].flags & F_DELETED)) sw_move(w, i, where);
@@ -671,8 +725,25 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
     case K_PLANT: {
         /* FruitingTree.getDescription (sic "a apple seed") */
         if (o->stage == PLANT_DEAD) { sw_sb_printf(b, "a dead %s", o->name); break; }
-        if (o->stage == PLANT_SEED) { sw_sb_printf(b, "a %s", o->name); break; }
+        if (o->stage == PLANT_SEED) {
+            if (o->has_genes) {   /* PeaPlant / RandomGeneticsPlants: the seed shows its seed shape and colour */
+                const char *sh = plant_trait_value(w, obj, TR_SEED_SHAPE), *co = plant_trait_value(w, obj, TR_SEED_COLOR);
+                sw_sb_printf(b, "a %s%s%s%s%s", sh, *sh ? " " : "", co, *co ? " " : "", o->name);
+            } else sw_sb_printf(b, "a %s", o->name);
+            break;
+        }
         sw_sb_printf(b, "a %s in the %s stage", o->name, sw_life_stage_name(w, obj));
+        if (o->has_genes && (o->stage == PLANT_ADULT || o->stage == PLANT_REPRODUCING)) {
+            /* " with a tall height", " with a short height and pointed leaves", " with medium leaves" */
+            const char *h = plant_trait_value(w, obj, TR_PLANT_HEIGHT), *ls = plant_trait_value(w, obj, TR_LEAF_SIZE),
+                       *lh = plant_trait_value(w, obj, TR_LEAF_SHAPE);
+            if (*h || *ls || *lh) {
+                sw_sb_puts(b, " with ");
+                if (*h) sw_sb_printf(b, "a %s height", h);
+                if (*h && (*ls || *lh)) sw_sb_puts(b, " and ");
+                if (*ls || *lh) sw_sb_printf(b, "%s%s%s leaves", ls, *ls && *lh ? " " : "", lh);
+            }
+        }
         if (o->sickly) sw_sb_puts(b, " (that looks unwell)");
         int kids[8];
         if (sw_children(w, obj, kids, 8, 0) > 0) {
@@ -715,10 +786,16 @@ void sw_describe(const sw_world *w, int obj, int detailed, sw_sb *b) {
         break;
     }
     case K_RECIPE: sw_sb_printf(b, "A %s titled %s", dn, o->alt); break;
-    case K_FLOWER:   /* Flower.getDescription (no genetic traits on these plants) */
-        sw_sb_printf(b, "a %s%s", o->extra > 0 ? "wilting " : "", dn);
+    case K_FLOWER: {   /* Flower.getDescription: the plant's flower size and colour, if it has genes */
+        const char *sz = "", *co = "";
+        if (o->door_a != SW_NONE && w->o[o->door_a].has_genes) {
+            sz = plant_trait_value(w, o->door_a, TR_FLOWER_SIZE);
+            co = plant_trait_value(w, o->door_a, TR_FLOWER_COLOR);
+        }
+        sw_sb_printf(b, "a %s%s%s%s%s%s", o->extra > 0 ? "wilting " : "", sz, *sz ? " " : "", co, *co ? " " : "", dn);
         if (detailed) { sw_sb_puts(b, ". Inside the flower is: "); list_children(w, obj, 0, b); }
         break;
+    }
     case K_POLLEN:
         if (detailed && o->door_a != SW_NONE) sw_sb_printf(b, "%s%s", w->o[o->door_a].alt, dn);   /* (sic: no space) */
         else sw_sb_puts(b, dn);
