@@ -43,13 +43,22 @@ static int act_on(sw_session *s, const char *verb, int obj, char *buf, size_t ca
     return 1;
 }
 
-static int act_move(sw_session *s, int obj, int dest, char *buf, size_t cap) {
+/* "<verb> A <prep> B" with both objects named by their current referents. */
+static int act_two(sw_session *s, const char *verb, int a, const char *prep, int b, char *buf, size_t cap) {
     char r1[SW_REF_LEN], r2[SW_REF_LEN];
-    sw_session_referent(s, obj, r1, sizeof r1);
-    sw_session_referent(s, dest, r2, sizeof r2);
+    sw_session_referent(s, a, r1, sizeof r1);
+    sw_session_referent(s, b, r2, sizeof r2);
     if (!r1[0] || !r2[0]) return -1;
-    snprintf(buf, cap, "move %s to %s", r1, r2);
+    snprintf(buf, cap, "%s %s %s %s", verb, r1, prep, r2);
     return 1;
+}
+
+static int act_move(sw_session *s, int obj, int dest, char *buf, size_t cap) {
+    return act_two(s, "move", obj, "to", dest, buf, cap);
+}
+
+static int pour_into(sw_session *s, int from, int to, char *buf, size_t cap) {
+    return act_two(s, "pour", from, "into", to, buf, cap);
 }
 
 /* First visible object (by id) in `room` satisfying the find-task mode. */
@@ -193,12 +202,7 @@ static int pot_into_device(sw_session *s, const sw_params *p, int device, char *
 }
 
 static int measure(sw_session *s, const sw_params *p, int x, char *buf, size_t cap) {
-    char r1[SW_REF_LEN], r2[SW_REF_LEN];
-    sw_session_referent(s, p->thermometer, r1, sizeof r1);
-    sw_session_referent(s, x, r2, sizeof r2);
-    if (!r1[0] || !r2[0]) return -1;
-    snprintf(buf, cap, "use %s on %s", r1, r2);
-    return 1;
+    return act_two(s, "use", p->thermometer, "on", x, buf, cap);
 }
 
 /* Heat until `target` state: stove for low targets (when it works), oven, else blast furnace. */
@@ -290,12 +294,7 @@ static int oracle_change_state(sw_session *s, const sw_params *p, char *buf, siz
         int r = nav_step(s, sw_room_of(w, x), buf, cap);
         if (r) return r;
         if (w->o[x].state == ST_SOLID) return act_move(s, x, pot, buf, cap);
-        char r1[SW_REF_LEN], r2[SW_REF_LEN];
-        sw_session_referent(s, w->o[x].parent, r1, sizeof r1);
-        sw_session_referent(s, pot, r2, sizeof r2);
-        if (!r1[0] || !r2[0]) return -1;
-        snprintf(buf, cap, "pour %s into %s", r1, r2);
-        return 1;
+        return pour_into(s, w->o[x].parent, pot, buf, cap);
     }
     /* 5: heat or cool towards the next state the goals wait for */
     int st = w->o[x].state;
@@ -432,12 +431,7 @@ static int oracle_melting(sw_session *s, const sw_params *p, char *buf, size_t c
 /* ---------------- power-component (and the renewable/nonrenewable variant) ---------------- */
 
 static int connect_terminals(sw_session *s, int ta, int tb, char *buf, size_t cap) {
-    char r1[SW_REF_LEN], r2[SW_REF_LEN];
-    sw_session_referent(s, ta, r1, sizeof r1);
-    sw_session_referent(s, tb, r2, sizeof r2);
-    if (!r1[0] || !r2[0]) return -1;
-    snprintf(buf, cap, "connect %s to %s", r1, r2);
-    return 1;
+    return act_two(s, "connect", ta, "to", tb, buf, cap);
 }
 
 static int oracle_power(sw_session *s, const sw_params *p, int renewable_task, char *buf, size_t cap) {
@@ -575,15 +569,6 @@ static int cup_with(const sw_world *w, int furniture, const char *name) {
         if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == furniture && w->o[i].kind == K_CUP && paint_in(w, i, name) != SW_NONE)
             return i;
     return SW_NONE;
-}
-
-static int pour_into(sw_session *s, int from, int to, char *buf, size_t cap) {
-    char r1[SW_REF_LEN], r2[SW_REF_LEN];
-    sw_session_referent(s, from, r1, sizeof r1);
-    sw_session_referent(s, to, r2, sizeof r2);
-    if (!r1[0] || !r2[0]) return -1;
-    snprintf(buf, cap, "pour %s into %s", r1, r2);
-    return 1;
 }
 
 static int oracle_paint(sw_session *s, const sw_params *p, int tertiary, char *buf, size_t cap) {
