@@ -136,28 +136,41 @@ static const char *const F_REWARD[] = {"reward", "rewards", NULL};
 static const char *const F_SCORE[] = {"score", "scores", NULL};
 static const char *const F_DONE[] = {"done", "dones", NULL};
 
-int m2_high_record_parse(const char *json, m2_high_record *out, m2_err *err) {
-    memset(out, 0, sizeof *out);
+/* The part both record kinds share: `n` items (sub-goals or actions) with n or n+1 context strings
+ * (states or observations) and per-item reward, score and done. */
+static int parse_steps(const cJSON *o, const char *const *f_ctx, char ***ctx, int *n_ctx,
+                       const char *const *f_items, const char *item_noun, char ***items, int *n_items,
+                       float **reward, float **score, float **done, m2_err *err) {
+    if (get_strings(o, f_ctx, ctx, n_ctx, err) || get_strings(o, f_items, items, n_items, err)) return -1;
+    int n = *n_items;
+    if (n == 0) return m2_errorf(err, M2_EFORMAT, "field \"%s\" is empty", f_items[0]);
+    if (*n_ctx != n && *n_ctx != n + 1)
+        return m2_errorf(err, M2_EFORMAT, "field \"%s\" has %d entries for %d %s (need %d or %d)", f_ctx[0],
+                         *n_ctx, n, item_noun, n, n + 1);
+    if (get_floats(o, F_REWARD, n, reward, err) || get_floats(o, F_SCORE, n, score, err) ||
+        get_floats(o, F_DONE, n, done, err)) return -1;
+    return 0;
+}
+
+static cJSON *parse_object(const char *json, m2_err *err) {
     cJSON *o = cJSON_Parse(json);
     if (!o || !cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        return m2_errorf(err, M2_EFORMAT, "not a JSON object");
+        m2_errorf(err, M2_EFORMAT, "not a JSON object");
+        return NULL;
     }
+    return o;
+}
+
+int m2_high_record_parse(const char *json, m2_high_record *out, m2_err *err) {
+    memset(out, 0, sizeof *out);
+    cJSON *o = parse_object(json, err);
+    if (!o) return -1;
     int rc = -1;
     if (opt_string(o, F_TASK, &out->task, err) || opt_string(o, F_HCTX, &out->context, err)) goto done;
     if (!out->task && !out->context) { m2_errorf(err, M2_EFORMAT, "missing field \"task\" (or \"task_description\")"); goto done; }
-    if (get_strings(o, F_HSTATES, &out->states, &out->n_states, err)) goto done;
-    if (get_strings(o, F_SUBGOALS, &out->subgoals, &out->n_subgoals, err)) goto done;
-    int G = out->n_subgoals;
-    if (G == 0) { m2_errorf(err, M2_EFORMAT, "field \"subgoals\" is empty"); goto done; }
-    if (out->n_states != G && out->n_states != G + 1) {
-        m2_errorf(err, M2_EFORMAT, "field \"states\" has %d entries for %d sub-goals (need %d or %d)",
-                  out->n_states, G, G, G + 1);
-        goto done;
-    }
-    if (get_floats(o, F_REWARD, G, &out->reward, err) || get_floats(o, F_SCORE, G, &out->score, err) ||
-        get_floats(o, F_DONE, G, &out->done, err)) goto done;
-    rc = 0;
+    rc = parse_steps(o, F_HSTATES, &out->states, &out->n_states, F_SUBGOALS, "sub-goals", &out->subgoals,
+                     &out->n_subgoals, &out->reward, &out->score, &out->done, err);
 done:
     cJSON_Delete(o);
     if (rc) m2_high_record_free(out);
@@ -166,26 +179,13 @@ done:
 
 int m2_low_record_parse(const char *json, m2_low_record *out, m2_err *err) {
     memset(out, 0, sizeof *out);
-    cJSON *o = cJSON_Parse(json);
-    if (!o || !cJSON_IsObject(o)) {
-        cJSON_Delete(o);
-        return m2_errorf(err, M2_EFORMAT, "not a JSON object");
-    }
+    cJSON *o = parse_object(json, err);
+    if (!o) return -1;
     int rc = -1;
     if (opt_string(o, F_SUBGOAL, &out->subgoal, err) || opt_string(o, F_LCTX, &out->context, err)) goto done;
     if (!out->subgoal && !out->context) { m2_errorf(err, M2_EFORMAT, "missing field \"goal\" (or \"subtask\")"); goto done; }
-    if (get_strings(o, F_OBS, &out->obs, &out->n_obs, err)) goto done;
-    if (get_strings(o, F_ACTIONS, &out->actions, &out->n_steps, err)) goto done;
-    int T = out->n_steps;
-    if (T == 0) { m2_errorf(err, M2_EFORMAT, "field \"actions\" is empty"); goto done; }
-    if (out->n_obs != T && out->n_obs != T + 1) {
-        m2_errorf(err, M2_EFORMAT, "field \"obs\" has %d entries for %d actions (need %d or %d)",
-                  out->n_obs, T, T, T + 1);
-        goto done;
-    }
-    if (get_floats(o, F_REWARD, T, &out->reward, err) || get_floats(o, F_SCORE, T, &out->score, err) ||
-        get_floats(o, F_DONE, T, &out->done, err)) goto done;
-    rc = 0;
+    rc = parse_steps(o, F_OBS, &out->obs, &out->n_obs, F_ACTIONS, "actions", &out->actions, &out->n_steps,
+                     &out->reward, &out->score, &out->done, err);
 done:
     cJSON_Delete(o);
     if (rc) m2_low_record_free(out);
