@@ -214,6 +214,68 @@ static void methods_run(void **state) {
     free(c);
 }
 
+/* A run that takes its first stages from the straight run (run.reuse_from) is byte-identical to
+ * one that computes them; stages a method runs differently, or whose keys differ, are refused. */
+static void reuse_is_exact(void **state) {
+    (void)state;
+    const char *methods[] = {"offline_only", "no_kl"};
+    m2_run_config *straight = malloc(sizeof *straight), *c = malloc(sizeof *c);
+    load(straight, "straight", 0, NULL);
+    char from[600];
+    snprintf(from, sizeof from, "run.reuse_from=%s/straight", root);
+    for (int i = 0; i < (small() ? 1 : 2); i++) {
+        char mo[64], name[64];
+        snprintf(mo, sizeof mo, "method=%s", methods[i]);
+        snprintf(name, sizeof name, "%s_scratch", methods[i]);
+        const char *over1[1] = {mo};
+        load(c, name, 1, over1);
+        m2_err err = {0};
+        if (run(c, 0, &err)) fail_msg("%s: %s", name, err.msg);
+        /* the prefix the two configs share */
+        const char *st[16];
+        int ns = m2_run_reusable_prefix(straight, c, st, 16, NULL, 0);
+        assert_int_equal(ns, 5);   /* pretrain data sys1_sft sys2_warmup sys2_offline */
+        assert_string_equal(st[4], "sys2_offline");
+        snprintf(name, sizeof name, "%s_reused", methods[i]);
+        const char *over2[3] = {mo, from, "run.reuse_stages=[pretrain,data,sys1_sft,sys2_warmup,sys2_offline]"};
+        load(c, name, 3, over2);
+        if (run(c, 0, &err)) fail_msg("%s: %s", name, err.msg);
+        const char *files[] = {"eval/id.jsonl", "eval/ood.jsonl", "metrics.jsonl"};
+        for (int f = 0; f < 3; f++) {
+            char a[64], b[64];
+            snprintf(a, sizeof a, "%s_scratch", methods[i]);
+            snprintf(b, sizeof b, "%s_reused", methods[i]);
+            char *x = slurp(a, files[f]), *y = slurp(b, files[f]);
+            if (strcmp(x, y)) fail_msg("%s: %s differs between computed and reused stages", methods[i], files[f]);
+            free(x);
+            free(y);
+        }
+    }
+    /* no_anchor runs the offline stage with lambda = 0: only up to the warm-up is shared */
+    const char *over3[3] = {"method=no_anchor", from, "run.reuse_stages=[pretrain,data,sys1_sft,sys2_warmup,sys2_offline]"};
+    load(c, "no_anchor_bad", 3, over3);
+    m2_err err = {0};
+    assert_int_not_equal(run(c, 0, &err), 0);
+    assert_non_null(strstr(err.msg, "run.reuse_stages: sys2_offline"));
+    assert_non_null(strstr(err.msg, "no_anchor"));
+    /* a key read by System 1 SFT differs: only pre-training and data are shared */
+    const char *over4[3] = {"sys1.sft.lr=0.5", from, "run.reuse_stages=[pretrain,data,sys1_sft]"};
+    load(c, "lr_bad", 3, over4);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(run(c, 0, &err), 0);
+    assert_non_null(strstr(err.msg, "sys1.sft.lr"));
+    const char *st[16];
+    assert_int_equal(m2_run_reusable_prefix(straight, c, st, 16, NULL, 0), 2);
+    /* reused stages must be the plan's first ones */
+    const char *over5[2] = {from, "run.reuse_stages=[data]"};
+    load(c, "order_bad", 2, over5);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(run(c, 0, &err), 0);
+    assert_non_null(strstr(err.msg, "not stage 1"));
+    free(straight);
+    free(c);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(root, sizeof root, "/tmp/m2_test_pipeline_XXXXXX");
@@ -231,6 +293,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resume_is_exact),
         cmocka_unit_test(methods_run),
+        cmocka_unit_test(reuse_is_exact),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,16 +15,21 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: multi2 demo [--out DIR] [--envs textcraft,alfworld] [--methods multi2,flat,shared_adapter]\n"
-            "                   [--episodes N] [--threads N] [key=value ...]\n"
+            "usage: multi2 demo [--config FILE.yaml] [--out DIR] [--envs textcraft,alfworld]\n"
+            "                   [--methods multi2,flat,shared_adapter | all] [--episodes N] [--threads N]\n"
+            "                   [key=value ...]\n"
             "\n"
-            "Runs the whole Multi2 pipeline on the embedded defaults for each environment: pre-trains a tiny\n"
-            "base from scratch on expert text, trains each method (the first one pre-trains; the others reuse\n"
-            "its base and data), evaluates pass@1 on the id and ood splits, adds the oracle and random\n"
-            "reference policies, and writes DIR/results.md, DIR/results.json and DIR/plots/.\n"
+            "Runs the whole Multi2 pipeline on the embedded defaults (or on FILE.yaml, e.g. configs/small.yaml)\n"
+            "for each environment: pre-trains a tiny base from scratch on expert text, trains each method,\n"
+            "evaluates pass@1 on the id and ood splits, adds the oracle and random reference policies, and\n"
+            "writes DIR/results.md, DIR/results.json and DIR/plots/. The first method's run computes every\n"
+            "stage; each later method takes from it the first stages it would compute identically\n"
+            "(run.reuse_from / run.reuse_stages: the base and data always, System 1 SFT, System 2 warm-up and\n"
+            "offline RL where the method runs them as multi2 does) and computes the rest.\n"
             "key=value overrides any training config key for every run (multi2 train --help-config).\n"
-            "Default DIR: runs/demo. Methods: multi2 flat shared_adapter sft_only rl_only role_swap\n"
-            "no_anchor no_kl. Re-running continues unfinished runs and reuses finished ones.\n");
+            "Default DIR: runs/demo. Methods: multi2 flat shared_adapter sft_only offline_only rl_only\n"
+            "role_swap no_anchor no_kl (all: every one, multi2 first). Re-running continues unfinished runs\n"
+            "and reuses finished ones.\n");
 }
 
 /* The demo config (the values of configs/demo.yaml, embedded so the demo runs from anywhere). */
@@ -57,9 +62,14 @@ static const char m2_pipe_demo_yaml[] =
     "    seed_offline: 200\n"
     "eval: {episodes: 10, splits: [id, ood], max_new_tokens: 24}\n";
 
-static int load_cfg(m2_run_config *cfg, char **over, int n_over, m2_err *err) {
+static const char all_methods[] = "multi2,flat,shared_adapter,sft_only,offline_only,rl_only,role_swap,no_anchor,no_kl";
+
+/* The embedded demo config, or the file --config names, then the overrides. */
+static int load_cfg(m2_run_config *cfg, const char *file, char **over, int n_over, m2_err *err) {
     const m2_cfg_schema *s = m2_run_config_schema();
-    if (m2_cfg_defaults(s, cfg, err) || m2_cfg_apply_yaml(s, cfg, m2_pipe_demo_yaml, strlen(m2_pipe_demo_yaml), "demo", err))
+    if (m2_cfg_defaults(s, cfg, err)) return -1;
+    if (file ? m2_cfg_apply_file(s, cfg, file, err)
+             : m2_cfg_apply_yaml(s, cfg, m2_pipe_demo_yaml, strlen(m2_pipe_demo_yaml), "demo", err))
         return -1;
     for (int i = 0; i < n_over; i++) if (m2_cfg_override(s, cfg, over[i], err)) return -1;
     return m2_run_config_check(cfg, err);
@@ -139,6 +149,7 @@ static int reference_rows(const char *env, const char *policy, const char *dir, 
 int cmd_demo(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
     const char *out = "runs/demo", *envs = "textcraft,alfworld", *methods = "multi2,flat,shared_adapter";
+    const char *file = NULL;
     int episodes = 0, threads = 0;
     char **over = calloc((size_t)argc + 4, sizeof *over);
     int n_over = 0;
@@ -148,6 +159,7 @@ int cmd_demo(int argc, char **argv) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(over); return 0; }
         else if (!strcmp(a, "--out") && next) { out = next; i++; }
+        else if (!strcmp(a, "--config") && next) { file = next; i++; }
         else if (!strcmp(a, "--envs") && next) { envs = next; i++; }
         else if (!strcmp(a, "--methods") && next) { methods = next; i++; }
         else if (!strcmp(a, "--episodes") && next) { episodes = atoi(next); i++; if (episodes <= 0) goto bad; }
@@ -155,7 +167,7 @@ int cmd_demo(int argc, char **argv) {
         else if (a[0] != '-' && strchr(a, '=')) over[n_over++] = argv[i];
         else {
             fprintf(stderr, "multi2 demo: unexpected argument '%s'%s\n", a,
-                    (!strcmp(a, "--out") || !strcmp(a, "--envs") || !strcmp(a, "--methods") || !strcmp(a, "--episodes") ||
+                    (!strcmp(a, "--out") || !strcmp(a, "--config") || !strcmp(a, "--envs") || !strcmp(a, "--methods") || !strcmp(a, "--episodes") ||
                      !strcmp(a, "--threads")) ? " (needs a value)" : "");
             usage(stderr);
             free(over);
@@ -167,30 +179,35 @@ int cmd_demo(int argc, char **argv) {
         free(over);
         return 2;
     }
+    if (!strcmp(methods, "all")) methods = all_methods;
     char ebuf[64], mbuf[64], first[64] = "";
     if (!m2_cfg_list_item(methods, 0, first, sizeof first)) {
         fprintf(stderr, "multi2 demo: --methods is empty\n");
         free(over);
         return 2;
     }
-    m2_run_config *cfg = malloc(sizeof *cfg);
+    m2_run_config *cfg = malloc(sizeof *cfg), *first_cfg = malloc(sizeof *first_cfg);
     m2_err err = {0};
+    if (!first_cfg) { free(cfg); cfg = NULL; }
     /* check the overrides and names once before anything runs */
     for (int k = 0; m2_cfg_list_item(methods, k, mbuf, sizeof mbuf); k++) {
         char mo[96];
         snprintf(mo, sizeof mo, "method=%s", mbuf);
         over[n_over] = mo;
-        if (!cfg || load_cfg(cfg, over, n_over + 1, &err)) {
+        if (!cfg || load_cfg(cfg, file, over, n_over + 1, &err)) {
+            int code = cfg ? 2 : 1;
             fprintf(stderr, "multi2 demo: %s\n", cfg ? err.msg : "out of memory");
             free(cfg);
+            free(first_cfg);
             free(over);
-            return cfg ? 2 : 1;
+            return code;
         }
     }
     for (int e = 0; m2_cfg_list_item(envs, e, ebuf, sizeof ebuf); e++)
         if (!m2_env_find(ebuf)) {
             fprintf(stderr, "multi2 demo: unknown environment '%s'\n", ebuf);
             free(cfg);
+            free(first_cfg);
             free(over);
             return 2;
         }
@@ -202,7 +219,7 @@ int cmd_demo(int argc, char **argv) {
         char env_dir[1100];
         snprintf(env_dir, sizeof env_dir, "%s/%s", out, ebuf);
         for (int k = 0; rc == 0 && m2_cfg_list_item(methods, k, mbuf, sizeof mbuf); k++) {
-            char o_method[96], o_env[96], o_out[1200], o_name[96], o_base[1400], o_tok[1400], o_data[1400], o_ep[64], o_thr[64];
+            char o_method[96], o_env[96], o_out[1200], o_name[96], o_ep[64], o_thr[64];
             int n = n_over;
             char **ov = calloc((size_t)n_over + 12, sizeof *ov);
             if (!ov) { rc = 1; break; }
@@ -215,18 +232,10 @@ int cmd_demo(int argc, char **argv) {
             ov[j++] = o_env;
             ov[j++] = o_out;
             ov[j++] = o_name;
-            if (k > 0) {   /* the baselines reuse the first run's pre-trained base and data */
-                snprintf(o_base, sizeof o_base, "model.base=%s/%s/artifacts/pretrain/base.gguf", env_dir, first);
-                snprintf(o_tok, sizeof o_tok, "model.tokenizer=%s/%s/artifacts/pretrain/tokenizer.json", env_dir, first);
-                snprintf(o_data, sizeof o_data, "data.path=%s/%s/artifacts/data", env_dir, first);
-                ov[j++] = o_base;
-                ov[j++] = o_tok;
-                ov[j++] = o_data;
-            }
             if (episodes > 0) { snprintf(o_ep, sizeof o_ep, "eval.episodes=%d", episodes); ov[j++] = o_ep; }
             if (threads > 0) { snprintf(o_thr, sizeof o_thr, "run.threads=%d", threads); ov[j++] = o_thr; }
             for (int i = 0; i < n; i++) ov[j++] = over[i];
-            if (load_cfg(cfg, ov, j, &err)) {
+            if (load_cfg(cfg, file, ov, j, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 free(ov);
                 rc = 1;
@@ -236,6 +245,23 @@ int cmd_demo(int argc, char **argv) {
             char run_dir[1200];
             m2_run_dir_for(cfg, run_dir, sizeof run_dir);
             int resume = m2_run_exists(run_dir);
+            if (k == 0) {
+                *first_cfg = *cfg;
+            } else if (!resume) {
+                /* later methods take the first run's stages they would compute identically */
+                const char *st[16];
+                int ns = m2_run_reusable_prefix(first_cfg, cfg, st, 16, NULL, 0);
+                char list[256] = "", from[1300];
+                for (int i = 0; i < ns; i++)
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", st[i]);
+                m2_run_dir_for(first_cfg, from, sizeof from);
+                if (ns > 0 && (m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_from", from, "demo", &err) ||
+                               m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_stages", list, "demo", &err))) {
+                    fprintf(stderr, "multi2 demo: %s\n", err.msg);
+                    rc = 1;
+                    break;
+                }
+            }
             double t1 = m2_now_s();
             printf("\n=== %s / %s -> %s%s\n", ebuf, mbuf, run_dir, resume ? " (continuing)" : "");
             fflush(stdout);
@@ -295,6 +321,7 @@ int cmd_demo(int argc, char **argv) {
     }
     free(rows);
     free(cfg);
+    free(first_cfg);
     free(over);
     return rc;
 }

@@ -82,9 +82,97 @@ int m2_run_stage_plan(const m2_run_config *cfg, const char **stages, int cap) {
         if (!strcmp(st, "sys1_sft") && !strcmp(m, "flat")) continue;
         /* sft_only: System 2 stops after its warm-up SFT. */
         if ((!strcmp(st, "sys2_offline") || !strcmp(st, "sys2_online")) && !strcmp(m, "sft_only")) continue;
+        /* offline_only: System 2 stops after offline RL (the "offline" point of online vs offline). */
+        if (!strcmp(st, "sys2_online") && !strcmp(m, "offline_only")) continue;
         /* rl_only: System 2 starts RL from the base, without the warm-up SFT. */
         if (!strcmp(st, "sys2_warmup") && !strcmp(m, "rl_only")) continue;
         stages[n++] = st;
+    }
+    return n;
+}
+
+double m2_run_offline_lambda(const m2_run_config *cfg) {
+    return !strcmp(cfg->method, "no_anchor") ? 0.0 : cfg->sys2_offline_lambda;
+}
+
+double m2_run_online_eta(const m2_run_config *cfg) {
+    return !strcmp(cfg->method, "no_kl") ? 0.0 : cfg->sys2_online_eta;
+}
+
+/* ---------------------------------------------------------------- stage reuse */
+
+static const char *const plan_order[] = {"pretrain", "data", "sys1_sft", "sys2_warmup", "sys2_offline",
+                                          "sys2_online", "eval", "report"};
+
+static int order_of(const char *stage) {
+    for (int i = 0; i < 8; i++) if (!strcmp(plan_order[i], stage)) return i;
+    return 8;
+}
+
+/* The first stage (index in plan_order) that reads a key: everything a later stage alone reads may
+ * differ between two runs that share the stages before it. Unknown prefixes count as read by the
+ * first stage (conservative). run.* keys other than the seed only steer the run (folder, threads,
+ * logging) and never its numbers; method is judged by the role table below. */
+static int first_reader(const char *key) {
+    static const struct { const char *prefix; const char *stage; } map[] = {
+        {"lora.sys1.", "sys1_sft"}, {"sys1.", "sys1_sft"},
+        {"lora.sys2.", "sys2_warmup"}, {"sys2.warmup.", "sys2_warmup"},
+        {"heads.", "sys2_offline"}, {"sys2.offline.", "sys2_offline"},
+        {"sys2.online.", "sys2_online"}, {"eval.", "eval"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strncmp(key, map[i].prefix, strlen(map[i].prefix))) return order_of(map[i].stage);
+    return 0;
+}
+
+/* What a method does in a stage, as a label: two methods with the same label run the stage the same
+ * way (given the same earlier stages and config). */
+static const char *stage_role(const char *stage, const char *m) {
+    int o = order_of(stage);
+    if (o <= 1) return "common";                                   /* pretrain, data */
+    if (!strcmp(m, "shared_adapter")) return "shared";
+    if (!strcmp(m, "flat")) return "flat";
+    if (!strcmp(stage, "sys2_offline") && !strcmp(m, "no_anchor")) return "no_anchor";
+    if (!strcmp(stage, "sys2_online") && !strcmp(m, "no_kl")) return "no_kl";
+    if (o >= 6) return m;                                          /* eval, report: each method its own */
+    return "sys";
+}
+
+static int is_run_key(const char *key) { return !strncmp(key, "run.", 4) && strcmp(key, "run.seed"); }
+
+int m2_run_reusable_prefix(const m2_run_config *src_cfg, const m2_run_config *cfg, const char **stages, int cap,
+                           char *why, size_t why_cap) {
+    const char *a[16], *b[16];
+    int na = m2_run_stage_plan(src_cfg, a, 16), nb = m2_run_stage_plan(cfg, b, 16), n = 0;
+    const m2_cfg_schema *s = m2_run_config_schema();
+    if (why && why_cap) why[0] = 0;
+    /* the first stage whose keys differ bounds the prefix */
+    int first_diff = 8;
+    const char *diff_key = NULL;
+    for (int i = 0; i < s->n_fields; i++) {
+        const m2_cfg_field *f = &s->fields[i];
+        if (!strcmp(f->key, "method") || is_run_key(f->key)) continue;
+        char va[M2_CFG_STR_MAX + 64], vb[M2_CFG_STR_MAX + 64];
+        m2_cfg_format_value(f, src_cfg, va, sizeof va);
+        m2_cfg_format_value(f, cfg, vb, sizeof vb);
+        int r = first_reader(f->key);
+        if (strcmp(va, vb) && r < first_diff) { first_diff = r; diff_key = f->key; }
+    }
+    while (n < na && n < nb && n < cap && !strcmp(a[n], b[n])) {
+        if (order_of(b[n]) >= first_diff) {
+            if (why) snprintf(why, why_cap, "%s: the two configs differ in %s", b[n], diff_key);
+            break;
+        }
+        if (strcmp(stage_role(b[n], src_cfg->method), stage_role(b[n], cfg->method))) {
+            if (why) snprintf(why, why_cap, "%s: method %s runs it differently from %s", b[n], cfg->method, src_cfg->method);
+            break;
+        }
+        stages[n] = b[n];
+        n++;
+    }
+    if (why && !why[0] && n < nb) {
+        if (n < na) snprintf(why, why_cap, "%s: the plans differ here (%s vs %s)", b[n], a[n], b[n]);
+        else snprintf(why, why_cap, "%s: not in the plan of %s", b[n], src_cfg->method);
     }
     return n;
 }

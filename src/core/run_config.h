@@ -12,7 +12,7 @@
 #define M2_INF 1e308               /* "no upper bound" inside a range */
 #define M2_LORA_TARGETS "q|k|v|o|gate|up|down"
 #define M2_STAGE_NAMES "pretrain|data|sys1_sft|sys2_warmup|sys2_offline|sys2_online|eval|report"
-#define M2_METHOD_NAMES "multi2|flat|shared_adapter|sft_only|rl_only|role_swap|no_anchor|no_kl"
+#define M2_METHOD_NAMES "multi2|flat|shared_adapter|sft_only|offline_only|rl_only|role_swap|no_anchor|no_kl"
 
 #define M2_LORA_KEYS(X, role, ROLE_HELP) \
   X(INT,   lora_##role##_rank,    "lora." #role ".rank",    "16",   1, 4096, NULL, "LoRA rank of the " ROLE_HELP " adapter") \
@@ -34,6 +34,8 @@
   X(BOOL,  run_tensorboard,     "run.tensorboard",   "true", 1, 0, NULL, "also write a TensorBoard event file") \
   X(ENUM,  run_progress,        "run.progress",      "auto", 1, 0, "auto|on|off", "progress bars (auto: only on a terminal; plain lines otherwise)") \
   X(BOOL,  run_plots,           "run.plots",         "true", 1, 0, NULL, "write learning curves and the results chart (SVG, PNG)") \
+  X(STR,   run_reuse_from,      "run.reuse_from",    "",     1, 0, NULL, "finished run folder whose first stages this run reuses (artifacts linked, not recomputed)") \
+  X(LIST,  run_reuse_stages,    "run.reuse_stages",  "[]",   1, 0, M2_STAGE_NAMES, "stages taken from run.reuse_from: a prefix of both plans, checked to be identical") \
   /* env */ \
   X(ENUM,  env_name,            "env.name",          "textcraft", 1, 0, "textcraft|alfworld|scienceworld", "environment") \
   X(STR,   env_data,            "env.data",          "",     1, 0, NULL, "environment data folder (empty: the embedded default)") \
@@ -151,6 +153,20 @@ const m2_cfg_schema *m2_run_config_schema(void);
 int m2_run_config_load(m2_run_config *cfg, const char *path, int n_overrides, char *const *overrides, m2_err *err);
 /* Checks between keys (e.g. heads divisible by kv_heads); errors name the keys. */
 int m2_run_config_check(const m2_run_config *cfg, m2_err *err);
+
+/* The plan's stages cfg may take from the finished run src (config src_cfg, stages.json "ends"
+ * already checked by the caller): the longest common prefix of both plans whose stages do not
+ * depend on how the two configs differ. A stage depends on its method's role in it (e.g. the
+ * shared adapter, the anchor weight of no_anchor, the KL of no_kl) and on every config key read by
+ * it or by an earlier stage. Writes the names into stages (static strings); returns the count.
+ * With why != NULL, the reason the next stage cannot be reused (or "") goes there. */
+int m2_run_reusable_prefix(const m2_run_config *src_cfg, const m2_run_config *cfg, const char **stages, int cap,
+                           char *why, size_t why_cap);
+
+/* The anchor weight lambda and the KL weight eta a method trains with: the config's values, except
+ * that no_anchor trains with lambda = 0 and no_kl with eta = 0 whatever the keys say. */
+double m2_run_offline_lambda(const m2_run_config *cfg);
+double m2_run_online_eta(const m2_run_config *cfg);
 
 /* The stages a run executes, in order: run.stages if set, else the method's plan (pretrain only
  * when model.base is "tiny"). Writes up to cap names (static strings); returns the count. */

@@ -1,5 +1,8 @@
 #include "core/stage.h"
+#include <dirent.h>
 #include <inttypes.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/chart.h"
@@ -37,6 +40,8 @@ int m2_stage_log(m2_stage_ctx *ctx, const m2_scalar *s, int n, m2_err *err) {
 
 typedef struct progress_file {
     char done[16][32];
+    int64_t end[16];           /* global step at the end of done[i]; -1: not recorded (older runs) */
+    long lines[16];            /* metrics.jsonl lines at the end of done[i]; -1: not recorded */
     int n_done;
     int64_t step;
 } progress_file;
@@ -56,8 +61,14 @@ static int read_progress(const char *run_dir, progress_file *p, m2_err *err) {
         return m2_errorf(err, M2_EFORMAT, "%s: expected {\"done\": [stage names], \"step\": N}", path);
     }
     const cJSON *d;
+    const cJSON *ends = cJSON_GetObjectItemCaseSensitive(j, "ends");
+    const cJSON *lines = cJSON_GetObjectItemCaseSensitive(j, "metrics_lines");
     cJSON_ArrayForEach(d, done) {
         if (!cJSON_IsString(d) || p->n_done == 16) continue;
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(ends, d->valuestring);
+        p->end[p->n_done] = cJSON_IsNumber(e) && e->valuedouble >= 0 ? (int64_t)e->valuedouble : -1;
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(lines, d->valuestring);
+        p->lines[p->n_done] = cJSON_IsNumber(l) && l->valuedouble >= 0 ? (long)l->valuedouble : -1;
         snprintf(p->done[p->n_done++], 32, "%s", d->valuestring);
     }
     p->step = (int64_t)step->valuedouble;
@@ -70,6 +81,12 @@ static int write_progress(const char *run_dir, const progress_file *p, m2_err *e
     cJSON *done = cJSON_AddArrayToObject(j, "done");
     for (int i = 0; i < p->n_done; i++) cJSON_AddItemToArray(done, cJSON_CreateString(p->done[i]));
     cJSON_AddNumberToObject(j, "step", (double)p->step);
+    cJSON *ends = cJSON_AddObjectToObject(j, "ends");
+    for (int i = 0; i < p->n_done; i++)
+        if (p->end[i] >= 0) cJSON_AddNumberToObject(ends, p->done[i], (double)p->end[i]);
+    cJSON *lines = cJSON_AddObjectToObject(j, "metrics_lines");
+    for (int i = 0; i < p->n_done; i++)
+        if (p->lines[i] >= 0) cJSON_AddNumberToObject(lines, p->done[i], (double)p->lines[i]);
     char *s = cJSON_Print(j);
     cJSON_Delete(j);
     if (!s) return m2_errorf(err, M2_ENOMEM, "out of memory");
@@ -83,6 +100,132 @@ static int write_progress(const char *run_dir, const progress_file *p, m2_err *e
 static int is_done(const progress_file *p, const char *stage) {
     for (int i = 0; i < p->n_done; i++) if (!strcmp(p->done[i], stage)) return 1;
     return 0;
+}
+
+static int64_t end_of(const progress_file *p, const char *stage) {
+    for (int i = 0; i < p->n_done; i++) if (!strcmp(p->done[i], stage)) return p->end[i];
+    return -1;
+}
+
+static long lines_of(const progress_file *p, const char *stage) {
+    for (int i = 0; i < p->n_done; i++) if (!strcmp(p->done[i], stage)) return p->lines[i];
+    return -1;
+}
+
+/* Lines (newlines) in a file; 0 when it does not exist. */
+static long count_lines(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    long n = 0;
+    int ch;
+    while ((ch = getc(f)) != EOF) n += ch == '\n';
+    fclose(f);
+    return n;
+}
+
+/* Writes the first n lines of src (all of it if shorter; nothing if src is absent) to dst,
+ * atomically. A stage's metrics end at a line, not at a step: the next stage may log at the very
+ * step where the previous one ended. */
+static int keep_first_lines(const char *src, const char *dst, long n, m2_err *err) {
+    char *txt = NULL;
+    size_t len = 0;
+    if (m2_path_exists(src) && m2_read_file(src, &txt, &len, err) != 0) return -1;
+    size_t k = 0;
+    for (long seen = 0; k < len && seen < n; k++) seen += txt[k] == '\n';
+    int rc = m2_write_file_atomic(dst, txt ? txt : "", k, err);
+    free(txt);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- stage reuse */
+
+/* Copies the tree src into dst (created): files are hard-linked when the file system allows it
+ * (artifacts are written once and never modified in place), copied otherwise. */
+static int copy_tree(const char *src, const char *dst, m2_err *err) {
+    if (m2_mkdir_p(dst, err) != 0) return -1;
+    DIR *d = opendir(src);
+    if (!d) return m2_errorf(err, M2_EIO, "%s: cannot open folder", src);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char a[4096], b[4096];
+        snprintf(a, sizeof a, "%s/%s", src, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", dst, e->d_name);
+        struct stat st;
+        if (stat(a, &st) != 0) { rc = m2_errorf(err, M2_EIO, "%s: cannot stat", a); break; }
+        if (S_ISDIR(st.st_mode)) { rc = copy_tree(a, b, err); continue; }
+        if (link(a, b) == 0) continue;
+        char *data;
+        size_t len;
+        if (m2_read_file(a, &data, &len, err) != 0) { rc = -1; break; }
+        rc = m2_write_file_atomic(b, data, len, err);
+        free(data);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Fresh run with run.reuse_from: takes the listed stages (a checked prefix of the plan) from the
+ * source run: their artifacts, their metrics lines, and the global step at the end of the last one,
+ * so the stages that follow start exactly where they would have in a run that computed them. */
+static int reuse_stages(const m2_run_config *cfg, const char *const *plan, int n, const char *run_dir,
+                        progress_file *prog, int64_t *step, FILE *out, m2_err *err) {
+    const char *src = cfg->run_reuse_from;
+    m2_run_config *scfg = malloc(sizeof *scfg);
+    if (!scfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    char path[1300];
+    snprintf(path, sizeof path, "%s/config.yaml", src);
+    progress_file sp;
+    int rc = 0;
+    if (!m2_path_exists(path)) {
+        rc = m2_errorf(err, M2_ENOTFOUND, "run.reuse_from: %s is not a run folder (no config.yaml)", src);
+    } else if (m2_run_config_load(scfg, path, 0, NULL, err) != 0 || read_progress(src, &sp, err) != 0) {
+        m2_err_prefix(err, "run.reuse_from: ");
+        rc = -1;
+    }
+    const char *ok[16];
+    char why[256];
+    int n_ok = rc ? 0 : m2_run_reusable_prefix(scfg, cfg, ok, 16, why, sizeof why);
+    int want = m2_cfg_list_count(cfg->run_reuse_stages);
+    char item[64];
+    for (int i = 0; rc == 0 && i < want; i++) {
+        m2_cfg_list_item(cfg->run_reuse_stages, i, item, sizeof item);
+        if (i >= n || strcmp(item, plan[i]))
+            rc = m2_errorf(err, M2_ECONFIG, "run.reuse_stages: %s is not stage %d of this run's plan (reused stages "
+                           "must be the plan's first ones, in order)", item, i + 1);
+        else if (i >= n_ok)
+            rc = m2_errorf(err, M2_ECONFIG, "run.reuse_stages: %s cannot be taken from %s (%s)", item, src, why);
+        else if (end_of(&sp, item) < 0)
+            rc = m2_errorf(err, M2_ECONFIG, "run.reuse_stages: %s is not finished in %s (or its stages.json "
+                           "predates per-stage end steps)", item, src);
+    }
+    for (int i = 0; rc == 0 && i < want; i++) {
+        char a[1400], b[1400];
+        snprintf(a, sizeof a, "%s/artifacts/%s", src, plan[i]);
+        snprintf(b, sizeof b, "%s/artifacts/%s", run_dir, plan[i]);
+        if (m2_path_exists(a)) rc = copy_tree(a, b, err);
+        if (rc == 0) {
+            *step = end_of(&sp, plan[i]);
+            snprintf(prog->done[prog->n_done], 32, "%s", plan[i]);
+            prog->lines[prog->n_done] = -1;
+            prog->end[prog->n_done++] = *step;
+            prog->step = *step;
+        }
+    }
+    if (rc == 0 && want > 0) {
+        /* the source's metrics up to the end of the last reused stage */
+        char src_m[1300], dst_m[1300];
+        snprintf(src_m, sizeof src_m, "%s/metrics.jsonl", src);
+        snprintf(dst_m, sizeof dst_m, "%s/metrics.jsonl", run_dir);
+        long nl = lines_of(&sp, plan[want - 1]);
+        rc = keep_first_lines(src_m, dst_m, nl < 0 ? 0 : nl, err);
+        prog->lines[prog->n_done - 1] = nl < 0 ? 0 : nl;
+        if (rc == 0 && out)
+            fprintf(out, "reused %s from %s (step %" PRId64 ")\n", cfg->run_reuse_stages, src, *step);
+    }
+    free(scfg);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the runner */
@@ -104,7 +247,7 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
                              "selects a subset)", plan[i], cfg->method);
     }
     progress_file prog;
-    int start = 0;
+    int start = 0, reused = 0;
     int64_t step = 0;
     m2_ckpt *ck = NULL;
     if (resume) {
@@ -128,18 +271,34 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
             ck = NULL;
         }
         if (ck) step = ck->step;
+        if (!ck && start > 0 && lines_of(&prog, plan[start - 1]) >= 0) {
+            /* starting the stage afresh: drop whatever it logged before it was killed */
+            char mp[1300];
+            snprintf(mp, sizeof mp, "%s/metrics.jsonl", run_dir);
+            if (keep_first_lines(mp, mp, lines_of(&prog, plan[start - 1]), err) != 0) return -1;
+        }
         if (out)
             fprintf(out, "resuming %s at stage %s, step %" PRId64 "%s\n", run_dir, plan[start], step,
                     ck ? " (from its checkpoint)" : " (stage start)");
     } else {
         memset(&prog, 0, sizeof prog);
+        if (*cfg->run_reuse_stages && !*cfg->run_reuse_from)
+            return m2_errorf(err, M2_ECONFIG, "run.reuse_stages: set, but run.reuse_from names no run");
+        if (*cfg->run_reuse_from && *cfg->run_reuse_stages) {
+            if (m2_run_exists(run_dir))
+                return m2_errorf(err, M2_EINVAL, "%s: already holds a run; use --resume %s to continue it, or another "
+                                 "run.name", run_dir, run_dir);
+            if (reuse_stages(cfg, plan, n, run_dir, &prog, &step, out, err) != 0) return -1;
+            start = m2_cfg_list_count(cfg->run_reuse_stages);
+            reused = resume = 1;   /* open the run at the reused step */
+        }
     }
     m2_run run;
     if (m2_run_open(&run, run_dir, cfg->run_tensorboard, resume ? step : -1, err) != 0) { m2_ckpt_free(ck); return -1; }
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
     int rc = m2_cfg_save(m2_run_config_schema(), cfg, path, err);
-    if (rc == 0 && !resume) rc = write_progress(run_dir, &prog, err);
+    if (rc == 0 && (!resume || reused)) rc = write_progress(run_dir, &prog, err);
     for (int i = start; rc == 0 && i < n; i++) {
         const m2_stage *st = find_stage(table, n_table, plan[i]);
         m2_stage_ctx ctx;
@@ -161,7 +320,13 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
         rc = st->fn(&ctx, err);
         if (rc != 0) { m2_err_prefix(err, "stage %s: ", plan[i]); break; }
         step = ctx.step;
-        if (prog.n_done < 16) snprintf(prog.done[prog.n_done++], 32, "%s", plan[i]);
+        if (prog.n_done < 16) {
+            char mp[1300];
+            snprintf(mp, sizeof mp, "%s/metrics.jsonl", run_dir);
+            prog.lines[prog.n_done] = count_lines(mp);
+            prog.end[prog.n_done] = step;
+            snprintf(prog.done[prog.n_done++], 32, "%s", plan[i]);
+        }
         prog.step = step;
         rc = write_progress(run_dir, &prog, err);
         if (out) fprintf(out, "== stage %s done in %.1f s (step %" PRId64 ")\n", plan[i], m2_now_s() - t0, step);

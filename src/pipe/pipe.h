@@ -21,7 +21,8 @@
  * buffer, so --resume continues bit for bit.
  *
  * Methods (config `method`): adapters per role
- *   multi2, no_anchor, no_kl, sft_only, rl_only: sys1 -> "sys1", sys2 -> "sys2"
+ *   multi2, no_anchor, no_kl, sft_only, offline_only, rl_only: sys1 -> "sys1", sys2 -> "sys2"
+ *   (no_anchor trains with sys2.offline.lambda = 0, no_kl with sys2.online.eta = 0, whatever the keys say)
  *   shared_adapter: both roles train and use ONE adapter "shared"
  *   role_swap: trained as multi2; at inference the planner runs the "sys2" weights and the executor
  *              the "sys1" weights

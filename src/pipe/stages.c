@@ -501,7 +501,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     o.step.critic = (m2_critic_cfg){(float)cfg->sys2_offline_gamma, (float)cfg->sys2_offline_expectile};
     int released = !strcmp(cfg->sys2_offline_anchor, "relu-weight");
     o.step.actor = (m2_actor_cfg){(float)cfg->sys2_offline_beta, (float)cfg->sys2_offline_w_max,
-                                  (float)cfg->sys2_offline_lambda, released, cfg->sys2_offline_normalize_weights};
+                                  (float)m2_run_offline_lambda(cfg), released, cfg->sys2_offline_normalize_weights};
     o.step.reduce = strcmp(cfg->sys2_offline_logprob, "sum") ? M2_REDUCE_MEAN : M2_REDUCE_SUM;
     o.step.train_actor = o.step.train_critic = 1;
     o.step.n_anchor = (int)cfg->sys2_offline_anchor_states;
@@ -521,7 +521,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     ctx->total = h.base + steps;
     if (ctx->out)
         fprintf(ctx->out, "%s: adapter '%s', heads q/v, %d %s segments (expert + medium), anchor %s (lambda %g)\n",
-                ctx->name, an, set.n, kind, released ? "relu-weight" : "sampled", cfg->sys2_offline_lambda);
+                ctx->name, an, set.n, kind, released ? "relu-weight" : "sampled", m2_run_offline_lambda(cfg));
     m2_train_hooks hk = hooks_of(&h);
     if (m2_train_offline(w.m, c, a, q, v, &set, idx, set.n, &o, &st, &rng, &hk, err)) goto out;
     ctx->step = h.base + st.step;
@@ -604,7 +604,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     o.step.critic = (m2_critic_cfg){(float)cfg->sys2_online_gamma, (float)cfg->sys2_offline_expectile};
     o.step.alpha = (float)cfg->sys2_online_alpha;
     o.step.w_max = (float)cfg->sys2_online_w_max;
-    o.step.eta = (float)cfg->sys2_online_eta;
+    o.step.eta = (float)m2_run_online_eta(cfg);
     o.step.reduce = strcmp(cfg->sys2_online_logprob, "mean") ? M2_REDUCE_SUM : M2_REDUCE_MEAN;
     o.step.train_actor = o.step.train_critic = 1;
     o.actor = opt_of(cfg, cfg->sys2_online_actor_lr, cfg->sys2_online_weight_decay);
