@@ -20,7 +20,7 @@ void m2_embedding_backward(float *dwte, const float *dout, const int32_t *tokens
 
 /* ---- rmsnorm ---- */
 typedef struct {
-    float *out, *rstd, *dinp; const float *inp, *w, *dout, *crstd; int C; float eps;
+    float *out, *rstd, *dinp; const float *inp, *w, *dout, *crstd; int C, set; float eps;
 } norm_job;
 
 static void rms_fwd_rows(void *vp, long b, long e, int tid) {
@@ -58,14 +58,15 @@ static void rms_bwd_rows(void *vp, long b, long e, int tid) {
             for (; i < C; i++) dot += dy[i] * j->w[i] * x[i];
         }
         float c = r * r * r * dot / C;
-        for (int i = 0; i < C; i++) dx[i] += r * dy[i] * j->w[i] - c * x[i];
+        if (j->set) for (int i = 0; i < C; i++) dx[i] = r * dy[i] * j->w[i] - c * x[i];
+        else for (int i = 0; i < C; i++) dx[i] += r * dy[i] * j->w[i] - c * x[i];
     }
 }
 
-void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
-                         const float *rstd, int N, int C, m2_pool *pool) {
+static void rms_bwd(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                    const float *rstd, int N, int C, int set, m2_pool *pool) {
     if (dinp) {
-        norm_job j = {.dinp = dinp, .inp = inp, .w = w, .dout = dout, .crstd = rstd, .C = C};
+        norm_job j = {.dinp = dinp, .inp = inp, .w = w, .dout = dout, .crstd = rstd, .C = C, .set = set};
         m2_pool_for(pool, N, rms_bwd_rows, &j);
     }
     if (dw)
@@ -74,6 +75,16 @@ void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float 
             float r = rstd[n];
             for (int i = 0; i < C; i++) dw[i] += dy[i] * x[i] * r;
         }
+}
+
+void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                         const float *rstd, int N, int C, m2_pool *pool) {
+    rms_bwd(dinp, dw, dout, inp, w, rstd, N, C, 0, pool);
+}
+
+void m2_rmsnorm_backward_set(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                             const float *rstd, int N, int C, m2_pool *pool) {
+    rms_bwd(dinp, dw, dout, inp, w, rstd, N, C, 1, pool);
 }
 
 /* ---- rope ---- */

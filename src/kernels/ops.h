@@ -18,6 +18,9 @@ void m2_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *
 /* dinp[N,C] += ...; dw[C] += sum_n dout * inp * rstd (dw may be NULL) */
 void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                          const float *rstd, int N, int C, m2_pool *pool);
+/* The same with dinp written (=), not accumulated. */
+void m2_rmsnorm_backward_set(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                             const float *rstd, int N, int C, m2_pool *pool);
 
 /* RoPE pair layout. ADJACENT rotates (x[2i], x[2i+1]) (GGUF llama, Meta); HALF rotates
  * (x[i], x[i + D/2]) (HF rotate_half: HF Llama/Mistral, Qwen2 in both formats). */

@@ -23,10 +23,11 @@ struct m2_ctx {
     m2_rng rng;
     float *X;                 /* [L+1, N, C] residual stream: X[l] is the input of layer l */
     layer_acts *la;           /* [L] */
-    float *rstdf, *hidden, *logits, *dlogits, *dhidden, *tmp;
-    float *dX, *dx1, *dh, *ds, *dg, *du, *datt, *dq, *dk, *dv;
+    float *rstdf, *hidden, *logits, *dlogits, *dhidden;
+    float *dX, *dh, *ds, *dg, *du, *datt, *dq, *dk, *dv;
     float *wscratch, *llse;
     int llse_valid;
+    int dlogits_live;         /* 0: dlogits holds nothing since the forward (zeroed on first use) */
     m2_attn_seq *aseq;
     void *block;
     size_t block_bytes;
@@ -71,9 +72,9 @@ static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, fl
     }
     for (size_t l = nl; l < L; l++) la[l] = la[0];
     c->rstdf = TAKE(n); c->hidden = TAKE(n * C); c->logits = TAKE(n * V); c->dlogits = TAKE(n * V);
-    c->dhidden = TAKE(n * C); c->tmp = TAKE(n * C); c->llse = TAKE(n);
+    c->dhidden = TAKE(n * C); c->llse = TAKE(n);
     if (keep) {
-        c->dX = TAKE(n * C); c->dx1 = TAKE(n * C); c->dh = TAKE(n * C); c->ds = TAKE(n * F);
+        c->dX = TAKE(n * C); c->dh = TAKE(n * C); c->ds = TAKE(n * F);
         c->dg = TAKE(n * F); c->du = TAKE(n * F); c->datt = TAKE(n * QD); c->dq = TAKE(n * QD);
         c->dk = TAKE(n * KD); c->dv = TAKE(n * KD);
     }
@@ -139,11 +140,22 @@ m2_rng *m2_ctx_rng(m2_ctx *c) { return &c->rng; }
 int m2_ctx_tokens(const m2_ctx *c) { return c->N; }
 float *m2_ctx_logits(m2_ctx *c) { return c->logits; }
 float *m2_ctx_hidden(m2_ctx *c) { return c->hidden; }
-float *m2_ctx_dlogits(m2_ctx *c) { return c->dlogits; }
 float *m2_ctx_dhidden(m2_ctx *c) { return c->dhidden; }
 
+/* dlogits is zeroed lazily: a forward only marks it empty, the first writer either overwrites it
+ * (log-prob backward) or zeroes it first, and a backward with no writer skips the output
+ * projection's input gradient. */
+static float *dlogits_live(m2_ctx *c) {
+    if (!c->dlogits_live && !c->fwd_no_logits)
+        memset(c->dlogits, 0, (size_t)c->N * c->m->cfg.vocab_size * sizeof(float));
+    c->dlogits_live = 1;
+    return c->dlogits;
+}
+
+float *m2_ctx_dlogits(m2_ctx *c) { return dlogits_live(c); }
+
 void m2_ctx_zero_dgrads(m2_ctx *c) {
-    if (!c->fwd_no_logits) memset(c->dlogits, 0, (size_t)c->N * c->m->cfg.vocab_size * sizeof(float));
+    c->dlogits_live = 0;
     memset(c->dhidden, 0, (size_t)c->N * c->m->cfg.dim * sizeof(float));
 }
 
@@ -192,11 +204,11 @@ static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err)
     return 0;
 }
 
-/* out[N,OC] = x W^T (+ b) (+ scale * drop(x) A^T B^T for the active adapter's pair at slot) */
-static void lin_fwd_(m2_ctx *c, float *out, const float *x, const m2_tensor *W, const m2_tensor *b,
+/* out[N,OC] (+)= x W^T (+ b) (+ scale * drop(x) A^T B^T for the active adapter's pair at slot) */
+static void lin_fwd_(m2_ctx *c, float *out, int acc, const float *x, const m2_tensor *W, const m2_tensor *b,
                     int slot, int N) {
     m2_pool *pool = c->m->pool;
-    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, c->wscratch, pool);
+    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, acc, c->wscratch, pool);
     m2_adapter *a = c->a;
     if (!a || slot < 0 || !a->pairs[slot].A) return;
     m2_lora_pair *p = &a->pairs[slot];
@@ -259,10 +271,10 @@ static double lin_flop(m2_ctx *c, const m2_tensor *W, int slot, int N, int bwd) 
     return f;
 }
 
-static void lin_fwd(m2_ctx *c, float *out, const float *x, const m2_tensor *W, const m2_tensor *b,
+static void lin_fwd(m2_ctx *c, float *out, int acc, const float *x, const m2_tensor *W, const m2_tensor *b,
                     int slot, int N) {
     double t0 = c->profile ? m2_now_s() : 0;
-    lin_fwd_(c, out, x, W, b, slot, N);
+    lin_fwd_(c, out, acc, x, W, b, slot, N);
     if (c->profile) { c->stats.gemm_s += m2_now_s() - t0; c->stats.gemm_flop += lin_flop(c, W, slot, N, 0); }
 }
 
@@ -274,6 +286,12 @@ static void lin_bwd(m2_ctx *c, float *dx, int acc, const float *dy, const float 
 }
 
 #define SLOT(l, t) ((l) * M2_LORA_N_TARGETS + (t))
+
+/* the active adapter has a pair at slot whose factors get gradients */
+static int lora_trains(const m2_ctx *c, int slot) {
+    const m2_adapter *a = c->a;
+    return a && slot >= 0 && a->pairs[slot].A && a->params.trainable && a->params.g;
+}
 
 int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err) {
     m2_model *m = c->m;
@@ -314,9 +332,9 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         layer_acts *A = &c->la[l];
         float *xin = c->X + (size_t)l * N * C, *xout = c->X + (size_t)(l + 1) * N * C;
         m2_rmsnorm_forward(A->h1, A->rstd1, xin, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin_fwd(c, A->q, A->h1, ly->wq, ly->bq, SLOT(l, 0), (int)N);
-        lin_fwd(c, A->k, A->h1, ly->wk, ly->bk, SLOT(l, 1), (int)N);
-        lin_fwd(c, A->v, A->h1, ly->wv, ly->bv, SLOT(l, 2), (int)N);
+        lin_fwd(c, A->q, 0, A->h1, ly->wq, ly->bq, SLOT(l, 0), (int)N);
+        lin_fwd(c, A->k, 0, A->h1, ly->wk, ly->bk, SLOT(l, 1), (int)N);
+        lin_fwd(c, A->v, 0, A->h1, ly->wv, ly->bv, SLOT(l, 2), (int)N);
         m2_rope_forward(A->q, c->pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
         m2_rope_forward(A->k, c->pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         for (int s = 0; s < c->n_seq; s++) {
@@ -327,19 +345,20 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
             c->aseq[s] = as;
         }
         m2_attention_forward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
-        lin_fwd(c, c->tmp, A->att, ly->wo, NULL, SLOT(l, 3), (int)N);
-        m2_add_forward(A->x1, xin, c->tmp, N * C);
+        /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
+        memcpy(A->x1, xin, (size_t)N * C * sizeof(float));
+        lin_fwd(c, A->x1, 1, A->att, ly->wo, NULL, SLOT(l, 3), (int)N);
         m2_rmsnorm_forward(A->h2, A->rstd2, A->x1, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin_fwd(c, A->g, A->h2, ly->wg, NULL, SLOT(l, 4), (int)N);
-        lin_fwd(c, A->u, A->h2, ly->wu, NULL, SLOT(l, 5), (int)N);
+        lin_fwd(c, A->g, 0, A->h2, ly->wg, NULL, SLOT(l, 4), (int)N);
+        lin_fwd(c, A->u, 0, A->h2, ly->wu, NULL, SLOT(l, 5), (int)N);
         m2_swiglu_forward(A->s, A->g, A->u, N * F, pool);
-        lin_fwd(c, c->tmp, A->s, ly->wd, NULL, SLOT(l, 6), (int)N);
-        m2_add_forward(xout, A->x1, c->tmp, N * C);
+        memcpy(xout, A->x1, (size_t)N * C * sizeof(float));
+        lin_fwd(c, xout, 1, A->s, ly->wd, NULL, SLOT(l, 6), (int)N);
     }
     m2_rmsnorm_forward(c->hidden, c->rstdf, c->X + (size_t)L * N * C, m->out_norm->data, (int)N, C,
                        cf->norm_eps, pool);
     c->fwd_no_logits = c->no_logits;
-    if (!c->no_logits) lin_fwd(c, c->logits, c->hidden, m->output, NULL, -1, (int)N);
+    if (!c->no_logits) lin_fwd(c, c->logits, 0, c->hidden, m->output, NULL, -1, (int)N);
     m2_ctx_zero_dgrads(c);
     c->llse_valid = 0;
     return 0;
@@ -354,46 +373,54 @@ int m2_backward(m2_ctx *c, m2_err *err) {
     int QD = H * D, KD = KVH * D, L = cf->n_layers;
     m2_pool *pool = m->pool;
     size_t NC = (size_t)N * C;
-    /* d hidden = dhidden + dlogits . W_out */
+    /* d hidden = dhidden + dlogits . W_out (nothing to add when no loss wrote dlogits) */
     memcpy(c->dh, c->dhidden, NC * sizeof(float));
-    if (!c->fwd_no_logits) lin_bwd(c, c->dh, 1, c->dlogits, c->hidden, m->output, NULL, -1, N);
-    memset(c->dX, 0, NC * sizeof(float));
-    m2_rmsnorm_backward(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
-                        c->rstdf, N, C, pool);
+    if (!c->fwd_no_logits && c->dlogits_live) lin_bwd(c, c->dh, 1, c->dlogits, c->hidden, m->output, NULL, -1, N);
+    m2_rmsnorm_backward_set(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
+                            c->rstdf, N, C, pool);
     for (int l = L - 1; l >= 0; l--) {
         const m2_layer *ly = &m->layers[l];
         layer_acts *A = &c->la[l];
         float *xin = c->X + (size_t)l * NC;
-        /* dX = grad wrt layer output; residual: d x1 = dX + ffn path */
-        memcpy(c->dx1, c->dX, NC * sizeof(float));
+        /* dX = grad wrt the layer output; the residual passes it on unchanged, so dX += the FFN
+         * path turns it into the grad wrt x1, and += the attention path into the grad wrt xin */
         lin_bwd(c, c->ds, 0, c->dX, A->s, ly->wd, NULL, SLOT(l, 6), N);
         m2_swiglu_backward_set(c->dg, c->du, c->ds, A->g, A->u, (long)N * F, pool);
         lin_bwd(c, c->dh, 0, c->dg, A->h2, ly->wg, NULL, SLOT(l, 4), N);
         lin_bwd(c, c->dh, 1, c->du, A->h2, ly->wu, NULL, SLOT(l, 5), N);
-        m2_rmsnorm_backward(c->dx1, ly->ffn_norm->grad, c->dh, A->x1, ly->ffn_norm->data, A->rstd2, N, C, pool);
-        /* attention block; dX becomes grad wrt layer input */
-        memcpy(c->dX, c->dx1, NC * sizeof(float));
-        lin_bwd(c, c->datt, 0, c->dx1, A->att, ly->wo, NULL, SLOT(l, 3), N);
-        memset(c->dq, 0, (size_t)N * QD * sizeof(float));
-        memset(c->dk, 0, (size_t)N * KD * sizeof(float));
-        memset(c->dv, 0, (size_t)N * KD * sizeof(float));
+        m2_rmsnorm_backward(c->dX, ly->ffn_norm->grad, c->dh, A->x1, ly->ffn_norm->data, A->rstd2, N, C, pool);
+        /* below layer 0 only the embedding could use the input grad: skip those GEMMs when it is
+         * frozen, and skip dq/dk/dv where nothing (input grad, base grads, trainable LoRA) uses them */
+        int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
+        int need_q = need_dx || ly->wq->grad || (ly->bq && ly->bq->grad) || lora_trains(c, SLOT(l, 0));
+        int need_k = need_dx || ly->wk->grad || (ly->bk && ly->bk->grad) || lora_trains(c, SLOT(l, 1));
+        int need_v = need_dx || ly->wv->grad || (ly->bv && ly->bv->grad) || lora_trains(c, SLOT(l, 2));
+        if (!need_q && !need_k && !need_v) {
+            /* nothing below the attention output projection needs a gradient */
+            lin_bwd(c, NULL, 0, c->dX, A->att, ly->wo, NULL, SLOT(l, 3), N);
+            continue;
+        }
+        lin_bwd(c, c->datt, 0, c->dX, A->att, ly->wo, NULL, SLOT(l, 3), N);
+        if (need_q) memset(c->dq, 0, (size_t)N * QD * sizeof(float));
+        if (need_k) memset(c->dk, 0, (size_t)N * KD * sizeof(float));
+        if (need_v) memset(c->dv, 0, (size_t)N * KD * sizeof(float));
         for (int s = 0; s < c->n_seq; s++) {
             size_t o = c->seq_off[s];
             int len = c->seq_len[s];
             m2_attn_seq as = {.q = A->q + o * QD, .k = A->k + o * KD, .v = A->v + o * KD,
-                              .lse = A->lse + o * H, .dout = c->datt + o * QD, .dq = c->dq + o * QD,
-                              .dk = c->dk + o * KD, .dv = c->dv + o * KD, .nq = len, .nkv = len};
+                              .lse = A->lse + o * H, .dout = c->datt + o * QD,
+                              .dq = need_q ? c->dq + o * QD : NULL, .dk = need_k ? c->dk + o * KD : NULL,
+                              .dv = need_v ? c->dv + o * KD : NULL, .nq = len, .nkv = len};
             c->aseq[s] = as;
         }
         m2_attention_backward(c->aseq, c->n_seq, H, KVH, D, QD, KD, pool);
-        m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
-        m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
-        /* below layer 0 only the embedding could use dX: skip those GEMMs when it is frozen */
-        int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
+        if (need_q) m2_rope_backward(c->dq, c->pos, m->rope_freq, N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
+        if (need_k) m2_rope_backward(c->dk, c->pos, m->rope_freq, N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         float *dh1 = need_dx ? c->dh : NULL;
-        lin_bwd(c, dh1, 0, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N);
-        lin_bwd(c, dh1, 1, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N);
-        lin_bwd(c, dh1, 1, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
+        int acc = 0;   /* the first of q/k/v to run overwrites dh1 */
+        if (need_q) { lin_bwd(c, dh1, acc, c->dq, A->h1, ly->wq, ly->bq, SLOT(l, 0), N); acc = 1; }
+        if (need_k) { lin_bwd(c, dh1, acc, c->dk, A->h1, ly->wk, ly->bk, SLOT(l, 1), N); acc = 1; }
+        if (need_v) lin_bwd(c, dh1, acc, c->dv, A->h1, ly->wv, ly->bv, SLOT(l, 2), N);
         if (dh1)
             m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, dh1, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
     }
@@ -416,14 +443,19 @@ void m2_ctx_logprobs(m2_ctx *c, const int32_t *targets, float *logp) {
 }
 
 void m2_ctx_logprobs_backward(m2_ctx *c, const int32_t *targets, const float *dlogp) {
-    m2_logprob_backward(c->dlogits, dlogp, c->logits, c->llse_valid ? c->llse : NULL, targets, c->N,
-                        c->m->cfg.vocab_size, c->m->pool);
+    const float *lse = c->llse_valid ? c->llse : NULL;
+    int V = c->m->cfg.vocab_size;
+    if (!c->dlogits_live)   /* first writer since the forward: overwrite, no zeroing pass */
+        m2_logprob_backward_set(c->dlogits, dlogp, c->logits, lse, targets, c->N, V, c->m->pool);
+    else
+        m2_logprob_backward(c->dlogits, dlogp, c->logits, lse, targets, c->N, V, c->m->pool);
+    c->dlogits_live = 1;
 }
 
 void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b) {
     int N = a->N < b->N ? a->N : b->N, V = a->m->cfg.vocab_size;
     m2_kl_forward(kl, a->logits, b->logits, N, V, a->m->pool);
     if (weight && (grad_a || grad_b))
-        m2_kl_backward(grad_a ? a->dlogits : NULL, grad_b ? b->dlogits : NULL, weight, a->logits,
+        m2_kl_backward(grad_a ? dlogits_live(a) : NULL, grad_b ? dlogits_live(b) : NULL, weight, a->logits,
                        b->logits, N, V, a->m->pool);
 }
