@@ -14,7 +14,7 @@ typedef struct m2_attn_seq {
     const float *q;    /* [nq, ldq]  (after RoPE) */
     const float *k;    /* [nkv, ldkv] */
     const float *v;    /* [nkv, ldkv] */
-    float *out;        /* [nq, ldq]  forward output */
+    float *out;        /* [nq, ldq]  forward output; backward: read when given (saves a pass) */
     float *lse;        /* [H, nq]    forward: written (may be NULL); backward: read */
     const float *dout; /* [nq, ldq]  backward input */
     float *dq;         /* [nq, ldq]  backward: += (may be NULL) */

@@ -408,7 +408,7 @@ int m2_backward(m2_ctx *c, m2_err *err) {
             size_t o = c->seq_off[s];
             int len = c->seq_len[s];
             m2_attn_seq as = {.q = A->q + o * QD, .k = A->k + o * KD, .v = A->v + o * KD,
-                              .lse = A->lse + o * H, .dout = c->datt + o * QD,
+                              .out = A->att + o * QD, .lse = A->lse + o * H, .dout = c->datt + o * QD,
                               .dq = need_q ? c->dq + o * QD : NULL, .dk = need_k ? c->dk + o * KD : NULL,
                               .dv = need_v ? c->dv + o * KD : NULL, .nq = len, .nkv = len};
             c->aseq[s] = as;
