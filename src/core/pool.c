@@ -1,7 +1,21 @@
 #include "core/pool.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+/* How long an idle thread (a worker between jobs, the caller waiting for the last chunk) spins
+ * before it sleeps on a condition variable. A train step issues hundreds of jobs a few hundred
+ * microseconds apart; waking a sleeping thread costs tens of microseconds to milliseconds on a
+ * virtual machine (the idle vCPU halts), which on 2 threads cost more than the split saved. */
+#define SPIN_NS 200000L
 
 struct m2_pool {
     int n;
@@ -11,10 +25,13 @@ struct m2_pool {
     int quit;
     /* the current job: chunk i of [0, total) is fixed by (total, nchunks, i); whichever thread
      * claims a chunk first runs it, so a worker descheduled on a busy machine does not stall the
-     * job, and the bits do not depend on which thread ran which chunk */
+     * job, and the bits do not depend on which thread ran which chunk. Fields change under mu;
+     * gen (bumped per job) and finished are also read without it by spinning threads. */
     m2_pool_fn fn;
     void *ctx;
-    long total, nchunks, next, finished;
+    long total, nchunks, next;
+    atomic_long gen, finished;
+    int caller_sleeps;
 };
 
 typedef struct { m2_pool *p; int tid; } worker_arg;
@@ -25,21 +42,47 @@ static void chunk(long n, int parts, int i, long *b, long *e) {
     *e = *b + q + (i < r);
 }
 
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* spins until *v != old (returns 1) or SPIN_NS pass (returns 0) */
+static int spin_while_eq(atomic_long *v, long old, const int *quit) {
+    long t0 = now_ns();
+    for (int i = 1;; i++) {
+        if (atomic_load_explicit(v, memory_order_acquire) != old) return 1;
+        if (*(const volatile int *)quit) return 1;
+        CPU_RELAX();
+        if ((i & 63) == 0 && now_ns() - t0 > SPIN_NS) return 0;
+    }
+}
+
 static void *worker(void *arg) {
     worker_arg *wa = arg;
     m2_pool *p = wa->p;
     int tid = wa->tid;
     free(wa);
+    long seen = 0;
     pthread_mutex_lock(&p->mu);
     while (!p->quit) {
-        if (p->next >= p->nchunks) { pthread_cond_wait(&p->go, &p->mu); continue; }
+        if (p->next >= p->nchunks) {
+            seen = atomic_load(&p->gen);
+            pthread_mutex_unlock(&p->mu);
+            int moved = spin_while_eq(&p->gen, seen, &p->quit);
+            pthread_mutex_lock(&p->mu);
+            if (!moved && !p->quit && atomic_load(&p->gen) == seen) pthread_cond_wait(&p->go, &p->mu);
+            continue;
+        }
         long ci = p->next++, b, e;
         m2_pool_fn fn = p->fn; void *ctx = p->ctx;
         chunk(p->total, (int)p->nchunks, (int)ci, &b, &e);
         pthread_mutex_unlock(&p->mu);
         if (b < e) fn(ctx, b, e, tid);
         pthread_mutex_lock(&p->mu);
-        if (++p->finished == p->nchunks) pthread_cond_signal(&p->done);
+        if (atomic_fetch_add(&p->finished, 1) + 1 == p->nchunks && p->caller_sleeps)
+            pthread_cond_signal(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -59,6 +102,8 @@ m2_pool *m2_pool_create(int nthreads, m2_err *err) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->gen, 0);
+    atomic_init(&p->finished, 0);
     p->th = calloc((size_t)p->n, sizeof *p->th);
     if (!p->th) { free(p); m2_errorf(err, M2_ENOMEM, "out of memory creating thread pool"); return NULL; }
     for (int i = 1; i < p->n; i++) {
@@ -93,7 +138,9 @@ void m2_pool_for(m2_pool *p, long n, m2_pool_fn fn, void *ctx) {
     if (!p || p->n == 1) { fn(ctx, 0, n, 0); return; }
     pthread_mutex_lock(&p->mu);
     p->fn = fn; p->ctx = ctx; p->total = n;
-    p->nchunks = p->n; p->next = 0; p->finished = 0;
+    p->nchunks = p->n; p->next = 0;
+    atomic_store(&p->finished, 0);
+    atomic_fetch_add(&p->gen, 1);
     pthread_cond_broadcast(&p->go);
     while (p->next < p->nchunks) {   /* the caller claims chunks too (chunk 0 first, normally) */
         long ci = p->next++, b, e;
@@ -101,8 +148,20 @@ void m2_pool_for(m2_pool *p, long n, m2_pool_fn fn, void *ctx) {
         pthread_mutex_unlock(&p->mu);
         if (b < e) fn(ctx, b, e, 0);
         pthread_mutex_lock(&p->mu);
-        p->finished++;
+        atomic_fetch_add(&p->finished, 1);
     }
-    while (p->finished < p->nchunks) pthread_cond_wait(&p->done, &p->mu);
+    long nch = p->nchunks;
+    if (atomic_load(&p->finished) < nch) {   /* a worker still runs its chunk: spin, then sleep */
+        pthread_mutex_unlock(&p->mu);
+        long t0 = now_ns();
+        for (int i = 1; atomic_load_explicit(&p->finished, memory_order_acquire) < nch; i++) {
+            CPU_RELAX();
+            if ((i & 63) == 0 && now_ns() - t0 > SPIN_NS) break;
+        }
+        pthread_mutex_lock(&p->mu);
+        p->caller_sleeps = 1;
+        while (atomic_load(&p->finished) < nch) pthread_cond_wait(&p->done, &p->mu);
+        p->caller_sleeps = 0;
+    }
     pthread_mutex_unlock(&p->mu);
 }
