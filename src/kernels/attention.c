@@ -56,6 +56,7 @@ static void axpy4(float *restrict a, const float *restrict x0, const float *rest
 static void item_bwd(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int ldo = S->ldo ? S->ldo : ldq;
     int rep = H / jb->KVH, off = nkv - nq;
     float scale = 1.0f / sqrtf((float)D);
     size_t nb = (size_t)D * nkv, nk = ((size_t)nkv + 15) & ~(size_t)15;
@@ -82,7 +83,7 @@ static void item_bwd(const attn_job *jb, int seq, int g) {
                 }
                 int i = i0 + r, last = off + i, n = last + 1;
                 const float *qi = S->q + (size_t)i * ldq + (size_t)h * D;
-                const float *doi = S->dout + (size_t)i * ldq + (size_t)h * D;
+                const float *doi = S->dout + (size_t)i * ldo + (size_t)h * D;
                 qr[r] = qi; dor[r] = doi;
                 scores(p, qi, KT, nkv, last, D, scale);
                 float l = S->lse[(size_t)h * nq + i];
@@ -114,6 +115,7 @@ static void item_bwd(const attn_job *jb, int seq, int g) {
 static void item(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int ldo = S->ldo ? S->ldo : ldq;
     int rep = H / jb->KVH, off = nkv - nq;
     float scale = 1.0f / sqrtf((float)D);
     int direct = nq * rep < 8;   /* decode: a few queries over a long cache, no transposed copies */
@@ -138,7 +140,7 @@ static void item(const attn_job *jb, int seq, int g) {
             float sum = m2_vexp_sum(s, s, mx, n);
             if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
             float inv = 1.0f / sum;
-            float *o = S->out + (size_t)i * ldq + (size_t)h * D;
+            float *o = S->out + (size_t)i * ldo + (size_t)h * D;
             if (!direct) {
                 for (int d = 0; d < D; d++) o[d] = m2_vdot(s, VT + (size_t)d * nkv, n) * inv;
                 continue;
@@ -166,8 +168,11 @@ static void item(const attn_job *jb, int seq, int g) {
 static void gather_heads(float *dst, const float *src, int ld, int h0, int rep, int nr, int D) {
     for (int hh = 0; hh < rep; hh++)
         for (int r = 0; r < nr; r++)
-            memcpy(dst + ((size_t)hh * nr + r) * D, src + (size_t)r * ld + (size_t)(h0 + hh) * D,
-                   sizeof(float) * D);
+        {
+            float *d = dst + ((size_t)hh * nr + r) * D;
+            const float *x = src + (size_t)r * ld + (size_t)(h0 + hh) * D;
+            for (int t = 0; t < D; t++) d[t] = x[t];
+        }
 }
 
 /* Key row j of a block sees the query columns c with rr[c] >= j - first, rr[c] = c % nr the
@@ -179,6 +184,7 @@ static inline int key_row_start(int j, int first) { return j - first; }
 static void item_gemm(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int ldo = S->ldo ? S->ldo : ldq;
     int rep = H / jb->KVH, off = nkv - nq, h0 = g * rep, mb = rep * ATT_QB;
     float scale = 1.0f / sqrtf((float)D);
     size_t np = (size_t)mb * nkv + 16, nd = (size_t)mb * D + 16;
@@ -214,7 +220,7 @@ static void item_gemm(const attn_job *jb, int seq, int g) {
             for (int r = 0; r < nr; r++) {
                 int c = hh * nr + r;
                 if (S->lse) S->lse[(size_t)(h0 + hh) * nq + i0 + r] = mx[c] + logf(sum[c]);
-                float *o = S->out + (size_t)(i0 + r) * ldq + (size_t)(h0 + hh) * D;
+                float *o = S->out + (size_t)(i0 + r) * ldo + (size_t)(h0 + hh) * D;
                 const float *os = Os + (size_t)c * D;
                 float iv = 1.0f / sum[c];
                 for (int d = 0; d < D; d++) o[d] = os[d] * iv;
@@ -231,6 +237,7 @@ static void item_gemm(const attn_job *jb, int seq, int g) {
 static void item_gemm_bwd(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int ldo = S->ldo ? S->ldo : ldq;
     int rep = H / jb->KVH, off = nkv - nq, h0 = g * rep, mb = rep * ATT_QB;
     float scale = 1.0f / sqrtf((float)D);
     size_t np = (size_t)mb * nkv + 16, nd = (size_t)mb * D + 16, nkd = (size_t)nkv * D + 16;
@@ -245,13 +252,13 @@ static void item_gemm_bwd(const attn_job *jb, int seq, int g) {
     for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
         int nr = nq - i0 < ATT_QB ? nq - i0 : ATT_QB, nk = off + i0 + nr, m = rep * nr, first = off + i0;
         gather_heads(Qs, S->q + (size_t)i0 * ldq, ldq, h0, rep, nr, D);
-        gather_heads(dOs, S->dout + (size_t)i0 * ldq, ldq, h0, rep, nr, D);
+        gather_heads(dOs, S->dout + (size_t)i0 * ldo, ldo, h0, rep, nr, D);
         for (int hh = 0; hh < rep; hh++)
             for (int r = 0; r < nr; r++) {
                 int c = hh * nr + r;
                 rr[c] = r;
                 lse[c] = S->lse[(size_t)(h0 + hh) * nq + i0 + r];
-                delta[c] = S->out ? m2_vdot(dOs + (size_t)c * D, S->out + (size_t)(i0 + r) * ldq + (size_t)(h0 + hh) * D, D)
+                delta[c] = S->out ? m2_vdot(dOs + (size_t)c * D, S->out + (size_t)(i0 + r) * ldo + (size_t)(h0 + hh) * D, D)
                                   : 0.0f;
             }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nk, m, D, scale, kg, ldkv, Qs, D, 0.0f, P, m);
@@ -288,17 +295,36 @@ static void item_gemm_bwd(const attn_job *jb, int seq, int g) {
                 for (int r = 0; r < nr; r++) {
                     float *dq = S->dq + (size_t)(i0 + r) * ldq + (size_t)(h0 + hh) * D;
                     const float *src = dQs + ((size_t)hh * nr + r) * D;
-                    for (int d = 0; d < D; d++) dq[d] += src[d];
+                    if (S->set_grads) for (int d = 0; d < D; d++) dq[d] = src[d];
+                    else for (int d = 0; d < D; d++) dq[d] += src[d];
                 }
         }
         if (dkg) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nk, D, m, 1.0f, dP, m, Qs, D, 1.0f, dK, D);
         if (dvg) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nk, D, m, 1.0f, P, m, dOs, D, 1.0f, dV, D);
     }
     for (int j = 0; j < nkv; j++) {
-        if (dkg) { float *r = dkg + (size_t)j * ldkv; const float *x = dK + (size_t)j * D; for (int d = 0; d < D; d++) r[d] += x[d]; }
-        if (dvg) { float *r = dvg + (size_t)j * ldkv; const float *x = dV + (size_t)j * D; for (int d = 0; d < D; d++) r[d] += x[d]; }
+        float *rk = dkg ? dkg + (size_t)j * ldkv : NULL, *rv = dvg ? dvg + (size_t)j * ldkv : NULL;
+        const float *xk = dK + (size_t)j * D, *xv = dV + (size_t)j * D;
+        if (S->set_grads) {
+            if (rk) for (int d = 0; d < D; d++) rk[d] = xk[d];
+            if (rv) for (int d = 0; d < D; d++) rv[d] = xv[d];
+        } else {
+            if (rk) for (int d = 0; d < D; d++) rk[d] += xk[d];
+            if (rv) for (int d = 0; d < D; d++) rv[d] += xv[d];
+        }
     }
     free(P);
+}
+
+/* set_grads for the direct kernel (which accumulates): zero the item's gradient slices first */
+static void zero_item_grads(const attn_job *jb, const m2_attn_seq *S, int g) {
+    int D = jb->D, rep = jb->H / jb->KVH;
+    for (int i = 0; S->dq && i < S->nq; i++)
+        memset(S->dq + (size_t)i * jb->ldq + (size_t)g * rep * D, 0, sizeof(float) * rep * D);
+    for (int j = 0; j < S->nkv; j++) {
+        if (S->dk) memset(S->dk + (size_t)j * jb->ldkv + (size_t)g * D, 0, sizeof(float) * D);
+        if (S->dv) memset(S->dv + (size_t)j * jb->ldkv + (size_t)g * D, 0, sizeof(float) * D);
+    }
 }
 
 static void run_items(void *vp, long b, long e, int tid) {
@@ -308,7 +334,10 @@ static void run_items(void *vp, long b, long e, int tid) {
         const m2_attn_seq *S = &jb->seqs[seq];
         /* decode (a few queries over a cache) keeps the direct kernels; prefill/training use BLAS */
         int few = S->nq * (jb->H / jb->KVH) < 8;
-        if (jb->backward) { if (few) item_bwd(jb, seq, g); else item_gemm_bwd(jb, seq, g); }
+        if (jb->backward) {
+            if (few && S->set_grads) zero_item_grads(jb, S, g);
+            if (few) item_bwd(jb, seq, g); else item_gemm_bwd(jb, seq, g);
+        }
         else { if (few) item(jb, seq, g); else item_gemm(jb, seq, g); }
     }
 }

@@ -216,6 +216,44 @@ void m2_swiglu_backward_set(float *dgate, float *dup, const float *dout, const f
     m2_pool_for(pool, n, glu_bwd, &j);
 }
 
+/* rows variant: gate and up side by side in one [N, 2F] buffer (one GEMM for both) */
+typedef struct { float *out, *dgu; const float *gu, *dout; int F; } glu_rows_job;
+
+static void glu_rows_fwd(void *vp, long b, long e, int tid) {
+    glu_rows_job *j = vp;
+    int F = j->F;
+    for (long n = b; n < e; n++) {
+        const float *restrict g = j->gu + (size_t)n * 2 * F, *restrict u = g + F;
+        float *restrict o = j->out + (size_t)n * F;
+        for (int i = 0; i < F; i++) o[i] = g[i] / (1.0f + m2_fast_expf(-g[i])) * u[i];
+    }
+}
+
+static void glu_rows_bwd(void *vp, long b, long e, int tid) {
+    glu_rows_job *j = vp;
+    int F = j->F;
+    for (long n = b; n < e; n++) {
+        const float *restrict gp = j->gu + (size_t)n * 2 * F, *restrict up = gp + F;
+        const float *restrict dp = j->dout + (size_t)n * F;
+        float *restrict dg = j->dgu + (size_t)n * 2 * F, *restrict du = dg + F;
+        for (int i = 0; i < F; i++) {
+            float g = gp[i], s = 1.0f / (1.0f + m2_fast_expf(-g)), d = dp[i];
+            dg[i] = d * up[i] * s * (1.0f + g * (1.0f - s));
+            du[i] = d * g * s;
+        }
+    }
+}
+
+void m2_swiglu_forward_rows(float *out, const float *gu, int N, int F, m2_pool *pool) {
+    glu_rows_job j = {.out = out, .gu = gu, .F = F};
+    m2_pool_for(pool, N, glu_rows_fwd, &j);
+}
+
+void m2_swiglu_backward_rows_set(float *dgu, const float *dout, const float *gu, int N, int F, m2_pool *pool) {
+    glu_rows_job j = {.dgu = dgu, .gu = gu, .dout = dout, .F = F};
+    m2_pool_for(pool, N, glu_rows_bwd, &j);
+}
+
 void m2_add_forward(float *out, const float *a, const float *b, long n) {
     for (long i = 0; i < n; i++) out[i] = a[i] + b[i];
 }

@@ -59,6 +59,11 @@ void m2_swiglu_backward(float *dgate, float *dup, const float *dout, const float
 void m2_swiglu_backward_set(float *dgate, float *dup, const float *dout, const float *gate,
                             const float *up, long n, m2_pool *pool);
 
+/* Rows variant: gu[N, 2F] holds gate | up side by side; out[N,F] = silu(gate) * up. */
+void m2_swiglu_forward_rows(float *out, const float *gu, int N, int F, m2_pool *pool);
+/* dgu[N, 2F] = (dgate | dup) given dout[N,F], written (not accumulated). */
+void m2_swiglu_backward_rows_set(float *dgu, const float *dout, const float *gu, int N, int F, m2_pool *pool);
+
 /* out[n] = a[n] + b[n]  (out may alias a) */
 void m2_add_forward(float *out, const float *a, const float *b, long n);
 /* y[n] += x[n] */
