@@ -254,6 +254,19 @@ void m2_swiglu_backward_rows_set(float *dgu, const float *dout, const float *gu,
     m2_pool_for(pool, N, glu_rows_bwd, &j);
 }
 
+typedef struct { float *dst; const float *src; } copy_job;
+
+static void copy_part(void *vp, long b, long e, int tid) {
+    copy_job *j = vp;
+    memcpy(j->dst + b, j->src + b, sizeof(float) * (size_t)(e - b));
+}
+
+void m2_copy(float *dst, const float *src, long n, m2_pool *pool) {
+    copy_job j = {dst, src};
+    if (n < 65536) pool = NULL;   /* not worth waking a thread */
+    m2_pool_for(pool, n, copy_part, &j);
+}
+
 void m2_add_forward(float *out, const float *a, const float *b, long n) {
     for (long i = 0; i < n; i++) out[i] = a[i] + b[i];
 }

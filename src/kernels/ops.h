@@ -64,6 +64,8 @@ void m2_swiglu_forward_rows(float *out, const float *gu, int N, int F, m2_pool *
 /* dgu[N, 2F] = (dgate | dup) given dout[N,F], written (not accumulated). */
 void m2_swiglu_backward_rows_set(float *dgu, const float *dout, const float *gu, int N, int F, m2_pool *pool);
 
+/* dst[n] = src[n], split over the pool when large */
+void m2_copy(float *dst, const float *src, long n, m2_pool *pool);
 /* out[n] = a[n] + b[n]  (out may alias a) */
 void m2_add_forward(float *out, const float *a, const float *b, long n);
 /* y[n] += x[n] */

@@ -29,6 +29,7 @@ struct m2_ctx {
     float *wscratch, *llse;
     int llse_valid;
     int dlogits_live;         /* 0: dlogits holds nothing since the forward (zeroed on first use) */
+    int dhidden_live;         /* the same for dhidden */
     m2_attn_seq *aseq;
     void *block;
     size_t block_bytes;
@@ -139,7 +140,6 @@ m2_rng *m2_ctx_rng(m2_ctx *c) { return &c->rng; }
 int m2_ctx_tokens(const m2_ctx *c) { return c->N; }
 float *m2_ctx_logits(m2_ctx *c) { return c->logits; }
 float *m2_ctx_hidden(m2_ctx *c) { return c->hidden; }
-float *m2_ctx_dhidden(m2_ctx *c) { return c->dhidden; }
 
 /* dlogits is zeroed lazily: a forward only marks it empty, the first writer either overwrites it
  * (log-prob backward) or zeroes it first, and a backward with no writer skips the output
@@ -153,10 +153,13 @@ static float *dlogits_live(m2_ctx *c) {
 
 float *m2_ctx_dlogits(m2_ctx *c) { return dlogits_live(c); }
 
-void m2_ctx_zero_dgrads(m2_ctx *c) {
-    c->dlogits_live = 0;
-    memset(c->dhidden, 0, (size_t)c->N * c->m->cfg.dim * sizeof(float));
+float *m2_ctx_dhidden(m2_ctx *c) {
+    if (!c->dhidden_live) memset(c->dhidden, 0, (size_t)c->N * c->m->cfg.dim * sizeof(float));
+    c->dhidden_live = 1;
+    return c->dhidden;
 }
+
+void m2_ctx_zero_dgrads(m2_ctx *c) { c->dlogits_live = c->dhidden_live = 0; }
 
 /* Sizes the LoRA buffers for adapter a over N tokens. */
 static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err) {
@@ -425,13 +428,13 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         }
         m2_attention_forward(c->aseq, c->n_seq, H, KVH, D, QKV, QKV, pool);
         /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
-        memcpy(A->x1, xin, (size_t)N * C * sizeof(float));
+        m2_copy(A->x1, xin, N * C, pool);
         lin_fwd(c, A->x1, 1, A->att, ly->wo, NULL, SLOT(l, 3), (int)N);
         m2_rmsnorm_forward(A->h2, A->rstd2, A->x1, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
         proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
         group_fwd(c, A->gu, 0, A->h2, &ggu, (int)N);
         m2_swiglu_forward_rows(A->s, A->gu, (int)N, F, pool);
-        memcpy(xout, A->x1, (size_t)N * C * sizeof(float));
+        m2_copy(xout, A->x1, N * C, pool);
         lin_fwd(c, xout, 1, A->s, ly->wd, NULL, SLOT(l, 6), (int)N);
     }
     m2_rmsnorm_forward(c->hidden, c->rstdf, c->X + (size_t)L * N * C, m->out_norm->data, (int)N, C,
@@ -452,9 +455,11 @@ int m2_backward(m2_ctx *c, m2_err *err) {
     int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, L = cf->n_layers;
     m2_pool *pool = m->pool;
     size_t NC = (size_t)N * C;
-    /* d hidden = dhidden + dlogits . W_out (nothing to add when no loss wrote dlogits) */
-    memcpy(c->dh, c->dhidden, NC * sizeof(float));
-    if (!c->fwd_no_logits && c->dlogits_live) lin_bwd(c, c->dh, 1, c->dlogits, c->hidden, m->output, NULL, -1, N);
+    /* d hidden = dhidden + dlogits . W_out (each only when something wrote it since the forward) */
+    int logits_grad = !c->fwd_no_logits && c->dlogits_live;
+    if (c->dhidden_live) m2_copy(c->dh, c->dhidden, (long)NC, pool);
+    else if (!logits_grad) memset(c->dh, 0, NC * sizeof(float));
+    if (logits_grad) lin_bwd(c, c->dh, c->dhidden_live, c->dlogits, c->hidden, m->output, NULL, -1, N);
     m2_rmsnorm_backward_set(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
                             c->rstdf, N, C, pool);
     for (int l = L - 1; l >= 0; l--) {
