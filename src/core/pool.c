@@ -12,17 +12,18 @@
 #endif
 
 /* How long an idle thread (a worker between jobs, the caller waiting for the last chunk) spins
- * before it sleeps on a condition variable. A train step issues hundreds of jobs a few hundred
- * microseconds apart; waking a sleeping thread costs tens of microseconds to milliseconds on a
- * virtual machine (the idle vCPU halts), which on 2 threads cost more than the split saved. */
-#define SPIN_NS 200000L
+ * before it sleeps on a condition variable: 200 us, or M2_POOL_SPIN_US (0 = sleep at once, the
+ * old behaviour; for machines shared with other busy processes). A train step issues hundreds of
+ * jobs back to back; waking a sleeping thread costs tens of microseconds to milliseconds on a
+ * virtual machine (the idle vCPU halts), paid at every job. */
+#define SPIN_NS_DEFAULT 200000L
 
 struct m2_pool {
     int n;
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    int quit;
+    atomic_int quit;
     /* the current job: chunk i of [0, total) is fixed by (total, nchunks, i); whichever thread
      * claims a chunk first runs it, so a worker descheduled on a busy machine does not stall the
      * job, and the bits do not depend on which thread ran which chunk. Fields change under mu;
@@ -32,6 +33,7 @@ struct m2_pool {
     long total, nchunks, next;
     atomic_long gen, finished;
     int caller_sleeps;
+    long spin_ns;
 };
 
 typedef struct { m2_pool *p; int tid; } worker_arg;
@@ -48,14 +50,14 @@ static long now_ns(void) {
     return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
-/* spins until *v != old (returns 1) or SPIN_NS pass (returns 0) */
-static int spin_while_eq(atomic_long *v, long old, const int *quit) {
+/* spins until *v != old or quit (returns 1) or spin_ns pass (returns 0) */
+static int spin_while_eq(atomic_long *v, long old, atomic_int *quit, long spin_ns) {
     long t0 = now_ns();
     for (int i = 1;; i++) {
         if (atomic_load_explicit(v, memory_order_acquire) != old) return 1;
-        if (*(const volatile int *)quit) return 1;
+        if (atomic_load_explicit(quit, memory_order_relaxed)) return 1;
+        if (i > 1 && (i & 63) == 1 && now_ns() - t0 > spin_ns) return 0;
         CPU_RELAX();
-        if ((i & 63) == 0 && now_ns() - t0 > SPIN_NS) return 0;
     }
 }
 
@@ -66,13 +68,13 @@ static void *worker(void *arg) {
     free(wa);
     long seen = 0;
     pthread_mutex_lock(&p->mu);
-    while (!p->quit) {
+    while (!atomic_load(&p->quit)) {
         if (p->next >= p->nchunks) {
             seen = atomic_load(&p->gen);
             pthread_mutex_unlock(&p->mu);
-            int moved = spin_while_eq(&p->gen, seen, &p->quit);
+            int moved = p->spin_ns > 0 && spin_while_eq(&p->gen, seen, &p->quit, p->spin_ns);
             pthread_mutex_lock(&p->mu);
-            if (!moved && !p->quit && atomic_load(&p->gen) == seen) pthread_cond_wait(&p->go, &p->mu);
+            if (!moved && !atomic_load(&p->quit) && atomic_load(&p->gen) == seen) pthread_cond_wait(&p->go, &p->mu);
             continue;
         }
         long ci = p->next++, b, e;
@@ -99,10 +101,14 @@ m2_pool *m2_pool_create(int nthreads, m2_err *err) {
     m2_pool *p = calloc(1, sizeof *p);
     if (!p) { m2_errorf(err, M2_ENOMEM, "out of memory creating thread pool"); return NULL; }
     p->n = nthreads > 0 ? nthreads : m2_cpu_count();
+    const char *spin = getenv("M2_POOL_SPIN_US");
+    p->spin_ns = spin && *spin ? atol(spin) * 1000L : SPIN_NS_DEFAULT;
+    if (p->spin_ns < 0) p->spin_ns = 0;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
     atomic_init(&p->gen, 0);
+    atomic_init(&p->quit, 0);
     atomic_init(&p->finished, 0);
     p->th = calloc((size_t)p->n, sizeof *p->th);
     if (!p->th) { free(p); m2_errorf(err, M2_ENOMEM, "out of memory creating thread pool"); return NULL; }
@@ -120,7 +126,7 @@ m2_pool *m2_pool_create(int nthreads, m2_err *err) {
 void m2_pool_destroy(m2_pool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
-    p->quit = 1;
+    atomic_store(&p->quit, 1);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     for (int i = 1; i < p->n; i++) pthread_join(p->th[i], NULL);
@@ -156,7 +162,7 @@ void m2_pool_for(m2_pool *p, long n, m2_pool_fn fn, void *ctx) {
         long t0 = now_ns();
         for (int i = 1; atomic_load_explicit(&p->finished, memory_order_acquire) < nch; i++) {
             CPU_RELAX();
-            if ((i & 63) == 0 && now_ns() - t0 > SPIN_NS) break;
+            if ((i & 63) == 0 && now_ns() - t0 > p->spin_ns) break;
         }
         pthread_mutex_lock(&p->mu);
         p->caller_sleeps = 1;
