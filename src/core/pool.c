@@ -1,5 +1,6 @@
 #include "core/pool.h"
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -50,14 +51,22 @@ static long now_ns(void) {
     return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+/* One wait step of a spinning thread: a few pause instructions first, then sched_yield, so that
+ * on a machine shared with other busy processes the core goes to them, while on an idle one the
+ * yield returns at once and the vCPU never halts. */
+static void spin_step(int i) {
+    if (i < 256) CPU_RELAX();
+    else sched_yield();
+}
+
 /* spins until *v != old or quit (returns 1) or spin_ns pass (returns 0) */
 static int spin_while_eq(atomic_long *v, long old, atomic_int *quit, long spin_ns) {
     long t0 = now_ns();
     for (int i = 1;; i++) {
         if (atomic_load_explicit(v, memory_order_acquire) != old) return 1;
         if (atomic_load_explicit(quit, memory_order_relaxed)) return 1;
-        if (i > 1 && (i & 63) == 1 && now_ns() - t0 > spin_ns) return 0;
-        CPU_RELAX();
+        if ((i & 15) == 1 && now_ns() - t0 > spin_ns) return 0;
+        spin_step(i);
     }
 }
 
@@ -161,8 +170,8 @@ void m2_pool_for(m2_pool *p, long n, m2_pool_fn fn, void *ctx) {
         pthread_mutex_unlock(&p->mu);
         long t0 = now_ns();
         for (int i = 1; atomic_load_explicit(&p->finished, memory_order_acquire) < nch; i++) {
-            CPU_RELAX();
-            if ((i & 63) == 0 && now_ns() - t0 > p->spin_ns) break;
+            if ((i & 15) == 1 && now_ns() - t0 > p->spin_ns) break;
+            spin_step(i);
         }
         pthread_mutex_lock(&p->mu);
         p->caller_sleeps = 1;
