@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
     int QD = H * D, KD = KVH * D;
     size_t N = (size_t)B * T;
     m2_rng r;
+    m2_blas_single_thread();   /* as inside the engine (m2_model_create): the pool parallelises, not OpenBLAS */
     m2_rng_seed(&r, 1);
     float *q = malloc(N * QD * 4), *k = malloc(N * KD * 4), *v = malloc(N * KD * 4), *o = malloc(N * QD * 4),
           *lse = malloc(N * H * 4), *dq = calloc(N * QD, 4), *dk = calloc(N * KD, 4), *dv = calloc(N * KD, 4);

@@ -200,15 +200,18 @@ static double at_loss(void *p) {
     return dot(c->out, c->r, (size_t)c->nq * c->H * c->D);
 }
 static void attention_grads(void **st) {
-    int shapes[][5] = {{5, 5, 4, 2, 4}, {3, 7, 2, 1, 6}, {1, 4, 3, 3, 2}, {6, 6, 2, 2, 8}, {2, 9, 8, 1, 4}};
+    int shapes[][5] = {{5, 5, 4, 2, 4}, {3, 7, 2, 1, 6}, {1, 4, 3, 3, 2}, {6, 6, 2, 2, 8}, {2, 9, 8, 1, 4},
+                       {40, 45, 4, 2, 8}};   /* the last: several query blocks, forward output passed */
     m2_pool *pool = m2_pool_create(2, NULL);
-    for (int s = 0; s < 5; s++) {
+    for (int s = 0; s < 6; s++) {
         int nq = shapes[s][0], nkv = shapes[s][1], H = shapes[s][2], KVH = shapes[s][3], D = shapes[s][4];
         at_ctx c = {zeros(nq * H * D), zeros(H * nq), rnd(nq * H * D, 1), rnd(nkv * KVH * D, 1),
                     rnd(nkv * KVH * D, 1), rnd(nq * H * D, 1), nq, nkv, H, KVH, D, s % 2 ? pool : NULL};
         at_loss(&c);
         float *dq = zeros(nq * H * D), *dk = zeros(nkv * KVH * D), *dv = zeros(nkv * KVH * D);
-        m2_attn_seq sq = {.q = c.q, .k = c.k, .v = c.v, .lse = c.lse, .dout = c.r, .dq = dq, .dk = dk, .dv = dv, .nq = nq, .nkv = nkv};
+        /* odd shapes pass the forward output (backward takes rowsum(P dP) = dO . O from it) */
+        m2_attn_seq sq = {.q = c.q, .k = c.k, .v = c.v, .out = s % 2 ? c.out : NULL, .lse = c.lse, .dout = c.r,
+                          .dq = dq, .dk = dk, .dv = dv, .nq = nq, .nkv = nkv};
         m2_attention_backward(&sq, 1, H, KVH, D, H * D, KVH * D, c.pool);
         check_grad("attn dq", c.q, dq, nq * H * D, at_loss, &c, 1e-2f, 3e-3f);
         check_grad("attn dk", c.k, dk, nkv * KVH * D, at_loss, &c, 1e-2f, 3e-3f);
@@ -229,7 +232,7 @@ static void attention_grads(void **st) {
         for (int i = 0; i < nq; i++)
             for (int h = 0; h < H; h++) {
                 int g = h / rep, last = nkv - nq + i;
-                double w[16], mx = -1e30, z = 0;
+                double w[64], mx = -1e30, z = 0;
                 for (int j = 0; j <= last; j++) {
                     double a = 0;
                     for (int d = 0; d < D; d++) a += (double)c.q[(i * H + h) * D + d] * c.k[(j * KVH + g) * D + d];

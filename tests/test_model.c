@@ -645,6 +645,20 @@ static void kl_between_adapters(void **st) {
     m2_forward(ca, &b, on, 0, &err);
     m2_ctx_kl(ca, cb, NULL, kl, 0, 0);
     for (int n = 0; n < 15; n++) assert_true(fabsf(kl[n]) < 1e-5f);
+    /* gradient buffers are cleared lazily: after a forward they read as zero (an earlier
+     * backward's KL gradient is gone), and a backward nobody fed leaves the grads at zero */
+    m2_forward(cb, &b, off, 0, &err);
+    m2_ctx_kl(ca, cb, W, kl, 1, 0);
+    float mx = 0;
+    for (int i = 0; i < 15 * m->cfg.vocab_size; i++) mx = fmaxf(mx, fabsf(m2_ctx_dlogits(ca)[i]));
+    assert_true(mx > 0.0f);
+    m2_forward(ca, &b, on, 0, &err);
+    m2_params_zero_grad(&on->params);
+    assert_int_equal(m2_backward(ca, &err), 0);
+    for (size_t i = 0; i < on->params.n; i++) assert_true(on->params.g[i] == 0.0f);
+    const float *dl = m2_ctx_dlogits(ca), *dh = m2_ctx_dhidden(ca);
+    for (int i = 0; i < 15 * m->cfg.vocab_size; i++) assert_true(dl[i] == 0.0f);
+    for (int i = 0; i < 15 * m->cfg.dim; i++) assert_true(dh[i] == 0.0f);
     free(g);
     m2_ctx_free(ca); m2_ctx_free(cb);
     m2_model_free(m);

@@ -56,6 +56,7 @@ static void axpy4(float *restrict a, const float *restrict x0, const float *rest
 static void item_bwd(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int ldo = S->ldo ? S->ldo : ldq;
     int rep = H / jb->KVH, off = nkv - nq;
     float scale = 1.0f / sqrtf((float)D);
     size_t nb = (size_t)D * nkv, nk = ((size_t)nkv + 15) & ~(size_t)15;
@@ -82,7 +83,7 @@ static void item_bwd(const attn_job *jb, int seq, int g) {
                 }
                 int i = i0 + r, last = off + i, n = last + 1;
                 const float *qi = S->q + (size_t)i * ldq + (size_t)h * D;
-                const float *doi = S->dout + (size_t)i * ldq + (size_t)h * D;
+                const float *doi = S->dout + (size_t)i * ldo + (size_t)h * D;
                 qr[r] = qi; dor[r] = doi;
                 scores(p, qi, KT, nkv, last, D, scale);
                 float l = S->lse[(size_t)h * nq + i];
@@ -114,6 +115,7 @@ static void item_bwd(const attn_job *jb, int seq, int g) {
 static void item(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
+    int ldo = S->ldo ? S->ldo : ldq;
     int rep = H / jb->KVH, off = nkv - nq;
     float scale = 1.0f / sqrtf((float)D);
     int direct = nq * rep < 8;   /* decode: a few queries over a long cache, no transposed copies */
@@ -138,7 +140,7 @@ static void item(const attn_job *jb, int seq, int g) {
             float sum = m2_vexp_sum(s, s, mx, n);
             if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
             float inv = 1.0f / sum;
-            float *o = S->out + (size_t)i * ldq + (size_t)h * D;
+            float *o = S->out + (size_t)i * ldo + (size_t)h * D;
             if (!direct) {
                 for (int d = 0; d < D; d++) o[d] = m2_vdot(s, VT + (size_t)d * nkv, n) * inv;
                 continue;
@@ -156,83 +158,173 @@ static void item(const attn_job *jb, int seq, int g) {
 
 /* Query rows per block in the BLAS path: a block of rows [i0, i0+ATT_QB) only needs the keys up to
  * its last row, so the causal triangle costs about (1 + 1/nblocks)/2 of the square, and the score
- * buffer stays ATT_QB x nkv (memory linear in the sequence length). */
+ * buffer stays nkv x (rep x ATT_QB) (memory linear in the sequence length). The rep query heads
+ * that share a KV head are stacked into one block (column hh * nr + r), and the scores are kept
+ * TRANSPOSED, one row per key: the softmax's max and sum then run element-wise down the key rows
+ * over whole vectors of query columns, instead of one horizontal reduction per query row. */
 #define ATT_QB 32
 
-/* Forward for one (sequence, KV head) with OpenBLAS: per query-row block, S = scale Q K^T over the
- * keys it can see, softmax in place (masked entries set to 0), O = P V. */
+/* dst[rep*nr, D] = the block's rows of the group's rep heads, head-major */
+static void gather_heads(float *dst, const float *src, int ld, int h0, int rep, int nr, int D) {
+    for (int hh = 0; hh < rep; hh++)
+        for (int r = 0; r < nr; r++)
+        {
+            float *d = dst + ((size_t)hh * nr + r) * D;
+            const float *x = src + (size_t)r * ld + (size_t)(h0 + hh) * D;
+            for (int t = 0; t < D; t++) d[t] = x[t];
+        }
+}
+
+/* Key row j of a block sees the query columns c with rr[c] >= j - first, rr[c] = c % nr the
+ * query's row in the block, first = the block's first query position. */
+static inline int key_row_start(int j, int first) { return j - first; }
+
+/* Forward for one (sequence, KV head) with OpenBLAS: per query-row block, S^T = scale K Q^T over
+ * the keys the block can see, exp(S^T - colmax) in place (masked entries 0), O = (S^T)^T V / colsum. */
 static void item_gemm(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
-    int rep = H / jb->KVH, off = nkv - nq;
+    int ldo = S->ldo ? S->ldo : ldq;
+    int rep = H / jb->KVH, off = nkv - nq, h0 = g * rep, mb = rep * ATT_QB;
     float scale = 1.0f / sqrtf((float)D);
-    float *P = malloc(sizeof(float) * ((size_t)ATT_QB * nkv + 16));
+    size_t np = (size_t)mb * nkv + 16, nd = (size_t)mb * D + 16;
+    float *P = malloc(sizeof(float) * (np + 2 * nd + 2 * (size_t)mb) + sizeof(int) * mb);
     if (!P) return;
+    float *Qs = P + np, *Os = Qs + nd, *mx = Os + nd, *sum = mx + mb;
+    int *rr = (int *)(sum + mb);
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
-    for (int h = g * rep; h < (g + 1) * rep; h++)
-        for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
-            int nr = nq - i0 < ATT_QB ? nq - i0 : ATT_QB, nk = off + i0 + nr;
-            const float *qb = S->q + (size_t)i0 * ldq + (size_t)h * D;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, nk, D, scale, qb, ldq, kg, ldkv,
-                        0.0f, P, nk);
-            for (int r = 0; r < nr; r++) {
-                int i = i0 + r, n = off + i + 1;
-                float *row = P + (size_t)r * nk;
-                float mx = m2_vmax(row, n);
-                float sum = m2_vexp_sum(row, row, mx, n);
-                if (S->lse) S->lse[(size_t)h * nq + i] = mx + logf(sum);
-                float inv = 1.0f / sum;
-                for (int j = 0; j < n; j++) row[j] *= inv;
-                for (int j = n; j < nk; j++) row[j] = 0.0f;
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, D, nk, 1.0f, P, nk, vg, ldkv,
-                        0.0f, S->out + (size_t)i0 * ldq + (size_t)h * D, ldq);
+    for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
+        int nr = nq - i0 < ATT_QB ? nq - i0 : ATT_QB, nk = off + i0 + nr, m = rep * nr, first = off + i0;
+        for (int c = 0; c < m; c++) { rr[c] = c % nr; mx[c] = -3.4e38f; sum[c] = 0.0f; }
+        gather_heads(Qs, S->q + (size_t)i0 * ldq, ldq, h0, rep, nr, D);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nk, m, D, scale, kg, ldkv, Qs, D, 0.0f, P, m);
+        for (int j = 0; j < nk; j++) {
+            const float *p = P + (size_t)j * m;
+            int lo = key_row_start(j, first);
+            if (lo <= 0) for (int c = 0; c < m; c++) mx[c] = p[c] > mx[c] ? p[c] : mx[c];
+            else for (int c = 0; c < m; c++) mx[c] = rr[c] >= lo && p[c] > mx[c] ? p[c] : mx[c];
         }
+        for (int j = 0; j < nk; j++) {
+            float *p = P + (size_t)j * m;
+            int lo = key_row_start(j, first);
+            if (lo <= 0)
+                for (int c = 0; c < m; c++) { float e = m2_fast_expf(p[c] - mx[c]); p[c] = e; sum[c] += e; }
+            else
+                for (int c = 0; c < m; c++) {
+                    float e = rr[c] >= lo ? m2_fast_expf(p[c] - mx[c]) : 0.0f;
+                    p[c] = e; sum[c] += e;
+                }
+        }
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, D, nk, 1.0f, P, m, vg, ldkv, 0.0f, Os, D);
+        for (int hh = 0; hh < rep; hh++)
+            for (int r = 0; r < nr; r++) {
+                int c = hh * nr + r;
+                if (S->lse) S->lse[(size_t)(h0 + hh) * nq + i0 + r] = mx[c] + logf(sum[c]);
+                float *o = S->out + (size_t)(i0 + r) * ldo + (size_t)(h0 + hh) * D;
+                const float *os = Os + (size_t)c * D;
+                float iv = 1.0f / sum[c];
+                for (int d = 0; d < D; d++) o[d] = os[d] * iv;
+            }
+    }
     free(P);
 }
 
-/* Backward for one (sequence, KV head) with OpenBLAS: per query-row block, P recomputed from lse,
- * dP = dO V^T, dS = P (dP - rowsum(P dP)) scale, then dQ += dS K, dK += dS^T Q, dV += P^T dO. */
+/* Backward for one (sequence, KV head) with OpenBLAS, transposed like the forward: per query-row
+ * block, P^T recomputed from lse, dP^T = V dO^T, dS^T = P^T (dP^T - delta) scale with
+ * delta = rowsum(P dP) (= dO . O: taken from the forward output when given, saving a pass), then
+ * dQ = (dS^T)^T K, dK += dS^T Q, dV += P^T dO. dK and dV accumulate in a local [nkv, D] buffer and
+ * are added to dk/dv once at the end. */
 static void item_gemm_bwd(const attn_job *jb, int seq, int g) {
     const m2_attn_seq *S = &jb->seqs[seq];
     int D = jb->D, nq = S->nq, nkv = S->nkv, ldq = jb->ldq, ldkv = jb->ldkv, H = jb->H;
-    int rep = H / jb->KVH, off = nkv - nq;
+    int ldo = S->ldo ? S->ldo : ldq;
+    int rep = H / jb->KVH, off = nkv - nq, h0 = g * rep, mb = rep * ATT_QB;
     float scale = 1.0f / sqrtf((float)D);
-    size_t nb = (size_t)ATT_QB * nkv + 16;
-    float *P = malloc(sizeof(float) * 2 * nb);
+    size_t np = (size_t)mb * nkv + 16, nd = (size_t)mb * D + 16, nkd = (size_t)nkv * D + 16;
+    float *P = malloc(sizeof(float) * (2 * np + 3 * nd + 2 * nkd + 2 * (size_t)mb) + sizeof(int) * mb);
     if (!P) return;
-    float *dP = P + nb;
+    float *dP = P + np, *Qs = dP + np, *dOs = Qs + nd, *dQs = dOs + nd, *dK = dQs + nd, *dV = dK + nkd;
+    float *lse = dV + nkd, *delta = lse + mb;
+    int *rr = (int *)(delta + mb);
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
     float *dkg = S->dk ? S->dk + (size_t)g * D : NULL, *dvg = S->dv ? S->dv + (size_t)g * D : NULL;
-    for (int h = g * rep; h < (g + 1) * rep; h++)
-        for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
-            int nr = nq - i0 < ATT_QB ? nq - i0 : ATT_QB, nk = off + i0 + nr;
-            const float *qb = S->q + (size_t)i0 * ldq + (size_t)h * D;
-            const float *dob = S->dout + (size_t)i0 * ldq + (size_t)h * D;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, nk, D, scale, qb, ldq, kg, ldkv,
-                        0.0f, P, nk);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, nk, D, 1.0f, dob, ldq, vg, ldkv,
-                        0.0f, dP, nk);
+    memset(dK, 0, sizeof(float) * 2 * nkd);
+    for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
+        int nr = nq - i0 < ATT_QB ? nq - i0 : ATT_QB, nk = off + i0 + nr, m = rep * nr, first = off + i0;
+        gather_heads(Qs, S->q + (size_t)i0 * ldq, ldq, h0, rep, nr, D);
+        gather_heads(dOs, S->dout + (size_t)i0 * ldo, ldo, h0, rep, nr, D);
+        for (int hh = 0; hh < rep; hh++)
             for (int r = 0; r < nr; r++) {
-                int i = i0 + r, n = off + i + 1;
-                float *p = P + (size_t)r * nk, *dp = dP + (size_t)r * nk;
-                float l = S->lse[(size_t)h * nq + i];
-                for (int j = 0; j < n; j++) p[j] = m2_fast_expf(p[j] - l);
-                float dsum = m2_vdot(p, dp, n);
-                for (int j = 0; j < n; j++) dp[j] = p[j] * (dp[j] - dsum) * scale;
-                for (int j = n; j < nk; j++) p[j] = dp[j] = 0.0f;
+                int c = hh * nr + r;
+                rr[c] = r;
+                lse[c] = S->lse[(size_t)(h0 + hh) * nq + i0 + r];
+                delta[c] = S->out ? m2_vdot(dOs + (size_t)c * D, S->out + (size_t)(i0 + r) * ldo + (size_t)(h0 + hh) * D, D)
+                                  : 0.0f;
             }
-            if (S->dq)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, D, nk, 1.0f, dP, nk, kg, ldkv,
-                            1.0f, S->dq + (size_t)i0 * ldq + (size_t)h * D, ldq);
-            if (dkg)
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, D, nr, 1.0f, dP, nk, qb, ldq,
-                            1.0f, dkg, ldkv);
-            if (dvg)
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, D, nr, 1.0f, P, nk, dob, ldq,
-                            1.0f, dvg, ldkv);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nk, m, D, scale, kg, ldkv, Qs, D, 0.0f, P, m);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nk, m, D, 1.0f, vg, ldkv, dOs, D, 0.0f, dP, m);
+        if (!S->out)   /* delta = rowsum(P dP), accumulated down the key rows */
+            for (int j = 0; j < nk; j++) {
+                float *p = P + (size_t)j * m;
+                const float *dp = dP + (size_t)j * m;
+                int lo = key_row_start(j, first);
+                for (int c = 0; c < m; c++) {
+                    float e = rr[c] >= lo ? m2_fast_expf(p[c] - lse[c]) : 0.0f;
+                    p[c] = e; delta[c] += e * dp[c];
+                }
+            }
+        for (int j = 0; j < nk; j++) {
+            float *p = P + (size_t)j * m, *dp = dP + (size_t)j * m;
+            int lo = key_row_start(j, first);
+            if (!S->out)
+                for (int c = 0; c < m; c++) dp[c] = p[c] * (dp[c] - delta[c]) * scale;
+            else if (lo <= 0)
+                for (int c = 0; c < m; c++) {
+                    float e = m2_fast_expf(p[c] - lse[c]);
+                    p[c] = e; dp[c] = e * (dp[c] - delta[c]) * scale;
+                }
+            else
+                for (int c = 0; c < m; c++) {
+                    float e = rr[c] >= lo ? m2_fast_expf(p[c] - lse[c]) : 0.0f;
+                    p[c] = e; dp[c] = e * (dp[c] - delta[c]) * scale;
+                }
         }
+        if (S->dq) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, D, nk, 1.0f, dP, m, kg, ldkv, 0.0f, dQs, D);
+            for (int hh = 0; hh < rep; hh++)
+                for (int r = 0; r < nr; r++) {
+                    float *dq = S->dq + (size_t)(i0 + r) * ldq + (size_t)(h0 + hh) * D;
+                    const float *src = dQs + ((size_t)hh * nr + r) * D;
+                    if (S->set_grads) for (int d = 0; d < D; d++) dq[d] = src[d];
+                    else for (int d = 0; d < D; d++) dq[d] += src[d];
+                }
+        }
+        if (dkg) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nk, D, m, 1.0f, dP, m, Qs, D, 1.0f, dK, D);
+        if (dvg) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nk, D, m, 1.0f, P, m, dOs, D, 1.0f, dV, D);
+    }
+    for (int j = 0; j < nkv; j++) {
+        float *rk = dkg ? dkg + (size_t)j * ldkv : NULL, *rv = dvg ? dvg + (size_t)j * ldkv : NULL;
+        const float *xk = dK + (size_t)j * D, *xv = dV + (size_t)j * D;
+        if (S->set_grads) {
+            if (rk) for (int d = 0; d < D; d++) rk[d] = xk[d];
+            if (rv) for (int d = 0; d < D; d++) rv[d] = xv[d];
+        } else {
+            if (rk) for (int d = 0; d < D; d++) rk[d] += xk[d];
+            if (rv) for (int d = 0; d < D; d++) rv[d] += xv[d];
+        }
+    }
     free(P);
+}
+
+/* set_grads for the direct kernel (which accumulates): zero the item's gradient slices first */
+static void zero_item_grads(const attn_job *jb, const m2_attn_seq *S, int g) {
+    int D = jb->D, rep = jb->H / jb->KVH;
+    for (int i = 0; S->dq && i < S->nq; i++)
+        memset(S->dq + (size_t)i * jb->ldq + (size_t)g * rep * D, 0, sizeof(float) * rep * D);
+    for (int j = 0; j < S->nkv; j++) {
+        if (S->dk) memset(S->dk + (size_t)j * jb->ldkv + (size_t)g * D, 0, sizeof(float) * D);
+        if (S->dv) memset(S->dv + (size_t)j * jb->ldkv + (size_t)g * D, 0, sizeof(float) * D);
+    }
 }
 
 static void run_items(void *vp, long b, long e, int tid) {
@@ -242,7 +334,10 @@ static void run_items(void *vp, long b, long e, int tid) {
         const m2_attn_seq *S = &jb->seqs[seq];
         /* decode (a few queries over a cache) keeps the direct kernels; prefill/training use BLAS */
         int few = S->nq * (jb->H / jb->KVH) < 8;
-        if (jb->backward) { if (few) item_bwd(jb, seq, g); else item_gemm_bwd(jb, seq, g); }
+        if (jb->backward) {
+            if (few && S->set_grads) zero_item_grads(jb, S, g);
+            if (few) item_bwd(jb, seq, g); else item_gemm_bwd(jb, seq, g);
+        }
         else { if (few) item(jb, seq, g); else item_gemm(jb, seq, g); }
     }
 }

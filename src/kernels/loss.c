@@ -1,5 +1,6 @@
 #include "kernels/loss.h"
 #include <math.h>
+#include <string.h>
 #include "kernels/fastmath.h"
 
 static float row_lse(const float *x, int V) {
@@ -17,7 +18,7 @@ typedef struct {
     float *logp, *lse, *dl, *dq, *kl;
     const float *logits, *lq, *dlogp, *dkl, *clse;
     const int32_t *targets;
-    int V;
+    int V, set;
 } loss_job;
 
 static void lp_fwd(void *vp, long b, long e, int tid) {
@@ -43,11 +44,16 @@ static void lp_bwd(void *vp, long b, long e, int tid) {
     int V = j->V;
     for (long n = b; n < e; n++) {
         int t = j->targets[n];
-        if (t < 0 || j->dlogp[n] == 0.0f) continue;
+        float *d = j->dl + (size_t)n * V;
+        if (t < 0 || j->dlogp[n] == 0.0f) {
+            if (j->set) memset(d, 0, sizeof(float) * V);
+            continue;
+        }
         const float *x = j->logits + (size_t)n * V;
-        float *d = j->dl + (size_t)n * V, g = j->dlogp[n];
+        float g = j->dlogp[n];
         float l = j->clse ? j->clse[n] : row_lse(x, V);
-        for (int i = 0; i < V; i++) d[i] -= g * m2_fast_expf(x[i] - l);
+        if (j->set) for (int i = 0; i < V; i++) d[i] = -g * m2_fast_expf(x[i] - l);
+        else for (int i = 0; i < V; i++) d[i] -= g * m2_fast_expf(x[i] - l);
         d[t] += g;
     }
 }
@@ -55,6 +61,13 @@ static void lp_bwd(void *vp, long b, long e, int tid) {
 void m2_logprob_backward(float *dlogits, const float *dlogp, const float *logits, const float *lse,
                          const int32_t *targets, int N, int V, m2_pool *pool) {
     loss_job j = {.dl = dlogits, .dlogp = dlogp, .logits = logits, .clse = lse, .targets = targets, .V = V};
+    m2_pool_for(pool, N, lp_bwd, &j);
+}
+
+void m2_logprob_backward_set(float *dlogits, const float *dlogp, const float *logits, const float *lse,
+                             const int32_t *targets, int N, int V, m2_pool *pool) {
+    loss_job j = {.dl = dlogits, .dlogp = dlogp, .logits = logits, .clse = lse, .targets = targets, .V = V,
+                  .set = 1};
     m2_pool_for(pool, N, lp_bwd, &j);
 }
 

@@ -16,6 +16,9 @@ void m2_logprob_forward(float *logp, float *lse, const float *logits, const int3
  * dlogp == 0 skipped). lse from the forward (NULL: recomputed). */
 void m2_logprob_backward(float *dlogits, const float *dlogp, const float *logits, const float *lse,
                          const int32_t *targets, int N, int V, m2_pool *pool);
+/* The same, but dlogits is written (skipped rows set to 0): no zeroing pass beforehand. */
+void m2_logprob_backward_set(float *dlogits, const float *dlogp, const float *logits, const float *lse,
+                             const int32_t *targets, int N, int V, m2_pool *pool);
 
 /* probs[N,V] = softmax(logits / temperature)  (temperature > 0) */
 void m2_softmax_forward(float *probs, const float *logits, int N, int V, float temperature);

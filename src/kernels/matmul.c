@@ -119,38 +119,49 @@ void m2_wref_rows_f32(m2_wref w, int r0, int r1, float *dst) {
 
 void m2_matmul_forward_w(float *out, const float *inp, m2_wref w, const float *bias, int N,
                          int accumulate, float *scratch, m2_pool *pool) {
-    if (w.dtype == M2_DT_F32) {
-        m2_matmul_forward(out, inp, w.data, bias, N, w.cols, w.rows, accumulate, pool);
-        return;
-    }
+    m2_matmul_forward_wld(out, w.rows, inp, w, bias, N, accumulate, scratch, pool);
+}
+
+void m2_matmul_forward_wld(float *out, int ldo, const float *inp, m2_wref w, const float *bias, int N,
+                           int accumulate, float *scratch, m2_pool *pool) {
     int C = w.cols, OC = w.rows;
+    if (N <= 0 || OC <= 0) return;
     if (bias) {
         for (int n = 0; n < N; n++) {
-            float *o = out + (size_t)n * OC;
+            float *o = out + (size_t)n * ldo;
             if (accumulate) for (int j = 0; j < OC; j++) o[j] += bias[j];
             else for (int j = 0; j < OC; j++) o[j] = bias[j];
         }
         accumulate = 1;
     }
-    for (int r0 = 0; r0 < OC; r0 += M2_WTILE_ROWS) {
-        int r1 = r0 + M2_WTILE_ROWS < OC ? r0 + M2_WTILE_ROWS : OC;
-        m2_wref_rows_f32(w, r0, r1, scratch);
-        m2_sgemm(pool, 0, 1, N, r1 - r0, C, 1.0f, inp, C, scratch, C, accumulate ? 1.0f : 0.0f, out + r0, OC);
-    }
-}
-
-void m2_matmul_dinp_w(float *dinp, const float *dout, m2_wref w, int N, int accumulate,
-                      float *scratch, m2_pool *pool) {
-    int C = w.cols, OC = w.rows;
-    if (N <= 0) return;
-    if (w.dtype == M2_DT_F32) {   /* [N,OC] x [OC,C] */
-        m2_sgemm(pool, 0, 0, N, C, OC, 1.0f, dout, OC, w.data, C, accumulate ? 1.0f : 0.0f, dinp, C);
+    if (w.dtype == M2_DT_F32) {
+        m2_sgemm(pool, 0, 1, N, OC, C, 1.0f, inp, C, w.data, C, accumulate ? 1.0f : 0.0f, out, ldo);
         return;
     }
     for (int r0 = 0; r0 < OC; r0 += M2_WTILE_ROWS) {
         int r1 = r0 + M2_WTILE_ROWS < OC ? r0 + M2_WTILE_ROWS : OC;
         m2_wref_rows_f32(w, r0, r1, scratch);
-        m2_sgemm(pool, 0, 0, N, C, r1 - r0, 1.0f, dout + r0, OC, scratch, C,
+        m2_sgemm(pool, 0, 1, N, r1 - r0, C, 1.0f, inp, C, scratch, C, accumulate ? 1.0f : 0.0f, out + r0, ldo);
+    }
+}
+
+void m2_matmul_dinp_w(float *dinp, const float *dout, m2_wref w, int N, int accumulate,
+                      float *scratch, m2_pool *pool) {
+    m2_matmul_dinp_wld(dinp, dout, w.rows, w, N, accumulate, scratch, pool);
+}
+
+void m2_matmul_dinp_wld(float *dinp, const float *dout, int ldd, m2_wref w, int N, int accumulate,
+                        float *scratch, m2_pool *pool) {
+    int C = w.cols, OC = w.rows;
+    if (N <= 0) return;
+    if (w.dtype == M2_DT_F32) {   /* [N,OC] x [OC,C] */
+        m2_sgemm(pool, 0, 0, N, C, OC, 1.0f, dout, ldd, w.data, C, accumulate ? 1.0f : 0.0f, dinp, C);
+        return;
+    }
+    for (int r0 = 0; r0 < OC; r0 += M2_WTILE_ROWS) {
+        int r1 = r0 + M2_WTILE_ROWS < OC ? r0 + M2_WTILE_ROWS : OC;
+        m2_wref_rows_f32(w, r0, r1, scratch);
+        m2_sgemm(pool, 0, 0, N, C, r1 - r0, 1.0f, dout + r0, ldd, scratch, C,
                  accumulate || r0 > 0 ? 1.0f : 0.0f, dinp, C);
     }
 }

@@ -50,12 +50,18 @@ void m2_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
  * for f32). */
 void m2_matmul_forward_w(float *out, const float *inp, m2_wref w, const float *bias, int N,
                          int accumulate, float *scratch, m2_pool *pool);
+/* The same with out rows ldo floats apart (a column slice of a wider output). */
+void m2_matmul_forward_wld(float *out, int ldo, const float *inp, m2_wref w, const float *bias, int N,
+                           int accumulate, float *scratch, m2_pool *pool);
 /* dinp[N,C] += dout[N,OC] . w  for a weight in any dtype (frozen: no weight gradient). */
 void m2_matmul_backward_w(float *dinp, const float *dout, m2_wref w, int N, float *scratch,
                           m2_pool *pool);
 /* dinp[N,C] (+)= dout[N,OC] W; accumulate = 0 overwrites dinp (no zeroing pass needed) */
 void m2_matmul_dinp_w(float *dinp, const float *dout, m2_wref w, int N, int accumulate,
                       float *scratch, m2_pool *pool);
+/* The same with dout rows ldd floats apart (a column slice of a wider gradient). */
+void m2_matmul_dinp_wld(float *dinp, const float *dout, int ldd, m2_wref w, int N, int accumulate,
+                        float *scratch, m2_pool *pool);
 /* Dequantise rows [r0, r1) of w into dst[(r1-r0), cols]. */
 void m2_wref_rows_f32(m2_wref w, int r0, int r1, float *dst);
 

@@ -20,7 +20,7 @@ void m2_embedding_backward(float *dwte, const float *dout, const int32_t *tokens
 
 /* ---- rmsnorm ---- */
 typedef struct {
-    float *out, *rstd, *dinp; const float *inp, *w, *dout, *crstd; int C; float eps;
+    float *out, *rstd, *dinp; const float *inp, *w, *dout, *crstd; int C, set; float eps;
 } norm_job;
 
 static void rms_fwd_rows(void *vp, long b, long e, int tid) {
@@ -58,14 +58,15 @@ static void rms_bwd_rows(void *vp, long b, long e, int tid) {
             for (; i < C; i++) dot += dy[i] * j->w[i] * x[i];
         }
         float c = r * r * r * dot / C;
-        for (int i = 0; i < C; i++) dx[i] += r * dy[i] * j->w[i] - c * x[i];
+        if (j->set) for (int i = 0; i < C; i++) dx[i] = r * dy[i] * j->w[i] - c * x[i];
+        else for (int i = 0; i < C; i++) dx[i] += r * dy[i] * j->w[i] - c * x[i];
     }
 }
 
-void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
-                         const float *rstd, int N, int C, m2_pool *pool) {
+static void rms_bwd(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                    const float *rstd, int N, int C, int set, m2_pool *pool) {
     if (dinp) {
-        norm_job j = {.dinp = dinp, .inp = inp, .w = w, .dout = dout, .crstd = rstd, .C = C};
+        norm_job j = {.dinp = dinp, .inp = inp, .w = w, .dout = dout, .crstd = rstd, .C = C, .set = set};
         m2_pool_for(pool, N, rms_bwd_rows, &j);
     }
     if (dw)
@@ -74,6 +75,16 @@ void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float 
             float r = rstd[n];
             for (int i = 0; i < C; i++) dw[i] += dy[i] * x[i] * r;
         }
+}
+
+void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                         const float *rstd, int N, int C, m2_pool *pool) {
+    rms_bwd(dinp, dw, dout, inp, w, rstd, N, C, 0, pool);
+}
+
+void m2_rmsnorm_backward_set(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                             const float *rstd, int N, int C, m2_pool *pool) {
+    rms_bwd(dinp, dw, dout, inp, w, rstd, N, C, 1, pool);
 }
 
 /* ---- rope ---- */
@@ -203,6 +214,57 @@ void m2_swiglu_backward_set(float *dgate, float *dup, const float *dout, const f
                             const float *up, long n, m2_pool *pool) {
     glu_job j = {.dg = dgate, .du = dup, .g = gate, .u = up, .dout = dout, .set = 1};
     m2_pool_for(pool, n, glu_bwd, &j);
+}
+
+/* rows variant: gate and up side by side in one [N, 2F] buffer (one GEMM for both) */
+typedef struct { float *out, *dgu; const float *gu, *dout; int F; } glu_rows_job;
+
+static void glu_rows_fwd(void *vp, long b, long e, int tid) {
+    glu_rows_job *j = vp;
+    int F = j->F;
+    for (long n = b; n < e; n++) {
+        const float *restrict g = j->gu + (size_t)n * 2 * F, *restrict u = g + F;
+        float *restrict o = j->out + (size_t)n * F;
+        for (int i = 0; i < F; i++) o[i] = g[i] / (1.0f + m2_fast_expf(-g[i])) * u[i];
+    }
+}
+
+static void glu_rows_bwd(void *vp, long b, long e, int tid) {
+    glu_rows_job *j = vp;
+    int F = j->F;
+    for (long n = b; n < e; n++) {
+        const float *restrict gp = j->gu + (size_t)n * 2 * F, *restrict up = gp + F;
+        const float *restrict dp = j->dout + (size_t)n * F;
+        float *restrict dg = j->dgu + (size_t)n * 2 * F, *restrict du = dg + F;
+        for (int i = 0; i < F; i++) {
+            float g = gp[i], s = 1.0f / (1.0f + m2_fast_expf(-g)), d = dp[i];
+            dg[i] = d * up[i] * s * (1.0f + g * (1.0f - s));
+            du[i] = d * g * s;
+        }
+    }
+}
+
+void m2_swiglu_forward_rows(float *out, const float *gu, int N, int F, m2_pool *pool) {
+    glu_rows_job j = {.out = out, .gu = gu, .F = F};
+    m2_pool_for(pool, N, glu_rows_fwd, &j);
+}
+
+void m2_swiglu_backward_rows_set(float *dgu, const float *dout, const float *gu, int N, int F, m2_pool *pool) {
+    glu_rows_job j = {.dgu = dgu, .gu = gu, .dout = dout, .F = F};
+    m2_pool_for(pool, N, glu_rows_bwd, &j);
+}
+
+typedef struct { float *dst; const float *src; } copy_job;
+
+static void copy_part(void *vp, long b, long e, int tid) {
+    copy_job *j = vp;
+    memcpy(j->dst + b, j->src + b, sizeof(float) * (size_t)(e - b));
+}
+
+void m2_copy(float *dst, const float *src, long n, m2_pool *pool) {
+    copy_job j = {dst, src};
+    if (n < 65536) pool = NULL;   /* not worth waking a thread */
+    m2_pool_for(pool, n, copy_part, &j);
 }
 
 void m2_add_forward(float *out, const float *a, const float *b, long n) {

@@ -18,6 +18,9 @@ void m2_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *
 /* dinp[N,C] += ...; dw[C] += sum_n dout * inp * rstd (dw may be NULL) */
 void m2_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                          const float *rstd, int N, int C, m2_pool *pool);
+/* The same with dinp written (=), not accumulated. */
+void m2_rmsnorm_backward_set(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                             const float *rstd, int N, int C, m2_pool *pool);
 
 /* RoPE pair layout. ADJACENT rotates (x[2i], x[2i+1]) (GGUF llama, Meta); HALF rotates
  * (x[i], x[i + D/2]) (HF rotate_half: HF Llama/Mistral, Qwen2 in both formats). */
@@ -56,6 +59,13 @@ void m2_swiglu_backward(float *dgate, float *dup, const float *dout, const float
 void m2_swiglu_backward_set(float *dgate, float *dup, const float *dout, const float *gate,
                             const float *up, long n, m2_pool *pool);
 
+/* Rows variant: gu[N, 2F] holds gate | up side by side; out[N,F] = silu(gate) * up. */
+void m2_swiglu_forward_rows(float *out, const float *gu, int N, int F, m2_pool *pool);
+/* dgu[N, 2F] = (dgate | dup) given dout[N,F], written (not accumulated). */
+void m2_swiglu_backward_rows_set(float *dgu, const float *dout, const float *gu, int N, int F, m2_pool *pool);
+
+/* dst[n] = src[n], split over the pool when large */
+void m2_copy(float *dst, const float *src, long n, m2_pool *pool);
 /* out[n] = a[n] + b[n]  (out may alias a) */
 void m2_add_forward(float *out, const float *a, const float *b, long n);
 /* y[n] += x[n] */

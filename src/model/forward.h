@@ -37,9 +37,13 @@ void m2_ctx_want_logits(m2_ctx *c, int on);
 int m2_ctx_tokens(const m2_ctx *c);           /* N of the last forward */
 float *m2_ctx_logits(m2_ctx *c);              /* [N,V] */
 float *m2_ctx_hidden(m2_ctx *c);              /* [N,H] final normed hidden (head input) */
-float *m2_ctx_dlogits(m2_ctx *c);             /* [N,V] gradient accumulated before backward */
+/* Gradient buffers accumulated before backward. They are cleared lazily: fetch them with these
+ * accessors AFTER the forward (the first call since the forward zeroes the buffer and marks it
+ * used); a buffer never fetched counts as zero, so backward skips what nobody wrote
+ * (e.g. the output projection's input gradient when only heads have a loss). */
+float *m2_ctx_dlogits(m2_ctx *c);             /* [N,V] gradient into the logits */
 float *m2_ctx_dhidden(m2_ctx *c);             /* [N,H] extra gradient into hidden (heads) */
-/* Zeroes dlogits and dhidden (m2_forward does this too). */
+/* Clears dlogits and dhidden (m2_forward does this too). */
 void m2_ctx_zero_dgrads(m2_ctx *c);
 
 /* logp[n] = log p(targets[n] | tokens[..n]) under the last forward; targets[n] < 0 = none
