@@ -262,6 +262,22 @@ static void cli_train(void **state) {
     assert_int_equal(run_cli(args, out, sizeof out), 2);
     snprintf(args, sizeof args, "--resume %s/nowhere", tmpdir);
     assert_int_equal(run_cli(args, out, sizeof out), 1);
+    /* Stage reuse: a source that is no run, and stages without a source, are refused, nothing written. */
+    snprintf(args, sizeof args, "%s run.name=re run.out_dir=%s/cli run.reuse_from=%s/nowhere run.reuse_stages=[pretrain]",
+             cfg, tmpdir, tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "run.reuse_from:"));
+    assert_non_null(strstr(out, "is not a run folder"));
+    snprintf(args, sizeof args, "%s run.name=re run.out_dir=%s/cli run.reuse_stages=[pretrain]", cfg, tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "run.reuse_stages: set, but run.reuse_from names no run"));
+    snprintf(p, sizeof p, "%s/cli/re/metrics.jsonl", tmpdir);
+    assert_false(m2_path_exists(p));
+    /* a run whose plan does not start with the stage (it ran only [report]) cannot be its source */
+    snprintf(args, sizeof args, "%s run.name=re run.out_dir=%s/cli run.reuse_from=%s run.reuse_stages=[pretrain]",
+             cfg, tmpdir, dir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "run.reuse_stages: pretrain"));
 }
 
 static void report_aggregates_eval_files(void **state) {
