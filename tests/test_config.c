@@ -254,7 +254,7 @@ static void schema_print_and_strings(void **state) {
 }
 
 static void shipped_configs_load(void **state) {
-    static const char *names[] = {"demo", "small", "flat", "shared_adapter", "sft_only", "rl_only", "role_swap",
+    static const char *names[] = {"demo", "small", "flat", "shared_adapter", "sft_only", "offline_only", "rl_only", "role_swap",
                                   "no_anchor", "no_kl"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
