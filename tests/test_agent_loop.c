@@ -560,8 +560,29 @@ static void textcraft_expert_loop(void **state) {
     m2_env_destroy(env);
 }
 
+/* Difficulty buckets come from each environment's own description of an episode. */
+static void eval_buckets_per_env(void **state) {
+    (void)state;
+    static const struct { const char *env; m2_split split; const char *bucket; } want[] = {
+        {"textcraft", M2_SPLIT_OOD, "depth 3"},               /* ood 0: bookshelf, crafting depth 3 */
+        {"alfworld", M2_SPLIT_ID, "pick_and_place_simple"},
+        {"scienceworld", M2_SPLIT_ID, "boil"},
+    };
+    for (int i = 0; i < 3; i++) {
+        m2_env *env = NULL;
+        m2_err err = {0};
+        if (m2_env_create(want[i].env, NULL, &env, &err)) fail_msg("%s: %s", want[i].env, err.msg);
+        char *b = m2_eval_bucket(env, NULL, want[i].split, 0);
+        assert_non_null(b);
+        assert_string_equal(b, want[i].bucket);
+        free(b);
+        m2_env_destroy(env);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(eval_buckets_per_env),
         cmocka_unit_test(parser_cases),
         cmocka_unit_test(loop_expert_episode),
         cmocka_unit_test(loop_step_limit_and_budget),

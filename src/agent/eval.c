@@ -100,13 +100,19 @@ char *m2_eval_bucket(m2_env *env, const char *task, m2_split split, int index) {
     cJSON *o = cJSON_Parse(d);
     free(d);
     char *out = NULL;
-    const cJSON *f = o ? cJSON_GetObjectItemCaseSensitive(o, "difficulty") : NULL;
-    if (cJSON_IsString(f)) {
-        out = malloc(strlen(f->valuestring) + 1);
-        if (out) strcpy(out, f->valuestring);
-    } else if (cJSON_IsNumber(f)) {
-        out = malloc(32);
-        if (out) snprintf(out, 32, "%g", f->valuedouble);
+    /* the field that grades an episode, in each environment's describe(): an explicit "difficulty",
+     * else TextCraft's crafting depth, else ALFWorld's task type, else ScienceWorld's task family */
+    static const char *const keys[] = {"difficulty", "depth", "task_type", "task"};
+    for (int k = 0; k < 4 && !out; k++) {
+        const cJSON *f = o ? cJSON_GetObjectItemCaseSensitive(o, keys[k]) : NULL;
+        if (!f) continue;
+        if (!strcmp(keys[k], "task") && !cJSON_GetObjectItemCaseSensitive(o, "task_id")) break;   /* a task text */
+        out = malloc(strlen(keys[k]) + (cJSON_IsString(f) ? strlen(f->valuestring) : 32) + 2);
+        if (!out) break;
+        if (cJSON_IsString(f)) strcpy(out, f->valuestring);
+        else if (cJSON_IsNumber(f) && k == 1) sprintf(out, "depth %g", f->valuedouble);
+        else if (cJSON_IsNumber(f)) sprintf(out, "%g", f->valuedouble);
+        else { free(out); out = NULL; }
     }
     cJSON_Delete(o);
     return out;

@@ -30,7 +30,8 @@ const m2_eval_cell *m2_eval_agg_find(const m2_eval_agg *a, const char *split, co
 char *m2_eval_agg_to_json(const m2_eval_agg *a);
 
 /* Difficulty bucket of an episode from the env's describe() JSON: its "difficulty" field (string or
- * number), else NULL. malloc'd. */
+ * number), else "depth N" (TextCraft crafting depth), else the ALFWorld task type, else the
+ * ScienceWorld task family; NULL when none is there. malloc'd. */
 char *m2_eval_bucket(m2_env *env, const char *task, m2_split split, int index);
 
 /* Episodes first .. first+n-1 of (task, split) with episode seed = seed + index; each record is
