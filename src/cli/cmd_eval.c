@@ -13,11 +13,13 @@
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 eval --env NAME --policy oracle|random [--split train|id|ood] [--episodes N]\n"
                "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n"
-               "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--out FILE.jsonl] [--json]\n\n"
+               "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--seed S]\n"
+               "                   [--out FILE.jsonl] [--json]\n\n"
                "Plays episodes 0..N-1 of the split (default: all; with --run: eval.episodes of the run) and prints\n"
                "success rate, mean score and per-episode results; --out writes one JSON line per episode with\n"
                "its transcript. --run evaluates a trained run folder (multi2 train): its environment, its\n"
-               "adapters (newest stage), greedy decoding, step limit eval.step_limit.\n");
+               "adapters (newest stage), greedy decoding, step limit eval.step_limit; episode i gets seed S + i\n"
+               "(--seed S; default the run's eval.seed), so another S draws other episodes of the same tasks.\n");
 }
 
 /* --run DIR: the trained policy of a run folder. */
@@ -42,7 +44,7 @@ static int eval_run(const env_opts *o) {
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
     const char *split = m2_split_name(o->split);
-    int rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, out, &agg, o->json ? NULL : stderr, &err);
+    int rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, out, &agg, o->json ? NULL : stderr, &err);
     if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); rc = 1; }
     if (rc) fprintf(stderr, "multi2 eval: %s\n", err.msg);
     const m2_eval_cell *c = rc ? NULL : m2_eval_agg_find(&agg, split, "all");

@@ -65,6 +65,7 @@ int env_opts_parse(env_opts *o, int argc, char **argv, const char *cmd, const ch
             unsigned long long u = strtoull(v, &end, 10);
             if (errno || end == v || *end || v[0] == '-') { fprintf(stderr, "multi2 %s: --seed '%s': expected an integer >= 0\n", cmd, v); return 2; }
             o->seed = u;
+            o->seed_set = 1;
         } else if (!strcmp(name, "noise")) {
             d = strtod(v, &end);
             if (end == v || *end || !(d >= 0 && d <= 1)) { fprintf(stderr, "multi2 %s: --noise '%s': expected a probability in [0,1]\n", cmd, v); return 2; }

@@ -9,6 +9,7 @@ typedef struct env_opts {
     m2_split split;
     int index, episodes, max_steps, json, help;
     uint64_t seed;
+    int seed_set;     /* --seed was given */
     float noise;
     double seconds;
 } env_opts;

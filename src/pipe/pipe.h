@@ -50,8 +50,9 @@ extern const int m2_pipe_n_stages;
 
 /* Evaluates the trained policy of a run folder (its config.yaml and artifacts) on `split` of its
  * environment: episodes 0..n-1 (n <= 0: eval.episodes), greedy, one record per episode to jsonl (may
- * be NULL), aggregated into agg (may be NULL). threads <= 0: the run's run.threads. */
-int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, FILE *jsonl,
+ * be NULL), aggregated into agg (may be NULL). threads <= 0: the run's run.threads. seed < 0: the
+ * run's eval.seed (episode i gets seed + i; another seed draws other episodes of the same tasks). */
+int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed, FILE *jsonl,
                      m2_eval_agg *agg, FILE *progress, m2_err *err);
 
 /* Reference policies without a model (oracle, random): episodes 0..n-1 of (env, split) through

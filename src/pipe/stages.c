@@ -757,7 +757,7 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
     return rc;
 }
 
-int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, FILE *jsonl,
+int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed, FILE *jsonl,
                      m2_eval_agg *agg, FILE *progress, m2_err *err) {
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
@@ -765,6 +765,7 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
     if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
     if (m2_run_config_load(cfg, path, 0, NULL, err)) { free(cfg); return -1; }
     if (threads > 0) cfg->run_threads = threads;
+    if (seed >= 0) cfg->eval_seed = seed;
     int sp = m2_split_parse(split);
     if (sp < 0) { free(cfg); return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split); }
     pw_world w;
