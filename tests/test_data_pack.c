@@ -69,6 +69,31 @@ static void pack_layout(void **state) {
     assert_int_equal(p.state_last[0], 4);
     assert_int_equal(p.act_end[1] - 1, 12);
     m2_packed_free(&p);
+
+    /* data.state_sep: every state ends with an EOS; V is read there, actions follow it */
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    tok.state_sep = 1;
+    assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
+    /* P : s 1 E a E s 2 2 E b b E s 3 E */
+    const int32_t want_sep[17] = {'P', ':', 's', '1', 256, 'a', 256, 's', '2', '2', 256, 'b', 'b', 256, 's', '3', 256};
+    assert_int_equal(p.n_tok, 17);
+    for (int i = 0; i < 17; i++) assert_int_equal(p.ids[i], want_sep[i]);
+    assert_int_equal(p.state_last[0], 4);
+    assert_int_equal(p.act_begin[0], 5);
+    assert_int_equal(p.act_end[1] - 1, 13);
+    assert_int_equal(p.next_state_last[0], 10);
+    assert_int_equal(p.next_state_last[1], 16);
+    m2_packed_free(&p);
+    /* the generation context ends with the separator, as the training sequence does before an action */
+    int32_t *ids;
+    int n;
+    m2_traj c;
+    make_traj(&c, 1);
+    assert_int_equal(m2_pack_context(&tok, &c, 0, &ids, &n, &err), 0);
+    assert_int_equal(n, 17);
+    for (int i = 0; i < 17; i++) assert_int_equal(ids[i], want_sep[i]);
+    free(ids);
+    m2_traj_free(&c);
     m2_traj_free(&t);
 }
 

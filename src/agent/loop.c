@@ -300,7 +300,7 @@ long m2_context_tokens(const m2_tok_iface *tok, const m2_traj *ctx, m2_err *err)
     n += c;
     for (int i = 0; i < ctx->n_states; i++) {
         if ((c = tok->encode(tok->ctx, ctx->states[i], NULL, 0, err)) < 0) return -1;
-        n += c;
+        n += c + (tok->state_sep ? 1 : 0);
     }
     for (int i = 0; i < ctx->n_actions; i++) {
         if ((c = tok->encode(tok->ctx, ctx->actions[i], NULL, 0, err)) < 0) return -1;

@@ -45,6 +45,7 @@
   X(INT,   data_expert_episodes,"data.expert_episodes", "500", 1, M2_INF, NULL, "expert episodes generated on the train split") \
   X(FLOAT, data_val_frac,       "data.val_frac",     "0.1",  0, 0.5, NULL, "held-out fraction for early stopping") \
   X(INT,   data_max_seq_len,    "data.max_seq_len",  "1000", 16, M2_INF, NULL, "packed sequences longer than this are dropped") \
+  X(BOOL,  data_state_sep,      "data.state_sep",    "false", 1, 0, NULL, "end every state segment with EOS, marking where the action starts (released code: no separator)") \
   /* model */ \
   X(STR,   model_base,          "model.base",        "tiny", 1, 0, NULL, "\"tiny\" (pre-train the tiny model) or a GGUF file / HF safetensors folder") \
   X(STR,   model_tokenizer,     "model.tokenizer",   "",     1, 0, NULL, "tokenizer file (empty: from the model; tiny: BPE trained on expert text)") \

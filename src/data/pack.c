@@ -213,6 +213,10 @@ int m2_pack_traj(const m2_tok_iface *tok, const m2_traj *tr, int max_tokens, m2_
         int s0 = b.n;
         int ns = encode_append(tok, tr->states[t], &b, err);
         if (ns < 0) goto fail;
+        if (tok->state_sep) {
+            if (idbuf_push(&b, tok->eos_id, err)) goto fail;
+            ns++;
+        }
         if (ns == 0) {
             m2_errorf(err, M2_EINVAL, "pack: state %d encodes to no tokens (V needs its last token)", t);
             goto fail;
@@ -283,6 +287,7 @@ int m2_pack_context(const m2_tok_iface *tok, const m2_traj *ctx, int max_tokens,
         if (t < ctx->n_states) {
             seg_start[k++] = b.n;
             if (encode_append(tok, ctx->states[t], &b, err) < 0) goto fail;
+            if (tok->state_sep && idbuf_push(&b, tok->eos_id, err)) goto fail;
         }
         if (t < ctx->n_actions) {
             seg_start[k++] = b.n;

@@ -8,6 +8,10 @@
  *   - Q(s_t, a_t) at the action's EOS (the model is causal: h there has seen s_<=t and a_t),
  *   - V(s_t) at the LAST token of state s_t (not at the action end — see docs/algorithms.md).
  *
+ * State separator (tok->state_sep, config data.state_sep): every state segment ends with an EOS,
+ * so the boundary where an action starts is a token instead of something the model must infer
+ * from the text; off by default (the released code has none).
+ *
  * BOS: at most once, at the start of the sequence (M2_BOS_SEQUENCE). The released code's BOS at the
  * start of EVERY segment (an artefact of calling the HF tokenizer per segment) is not copied.
  *
@@ -37,6 +41,7 @@ typedef struct m2_tok_iface {
     int32_t bos_id;   /* prepended once when bos == M2_BOS_SEQUENCE */
     int32_t pad_id;   /* right padding in m2_packed_batch_padded */
     int bos;          /* M2_BOS_NONE or M2_BOS_SEQUENCE */
+    int state_sep;    /* 1: every state segment ends with eos_id (a marked state -> action boundary) */
     int32_t n_vocab;
 } m2_tok_iface;
 

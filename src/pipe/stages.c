@@ -197,6 +197,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     if (!tk) return -1;
     m2_tok_iface tok;
     m2_tok_iface_from_tokenizer(&tok, tk);
+    tok.state_sep = cfg->data_state_sep;
     m2_model_config mc;
     if (m2_config_preset("tiny", &mc, err)) { m2_tokenizer_free(tk); return -1; }
     mc.vocab_size = m2_tokenizer_n_tokens(tk);

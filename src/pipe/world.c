@@ -272,6 +272,7 @@ int pw_open(pw_world *w, const m2_run_config *cfg, const char *run_dir, int need
     w->m = w->b.model;
     if (w->m->cfg.max_seq_len > cfg->model_max_seq_len) w->m->cfg.max_seq_len = (int)cfg->model_max_seq_len;
     m2_tok_iface_from_tokenizer(&w->tok, w->b.tok);
+    w->tok.state_sep = cfg->data_state_sep;
     return 0;
 }
 
