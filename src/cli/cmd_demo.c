@@ -75,6 +75,27 @@ static int load_cfg(m2_run_config *cfg, const char *file, char **over, int n_ove
     return m2_run_config_check(cfg, err);
 }
 
+/* An existing run folder is continued only if it was made with the same config (up to run.*
+ * settings that do not change numbers); else the error says which key differs. */
+static int same_config(const char *run_dir, const m2_run_config *cfg, m2_err *err) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/config.yaml", run_dir);
+    m2_run_config *saved = malloc(sizeof *saved);
+    if (!saved) { m2_errorf(err, M2_ENOMEM, "out of memory"); return 0; }
+    int ok = 0;
+    if (m2_run_config_load(saved, path, 0, NULL, err) == 0) {
+        const char *a[16], *st[16];
+        char why[256];
+        int n = m2_run_stage_plan(cfg, a, 16);
+        ok = m2_run_reusable_prefix(saved, cfg, st, 16, why, sizeof why) >= n - 2;   /* eval, report: per method */
+        if (!ok)
+            m2_errorf(err, M2_ECONFIG, "%s holds a run made with another config (%s); delete it or use another --out",
+                      run_dir, why);
+    }
+    free(saved);
+    return ok;
+}
+
 static int add_rows(m2_result_row **all, int *n_all, const char *dir, const char *method, m2_err *err) {
     m2_result_row *r;
     int n;
@@ -245,6 +266,11 @@ int cmd_demo(int argc, char **argv) {
             char run_dir[1200];
             m2_run_dir_for(cfg, run_dir, sizeof run_dir);
             int resume = m2_run_exists(run_dir);
+            if (resume && !same_config(run_dir, cfg, &err)) {
+                fprintf(stderr, "multi2 demo: %s\n", err.msg);
+                rc = 1;
+                break;
+            }
             if (k == 0) {
                 *first_cfg = *cfg;
             } else if (!resume) {
@@ -252,9 +278,12 @@ int cmd_demo(int argc, char **argv) {
                 const char *st[16];
                 int ns = m2_run_reusable_prefix(first_cfg, cfg, st, 16, NULL, 0);
                 char list[256] = "", from[1300];
+                m2_run_dir_for(first_cfg, from, sizeof from);
+                int k2 = 0;   /* a first run made by an older multi2 records no end steps: compute instead */
+                while (k2 < ns && m2_run_stage_reusable(from, st[k2])) k2++;
+                ns = k2;
                 for (int i = 0; i < ns; i++)
                     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", st[i]);
-                m2_run_dir_for(first_cfg, from, sizeof from);
                 if (ns > 0 && (m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_from", from, "demo", &err) ||
                                m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_stages", list, "demo", &err))) {
                     fprintf(stderr, "multi2 demo: %s\n", err.msg);

@@ -139,6 +139,13 @@ static int keep_first_lines(const char *src, const char *dst, long n, m2_err *er
 
 /* ---------------------------------------------------------------- stage reuse */
 
+int m2_run_stage_reusable(const char *run_dir, const char *stage) {
+    progress_file p;
+    m2_err err = {0};
+    if (read_progress(run_dir, &p, &err) != 0) return 0;
+    return end_of(&p, stage) >= 0 && lines_of(&p, stage) >= 0;
+}
+
 /* Copies the tree src into dst (created): files are hard-linked when the file system allows it
  * (artifacts are written once and never modified in place), copied otherwise. */
 static int copy_tree(const char *src, const char *dst, m2_err *err) {

@@ -56,6 +56,10 @@ int m2_stage_log(m2_stage_ctx *ctx, const m2_scalar *s, int n, m2_err *err);
 int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir, int resume,
                  FILE *out, m2_err *err);
 
+/* 1 when run_dir's stages.json records `stage` as finished with its end step and metrics line
+ * count (what run.reuse_stages needs from a source run), 0 otherwise (older runs, unfinished). */
+int m2_run_stage_reusable(const char *run_dir, const char *stage);
+
 /* The folder a fresh run of cfg uses: run.out_dir/run.name. */
 void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap);
 
