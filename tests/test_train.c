@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,20 @@ static void report_aggregates_eval_files(void **state) {
     char *md = slurp(dir, "results.md");
     assert_non_null(strstr(md, "| multi2 | textcraft | id | 2 | 50.0 | 0.500 | 30.0 | 90 |"));
     free(md);
+    /* ScienceWorld: a failure (-100) counts 0, scores are divided by 100 (DESIGN.md section 7) */
+    snprintf(p, sizeof p, "%s/eval/id.jsonl", dir);
+    f = fopen(p, "w");
+    fputs("{\"env\":\"scienceworld\",\"split\":\"id\",\"success\":true,\"score\":100,\"steps\":10,\"tokens\":5}\n"
+          "{\"env\":\"scienceworld\",\"split\":\"id\",\"success\":false,\"score\":-100,\"steps\":3,\"tokens\":5}\n"
+          "{\"env\":\"scienceworld\",\"split\":\"id\",\"success\":false,\"score\":50,\"steps\":50,\"tokens\":5}\n", f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/eval/ood.jsonl", dir);
+    remove(p);
+    assert_int_equal(m2_report_collect(dir, "multi2", &rows, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_true(fabs(rows[0].score - 0.5) < 1e-12);   /* (1 + 0 + 0.5) / 3 */
+    free(rows);
+    assert_true(m2_eval_table_score("textcraft", 1.0) == 1.0 && m2_eval_table_score("scienceworld", -100) == 0.0);
 }
 
 int main(void) {

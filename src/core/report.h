@@ -13,6 +13,12 @@ typedef struct m2_result_row {
     double success, score, steps, tokens;   /* means over episodes */
 } m2_result_row;
 
+/* The score an episode contributes to a results table (DESIGN.md §7), from the environment's own
+ * end score as the episode record keeps it: ScienceWorld scores 0..100 with -100 after a failure;
+ * the table counts a failure as 0 and divides by 100 (as the released code does), so every
+ * environment's score column is on 0..1. Other environments' scores are used as they are. */
+double m2_eval_table_score(const char *env, double score);
+
 /* Rows of one run folder (method from its config.yaml, or `method` when non-NULL). *rows is
  * malloc'd. A run without eval files gives 0 rows. */
 int m2_report_collect(const char *run_dir, const char *method, m2_result_row **rows, int *n, m2_err *err);
