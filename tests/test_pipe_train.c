@@ -240,6 +240,10 @@ static void reuse_is_exact(void **state) {
         const char *over2[3] = {mo, from, "run.reuse_stages=[pretrain,data,sys1_sft,sys2_warmup,sys2_offline]"};
         load(c, name, 3, over2);
         if (run(c, 0, &err)) fail_msg("%s: %s", name, err.msg);
+        /* a run made by reuse records every stage as a computed one does, so it can be a source too */
+        char rdir[700];
+        m2_run_dir_for(c, rdir, sizeof rdir);
+        for (int k = 0; k < 5; k++) assert_true(m2_run_stage_reusable(rdir, st[k]));
         const char *files[] = {"eval/id.jsonl", "eval/ood.jsonl", "metrics.jsonl"};
         for (int f = 0; f < 3; f++) {
             char a[64], b[64];

@@ -215,7 +215,7 @@ static int reuse_stages(const m2_run_config *cfg, const char *const *plan, int n
         if (rc == 0) {
             *step = end_of(&sp, plan[i]);
             snprintf(prog->done[prog->n_done], 32, "%s", plan[i]);
-            prog->lines[prog->n_done] = -1;
+            prog->lines[prog->n_done] = lines_of(&sp, plan[i]);   /* the copied metrics hold exactly these */
             prog->end[prog->n_done++] = *step;
             prog->step = *step;
         }
@@ -225,9 +225,9 @@ static int reuse_stages(const m2_run_config *cfg, const char *const *plan, int n
         char src_m[1300], dst_m[1300];
         snprintf(src_m, sizeof src_m, "%s/metrics.jsonl", src);
         snprintf(dst_m, sizeof dst_m, "%s/metrics.jsonl", run_dir);
-        long nl = lines_of(&sp, plan[want - 1]);
-        rc = keep_first_lines(src_m, dst_m, nl < 0 ? 0 : nl, err);
-        prog->lines[prog->n_done - 1] = nl < 0 ? 0 : nl;
+        long nl = prog->lines[prog->n_done - 1];
+        if (nl < 0) nl = prog->lines[prog->n_done - 1] = 0;
+        rc = keep_first_lines(src_m, dst_m, nl, err);
         if (rc == 0 && out)
             fprintf(out, "reused %s from %s (step %" PRId64 ")\n", cfg->run_reuse_stages, src, *step);
     }
