@@ -1,5 +1,15 @@
 /* Training forward/backward over packed batches (see forward.h). One allocation holds every
- * activation; layer l keeps its own copy when keep_acts, otherwise all layers share one. */
+ * activation; layer l keeps its own copy when keep_acts, otherwise all layers share one.
+ *
+ * Threads. Every op of a layer is row-local except the attention, which is local to a sequence,
+ * and the weight gradients, which sum over rows. So when the batch has at least as many
+ * sequences as the pool has threads, the forward and the backward run as ONE pool job: share k
+ * takes a contiguous run of whole sequences (balanced by estimated cost) and runs every layer on
+ * its rows with single-threaded kernels: no barrier between ops, no GEMM split in halves.
+ * Weight gradients of share 0 go into the arenas, those of share k > 0 into a shadow copy of the
+ * trained arenas, added in share order afterwards: the bits depend only on the thread count.
+ * Batches with fewer sequences than threads (one long sequence, decoding-sized batches) run
+ * op by op with every op split over the pool. */
 #include "model/forward.h"
 #include <cblas.h>
 #include <math.h>
@@ -39,7 +49,21 @@ struct m2_ctx {
     float *lora_dt, *lora_xd, *lora_dx;
     int profile, no_logits, fwd_no_logits;
     m2_ctx_stats stats;
+    int nthreads;             /* the model pool's thread count (fixed at creation) */
+    size_t wscratch_floats;   /* per share: dequantised weight rows of non-f32 matrices */
+    int masks_ready;          /* dropout masks of this forward drawn up front (keep_acts) */
+    /* weight-gradient shadows of shares 1..nthreads-1: [adapter grads | base grads] each */
+    float *shadow; size_t shadow_cap, shadow_stride, shadow_base_off;
 };
+
+/* One share of a forward or backward: rows [n0, n1) holding sequences [s0, s1). */
+typedef struct share {
+    int n0, n1, s0, s1;
+    int part;            /* 0: weight grads into the arenas; k > 0: into shadow k */
+    m2_pool *pool;       /* ops split over this pool (NULL inside a row-parallel job) */
+    float *wscratch;
+    m2_ctx_stats stats;
+} share;
 
 void m2_ctx_want_logits(m2_ctx *c, int on) { c->no_logits = !on; }
 
@@ -80,13 +104,15 @@ static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, fl
     }
     size_t maxcols = C > F ? C : F;
     if (QD > maxcols) maxcols = QD;
-    c->wscratch = TAKE((size_t)M2_WTILE_ROWS * maxcols);
+    c->wscratch_floats = ((size_t)M2_WTILE_ROWS * maxcols + 15) & ~(size_t)15;
+    c->wscratch = TAKE(c->wscratch_floats * (size_t)(c->nthreads > 0 ? c->nthreads : 1));
 #undef TAKE
     return off;
 }
 
 size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
-    m2_ctx tmp;
+    m2_ctx tmp = {0};
+    tmp.nthreads = m->pool ? m2_pool_threads(m->pool) : 1;
     layer_acts *la = calloc((size_t)m->cfg.n_layers, sizeof *la);
     if (!la) return 0;
     size_t n = layout(m, max_tokens, keep_acts, &tmp, la, NULL);
@@ -102,6 +128,7 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
     m2_ctx *c = calloc(1, sizeof *c);
     if (!c) { m2_errorf(err, M2_ENOMEM, "ctx: out of memory"); return NULL; }
     c->m = m; c->max_tokens = max_tokens; c->keep_acts = keep_acts;
+    c->nthreads = m->pool ? m2_pool_threads(m->pool) : 1;
     c->tmax = max_tokens < m->cfg.max_seq_len ? max_tokens : m->cfg.max_seq_len;
     int L = m->cfg.n_layers;
     c->la = calloc((size_t)L, sizeof *c->la);
@@ -130,7 +157,7 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
 void m2_ctx_free(m2_ctx *c) {
     if (!c) return;
     free(c->la); free(c->aseq); free(c->seq_len); free(c->seq_off); free(c->pos); free(c->tokens);
-    free(c->lora_t); free(c->lora_mask); free(c->block); free(c->lora_block);
+    free(c->lora_t); free(c->lora_mask); free(c->block); free(c->lora_block); free(c->shadow);
     free(c);
 }
 
@@ -206,54 +233,86 @@ static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err)
     return 0;
 }
 
-/* out[N, ldo] slice += scale * drop(x) A^T B^T for the active adapter's pair at slot (if any) */
-static void lora_fwd(m2_ctx *c, float *out, int ldo, const float *x, int slot, int N) {
+/* Where share w puts a weight gradient g (a pointer into the adapter's or the base's grad arena):
+ * share 0 into the arena itself, share k > 0 into the same offset of its shadow. */
+static float *grad_of(const m2_ctx *c, const share *w, float *g) {
+    if (!g || w->part == 0) return g;
+    float *sh = c->shadow + (size_t)(w->part - 1) * c->shadow_stride;
+    uintptr_t p = (uintptr_t)g;
+    const m2_params *ap = c->a ? &c->a->params : NULL, *bp = &c->m->base;
+    if (ap && ap->g && p >= (uintptr_t)ap->g && p < (uintptr_t)(ap->g + ap->n)) return sh + (g - ap->g);
+    if (bp->g && p >= (uintptr_t)bp->g && p < (uintptr_t)(bp->g + bp->n)) return sh + c->shadow_base_off + (g - bp->g);
+    return g;   /* not reached: every trained tensor lives in one of the two arenas */
+}
+
+/* Draws the dropout masks of every LoRA pair of the forward up front, in the order the op-by-op
+ * forward would draw them (layer by layer, q k v o gate up down), so both ways give the same masks. */
+static void lora_draw_masks(m2_ctx *c) {
+    m2_adapter *a = c->a;
+    float drop = a->cfg.dropout, keep = 1.0f / (1.0f - drop);
+    for (int s = 0; s < c->m->cfg.n_layers * M2_LORA_N_TARGETS; s++) {
+        float *mask = c->lora_mask[s];
+        if (!a->pairs[s].A || !mask) continue;
+        size_t n = (size_t)c->N * a->pairs[s].in;
+        for (size_t i = 0; i < n; i++) mask[i] = m2_rng_uniform(&c->rng) < drop ? 0.0f : keep;
+    }
+}
+
+/* out[rows, ldo] slice += scale * drop(x) A^T B^T for the active adapter's pair at slot (if any);
+ * out and x point at the share's first row. */
+static void lora_fwd(m2_ctx *c, share *w, float *out, int ldo, const float *x, int slot) {
     m2_adapter *a = c->a;
     if (!a || slot < 0 || !a->pairs[slot].A) return;
-    m2_pool *pool = c->m->pool;
     m2_lora_pair *p = &a->pairs[slot];
-    int r = a->cfg.rank, in = p->in, outd = p->out;
+    int r = a->cfg.rank, in = p->in, outd = p->out, N = w->n1 - w->n0;
     const float *xin = x;
     float *mask = c->lora_mask[slot];
     if (mask) {
-        float drop = a->cfg.dropout, keep = 1.0f / (1.0f - drop);
+        float *xd = c->lora_xd + (size_t)w->n0 * in;
         size_t n = (size_t)N * in;
-        for (size_t i = 0; i < n; i++) mask[i] = m2_rng_uniform(&c->rng) < drop ? 0.0f : keep;
-        for (size_t i = 0; i < n; i++) c->lora_xd[i] = x[i] * mask[i];
-        xin = c->lora_xd;
+        if (!c->masks_ready) {   /* masks shared between layers (no keep_acts): drawn at use */
+            float drop = a->cfg.dropout, keep = 1.0f / (1.0f - drop);
+            for (size_t i = 0; i < n; i++) mask[i] = m2_rng_uniform(&c->rng) < drop ? 0.0f : keep;
+        }
+        const float *mk = mask + (size_t)w->n0 * in;
+        for (size_t i = 0; i < n; i++) xd[i] = x[i] * mk[i];
+        xin = xd;
     }
-    float *t = c->lora_t[slot];
-    m2_sgemm(pool, 0, 1, N, r, in, 1.0f, xin, in, p->A, in, 0.0f, t, r);
-    m2_sgemm(pool, 0, 1, N, outd, r, a->scale, t, r, p->B, r, 1.0f, out, ldo);
+    float *t = c->lora_t[slot] + (size_t)w->n0 * r;
+    m2_sgemm(w->pool, 0, 1, N, r, in, 1.0f, xin, in, p->A, in, 0.0f, t, r);
+    m2_sgemm(w->pool, 0, 1, N, outd, r, a->scale, t, r, p->B, r, 1.0f, out, ldo);
 }
 
-/* LoRA backward for the pair at slot given dy (rows ldd apart): dA, dB when trainable, dx += when dx */
-static void lora_bwd(m2_ctx *c, float *dx, const float *dy, int ldd, const float *x, int slot, int N) {
+/* LoRA backward for the pair at slot given dy (rows ldd apart): dA, dB when trainable, dx += when
+ * dx; dx, dy and x point at the share's first row. */
+static void lora_bwd(m2_ctx *c, share *w, float *dx, const float *dy, int ldd, const float *x, int slot) {
     m2_adapter *a = c->a;
     if (!a || slot < 0 || !a->pairs[slot].A) return;
-    m2_pool *pool = c->m->pool;
+    m2_pool *pool = w->pool;
     m2_lora_pair *p = &a->pairs[slot];
-    int r = a->cfg.rank, in = p->in, outd = p->out, train = a->params.trainable && a->params.g;
-    float s = a->scale, *t = c->lora_t[slot], *dt = c->lora_dt, *mask = c->lora_mask[slot];
+    int r = a->cfg.rank, in = p->in, outd = p->out, N = w->n1 - w->n0, train = a->params.trainable && a->params.g;
+    float s = a->scale, *t = c->lora_t[slot] + (size_t)w->n0 * r, *dt = c->lora_dt + (size_t)w->n0 * r;
+    float *mask = c->lora_mask[slot] ? c->lora_mask[slot] + (size_t)w->n0 * in : NULL;
+    float *xd = c->lora_xd + (size_t)w->n0 * in, *dxm = c->lora_dx + (size_t)w->n0 * in;
     if (train)   /* dB[out,r] += s dy^T t */
-        m2_sgemm(pool, 1, 0, outd, r, N, s, dy, ldd, t, r, 1.0f, p->dB, r);
+        m2_sgemm(pool, 1, 0, outd, r, N, s, dy, ldd, t, r, 1.0f, grad_of(c, w, p->dB), r);
     /* dt[N,r] = s dy B */
     m2_sgemm(pool, 0, 0, N, r, outd, s, dy, ldd, p->B, r, 0.0f, dt, r);
     const float *xin = x;
     if (mask) {
         size_t n = (size_t)N * in;
-        for (size_t i = 0; i < n; i++) c->lora_xd[i] = x[i] * mask[i];
-        xin = c->lora_xd;
+        for (size_t i = 0; i < n; i++) xd[i] = x[i] * mask[i];
+        xin = xd;
     }
     if (train)   /* dA[r,in] += dt^T xin */
-        m2_sgemm(pool, 1, 0, r, in, N, 1.0f, dt, r, xin, in, 1.0f, p->dA, in);
+        m2_sgemm(pool, 1, 0, r, in, N, 1.0f, dt, r, xin, in, 1.0f, grad_of(c, w, p->dA), in);
     if (!dx) return;
     if (!mask)
         m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 1.0f, dx, in);
     else {
-        m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 0.0f, c->lora_dx, in);
+        m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 0.0f, dxm, in);
         size_t n = (size_t)N * in;
-        for (size_t i = 0; i < n; i++) dx[i] += c->lora_dx[i] * mask[i];
+        for (size_t i = 0; i < n; i++) dx[i] += dxm[i] * mask[i];
     }
 }
 
@@ -293,11 +352,10 @@ static double lin_flop(m2_ctx *c, const m2_tensor *W, int slot, int N, int bwd) 
     return f;
 }
 
-/* out[N, ldo] (+)= x [W_0; W_1; ..]^T (+ biases) (+ each pair's LoRA path) */
-static void group_fwd(m2_ctx *c, float *out, int acc, const float *x, const proj_group *g, int N) {
+/* out[rows, ldo] (+)= x [W_0; W_1; ..]^T (+ biases) (+ each pair's LoRA path), over the share's rows */
+static void group_fwd(m2_ctx *c, share *w, float *out, int acc, const float *x, const proj_group *g) {
     double t0 = c->profile ? m2_now_s() : 0;
-    m2_pool *pool = c->m->pool;
-    int ldo = group_rows(g), in = g->W[0]->cols;
+    int ldo = group_rows(g), in = g->W[0]->cols, N = w->n1 - w->n0;
     const float *cat = group_cat(g);
     if (cat) {
         int bias = 0;
@@ -311,26 +369,26 @@ static void group_fwd(m2_ctx *c, float *out, int acc, const float *x, const proj
             }
             acc = 1;
         }
-        m2_sgemm(pool, 0, 1, N, ldo, in, 1.0f, x, in, cat, in, acc ? 1.0f : 0.0f, out, ldo);
+        m2_sgemm(w->pool, 0, 1, N, ldo, in, 1.0f, x, in, cat, in, acc ? 1.0f : 0.0f, out, ldo);
     } else
         for (int i = 0, off = 0; i < g->n; off += g->W[i]->rows, i++)
             m2_matmul_forward_wld(out + off, ldo, x, m2_tensor_wref(g->W[i]), g->b[i] ? g->b[i]->data : NULL, N,
-                                  acc, c->wscratch, pool);
-    for (int i = 0, off = 0; i < g->n; off += g->W[i]->rows, i++) lora_fwd(c, out + off, ldo, x, g->slot[i], N);
+                                  acc, w->wscratch, w->pool);
+    for (int i = 0, off = 0; i < g->n; off += g->W[i]->rows, i++) lora_fwd(c, w, out + off, ldo, x, g->slot[i]);
     if (c->profile) {
-        c->stats.gemm_s += m2_now_s() - t0;
-        for (int i = 0; i < g->n; i++) c->stats.gemm_flop += lin_flop(c, g->W[i], g->slot[i], N, 0);
+        w->stats.gemm_s += m2_now_s() - t0;
+        for (int i = 0; i < g->n; i++) w->stats.gemm_flop += lin_flop(c, g->W[i], g->slot[i], N, 0);
     }
 }
 
-/* Backward of group_fwd for the members with need[i] (NULL = all) given dy[N, ldo]:
- * dx[N,in] (+)= sum_i dy_i W_i (overwritten when acc is 0; dx may be NULL) plus the LoRA paths;
+/* Backward of group_fwd for the members with need[i] (NULL = all) given dy[rows, ldo]:
+ * dx[rows,in] (+)= sum_i dy_i W_i (overwritten when acc is 0; dx may be NULL) plus the LoRA paths;
  * weight/bias grads for trainable base tensors, LoRA grads for a trainable adapter. */
-static void group_bwd(m2_ctx *c, float *dx, int acc, const float *dy, const float *x, const proj_group *g,
-                      const int *need, int N) {
+static void group_bwd(m2_ctx *c, share *w, float *dx, int acc, const float *dy, const float *x,
+                      const proj_group *g, const int *need) {
     double t0 = c->profile ? m2_now_s() : 0;
-    m2_pool *pool = c->m->pool;
-    int ldd = group_rows(g), in = g->W[0]->cols, all = 1;
+    m2_pool *pool = w->pool;
+    int ldd = group_rows(g), in = g->W[0]->cols, all = 1, N = w->n1 - w->n0;
     for (int i = 0; i < g->n; i++) all &= !need || need[i];
     const float *cat = all ? group_cat(g) : NULL;
     if (dx && cat) {
@@ -341,30 +399,32 @@ static void group_bwd(m2_ctx *c, float *dx, int acc, const float *dy, const floa
         if (need && !need[i]) continue;
         const m2_tensor *W = g->W[i], *b = g->b[i];
         const float *dyi = dy + off;
-        if (dx && !cat) { m2_matmul_dinp_wld(dx, dyi, ldd, m2_tensor_wref(W), N, acc, c->wscratch, pool); acc = 1; }
-        if (W->grad) m2_sgemm(pool, 1, 0, W->rows, in, N, 1.0f, dyi, ldd, x, in, 1.0f, W->grad, in);
-        if (b && b->grad)
-            for (int n = 0; n < N; n++) m2_acc(b->grad, dyi + (size_t)n * ldd, W->rows);
+        if (dx && !cat) { m2_matmul_dinp_wld(dx, dyi, ldd, m2_tensor_wref(W), N, acc, w->wscratch, pool); acc = 1; }
+        if (W->grad) m2_sgemm(pool, 1, 0, W->rows, in, N, 1.0f, dyi, ldd, x, in, 1.0f, grad_of(c, w, W->grad), in);
+        if (b && b->grad) {
+            float *bg = grad_of(c, w, b->grad);
+            for (int n = 0; n < N; n++) m2_acc(bg, dyi + (size_t)n * ldd, W->rows);
+        }
     }
     for (int i = 0, off = 0; i < g->n; off += g->W[i]->rows, i++)
-        if (!need || need[i]) lora_bwd(c, dx, dy + off, ldd, x, g->slot[i], N);
+        if (!need || need[i]) lora_bwd(c, w, dx, dy + off, ldd, x, g->slot[i]);
     if (c->profile) {
-        c->stats.gemm_s += m2_now_s() - t0;
+        w->stats.gemm_s += m2_now_s() - t0;
         for (int i = 0; i < g->n; i++)
-            if (!need || need[i]) c->stats.gemm_flop += lin_flop(c, g->W[i], g->slot[i], N, dx ? 2 : 1);
+            if (!need || need[i]) w->stats.gemm_flop += lin_flop(c, g->W[i], g->slot[i], N, dx ? 2 : 1);
     }
 }
 
-static void lin_fwd(m2_ctx *c, float *out, int acc, const float *x, const m2_tensor *W, const m2_tensor *b,
-                    int slot, int N) {
+static void lin_fwd(m2_ctx *c, share *w, float *out, int acc, const float *x, const m2_tensor *W,
+                    const m2_tensor *b, int slot) {
     proj_group g = {1, {W}, {b}, {slot}};
-    group_fwd(c, out, acc, x, &g, N);
+    group_fwd(c, w, out, acc, x, &g);
 }
 
-static void lin_bwd(m2_ctx *c, float *dx, int acc, const float *dy, const float *x, const m2_tensor *W,
-                    const m2_tensor *b, int slot, int N) {
+static void lin_bwd(m2_ctx *c, share *w, float *dx, int acc, const float *dy, const float *x,
+                    const m2_tensor *W, const m2_tensor *b, int slot) {
     proj_group g = {1, {W}, {b}, {slot}};
-    group_bwd(c, dx, acc, dy, x, &g, NULL, N);
+    group_bwd(c, w, dx, acc, dy, x, &g, NULL);
 }
 
 #define SLOT(l, t) ((l) * M2_LORA_N_TARGETS + (t))
@@ -373,6 +433,100 @@ static void lin_bwd(m2_ctx *c, float *dx, int acc, const float *dy, const float 
 static int lora_trains(const m2_ctx *c, int slot) {
     const m2_adapter *a = c->a;
     return a && slot >= 0 && a->pairs[slot].A && a->params.trainable && a->params.g;
+}
+
+/* The shares of the batch for a row-parallel pass: nthreads contiguous runs of whole sequences
+ * with about equal estimated cost (linear layers per token + causal attention per token pair).
+ * Returns the number of shares: nthreads, or 1 (one share over all rows, ops split over the pool)
+ * when the batch has fewer sequences than threads or too few rows to be worth it. */
+static int plan_shares(const m2_ctx *c, share *sh, int max_shares) {
+    const m2_model_config *cf = &c->m->cfg;
+    int T = c->nthreads < max_shares ? c->nthreads : max_shares;
+    sh[0] = (share){0, c->N, 0, c->n_seq, 0, c->m->pool, c->wscratch, {0, 0}};
+    if (T < 2 || c->n_seq < T || c->N < 64 * T) return 1;
+    double C = cf->dim, QD = (double)cf->n_heads * cf->head_dim, KD = (double)cf->n_kv_heads * cf->head_dim;
+    double lin = cf->n_layers * (C * (QD + 2 * KD) + QD * C + 3.0 * C * cf->ffn_dim) + C * cf->vocab_size;
+    double att = cf->n_layers * QD, total = 0;
+    for (int s = 0; s < c->n_seq; s++) total += c->seq_len[s] * (lin + att * c->seq_len[s]);
+    double done = 0;
+    int s = 0;
+    for (int k = 0; k < T; k++) {
+        int s0 = s;
+        double goal = total * (k + 1) / T;
+        /* at least one sequence each, and leave one for every later share */
+        while (s < c->n_seq - (T - 1 - k) && (s == s0 || k == T - 1 ||
+               done + 0.5 * c->seq_len[s] * (lin + att * c->seq_len[s]) <= goal)) {
+            done += c->seq_len[s] * (lin + att * c->seq_len[s]);
+            s++;
+        }
+        sh[k] = (share){c->seq_off[s0], c->seq_off[s], s0, s, k, NULL,
+                        c->wscratch + (size_t)k * c->wscratch_floats, {0, 0}};
+    }
+    return T;
+}
+
+/* Adds the shares' GEMM profile: flop summed, time of the slowest share (the shares overlap). */
+static void add_stats(m2_ctx *c, const share *sh, int n) {
+    double smax = 0;
+    for (int k = 0; k < n; k++) {
+        c->stats.gemm_flop += sh[k].stats.gemm_flop;
+        if (sh[k].stats.gemm_s > smax) smax = sh[k].stats.gemm_s;
+    }
+    c->stats.gemm_s += smax;
+}
+
+#define MAX_SHARES 64
+
+typedef struct { m2_ctx *c; share *sh; } share_job;
+
+/* The forward of the share's rows: embedding, every layer, final norm, output projection. */
+static void forward_share(m2_ctx *c, share *w) {
+    m2_model *m = c->m;
+    const m2_model_config *cf = &m->cfg;
+    int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
+    int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, L = cf->n_layers, N = w->n1 - w->n0;
+    size_t NT = c->N, r0 = w->n0;
+    m2_pool *pool = w->pool;
+    m2_embedding_forward(c->X + r0 * C, c->tokens + r0, m2_tensor_wref(m->tok_embd), N);
+    for (int l = 0; l < L; l++) {
+        const m2_layer *ly = &m->layers[l];
+        layer_acts *A = &c->la[l];
+        float *xin = c->X + ((size_t)l * NT + r0) * C, *xout = c->X + ((size_t)(l + 1) * NT + r0) * C;
+        float *qkv = A->qkv + r0 * QKV, *q = qkv, *k = q + QD;
+        float *h1 = A->h1 + r0 * C, *att = A->att + r0 * QD, *x1 = A->x1 + r0 * C, *h2 = A->h2 + r0 * C;
+        float *gu = A->gu + r0 * 2 * F, *s = A->s + r0 * F;
+        m2_rmsnorm_forward(h1, A->rstd1 + r0, xin, ly->attn_norm->data, N, C, cf->norm_eps, pool);
+        proj_group gqkv = {3, {ly->wq, ly->wk, ly->wv}, {ly->bq, ly->bk, ly->bv}, {SLOT(l, 0), SLOT(l, 1), SLOT(l, 2)}};
+        group_fwd(c, w, qkv, 0, h1, &gqkv);
+        m2_rope_forward(q, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_forward(k, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        for (int sq = w->s0; sq < w->s1; sq++) {
+            size_t o = c->seq_off[sq];
+            int len = c->seq_len[sq];
+            m2_attn_seq as = {.q = A->qkv + o * QKV, .k = A->qkv + o * QKV + QD, .v = A->qkv + o * QKV + QD + KD,
+                              .out = A->att + o * QD, .lse = A->lse + o * H, .nq = len, .nkv = len, .ldo = QD};
+            c->aseq[sq] = as;
+        }
+        m2_attention_forward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool);
+        /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
+        m2_copy(x1, xin, (long)N * C, pool);
+        lin_fwd(c, w, x1, 1, att, ly->wo, NULL, SLOT(l, 3));
+        m2_rmsnorm_forward(h2, A->rstd2 + r0, x1, ly->ffn_norm->data, N, C, cf->norm_eps, pool);
+        proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
+        group_fwd(c, w, gu, 0, h2, &ggu);
+        m2_swiglu_forward_rows(s, gu, N, F, pool);
+        m2_copy(xout, x1, (long)N * C, pool);
+        lin_fwd(c, w, xout, 1, s, ly->wd, NULL, SLOT(l, 6));
+    }
+    m2_rmsnorm_forward(c->hidden + r0 * C, c->rstdf + r0, c->X + ((size_t)L * NT + r0) * C, m->out_norm->data, N, C,
+                       cf->norm_eps, pool);
+    if (!c->no_logits)
+        lin_fwd(c, w, c->logits + r0 * cf->vocab_size, 0, c->hidden + r0 * C, m->output, NULL, -1);
+}
+
+static void forward_part(void *vp, long b, long e, int tid) {
+    share_job *j = vp;
+    for (long k = b; k < e; k++) forward_share(j->c, &j->sh[k]);
 }
 
 int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err) {
@@ -404,75 +558,55 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         for (int i = 0; i < b->seq_len[s]; i++) c->pos[c->seq_off[s] + i] = i;
     }
     memcpy(c->tokens, b->tokens, N * sizeof(int32_t));
-
-    int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
-    int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, L = cf->n_layers;
-    m2_pool *pool = m->pool;
-    m2_embedding_forward(c->X, c->tokens, m2_tensor_wref(m->tok_embd), (int)N);
-    for (int l = 0; l < L; l++) {
-        const m2_layer *ly = &m->layers[l];
-        layer_acts *A = &c->la[l];
-        float *xin = c->X + (size_t)l * N * C, *xout = c->X + (size_t)(l + 1) * N * C;
-        float *q = A->qkv, *k = q + QD, *v = k + KD;
-        m2_rmsnorm_forward(A->h1, A->rstd1, xin, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
-        proj_group gqkv = {3, {ly->wq, ly->wk, ly->wv}, {ly->bq, ly->bk, ly->bv}, {SLOT(l, 0), SLOT(l, 1), SLOT(l, 2)}};
-        group_fwd(c, A->qkv, 0, A->h1, &gqkv, (int)N);
-        m2_rope_forward(q, c->pos, m->rope_freq, (int)N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-        m2_rope_forward(k, c->pos, m->rope_freq, (int)N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-        for (int s = 0; s < c->n_seq; s++) {
-            size_t o = c->seq_off[s];
-            int len = c->seq_len[s];
-            m2_attn_seq as = {.q = q + o * QKV, .k = k + o * QKV, .v = v + o * QKV, .out = A->att + o * QD,
-                              .lse = A->lse + o * H, .nq = len, .nkv = len, .ldo = QD};
-            c->aseq[s] = as;
-        }
-        m2_attention_forward(c->aseq, c->n_seq, H, KVH, D, QKV, QKV, pool);
-        /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
-        m2_copy(A->x1, xin, N * C, pool);
-        lin_fwd(c, A->x1, 1, A->att, ly->wo, NULL, SLOT(l, 3), (int)N);
-        m2_rmsnorm_forward(A->h2, A->rstd2, A->x1, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
-        proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
-        group_fwd(c, A->gu, 0, A->h2, &ggu, (int)N);
-        m2_swiglu_forward_rows(A->s, A->gu, (int)N, F, pool);
-        m2_copy(xout, A->x1, N * C, pool);
-        lin_fwd(c, xout, 1, A->s, ly->wd, NULL, SLOT(l, 6), (int)N);
+    int drop = a && train && a->cfg.dropout > 0;
+    c->masks_ready = drop && c->keep_acts;
+    if (c->masks_ready) lora_draw_masks(c);
+    share sh[MAX_SHARES];
+    /* masks drawn at use (shared buffer, no keep_acts) need the op-by-op order */
+    int ns = drop && !c->keep_acts ? (plan_shares(c, sh, 1), 1) : plan_shares(c, sh, MAX_SHARES);
+    if (ns == 1) forward_share(c, &sh[0]);
+    else {
+        share_job j = {c, sh};
+        m2_pool_for(m->pool, ns, forward_part, &j);
     }
-    m2_rmsnorm_forward(c->hidden, c->rstdf, c->X + (size_t)L * N * C, m->out_norm->data, (int)N, C,
-                       cf->norm_eps, pool);
+    if (c->profile) add_stats(c, sh, ns);
     c->fwd_no_logits = c->no_logits;
-    if (!c->no_logits) lin_fwd(c, c->logits, 0, c->hidden, m->output, NULL, -1, (int)N);
     m2_ctx_zero_dgrads(c);
     c->llse_valid = 0;
     return 0;
 }
 
-int m2_backward(m2_ctx *c, m2_err *err) {
-    if (!c->keep_acts) return m2_errorf(err, M2_EINVAL, "backward: ctx was created without activations (keep_acts = 0)");
-    if (c->N <= 0) return m2_errorf(err, M2_EINVAL, "backward: no forward to differentiate");
+/* The backward of the share's rows: output projection, final norm, every layer (down to the
+ * layer-0 input gradient when something needs it). */
+static void backward_share(m2_ctx *c, share *w) {
     m2_model *m = c->m;
     const m2_model_config *cf = &m->cfg;
-    int N = c->N, C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
-    int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, L = cf->n_layers;
-    m2_pool *pool = m->pool;
-    size_t NC = (size_t)N * C;
+    int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
+    int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, L = cf->n_layers, N = w->n1 - w->n0;
+    m2_pool *pool = w->pool;
+    size_t NT = c->N, r0 = w->n0, NC = (size_t)N * C;
+    float *dX = c->dX + r0 * C, *dh = c->dh + r0 * C, *ds = c->ds + r0 * F, *dgu = c->dgu + r0 * 2 * F;
+    float *datt = c->datt + r0 * QD, *dqkv = c->dqkv + r0 * QKV;
     /* d hidden = dhidden + dlogits . W_out (each only when something wrote it since the forward) */
     int logits_grad = !c->fwd_no_logits && c->dlogits_live;
-    if (c->dhidden_live) m2_copy(c->dh, c->dhidden, (long)NC, pool);
-    else if (!logits_grad) memset(c->dh, 0, NC * sizeof(float));
-    if (logits_grad) lin_bwd(c, c->dh, c->dhidden_live, c->dlogits, c->hidden, m->output, NULL, -1, N);
-    m2_rmsnorm_backward_set(c->dX, m->out_norm->grad, c->dh, c->X + (size_t)L * NC, m->out_norm->data,
-                            c->rstdf, N, C, pool);
+    if (c->dhidden_live) m2_copy(dh, c->dhidden + r0 * C, (long)NC, pool);
+    else if (!logits_grad) memset(dh, 0, NC * sizeof(float));
+    if (logits_grad)
+        lin_bwd(c, w, dh, c->dhidden_live, c->dlogits + r0 * cf->vocab_size, c->hidden + r0 * C, m->output, NULL, -1);
+    m2_rmsnorm_backward_set(dX, grad_of(c, w, m->out_norm->grad), dh, c->X + ((size_t)L * NT + r0) * C,
+                            m->out_norm->data, c->rstdf + r0, N, C, pool);
     for (int l = L - 1; l >= 0; l--) {
         const m2_layer *ly = &m->layers[l];
         layer_acts *A = &c->la[l];
-        float *xin = c->X + (size_t)l * NC;
+        float *xin = c->X + ((size_t)l * NT + r0) * C, *h1 = A->h1 + r0 * C, *att = A->att + r0 * QD;
+        float *x1 = A->x1 + r0 * C, *h2 = A->h2 + r0 * C, *gu = A->gu + r0 * 2 * F, *s = A->s + r0 * F;
         /* dX = grad wrt the layer output; the residual passes it on unchanged, so dX += the FFN
          * path turns it into the grad wrt x1, and += the attention path into the grad wrt xin */
-        lin_bwd(c, c->ds, 0, c->dX, A->s, ly->wd, NULL, SLOT(l, 6), N);
-        m2_swiglu_backward_rows_set(c->dgu, c->ds, A->gu, N, F, pool);
+        lin_bwd(c, w, ds, 0, dX, s, ly->wd, NULL, SLOT(l, 6));
+        m2_swiglu_backward_rows_set(dgu, ds, gu, N, F, pool);
         proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
-        group_bwd(c, c->dh, 0, c->dgu, A->h2, &ggu, NULL, N);
-        m2_rmsnorm_backward(c->dX, ly->ffn_norm->grad, c->dh, A->x1, ly->ffn_norm->data, A->rstd2, N, C, pool);
+        group_bwd(c, w, dh, 0, dgu, h2, &ggu, NULL);
+        m2_rmsnorm_backward(dX, grad_of(c, w, ly->ffn_norm->grad), dh, x1, ly->ffn_norm->data, A->rstd2 + r0, N, C, pool);
         /* below layer 0 only the embedding could use the input grad: skip those GEMMs when it is
          * frozen, and skip dq/dk/dv where nothing (input grad, base grads, trainable LoRA) uses them */
         int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
@@ -481,35 +615,101 @@ int m2_backward(m2_ctx *c, m2_err *err) {
         int need_v = need_dx || ly->wv->grad || (ly->bv && ly->bv->grad) || lora_trains(c, SLOT(l, 2));
         if (!need_q && !need_k && !need_v) {
             /* nothing below the attention output projection needs a gradient */
-            lin_bwd(c, NULL, 0, c->dX, A->att, ly->wo, NULL, SLOT(l, 3), N);
+            lin_bwd(c, w, NULL, 0, dX, att, ly->wo, NULL, SLOT(l, 3));
             continue;
         }
-        lin_bwd(c, c->datt, 0, c->dX, A->att, ly->wo, NULL, SLOT(l, 3), N);
+        lin_bwd(c, w, datt, 0, dX, att, ly->wo, NULL, SLOT(l, 3));
         /* dq | dk | dv side by side like q | k | v; the attention writes them (no zeroing pass) */
-        float *q = A->qkv, *k = q + QD, *v = k + KD, *dq = c->dqkv, *dk = dq + QD, *dv = dk + KD;
-        for (int s = 0; s < c->n_seq; s++) {
-            size_t o = c->seq_off[s];
-            int len = c->seq_len[s];
-            m2_attn_seq as = {.q = q + o * QKV, .k = k + o * QKV, .v = v + o * QKV,
+        float *dq = dqkv, *dk = dq + QD;
+        for (int sq = w->s0; sq < w->s1; sq++) {
+            size_t o = c->seq_off[sq];
+            int len = c->seq_len[sq];
+            float *q = A->qkv + o * QKV, *dqs = c->dqkv + o * QKV;
+            m2_attn_seq as = {.q = q, .k = q + QD, .v = q + QD + KD,
                               .out = A->att + o * QD, .lse = A->lse + o * H, .dout = c->datt + o * QD,
-                              .dq = need_q ? dq + o * QKV : NULL, .dk = need_k ? dk + o * QKV : NULL,
-                              .dv = need_v ? dv + o * QKV : NULL, .nq = len, .nkv = len, .ldo = QD,
+                              .dq = need_q ? dqs : NULL, .dk = need_k ? dqs + QD : NULL,
+                              .dv = need_v ? dqs + QD + KD : NULL, .nq = len, .nkv = len, .ldo = QD,
                               .set_grads = 1};
-            c->aseq[s] = as;
+            c->aseq[sq] = as;
         }
-        m2_attention_backward(c->aseq, c->n_seq, H, KVH, D, QKV, QKV, pool);
-        if (need_q) m2_rope_backward(dq, c->pos, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-        if (need_k) m2_rope_backward(dk, c->pos, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-        float *dh1 = need_dx ? c->dh : NULL;
+        m2_attention_backward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool);
+        if (need_q) m2_rope_backward(dq, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        if (need_k) m2_rope_backward(dk, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        float *dh1 = need_dx ? dh : NULL;
         proj_group gqkv = {3, {ly->wq, ly->wk, ly->wv}, {ly->bq, ly->bk, ly->bv}, {SLOT(l, 0), SLOT(l, 1), SLOT(l, 2)}};
         int need[3] = {need_q, need_k, need_v};
-        group_bwd(c, dh1, 0, c->dqkv, A->h1, &gqkv, need, N);
+        group_bwd(c, w, dh1, 0, dqkv, h1, &gqkv, need);
         if (dh1)
-            m2_rmsnorm_backward(c->dX, ly->attn_norm->grad, dh1, xin, ly->attn_norm->data, A->rstd1, N, C, pool);
+            m2_rmsnorm_backward(dX, grad_of(c, w, ly->attn_norm->grad), dh1, xin, ly->attn_norm->data, A->rstd1 + r0,
+                                N, C, pool);
     }
-    if (m->tok_embd->grad) m2_embedding_backward(m->tok_embd->grad, c->dX, c->tokens, N, C);
+}
+
+static void backward_part(void *vp, long b, long e, int tid) {
+    share_job *j = vp;
+    for (long k = b; k < e; k++) backward_share(j->c, &j->sh[k]);
+}
+
+/* Sizes the weight-gradient shadows for ns shares (zeroed; kept zero between backwards).
+ * Returns 0, or -1 when they would be too large or cannot be allocated (then the backward runs
+ * op by op instead). */
+static int shadow_prepare(m2_ctx *c, int ns) {
+    size_t na = c->a && c->a->params.g ? c->a->params.n : 0, nb = c->m->base.g ? c->m->base.n : 0;
+    size_t stride = (na + 15 + nb + 15) & ~(size_t)15, need = stride * (size_t)(ns - 1);
+    if (need > ((size_t)1 << 26)) return -1;   /* 256 MiB: beyond that, split ops instead of rows */
+    if (need > c->shadow_cap) {
+        free(c->shadow);
+        c->shadow = m2_malloc_aligned(need * sizeof(float));
+        c->shadow_cap = c->shadow ? need : 0;
+        if (!c->shadow) return -1;
+        memset(c->shadow, 0, need * sizeof(float));
+    }
+    c->shadow_stride = stride;
+    c->shadow_base_off = (na + 15) & ~(size_t)15;
     return 0;
 }
+
+/* arena[i] += shadow_1[i] + ... in share order, and the shadows back to zero */
+typedef struct { float *g, *sh; size_t stride; int ns; } reduce_job;
+
+static void reduce_part(void *vp, long b, long e, int tid) {
+    reduce_job *j = vp;
+    for (int k = 1; k < j->ns; k++) {
+        float *sh = j->sh + (size_t)(k - 1) * j->stride;
+        for (long i = b; i < e; i++) { j->g[i] += sh[i]; sh[i] = 0.0f; }
+    }
+}
+
+static void shadow_reduce(m2_ctx *c, int ns) {
+    m2_params *ap = c->a && c->a->params.g ? &c->a->params : NULL, *bp = c->m->base.g ? &c->m->base : NULL;
+    if (ap) {
+        reduce_job j = {ap->g, c->shadow, c->shadow_stride, ns};
+        m2_pool_for(c->m->pool, (long)ap->n, reduce_part, &j);
+    }
+    if (bp) {
+        reduce_job j = {bp->g, c->shadow + c->shadow_base_off, c->shadow_stride, ns};
+        m2_pool_for(c->m->pool, (long)bp->n, reduce_part, &j);
+    }
+}
+
+int m2_backward(m2_ctx *c, m2_err *err) {
+    if (!c->keep_acts) return m2_errorf(err, M2_EINVAL, "backward: ctx was created without activations (keep_acts = 0)");
+    if (c->N <= 0) return m2_errorf(err, M2_EINVAL, "backward: no forward to differentiate");
+    m2_model *m = c->m;
+    share sh[MAX_SHARES];
+    int ns = plan_shares(c, sh, MAX_SHARES);
+    if (ns > 1 && shadow_prepare(c, ns)) ns = plan_shares(c, sh, 1);
+    if (ns == 1) backward_share(c, &sh[0]);
+    else {
+        share_job j = {c, sh};
+        m2_pool_for(m->pool, ns, backward_part, &j);
+        shadow_reduce(c, ns);
+    }
+    if (c->profile) add_stats(c, sh, ns);
+    if (m->tok_embd->grad) m2_embedding_backward(m->tok_embd->grad, c->dX, c->tokens, c->N, m->cfg.dim);
+    return 0;
+}
+
 
 void m2_batch_next_targets(const m2_batch *b, int32_t *targets) {
     size_t o = 0;
