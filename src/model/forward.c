@@ -46,7 +46,8 @@ struct m2_ctx {
     /* LoRA buffers, sized for the active adapter */
     float *lora_block; size_t lora_cap;
     float **lora_t, **lora_mask;      /* [L*7] */
-    float *lora_dt, *lora_xd, *lora_dx;
+    float *lora_dt, *lora_xd, *lora_dx;   /* scratch: [N, r], [N, lora_maxin] x2 */
+    size_t lora_maxin;                    /* row stride of lora_xd / lora_dx (shares use disjoint rows) */
     int profile, no_logits, fwd_no_logits;
     m2_ctx_stats stats;
     int nthreads;             /* the model pool's thread count (fixed at creation) */
@@ -227,6 +228,7 @@ static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err)
             }
         }
     }
+    c->lora_maxin = maxin;
     c->lora_dt = p0; p0 += ((size_t)N * r + 15) & ~(size_t)15;
     c->lora_xd = p0; p0 += ((size_t)N * maxin + 15) & ~(size_t)15;
     c->lora_dx = p0;
@@ -268,7 +270,7 @@ static void lora_fwd(m2_ctx *c, share *w, float *out, int ldo, const float *x, i
     const float *xin = x;
     float *mask = c->lora_mask[slot];
     if (mask) {
-        float *xd = c->lora_xd + (size_t)w->n0 * in;
+        float *xd = c->lora_xd + (size_t)w->n0 * c->lora_maxin;
         size_t n = (size_t)N * in;
         if (!c->masks_ready) {   /* masks shared between layers (no keep_acts): drawn at use */
             float drop = a->cfg.dropout, keep = 1.0f / (1.0f - drop);
@@ -293,7 +295,7 @@ static void lora_bwd(m2_ctx *c, share *w, float *dx, const float *dy, int ldd, c
     int r = a->cfg.rank, in = p->in, outd = p->out, N = w->n1 - w->n0, train = a->params.trainable && a->params.g;
     float s = a->scale, *t = c->lora_t[slot] + (size_t)w->n0 * r, *dt = c->lora_dt + (size_t)w->n0 * r;
     float *mask = c->lora_mask[slot] ? c->lora_mask[slot] + (size_t)w->n0 * in : NULL;
-    float *xd = c->lora_xd + (size_t)w->n0 * in, *dxm = c->lora_dx + (size_t)w->n0 * in;
+    float *xd = c->lora_xd + (size_t)w->n0 * c->lora_maxin, *dxm = c->lora_dx + (size_t)w->n0 * c->lora_maxin;
     if (train)   /* dB[out,r] += s dy^T t */
         m2_sgemm(pool, 1, 0, outd, r, N, s, dy, ldd, t, r, 1.0f, grad_of(c, w, p->dB), r);
     /* dt[N,r] = s dy B */
