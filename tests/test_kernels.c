@@ -13,6 +13,13 @@
 #include "kernels/kernels.h"
 #include "kernels/fastmath.h"
 #include <cblas.h>
+#include <stdatomic.h>
+
+/* This program links with -Wl,--wrap=malloc (CMakeLists.txt): while fail_mallocs is set, every
+ * malloc of the library returns NULL, to check that out-of-memory is reported, not ignored. */
+void *__real_malloc(size_t n);
+static atomic_int fail_mallocs;
+void *__wrap_malloc(size_t n) { return atomic_load(&fail_mallocs) ? NULL : __real_malloc(n); }
 
 static m2_rng R;
 static float *rnd(size_t n, float s) {
@@ -342,13 +349,38 @@ static void quant_round_trips(void **st) {
     free(x); free(y); free(buf);
 }
 
+/* an attention work item that cannot allocate its scratch makes the call fail (it used to leave
+ * its outputs unwritten and return as if it had worked) */
+static void attention_out_of_memory(void **st) {
+    int nq = 40, H = 4, KVH = 2, D = 8;
+    m2_pool *pool = m2_pool_create(2, NULL);
+    float *q = rnd(nq * H * D, 1), *k = rnd(nq * KVH * D, 1), *v = rnd(nq * KVH * D, 1);
+    float *out = zeros(nq * H * D), *lse = zeros(nq * H), *dq = zeros(nq * H * D);
+    float *dk = zeros(nq * KVH * D), *dv = zeros(nq * KVH * D);
+    m2_attn_seq s = {.q = q, .k = k, .v = v, .out = out, .lse = lse, .dout = q, .dq = dq, .dk = dk, .dv = dv,
+                     .nq = nq, .nkv = nq};
+    for (int p = 0; p < 2; p++) {
+        m2_pool *pl = p ? pool : NULL;
+        atomic_store(&fail_mallocs, 1);
+        int f = m2_attention_forward(&s, 1, H, KVH, D, H * D, KVH * D, pl);
+        int b = m2_attention_backward(&s, 1, H, KVH, D, H * D, KVH * D, pl);
+        atomic_store(&fail_mallocs, 0);
+        assert_int_equal(f, -1);
+        assert_int_equal(b, -1);
+        assert_int_equal(m2_attention_forward(&s, 1, H, KVH, D, H * D, KVH * D, pl), 0);
+        assert_int_equal(m2_attention_backward(&s, 1, H, KVH, D, H * D, KVH * D, pl), 0);
+    }
+    free(q); free(k); free(v); free(out); free(lse); free(dq); free(dk); free(dv);
+    m2_pool_destroy(pool);
+}
+
 int main(void) {
     m2_rng_seed(&R, 1234);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matmul_grads),     cmocka_unit_test(pooled_sgemm),
         cmocka_unit_test(rmsnorm_grads),
         cmocka_unit_test(rope_grads),       cmocka_unit_test(swiglu_grads),
-        cmocka_unit_test(attention_grads),  cmocka_unit_test(loss_grads),
+        cmocka_unit_test(attention_grads), cmocka_unit_test(attention_out_of_memory),  cmocka_unit_test(loss_grads),
         cmocka_unit_test(embedding_grads),  cmocka_unit_test(quant_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

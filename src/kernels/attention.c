@@ -2,12 +2,14 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "kernels/fastmath.h"
 
 typedef struct {
     const m2_attn_seq *seqs;
     int n_seqs, H, KVH, D, ldq, ldkv, backward;
+    atomic_int *failed;   /* set by a work item that could not allocate its scratch */
 } attn_job;
 
 /* s[j] = scale * q . k_j for j <= last, with KT [D, nkv] the transposed keys. Blocks of 64 keys
@@ -61,7 +63,7 @@ static void item_bwd(const attn_job *jb, int seq, int g) {
     float scale = 1.0f / sqrtf((float)D);
     size_t nb = (size_t)D * nkv, nk = ((size_t)nkv + 15) & ~(size_t)15;
     float *buf = malloc(sizeof(float) * (nb * 4 + 2 * RB * nk + 64));
-    if (!buf) return;
+    if (!buf) { atomic_store(jb->failed, 1); return; }
     float *KT = buf, *VT = KT + nb, *dK = VT + nb, *dV = dK + nb, *P = dV + nb, *DS = P + RB * nk;
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
     for (int j = 0; j < nkv; j++)
@@ -121,7 +123,7 @@ static void item(const attn_job *jb, int seq, int g) {
     int direct = nq * rep < 8;   /* decode: a few queries over a long cache, no transposed copies */
     size_t nb = direct ? 0 : (size_t)D * nkv;
     float *buf = malloc(sizeof(float) * (nb * 2 + (size_t)nkv + (size_t)D + 64));
-    if (!buf) return;   /* leaves outputs untouched; callers size work to memory */
+    if (!buf) { atomic_store(jb->failed, 1); return; }
     float *KT = buf, *VT = KT + nb, *s = VT + nb, *acc = s + nkv;
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
     if (!direct)
@@ -189,7 +191,7 @@ static void item_gemm(const attn_job *jb, int seq, int g) {
     float scale = 1.0f / sqrtf((float)D);
     size_t np = (size_t)mb * nkv + 16, nd = (size_t)mb * D + 16;
     float *P = malloc(sizeof(float) * (np + 2 * nd + 2 * (size_t)mb) + sizeof(int) * mb);
-    if (!P) return;
+    if (!P) { atomic_store(jb->failed, 1); return; }
     float *Qs = P + np, *Os = Qs + nd, *mx = Os + nd, *sum = mx + mb;
     int *rr = (int *)(sum + mb);
     const float *kg = S->k + (size_t)g * D, *vg = S->v + (size_t)g * D;
@@ -242,7 +244,7 @@ static void item_gemm_bwd(const attn_job *jb, int seq, int g) {
     float scale = 1.0f / sqrtf((float)D);
     size_t np = (size_t)mb * nkv + 16, nd = (size_t)mb * D + 16, nkd = (size_t)nkv * D + 16;
     float *P = malloc(sizeof(float) * (2 * np + 3 * nd + 2 * nkd + 2 * (size_t)mb) + sizeof(int) * mb);
-    if (!P) return;
+    if (!P) { atomic_store(jb->failed, 1); return; }
     float *dP = P + np, *Qs = dP + np, *dOs = Qs + nd, *dQs = dOs + nd, *dK = dQs + nd, *dV = dK + nkd;
     float *lse = dV + nkd, *delta = lse + mb;
     int *rr = (int *)(delta + mb);
@@ -342,14 +344,18 @@ static void run_items(void *vp, long b, long e, int tid) {
     }
 }
 
-void m2_attention_forward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
-                          int ldkv, m2_pool *pool) {
-    attn_job j = {seqs, n_seqs, H, KVH, D, ldq, ldkv, 0};
+int m2_attention_forward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
+                         int ldkv, m2_pool *pool) {
+    atomic_int failed = 0;
+    attn_job j = {seqs, n_seqs, H, KVH, D, ldq, ldkv, 0, &failed};
     m2_pool_for(pool, (long)n_seqs * KVH, run_items, &j);
+    return atomic_load(&failed) ? -1 : 0;
 }
 
-void m2_attention_backward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
-                           int ldkv, m2_pool *pool) {
-    attn_job j = {seqs, n_seqs, H, KVH, D, ldq, ldkv, 1};
+int m2_attention_backward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
+                          int ldkv, m2_pool *pool) {
+    atomic_int failed = 0;
+    attn_job j = {seqs, n_seqs, H, KVH, D, ldq, ldkv, 1, &failed};
     m2_pool_for(pool, (long)n_seqs * KVH, run_items, &j);
+    return atomic_load(&failed) ? -1 : 0;
 }

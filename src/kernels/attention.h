@@ -25,11 +25,13 @@ typedef struct m2_attn_seq {
     int set_grads;     /* backward: dq, dk, dv written (=) instead of accumulated (no zeroing pass) */
 } m2_attn_seq;
 
-/* out = softmax(q k^T / sqrt(D) + causal mask) v for every sequence. */
-void m2_attention_forward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
+/* out = softmax(q k^T / sqrt(D) + causal mask) v for every sequence. Returns 0, or -1 when a
+ * work item could not allocate its scratch (O(block x nkv) floats): its outputs are then not
+ * written, and the caller must treat the whole result as invalid (out of memory). */
+int m2_attention_forward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
+                         int ldkv, m2_pool *pool);
+/* dq, dk, dv += gradients given dout (uses lse from the forward). Returns 0 or -1 as above. */
+int m2_attention_backward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
                           int ldkv, m2_pool *pool);
-/* dq, dk, dv += gradients given dout (uses lse from the forward). */
-void m2_attention_backward(const m2_attn_seq *seqs, int n_seqs, int H, int KVH, int D, int ldq,
-                           int ldkv, m2_pool *pool);
 
 #endif

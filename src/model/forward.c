@@ -64,6 +64,7 @@ typedef struct share {
     m2_pool *pool;       /* ops split over this pool (NULL inside a row-parallel job) */
     float *wscratch;
     m2_ctx_stats stats;
+    int failed;          /* the attention could not allocate its scratch: the pass is invalid */
 } share;
 
 void m2_ctx_want_logits(m2_ctx *c, int on) { c->no_logits = !on; }
@@ -444,7 +445,7 @@ static int lora_trains(const m2_ctx *c, int slot) {
 static int plan_shares(const m2_ctx *c, share *sh, int max_shares) {
     const m2_model_config *cf = &c->m->cfg;
     int T = c->nthreads < max_shares ? c->nthreads : max_shares;
-    sh[0] = (share){0, c->N, 0, c->n_seq, 0, c->m->pool, c->wscratch, {0, 0}};
+    sh[0] = (share){0, c->N, 0, c->n_seq, 0, c->m->pool, c->wscratch, {0, 0}, 0};
     if (T < 2 || c->n_seq < T || c->N < 64 * T) return 1;
     double C = cf->dim, QD = (double)cf->n_heads * cf->head_dim, KD = (double)cf->n_kv_heads * cf->head_dim;
     double lin = cf->n_layers * (C * (QD + 2 * KD) + QD * C + 3.0 * C * cf->ffn_dim) + C * cf->vocab_size;
@@ -462,7 +463,7 @@ static int plan_shares(const m2_ctx *c, share *sh, int max_shares) {
             s++;
         }
         sh[k] = (share){c->seq_off[s0], c->seq_off[s], s0, s, k, NULL,
-                        c->wscratch + (size_t)k * c->wscratch_floats, {0, 0}};
+                        c->wscratch + (size_t)k * c->wscratch_floats, {0, 0}, 0};
     }
     return T;
 }
@@ -509,7 +510,7 @@ static void forward_share(m2_ctx *c, share *w) {
                               .out = A->att + o * QD, .lse = A->lse + o * H, .nq = len, .nkv = len, .ldo = QD};
             c->aseq[sq] = as;
         }
-        m2_attention_forward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool);
+        if (m2_attention_forward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool)) { w->failed = 1; return; }
         /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
         m2_copy(x1, xin, (long)N * C, pool);
         lin_fwd(c, w, x1, 1, att, ly->wo, NULL, SLOT(l, 3));
@@ -572,6 +573,11 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         m2_pool_for(m->pool, ns, forward_part, &j);
     }
     if (c->profile) add_stats(c, sh, ns);
+    for (int k = 0; k < ns; k++)
+        if (sh[k].failed) {
+            c->N = 0;   /* nothing valid to score or differentiate */
+            return m2_errorf(err, M2_ENOMEM, "forward: out of memory for the attention scratch (%ld tokens)", N);
+        }
     c->fwd_no_logits = c->no_logits;
     m2_ctx_zero_dgrads(c);
     c->llse_valid = 0;
@@ -634,7 +640,7 @@ static void backward_share(m2_ctx *c, share *w) {
                               .set_grads = 1};
             c->aseq[sq] = as;
         }
-        m2_attention_backward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool);
+        if (m2_attention_backward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool)) { w->failed = 1; return; }
         if (need_q) m2_rope_backward(dq, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
         if (need_k) m2_rope_backward(dk, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
         float *dh1 = need_dx ? dh : NULL;
@@ -708,6 +714,9 @@ int m2_backward(m2_ctx *c, m2_err *err) {
         shadow_reduce(c, ns);
     }
     if (c->profile) add_stats(c, sh, ns);
+    for (int k = 0; k < ns; k++)
+        if (sh[k].failed)   /* the gradients hold a partial sum: the caller must not step on them */
+            return m2_errorf(err, M2_ENOMEM, "backward: out of memory for the attention scratch; gradients are incomplete");
     if (m->tok_embd->grad) m2_embedding_backward(m->tok_embd->grad, c->dX, c->tokens, c->N, m->cfg.dim);
     return 0;
 }

@@ -109,7 +109,10 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
             aseq[i] = as;
             o += n;
         }
-        m2_attention_forward(aseq, nseg, H, KVH, D, QD, KD, pool);
+        if (m2_attention_forward(aseq, nseg, H, KVH, D, QD, KD, pool)) {   /* cache lengths unchanged */
+            free(blk); free(pos); free(aseq);
+            return m2_errorf(err, M2_ENOMEM, "kv: out of memory for the attention scratch (%ld tokens)", N);
+        }
         lin(&w, pool, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
         m2_acc(w.x, w.tmp, N * C);
         m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
