@@ -16,6 +16,7 @@
 static double now(void) { return m2_now_s(); }
 
 int main(int argc, char **argv) {
+    m2_blas_restart_with_better_core(argv);   /* OpenBLAS's fast kernels, as `multi2` gets them */
     int steps = argc > 1 ? atoi(argv[1]) : 3, batch = argc > 2 ? atoi(argv[2]) : 4;
     m2_err err = {0};
     m2_env *env = NULL;

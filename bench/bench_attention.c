@@ -13,6 +13,7 @@ static double cpu(void) {
 }
 
 int main(int argc, char **argv) {
+    m2_blas_restart_with_better_core(argv);   /* OpenBLAS's fast kernels, as `multi2` gets them */
     int B = 8, T = 256, H = 8, KVH = 4, D = 32, reps = argc > 1 ? atoi(argv[1]) : 5;
     int QD = H * D, KD = KVH * D;
     size_t N = (size_t)B * T;

@@ -49,6 +49,7 @@ static double time_load(const char *p) {
 }
 
 int main(int argc, char **argv) {
+    m2_blas_restart_with_better_core(argv);   /* OpenBLAS's fast kernels, as `multi2` gets them */
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     m2_model_config c = {0};
     c.family = M2_FAMILY_LLAMA;

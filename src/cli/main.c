@@ -34,8 +34,7 @@ int main(int argc, char **argv) {
     /* OpenBLAS fell back to its generic kernels on a CPU it does not know: restart once with the
      * core type that fits (OPENBLAS_CORETYPE is read only when the library loads). If exec fails
      * we simply continue on the slow kernels. */
-    const char *core = m2_blas_better_coretype();
-    if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0) execv("/proc/self/exe", argv);
+    m2_blas_restart_with_better_core(argv);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);

@@ -2,6 +2,7 @@
 #include <cblas.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <unistd.h>
 #include "kernels/fastmath.h"
 
 void m2_blas_single_thread(void) { openblas_set_num_threads(1); }
@@ -22,6 +23,11 @@ const char *m2_blas_better_coretype(void) {
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "HASWELL";
 #endif
     return NULL;
+}
+
+void m2_blas_restart_with_better_core(char **argv) {
+    const char *core = m2_blas_better_coretype();
+    if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0) execv("/proc/self/exe", argv);
 }
 
 typedef struct {

@@ -37,6 +37,11 @@ void m2_blas_single_thread(void);
  * has not set OPENBLAS_CORETYPE; NULL otherwise. OpenBLAS reads the variable only when it is
  * loaded, so a program must set it and re-execute itself (see src/cli/main.c). */
 const char *m2_blas_better_coretype(void);
+/* For a program's main(), first thing: when m2_blas_better_coretype() names a core, sets
+ * OPENBLAS_CORETYPE and re-executes the program with the same arguments (the variable is read
+ * only when OpenBLAS loads). Returns only when no restart is needed or exec failed (then the
+ * program simply runs on the kernels OpenBLAS chose). */
+void m2_blas_restart_with_better_core(char **argv);
 
 /* out[N,OC] = (accumulate ? out : 0) + inp[N,C] . w[OC,C]^T (+ bias[OC], may be NULL) */
 void m2_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
