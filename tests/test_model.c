@@ -758,6 +758,7 @@ static void heads_polyak_and_memplan(void **st) {
     m2_model_mem p = m2_memory_plan(m, 256, 4, 64);
     assert_true(p.weights >= (size_t)m2_config_n_params(&m->cfg) * 4);
     assert_true(p.adapters > 0 && p.activations > 0 && p.kv_cache == 2 * 2 * 4 * 64 * 16 * 4);
+    assert_true(p.grad_shadows == 0);   /* one thread: no shadows */
     assert_true(p.total == p.weights + p.adapters + p.adapter_train + p.heads + p.activations + p.kv_cache);
     FILE *f = fopen("/dev/null", "w");
     m2_model_mem_print(f, &p);

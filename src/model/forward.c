@@ -658,13 +658,31 @@ static void backward_part(void *vp, long b, long e, int tid) {
     for (long k = b; k < e; k++) backward_share(j->c, &j->sh[k]);
 }
 
+/* Floats of the shadows for ns shares given the trained arenas (na adapter, nb base floats), and
+ * the cap beyond which the backward runs op by op instead. */
+#define SHADOW_MAX_FLOATS ((size_t)1 << 26)   /* 256 MiB */
+static size_t shadow_floats(size_t na, size_t nb, int ns, size_t *stride) {
+    size_t st = (na + 15 + nb + 15) & ~(size_t)15;
+    if (stride) *stride = st;
+    return ns > 1 ? st * (size_t)(ns - 1) : 0;
+}
+
+size_t m2_ctx_shadow_bytes_for(m2_model *m) {
+    int T = m->pool ? m2_pool_threads(m->pool) : 1;
+    size_t na = 0, nb = m->base.g ? m->base.n : 0;
+    for (int i = 0; i < m->n_adapters; i++)
+        if (m->adapters[i]->params.g && m->adapters[i]->params.n > na) na = m->adapters[i]->params.n;
+    size_t n = shadow_floats(na, nb, T < MAX_SHARES ? T : MAX_SHARES, NULL);
+    return n > SHADOW_MAX_FLOATS ? 0 : n * sizeof(float);
+}
+
 /* Sizes the weight-gradient shadows for ns shares (zeroed; kept zero between backwards).
  * Returns 0, or -1 when they would be too large or cannot be allocated (then the backward runs
  * op by op instead). */
 static int shadow_prepare(m2_ctx *c, int ns) {
-    size_t na = c->a && c->a->params.g ? c->a->params.n : 0, nb = c->m->base.g ? c->m->base.n : 0;
-    size_t stride = (na + 15 + nb + 15) & ~(size_t)15, need = stride * (size_t)(ns - 1);
-    if (need > ((size_t)1 << 26)) return -1;   /* 256 MiB: beyond that, split ops instead of rows */
+    size_t na = c->a && c->a->params.g ? c->a->params.n : 0, nb = c->m->base.g ? c->m->base.n : 0, stride;
+    size_t need = shadow_floats(na, nb, ns, &stride);
+    if (need > SHADOW_MAX_FLOATS) return -1;   /* beyond that, split ops instead of rows */
     if (need > c->shadow_cap) {
         free(c->shadow);
         c->shadow = m2_malloc_aligned(need * sizeof(float));

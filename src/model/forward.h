@@ -24,6 +24,10 @@ void m2_ctx_free(m2_ctx *c);
 size_t m2_ctx_bytes(const m2_ctx *c);
 /* Bytes m2_ctx_create would allocate (without LoRA buffers), for memory plans. */
 size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts);
+/* Bytes a training ctx may add for the weight-gradient shadows of row-parallel backwards (one
+ * per pool thread but the first, sized for the base grads and the largest trainable adapter of
+ * m; 0 with one thread or when over the cap at which backwards run op by op). */
+size_t m2_ctx_shadow_bytes_for(m2_model *m);
 
 /* Runs the model over the batch with adapter `a` active (NULL = base only). train = 1 applies
  * LoRA dropout (seeded by m2_ctx_seed) — scoring uses 0. Fills logits and hidden. */

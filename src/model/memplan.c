@@ -13,10 +13,14 @@ m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int kv_seqs, in
         if (m->adapters[i]->params.trainable) p.adapter_train += 3 * n;
     }
     for (int i = 0; i < m->n_heads; i++) p.heads += 5 * m->heads[i]->params.n * sizeof(float);
-    if (train_tokens > 0) p.activations = m2_ctx_bytes_for((m2_model *)m, train_tokens, 1);
+    if (train_tokens > 0) {
+        p.activations = m2_ctx_bytes_for((m2_model *)m, train_tokens, 1);
+        p.grad_shadows = m2_ctx_shadow_bytes_for((m2_model *)m);
+    }
     if (kv_seqs > 0 && kv_len > 0)
         p.kv_cache = 2 * (size_t)m->cfg.n_layers * kv_seqs * kv_len * m->cfg.n_kv_heads * m->cfg.head_dim * sizeof(float);
-    p.total = p.weights + p.base_train + p.adapters + p.adapter_train + p.heads + p.activations + p.kv_cache;
+    p.total = p.weights + p.base_train + p.adapters + p.adapter_train + p.heads + p.activations + p.grad_shadows +
+              p.kv_cache;
     return p;
 }
 
@@ -32,6 +36,7 @@ void m2_model_mem_print(FILE *f, const m2_model_mem *p) {
     line(f, "LoRA grads + AdamW moments", p->adapter_train);
     line(f, "heads (+targets, grads, moments)", p->heads);
     line(f, "activations (training ctx)", p->activations);
+    if (p->grad_shadows) line(f, "grad shadows (row-parallel threads)", p->grad_shadows);
     line(f, "KV cache", p->kv_cache);
     line(f, "total", p->total);
 }
@@ -41,6 +46,7 @@ void m2_model_mem_to_plan(const m2_model_mem *p, m2_memplan *out) {
         {"base weights", p->weights},           {"base grads + AdamW moments", p->base_train},
         {"LoRA adapters", p->adapters},          {"LoRA grads + AdamW moments", p->adapter_train},
         {"heads (+targets, grads, moments)", p->heads}, {"activations (training ctx)", p->activations},
+        {"grad shadows (row-parallel threads)", p->grad_shadows},
         {"KV cache", p->kv_cache},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

@@ -12,6 +12,7 @@ typedef struct m2_model_mem {
     size_t adapter_train;/* their grads + AdamW moments */
     size_t heads;        /* heads + targets + grads + moments */
     size_t activations;  /* training ctx for train_tokens */
+    size_t grad_shadows; /* row-parallel backward: per-thread weight-gradient copies */
     size_t kv_cache;     /* kv_seqs * kv_len */
     size_t total;
 } m2_model_mem;
