@@ -349,6 +349,37 @@ static void quant_round_trips(void **st) {
     free(x); free(y); free(buf);
 }
 
+/* counter-based dropout: the keep rate is 1 - p, kept values are scaled by 1 / (1 - p), the mask
+ * depends only on (seed, element): applying a range in pieces equals applying it at once; another
+ * seed gives another mask */
+static void dropout_masks(void **st) {
+    size_t n = 1 << 20;
+    float *x = malloc(n * 4), *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) x[i] = 1.0f + (float)(i % 7);
+    float ps[3] = {0.05f, 0.3f, 0.5f};
+    for (int k = 0; k < 3; k++) {
+        float p = ps[k];
+        m2_dropout_apply(a, x, n, 1000, 42, p);
+        m2_dropout_apply(b, x, 333, 1000, 42, p);            /* in two pieces */
+        m2_dropout_apply(b + 333, x + 333, n - 333, 1333, 42, p);
+        assert_memory_equal(a, b, n * 4);
+        memcpy(c, x, n * 4);
+        m2_dropout_apply(c, c, n, 1000, 42, p);              /* in place */
+        assert_memory_equal(a, c, n * 4);
+        size_t kept = 0, same = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (a[i] != 0.0f) { kept++; assert_true(fabsf(a[i] - x[i] / (1.0f - p)) <= 1e-6f * a[i]); }
+        }
+        double rate = (double)kept / n;
+        assert_true(fabs(rate - (1.0 - p)) < 0.003);
+        m2_dropout_apply(b, x, n, 1000, 43, p);
+        for (size_t i = 0; i < n; i++) same += (a[i] != 0.0f) == (b[i] != 0.0f);
+        /* independent masks agree on about p^2 + (1-p)^2 of the elements */
+        assert_true(fabs((double)same / n - (p * p + (1 - p) * (1 - p))) < 0.005);
+    }
+    free(x); free(a); free(b); free(c);
+}
+
 /* an attention work item that cannot allocate its scratch makes the call fail (it used to leave
  * its outputs unwritten and return as if it had worked) */
 static void attention_out_of_memory(void **st) {
@@ -380,7 +411,7 @@ int main(void) {
         cmocka_unit_test(matmul_grads),     cmocka_unit_test(pooled_sgemm),
         cmocka_unit_test(rmsnorm_grads),
         cmocka_unit_test(rope_grads),       cmocka_unit_test(swiglu_grads),
-        cmocka_unit_test(attention_grads), cmocka_unit_test(attention_out_of_memory),  cmocka_unit_test(loss_grads),
+        cmocka_unit_test(attention_grads), cmocka_unit_test(attention_out_of_memory), cmocka_unit_test(dropout_masks),  cmocka_unit_test(loss_grads),
         cmocka_unit_test(embedding_grads),  cmocka_unit_test(quant_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

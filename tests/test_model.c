@@ -209,6 +209,16 @@ static void dropout_grads(void **st) {
         double fd = (l[0] - l[1]) / (2 * eps);
         assert_true(fabs(fd - g[i]) / (fabs(fd) + fabs(g[i]) + 2e-2) < 3e-2);
     }
+    /* masks are a function of the ctx seed only: a scoring ctx (no kept activations) applies the
+     * same dropout as the training ctx, and another seed gives other outputs */
+    m2_ctx *c2 = m2_ctx_create(m, 32, 0, &err);
+    float lp2[15];
+    m2_ctx_seed(c, 4); m2_forward(c, &b, a, 1, &err); m2_ctx_logprobs(c, TGT, logp);
+    m2_ctx_seed(c2, 4); assert_int_equal(m2_forward(c2, &b, a, 1, &err), 0); m2_ctx_logprobs(c2, TGT, lp2);
+    assert_memory_equal(logp, lp2, sizeof logp);
+    m2_ctx_seed(c2, 5); m2_forward(c2, &b, a, 1, &err); m2_ctx_logprobs(c2, TGT, lp2);
+    assert_true(memcmp(logp, lp2, sizeof logp) != 0);
+    m2_ctx_free(c2);
     free(g);
     m2_ctx_free(c);
     m2_model_free(m);

@@ -64,6 +64,12 @@ void m2_swiglu_forward_rows(float *out, const float *gu, int N, int F, m2_pool *
 /* dgu[N, 2F] = (dgate | dup) given dout[N,F], written (not accumulated). */
 void m2_swiglu_backward_rows_set(float *dgu, const float *dout, const float *gu, int N, int F, m2_pool *pool);
 
+/* Counter-based dropout: dst[i] = x[i] / (1 - p) if keep(seed, offset + i) else 0, where keep is
+ * a 24-bit hash (splitmix64's finaliser) of seed + offset + i compared with p * 2^24. The mask of
+ * element k of a stream depends only on (seed, k): a range can be applied in any pieces, by any
+ * thread, forward and again in the backward, without storing it. dst may alias x. */
+void m2_dropout_apply(float *dst, const float *x, size_t n, uint64_t offset, uint64_t seed, float p);
+
 /* dst[n] = src[n], split over the pool when large */
 void m2_copy(float *dst, const float *src, long n, m2_pool *pool);
 /* out[n] = a[n] + b[n]  (out may alias a) */

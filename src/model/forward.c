@@ -45,14 +45,15 @@ struct m2_ctx {
     size_t block_bytes;
     /* LoRA buffers, sized for the active adapter */
     float *lora_block; size_t lora_cap;
-    float **lora_t, **lora_mask;      /* [L*7] */
+    float **lora_t;                   /* [L*7] */
     float *lora_dt, *lora_xd, *lora_dx;   /* scratch: [N, r], [N, lora_maxin] x2 */
     size_t lora_maxin;                    /* row stride of lora_xd / lora_dx (shares use disjoint rows) */
     int profile, no_logits, fwd_no_logits;
     m2_ctx_stats stats;
     int nthreads;             /* the model pool's thread count (fixed at creation) */
     size_t wscratch_floats;   /* per share: dequantised weight rows of non-f32 matrices */
-    int masks_ready;          /* dropout masks of this forward drawn up front (keep_acts) */
+    int drop_on;              /* this forward applies LoRA dropout */
+    uint64_t drop_seed;       /* its masks: a hash of (seed, slot, element), drawn once per forward */
     /* weight-gradient shadows of shares 1..nthreads-1: [adapter grads | base grads] each */
     float *shadow; size_t shadow_cap, shadow_stride, shadow_base_off;
 };
@@ -140,11 +141,10 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
     c->tokens = calloc((size_t)max_tokens, sizeof(int32_t));
     c->aseq = calloc((size_t)max_tokens, sizeof(m2_attn_seq));
     c->lora_t = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
-    c->lora_mask = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
     size_t nf = c->la ? layout(m, max_tokens, keep_acts, c, c->la, NULL) : 0;
     c->block_bytes = nf * sizeof(float);
     c->block = m2_malloc_aligned(c->block_bytes);
-    if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->lora_mask || !c->block) {
+    if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->block) {
         m2_errorf(err, M2_ENOMEM, "ctx: out of memory for %d tokens (%.1f MiB of activations)", max_tokens,
                   c->block_bytes / 1048576.0);
         m2_ctx_free(c);
@@ -159,7 +159,7 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
 void m2_ctx_free(m2_ctx *c) {
     if (!c) return;
     free(c->la); free(c->aseq); free(c->seq_len); free(c->seq_off); free(c->pos); free(c->tokens);
-    free(c->lora_t); free(c->lora_mask); free(c->block); free(c->lora_block); free(c->shadow);
+    free(c->lora_t); free(c->block); free(c->lora_block); free(c->shadow);
     free(c);
 }
 
@@ -190,20 +190,18 @@ float *m2_ctx_dhidden(m2_ctx *c) {
 
 void m2_ctx_zero_dgrads(m2_ctx *c) { c->dlogits_live = c->dhidden_live = 0; }
 
-/* Sizes the LoRA buffers for adapter a over N tokens. */
-static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err) {
+/* Sizes the LoRA buffers for adapter a over N tokens (dropout masks are never stored: see
+ * lora_drop_rows). */
+static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, m2_err *err) {
     int L = c->m->cfg.n_layers, r = a->cfg.rank;
-    int drop = train && a->cfg.dropout > 0;
     size_t need = 0, maxin = 0;
     for (int s = 0; s < L * M2_LORA_N_TARGETS; s++) {
         m2_lora_pair *p = &a->pairs[s];
         if (!p->A) continue;
         if (c->keep_acts || need == 0) need += ((size_t)N * r + 15) & ~(size_t)15;
-        if (drop && c->keep_acts) need += ((size_t)N * p->in + 15) & ~(size_t)15;
         if ((size_t)p->in > maxin) maxin = p->in;
         if ((size_t)p->out > maxin) maxin = p->out;
     }
-    if (drop && !c->keep_acts) need += ((size_t)N * maxin + 15) & ~(size_t)15;
     size_t scratch = ((size_t)N * r + 15 + 2 * ((size_t)N * maxin + 15)) & ~(size_t)15;
     need += scratch + 64;
     if (need > c->lora_cap) {
@@ -212,28 +210,30 @@ static int lora_prepare(m2_ctx *c, m2_adapter *a, int N, int train, m2_err *err)
         if (!c->lora_block) { c->lora_cap = 0; return m2_errorf(err, M2_ENOMEM, "ctx: out of memory for LoRA activations"); }
         c->lora_cap = need;
     }
-    float *p0 = c->lora_block, *shared_t = NULL, *shared_m = NULL;
+    float *p0 = c->lora_block, *shared_t = NULL;
     for (int s = 0; s < L * M2_LORA_N_TARGETS; s++) {
         m2_lora_pair *p = &a->pairs[s];
-        c->lora_t[s] = c->lora_mask[s] = NULL;
+        c->lora_t[s] = NULL;
         if (!p->A) continue;
         if (c->keep_acts || !shared_t) {
             c->lora_t[s] = p0; p0 += ((size_t)N * r + 15) & ~(size_t)15;
             if (!c->keep_acts) shared_t = c->lora_t[s];
         } else c->lora_t[s] = shared_t;
-        if (drop) {
-            if (c->keep_acts) { c->lora_mask[s] = p0; p0 += ((size_t)N * p->in + 15) & ~(size_t)15; }
-            else {
-                if (!shared_m) { shared_m = p0; p0 += ((size_t)N * maxin + 15) & ~(size_t)15; }
-                c->lora_mask[s] = shared_m;
-            }
-        }
     }
     c->lora_maxin = maxin;
     c->lora_dt = p0; p0 += ((size_t)N * r + 15) & ~(size_t)15;
     c->lora_xd = p0; p0 += ((size_t)N * maxin + 15) & ~(size_t)15;
     c->lora_dx = p0;
     return 0;
+}
+
+/* LoRA dropout without stored masks (m2_dropout_apply): the mask of the pair at slot is a hash of
+ * (this forward's seed, slot, element index n * in + i), so the forward and the backward
+ * recompute it for any rows: no N x in mask per (layer, target) is kept, rows can be handled by
+ * any thread, and the bits depend only on the seed. dst[r, in] = drop(x) for rows [n0, n0 + rows). */
+static void lora_drop_rows(const m2_ctx *c, int slot, int in, int n0, int rows, const float *x, float *dst) {
+    m2_dropout_apply(dst, x, (size_t)rows * in, (uint64_t)n0 * in, c->drop_seed ^ ((uint64_t)(slot + 1) << 52),
+                     c->a->cfg.dropout);
 }
 
 /* Where share w puts a weight gradient g (a pointer into the adapter's or the base's grad arena):
@@ -248,19 +248,6 @@ static float *grad_of(const m2_ctx *c, const share *w, float *g) {
     return g;   /* not reached: every trained tensor lives in one of the two arenas */
 }
 
-/* Draws the dropout masks of every LoRA pair of the forward up front, in the order the op-by-op
- * forward would draw them (layer by layer, q k v o gate up down), so both ways give the same masks. */
-static void lora_draw_masks(m2_ctx *c) {
-    m2_adapter *a = c->a;
-    float drop = a->cfg.dropout, keep = 1.0f / (1.0f - drop);
-    for (int s = 0; s < c->m->cfg.n_layers * M2_LORA_N_TARGETS; s++) {
-        float *mask = c->lora_mask[s];
-        if (!a->pairs[s].A || !mask) continue;
-        size_t n = (size_t)c->N * a->pairs[s].in;
-        for (size_t i = 0; i < n; i++) mask[i] = m2_rng_uniform(&c->rng) < drop ? 0.0f : keep;
-    }
-}
-
 /* out[rows, ldo] slice += scale * drop(x) A^T B^T for the active adapter's pair at slot (if any);
  * out and x point at the share's first row. */
 static void lora_fwd(m2_ctx *c, share *w, float *out, int ldo, const float *x, int slot) {
@@ -269,16 +256,9 @@ static void lora_fwd(m2_ctx *c, share *w, float *out, int ldo, const float *x, i
     m2_lora_pair *p = &a->pairs[slot];
     int r = a->cfg.rank, in = p->in, outd = p->out, N = w->n1 - w->n0;
     const float *xin = x;
-    float *mask = c->lora_mask[slot];
-    if (mask) {
+    if (c->drop_on) {
         float *xd = c->lora_xd + (size_t)w->n0 * c->lora_maxin;
-        size_t n = (size_t)N * in;
-        if (!c->masks_ready) {   /* masks shared between layers (no keep_acts): drawn at use */
-            float drop = a->cfg.dropout, keep = 1.0f / (1.0f - drop);
-            for (size_t i = 0; i < n; i++) mask[i] = m2_rng_uniform(&c->rng) < drop ? 0.0f : keep;
-        }
-        const float *mk = mask + (size_t)w->n0 * in;
-        for (size_t i = 0; i < n; i++) xd[i] = x[i] * mk[i];
+        lora_drop_rows(c, slot, in, w->n0, N, x, xd);
         xin = xd;
     }
     float *t = c->lora_t[slot] + (size_t)w->n0 * r;
@@ -295,27 +275,27 @@ static void lora_bwd(m2_ctx *c, share *w, float *dx, const float *dy, int ldd, c
     m2_lora_pair *p = &a->pairs[slot];
     int r = a->cfg.rank, in = p->in, outd = p->out, N = w->n1 - w->n0, train = a->params.trainable && a->params.g;
     float s = a->scale, *t = c->lora_t[slot] + (size_t)w->n0 * r, *dt = c->lora_dt + (size_t)w->n0 * r;
-    float *mask = c->lora_mask[slot] ? c->lora_mask[slot] + (size_t)w->n0 * in : NULL;
+    int drop = c->drop_on;
     float *xd = c->lora_xd + (size_t)w->n0 * c->lora_maxin, *dxm = c->lora_dx + (size_t)w->n0 * c->lora_maxin;
     if (train)   /* dB[out,r] += s dy^T t */
         m2_sgemm(pool, 1, 0, outd, r, N, s, dy, ldd, t, r, 1.0f, grad_of(c, w, p->dB), r);
     /* dt[N,r] = s dy B */
     m2_sgemm(pool, 0, 0, N, r, outd, s, dy, ldd, p->B, r, 0.0f, dt, r);
     const float *xin = x;
-    if (mask) {
-        size_t n = (size_t)N * in;
-        for (size_t i = 0; i < n; i++) xd[i] = x[i] * mask[i];
+    if (drop && train) {   /* the forward's dropped input, recomputed */
+        lora_drop_rows(c, slot, in, w->n0, N, x, xd);
         xin = xd;
     }
     if (train)   /* dA[r,in] += dt^T xin */
         m2_sgemm(pool, 1, 0, r, in, N, 1.0f, dt, r, xin, in, 1.0f, grad_of(c, w, p->dA), in);
     if (!dx) return;
-    if (!mask)
+    if (!drop)
         m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 1.0f, dx, in);
-    else {
+    else {   /* dx += mask * (dt A): the mask applied to the product, then added */
         m2_sgemm(pool, 0, 0, N, in, r, 1.0f, dt, r, p->A, in, 0.0f, dxm, in);
+        lora_drop_rows(c, slot, in, w->n0, N, dxm, dxm);
         size_t n = (size_t)N * in;
-        for (size_t i = 0; i < n; i++) dx[i] += dxm[i] * mask[i];
+        for (size_t i = 0; i < n; i++) dx[i] += dxm[i];
     }
 }
 
@@ -551,7 +531,7 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         if (a->merged) return m2_errorf(err, M2_EINVAL, "forward: adapter '%s' is merged into the base", a->cfg.name);
         if (a->index >= m->n_adapters || m->adapters[a->index] != a)
             return m2_errorf(err, M2_EINVAL, "forward: adapter '%s' does not belong to this model", a->cfg.name);
-        if (lora_prepare(c, a, (int)N, train, err)) return -1;
+        if (lora_prepare(c, a, (int)N, err)) return -1;
     }
     c->N = (int)N; c->n_seq = b->n_seq; c->a = a; c->train = train;
     c->seq_off[0] = 0;
@@ -561,12 +541,10 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
         for (int i = 0; i < b->seq_len[s]; i++) c->pos[c->seq_off[s] + i] = i;
     }
     memcpy(c->tokens, b->tokens, N * sizeof(int32_t));
-    int drop = a && train && a->cfg.dropout > 0;
-    c->masks_ready = drop && c->keep_acts;
-    if (c->masks_ready) lora_draw_masks(c);
+    c->drop_on = a && train && a->cfg.dropout > 0;
+    if (c->drop_on) c->drop_seed = m2_rng_u64(&c->rng);   /* one draw per forward: the masks' seed */
     share sh[MAX_SHARES];
-    /* masks drawn at use (shared buffer, no keep_acts) need the op-by-op order */
-    int ns = drop && !c->keep_acts ? (plan_shares(c, sh, 1), 1) : plan_shares(c, sh, MAX_SHARES);
+    int ns = plan_shares(c, sh, MAX_SHARES);
     if (ns == 1) forward_share(c, &sh[0]);
     else {
         share_job j = {c, sh};
