@@ -31,15 +31,17 @@ static double median(double *v, int n) {
 }
 
 /* Raw sgemm rate on the step's dominant shape: [B*T, d] x [d, ffn]. */
-static double sgemm_gflops(int M, int K, int Nn, int reps) {
+/* One sgemm of the step's FFN shape at the bench's thread count (split over the model's pool as
+ * the engine splits GEMMs), fastest of reps: the rate the step's GEMMs are compared with. */
+static double sgemm_gflops(m2_pool *pool, int M, int K, int Nn, int reps) {
     float *a = malloc((size_t)M * K * 4), *b = malloc((size_t)Nn * K * 4), *c = malloc((size_t)M * Nn * 4);
     for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)(i % 7) * 0.1f;
     for (size_t i = 0; i < (size_t)Nn * K; i++) b[i] = (float)(i % 5) * 0.1f;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, Nn, K, 1, a, K, b, K, 0, c, Nn);
+    m2_sgemm(pool, 0, 1, M, Nn, K, 1, a, K, b, K, 0, c, Nn);
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         double t0 = m2_now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, Nn, K, 1, a, K, b, K, 0, c, Nn);
+        m2_sgemm(pool, 0, 1, M, Nn, K, 1, a, K, b, K, 0, c, Nn);
         double t = m2_now_s() - t0;
         if (t < best) best = t;
     }
@@ -148,7 +150,7 @@ int bench_engine_main(int argc, char **argv) {
     double cpu_step = median(tc, steps);
     double step = median(tt, steps), fwd = median(tf, steps), bwd = median(tb, steps), adam = median(ta, steps);
     double gemm_rate = gemm_flop / gemm_s / 1e9;
-    double raw = sgemm_gflops(N, cfg.dim, cfg.ffn_dim, 5);
+    double raw = sgemm_gflops(m->pool, N, cfg.dim, cfg.ffn_dim, 20);
     double gemm_share = gemm_s / steps / step;
     m2_ctx_free(c);
     /* generation: 8 prompts of 32 tokens, greedy, gen_tokens new tokens each; then 1 sequence */
