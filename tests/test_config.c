@@ -266,6 +266,21 @@ static void shipped_configs_load(void **state) {
     }
 }
 
+/* docs/runs.md lists every key of the schema (the table is made from `multi2 train --help-config`) */
+static void docs_list_every_key(void **st) {
+    char path[600], *doc = NULL;
+    snprintf(path, sizeof path, "%s/docs/runs.md", M2_SOURCE_DIR);
+    m2_err err = {0};
+    assert_int_equal(m2_read_file(path, &doc, NULL, &err), 0);
+    const m2_cfg_schema *s = m2_run_config_schema();
+    for (int i = 0; i < s->n_fields; i++) {
+        char row[200];
+        snprintf(row, sizeof row, "| `%s` |", s->fields[i].key);
+        if (!strstr(doc, row)) fail_msg("docs/runs.md has no row for config key %s", s->fields[i].key);
+    }
+    free(doc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_match_reference),
@@ -276,6 +291,7 @@ int main(void) {
         cmocka_unit_test(resolved_config_round_trip),
         cmocka_unit_test(schema_print_and_strings),
         cmocka_unit_test(shipped_configs_load),
+        cmocka_unit_test(docs_list_every_key),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -737,6 +737,60 @@ static void kl_between_adapters(void **st) {
     m2_model_free(m);
 }
 
+/* A chunked-logits ctx (no N x V logits kept) gives the same log-probs, KL and gradients as a
+ * stored-logits ctx: LoRA grads through logprobs and KL (either side chunked, both sides
+ * trained), base grads incl. the tied output matrix, and a head's gradient into dhidden. */
+static void chunked_logits_match(void **st) {
+    m2_model *m = tiny("test-qwen2", 1, M2_DT_F32);   /* trained base, tied embeddings */
+    m2_err err = {0};
+    m2_lora_config l1 = {"on", 4, 8, 0, M2_LORA_Q | M2_LORA_V}, l2 = {"off", 4, 8, 0, M2_LORA_Q | M2_LORA_V};
+    m2_adapter *on = m2_adapter_add(m, &l1, 1, &err), *off = m2_adapter_add(m, &l2, 2, &err);
+    randomize(&on->params, 0.3f, 1); randomize(&off->params, 0.3f, 2);
+    m2_batch b = make_batch();
+    float dl[15];
+    for (int n = 0; n < 15; n++) dl[n] = -W[n];
+    size_t na = on->params.n, nb = m->base.n, noff = off->params.n;
+    float *ga[3], *gb[3], *go[3], lp[3][15], kl[3][15];
+    int chunks[3] = {0, 4, 7};
+    for (int run = 0; run < 3; run++) {
+        m2_params_zero_grad(&on->params); m2_params_zero_grad(&off->params); m2_params_zero_grad(&m->base);
+        m2_ctx *ca = m2_ctx_create_chunked(m, 32, 1, chunks[run], &err);
+        m2_ctx *cb = m2_ctx_create_chunked(m, 32, 1, run == 2 ? 0 : chunks[run], &err);   /* run 2: mixed */
+        assert_non_null(ca); assert_non_null(cb);
+        assert_int_equal(chunks[run] ? m2_ctx_logits(ca) == NULL : m2_ctx_logits(ca) != NULL, 1);
+        assert_int_equal(m2_forward(ca, &b, on, 0, &err), 0);
+        assert_int_equal(m2_forward(cb, &b, off, 0, &err), 0);
+        m2_ctx_logprobs(ca, TGT, lp[run]);
+        m2_ctx_logprobs_backward(ca, TGT, dl);
+        m2_ctx_kl(ca, cb, W, kl[run], 1, 1);
+        float *dh = m2_ctx_dhidden(ca);
+        for (int i = 0; i < 15 * m->cfg.dim; i++) dh[i] += 0.01f * (float)(i % 5 - 2);
+        assert_int_equal(m2_backward(ca, &err), 0);
+        assert_int_equal(m2_backward(cb, &err), 0);
+        ga[run] = malloc(na * 4); gb[run] = malloc(nb * 4); go[run] = malloc(noff * 4);
+        memcpy(ga[run], on->params.g, na * 4); memcpy(gb[run], m->base.g, nb * 4); memcpy(go[run], off->params.g, noff * 4);
+        m2_ctx_free(ca); m2_ctx_free(cb);
+    }
+    for (int run = 1; run < 3; run++) {
+        for (int n = 0; n < 15; n++) {
+            assert_true(fabsf(lp[run][n] - lp[0][n]) <= 1e-5f * (1 + fabsf(lp[0][n])));
+            assert_true(fabsf(kl[run][n] - kl[0][n]) <= 1e-5f * (1 + fabsf(kl[0][n])));
+        }
+        double ma = 0, mb = 0, mo = 0;
+        for (size_t i = 0; i < na; i++) ma = fmax(ma, fabs(ga[0][i]));
+        for (size_t i = 0; i < nb; i++) mb = fmax(mb, fabs(gb[0][i]));
+        for (size_t i = 0; i < noff; i++) mo = fmax(mo, fabs(go[0][i]));
+        assert_true(ma > 0 && mb > 0 && mo > 0);
+        for (size_t i = 0; i < na; i++) assert_true(fabs(ga[run][i] - ga[0][i]) <= 1e-4 * ma);
+        for (size_t i = 0; i < nb; i++) assert_true(fabs(gb[run][i] - gb[0][i]) <= 1e-4 * mb);
+        for (size_t i = 0; i < noff; i++) assert_true(fabs(go[run][i] - go[0][i]) <= 1e-4 * mo);
+    }
+    for (int run = 0; run < 3; run++) { free(ga[run]); free(gb[run]); free(go[run]); }
+    assert_null(m2_ctx_create_chunked(m, 32, 1, -1, &err));
+    assert_non_null(strstr(err.msg, "chunk"));
+    m2_model_free(m);
+}
+
 static void heads_polyak_and_memplan(void **st) {
     m2_model *m = tiny("test-llama", 0, M2_DT_F32);
     m2_err err = {0};
@@ -899,6 +953,7 @@ int main(void) {
         cmocka_unit_test(optimiser_and_schedules),
         cmocka_unit_test(accumulation_equals_big_batch),
         cmocka_unit_test(kl_between_adapters),
+        cmocka_unit_test(chunked_logits_match),
         cmocka_unit_test(heads_polyak_and_memplan),
         cmocka_unit_test(pretrain_from_scratch),
         cmocka_unit_test(errors_name_the_problem),

@@ -51,6 +51,7 @@ struct m2_ctx {
     int profile, no_logits, fwd_no_logits;
     m2_ctx_stats stats;
     int nthreads;             /* the model pool's thread count (fixed at creation) */
+    int chunk;                /* > 0: logits never stored, computed in chunks of this many rows */
     size_t wscratch_floats;   /* per share: dequantised weight rows of non-f32 matrices */
     int drop_on;              /* this forward applies LoRA dropout */
     uint64_t drop_seed;       /* its masks: a hash of (seed, slot, element), drawn once per forward */
@@ -99,7 +100,8 @@ static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, fl
         t->gu = TAKE(n * 2 * F); t->s = TAKE(n * F);
     }
     for (size_t l = nl; l < L; l++) la[l] = la[0];
-    c->rstdf = TAKE(n); c->hidden = TAKE(n * C); c->logits = TAKE(n * V); c->dlogits = TAKE(n * V);
+    size_t lr = c->chunk > 0 && (size_t)c->chunk < n ? (size_t)c->chunk : n;   /* logit rows kept */
+    c->rstdf = TAKE(n); c->hidden = TAKE(n * C); c->logits = TAKE(lr * V); c->dlogits = TAKE(lr * V);
     c->dhidden = TAKE(n * C); c->llse = TAKE(n);
     if (keep) {
         c->dX = TAKE(n * C); c->dh = TAKE(n * C); c->ds = TAKE(n * F); c->dgu = TAKE(n * 2 * F);
@@ -113,9 +115,10 @@ static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, fl
     return off;
 }
 
-size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
+size_t m2_ctx_bytes_for_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows) {
     m2_ctx tmp = {0};
     tmp.nthreads = m->pool ? m2_pool_threads(m->pool) : 1;
+    tmp.chunk = logit_chunk_rows > 0 ? logit_chunk_rows : 0;
     layer_acts *la = calloc((size_t)m->cfg.n_layers, sizeof *la);
     if (!la) return 0;
     size_t n = layout(m, max_tokens, keep_acts, &tmp, la, NULL);
@@ -123,15 +126,28 @@ size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
     return n * sizeof(float);
 }
 
+size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
+    return m2_ctx_bytes_for_chunked(m, max_tokens, keep_acts, 0);
+}
+
 m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
+    return m2_ctx_create_chunked(m, max_tokens, keep_acts, 0, err);
+}
+
+m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows, m2_err *err) {
     if (max_tokens <= 0 || max_tokens > (1 << 24)) {
         m2_errorf(err, M2_EINVAL, "ctx: max_tokens must be in 1..16M (got %d)", max_tokens);
+        return NULL;
+    }
+    if (logit_chunk_rows < 0) {
+        m2_errorf(err, M2_EINVAL, "ctx: logit chunk rows must be >= 0 (got %d)", logit_chunk_rows);
         return NULL;
     }
     m2_ctx *c = calloc(1, sizeof *c);
     if (!c) { m2_errorf(err, M2_ENOMEM, "ctx: out of memory"); return NULL; }
     c->m = m; c->max_tokens = max_tokens; c->keep_acts = keep_acts;
     c->nthreads = m->pool ? m2_pool_threads(m->pool) : 1;
+    c->chunk = logit_chunk_rows;
     c->tmax = max_tokens < m->cfg.max_seq_len ? max_tokens : m->cfg.max_seq_len;
     int L = m->cfg.n_layers;
     c->la = calloc((size_t)L, sizeof *c->la);
@@ -167,7 +183,7 @@ size_t m2_ctx_bytes(const m2_ctx *c) { return c->block_bytes + c->lora_cap * siz
 void m2_ctx_seed(m2_ctx *c, uint64_t seed) { m2_rng_seed(&c->rng, seed); }
 m2_rng *m2_ctx_rng(m2_ctx *c) { return &c->rng; }
 int m2_ctx_tokens(const m2_ctx *c) { return c->N; }
-float *m2_ctx_logits(m2_ctx *c) { return c->logits; }
+float *m2_ctx_logits(m2_ctx *c) { return c->chunk ? NULL : c->logits; }
 float *m2_ctx_hidden(m2_ctx *c) { return c->hidden; }
 
 /* dlogits is zeroed lazily: a forward only marks it empty, the first writer either overwrites it
@@ -180,7 +196,7 @@ static float *dlogits_live(m2_ctx *c) {
     return c->dlogits;
 }
 
-float *m2_ctx_dlogits(m2_ctx *c) { return dlogits_live(c); }
+float *m2_ctx_dlogits(m2_ctx *c) { return c->chunk ? NULL : dlogits_live(c); }
 
 float *m2_ctx_dhidden(m2_ctx *c) {
     if (!c->dhidden_live) memset(c->dhidden, 0, (size_t)c->N * c->m->cfg.dim * sizeof(float));
@@ -503,7 +519,7 @@ static void forward_share(m2_ctx *c, share *w) {
     }
     m2_rmsnorm_forward(c->hidden + r0 * C, c->rstdf + r0, c->X + ((size_t)L * NT + r0) * C, m->out_norm->data, N, C,
                        cf->norm_eps, pool);
-    if (!c->no_logits)
+    if (!c->no_logits && !c->chunk)
         lin_fwd(c, w, c->logits + r0 * cf->vocab_size, 0, c->hidden + r0 * C, m->output, NULL, -1);
 }
 
@@ -556,7 +572,7 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
             c->N = 0;   /* nothing valid to score or differentiate */
             return m2_errorf(err, M2_ENOMEM, "forward: out of memory for the attention scratch (%ld tokens)", N);
         }
-    c->fwd_no_logits = c->no_logits;
+    c->fwd_no_logits = c->no_logits || c->chunk;
     m2_ctx_zero_dgrads(c);
     c->llse_valid = 0;
     return 0;
@@ -727,14 +743,49 @@ void m2_batch_next_targets(const m2_batch *b, int32_t *targets) {
     }
 }
 
+/* Chunked logits: rows [r0, r0 + rows) of the logits (rows <= chunk) into c->logits, from the
+ * final hidden states; and the fold of a gradient on them, g[rows, V], into dhidden (and into the
+ * output matrix's grad when the base is trained). */
+static void chunk_logits(m2_ctx *c, int r0, int rows) {
+    share w = {r0, r0 + rows, 0, 0, 0, c->m->pool, c->wscratch, {0, 0}, 0};
+    lin_fwd(c, &w, c->logits, 0, c->hidden + (size_t)r0 * c->m->cfg.dim, c->m->output, NULL, -1);
+    if (c->profile) add_stats(c, &w, 1);
+}
+
+static void chunk_fold(m2_ctx *c, int r0, int rows, const float *g) {
+    share w = {r0, r0 + rows, 0, 0, 0, c->m->pool, c->wscratch, {0, 0}, 0};
+    size_t C = c->m->cfg.dim;
+    lin_bwd(c, &w, m2_ctx_dhidden(c) + (size_t)r0 * C, 1, g, c->hidden + (size_t)r0 * C, c->m->output, NULL, -1);
+    if (c->profile) add_stats(c, &w, 1);
+}
+
 void m2_ctx_logprobs(m2_ctx *c, const int32_t *targets, float *logp) {
-    m2_logprob_forward(logp, c->llse, c->logits, targets, c->N, c->m->cfg.vocab_size, c->m->pool);
+    int V = c->m->cfg.vocab_size;
+    if (!c->chunk) m2_logprob_forward(logp, c->llse, c->logits, targets, c->N, V, c->m->pool);
+    else
+        for (int r0 = 0; r0 < c->N; r0 += c->chunk) {
+            int rows = c->N - r0 < c->chunk ? c->N - r0 : c->chunk;
+            chunk_logits(c, r0, rows);
+            m2_logprob_forward(logp + r0, c->llse + r0, c->logits, targets + r0, rows, V, c->m->pool);
+        }
     c->llse_valid = 1;
 }
 
 void m2_ctx_logprobs_backward(m2_ctx *c, const int32_t *targets, const float *dlogp) {
     const float *lse = c->llse_valid ? c->llse : NULL;
     int V = c->m->cfg.vocab_size;
+    if (c->chunk) {   /* recompute each chunk's logits, fold its gradient into dhidden at once */
+        for (int r0 = 0; r0 < c->N; r0 += c->chunk) {
+            int rows = c->N - r0 < c->chunk ? c->N - r0 : c->chunk, any = 0;
+            for (int n = r0; n < r0 + rows && !any; n++) any = targets[n] >= 0 && dlogp[n] != 0.0f;
+            if (!any) continue;
+            chunk_logits(c, r0, rows);
+            m2_logprob_backward_set(c->dlogits, dlogp + r0, c->logits, lse ? lse + r0 : NULL, targets + r0, rows, V,
+                                    c->m->pool);
+            chunk_fold(c, r0, rows, c->dlogits);
+        }
+        return;
+    }
     if (!c->dlogits_live)   /* first writer since the forward: overwrite, no zeroing pass */
         m2_logprob_backward_set(c->dlogits, dlogp, c->logits, lse, targets, c->N, V, c->m->pool);
     else
@@ -744,8 +795,34 @@ void m2_ctx_logprobs_backward(m2_ctx *c, const int32_t *targets, const float *dl
 
 void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b) {
     int N = a->N < b->N ? a->N : b->N, V = a->m->cfg.vocab_size;
-    m2_kl_forward(kl, a->logits, b->logits, N, V, a->m->pool);
-    if (weight && (grad_a || grad_b))
-        m2_kl_backward(grad_a ? dlogits_live(a) : NULL, grad_b ? dlogits_live(b) : NULL, weight, a->logits,
-                       b->logits, N, V, a->m->pool);
+    int grad = weight && (grad_a || grad_b);
+    if (!a->chunk && !b->chunk) {
+        m2_kl_forward(kl, a->logits, b->logits, N, V, a->m->pool);
+        if (grad)
+            m2_kl_backward(grad_a ? dlogits_live(a) : NULL, grad_b ? dlogits_live(b) : NULL, weight, a->logits,
+                           b->logits, N, V, a->m->pool);
+        return;
+    }
+    /* at least one side chunked: walk both in chunks of the smaller chunk size */
+    int step = a->chunk && (!b->chunk || a->chunk <= b->chunk) ? a->chunk : b->chunk;
+    for (int r0 = 0; r0 < N; r0 += step) {
+        int rows = N - r0 < step ? N - r0 : step;
+        const float *la = a->logits + (a->chunk ? 0 : (size_t)r0 * V), *lb = b->logits + (b->chunk ? 0 : (size_t)r0 * V);
+        if (a->chunk) chunk_logits(a, r0, rows);
+        if (b->chunk) chunk_logits(b, r0, rows);
+        m2_kl_forward(kl + r0, la, lb, rows, V, a->m->pool);
+        if (!grad) continue;
+        float *ga = NULL, *gb = NULL;
+        if (grad_a) {
+            ga = a->chunk ? a->dlogits : dlogits_live(a) + (size_t)r0 * V;
+            if (a->chunk) memset(ga, 0, (size_t)rows * V * sizeof(float));
+        }
+        if (grad_b) {
+            gb = b->chunk ? b->dlogits : dlogits_live(b) + (size_t)r0 * V;
+            if (b->chunk) memset(gb, 0, (size_t)rows * V * sizeof(float));
+        }
+        m2_kl_backward(ga, gb, weight + r0, la, lb, rows, V, a->m->pool);
+        if (ga && a->chunk) chunk_fold(a, r0, rows, ga);
+        if (gb && b->chunk) chunk_fold(b, r0, rows, gb);
+    }
 }

@@ -24,6 +24,16 @@ void m2_ctx_free(m2_ctx *c);
 size_t m2_ctx_bytes(const m2_ctx *c);
 /* Bytes m2_ctx_create would allocate (without LoRA buffers), for memory plans. */
 size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts);
+
+/* Chunked logits, for large vocabularies: a ctx created with logit_chunk_rows > 0 never stores the
+ * N x V logits nor their gradient (2 x N x V floats: 4.8 GB for a 150k vocabulary at 4k tokens),
+ * only logit_chunk_rows x V scratch. The forward stops at the final hidden states;
+ * m2_ctx_logprobs, m2_ctx_logprobs_backward and m2_ctx_kl compute the logits chunk by chunk
+ * (one more output-projection GEMM per call) and the backward ones fold their gradient straight
+ * into dhidden (and the output matrix's grad when the base is trained). m2_ctx_logits and
+ * m2_ctx_dlogits return NULL on such a ctx. Results equal the stored-logits ctx (tested). */
+m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows, m2_err *err);
+size_t m2_ctx_bytes_for_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows);
 /* Bytes a training ctx may add for the weight-gradient shadows of row-parallel backwards (one
  * per pool thread but the first, sized for the base grads and the largest trainable adapter of
  * m; 0 with one thread or when over the cap at which backwards run op by op). */
@@ -39,7 +49,7 @@ m2_rng *m2_ctx_rng(m2_ctx *c);                /* its state, for checkpoints */
  * logits/dlogits are then not valid and backward starts from dhidden alone. Default on. */
 void m2_ctx_want_logits(m2_ctx *c, int on);
 int m2_ctx_tokens(const m2_ctx *c);           /* N of the last forward */
-float *m2_ctx_logits(m2_ctx *c);              /* [N,V] */
+float *m2_ctx_logits(m2_ctx *c);              /* [N,V] (NULL on a chunked ctx) */
 float *m2_ctx_hidden(m2_ctx *c);              /* [N,H] final normed hidden (head input) */
 /* Gradient buffers accumulated before backward. They are cleared lazily: fetch them with these
  * accessors AFTER the forward (the first call since the forward zeroes the buffer and marks it
