@@ -51,13 +51,15 @@ static double sgemm_gflops(m2_pool *pool, int M, int K, int Nn, int reps) {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 bench engine [--json] [--threads N] [--steps N] [--batch B] [--seq T]\n"
-               "                           [--gen-tokens N] [--dtype f32|f16|bf16|q8_0] [--print-blas-core]\n"
+               "                           [--gen-tokens N] [--dtype f32|f16|bf16|q8_0] [--logit-chunk ROWS]\n"
+               "                           [--print-blas-core]\n"
                "Times a LoRA train step (r=16 on q,v, frozen base, AdamW) and KV-cache generation on\n"
-               "the DESIGN.md section 9 shapes (vocab 2048, d 256, 4 layers, 8/4 heads, ffn 768).\n");
+               "the DESIGN.md section 9 shapes (vocab 2048, d 256, 4 layers, 8/4 heads, ffn 768).\n"
+               "--logit-chunk ROWS: the train step without stored logits (m2_ctx_create_chunked).\n");
 }
 
 int bench_engine_main(int argc, char **argv) {
-    int json = 0, threads = 0, steps = 5, B = 8, T = 256, gen_tokens = 128;
+    int json = 0, threads = 0, steps = 5, B = 8, T = 256, gen_tokens = 128, logit_chunk = 0;
     m2_dtype dtype = M2_DT_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -75,11 +77,12 @@ int bench_engine_main(int argc, char **argv) {
         else if (!strcmp(a, "--batch")) B = atoi(v);
         else if (!strcmp(a, "--seq")) T = atoi(v);
         else if (!strcmp(a, "--gen-tokens")) gen_tokens = atoi(v);
+        else if (!strcmp(a, "--logit-chunk")) logit_chunk = atoi(v);
         else if (!strcmp(a, "--dtype")) {
             if (m2_dtype_parse(v, &dtype)) { fprintf(stderr, "bench engine: unknown --dtype '%s'\n", v); return 2; }
         } else { fprintf(stderr, "bench engine: unknown option %s\n", a); usage(stderr); return 2; }
     }
-    if (steps < 1 || B < 1 || T < 2 || T > 4096 || gen_tokens < 1) { fprintf(stderr, "bench engine: bad sizes\n"); return 2; }
+    if (steps < 1 || B < 1 || T < 2 || T > 4096 || gen_tokens < 1 || logit_chunk < 0) { fprintf(stderr, "bench engine: bad sizes\n"); return 2; }
     if (threads <= 0) threads = m2_cpu_count();
     openblas_set_num_threads(threads);
     m2_err err = {0};
@@ -92,13 +95,18 @@ int bench_engine_main(int argc, char **argv) {
     m2_model_init_random(m, 1, 0.02f);
     m2_lora_config lc = {"bench", 16, 32.0f, 0.0f, M2_LORA_Q | M2_LORA_V};
     m2_adapter *ad = m2_adapter_add(m, &lc, 2, &err);
-    m2_ctx *c = m2_ctx_create(m, B * T, 1, &err);
+    m2_ctx *c = m2_ctx_create_chunked(m, B * T, 1, logit_chunk, &err);
     if (!ad || !c) { fprintf(stderr, "bench engine: %s\n", err.msg); m2_model_free(m); return 1; }
     if (!json) {
         char desc[256];
         m2_config_describe(&m->cfg, desc, sizeof desc);
         printf("model: %s, storage %s; batch %d x %d; LoRA r=16 on q,v; %d threads; OpenBLAS core %s\n", desc, m2_dtype_name(dtype), B, T, threads, openblas_get_corename());
         m2_model_mem mp = m2_memory_plan(m, B * T, 8, 32 + gen_tokens);
+        if (logit_chunk) {   /* the ctx really made: no stored logits */
+            mp.total -= mp.activations;
+            mp.activations = m2_ctx_bytes_for_chunked(m, B * T, 1, logit_chunk);
+            mp.total += mp.activations;
+        }
         m2_model_mem_print(stdout, &mp);
     }
     int N = B * T;
@@ -152,6 +160,7 @@ int bench_engine_main(int argc, char **argv) {
     double gemm_rate = gemm_flop / gemm_s / 1e9;
     double raw = sgemm_gflops(m->pool, N, cfg.dim, cfg.ffn_dim, 20);
     double gemm_share = gemm_s / steps / step;
+    size_t ctx_bytes = m2_ctx_bytes(c);
     m2_ctx_free(c);
     /* generation: 8 prompts of 32 tokens, greedy, gen_tokens new tokens each; then 1 sequence */
     int G = 8, P = 32;
@@ -179,10 +188,12 @@ int bench_engine_main(int argc, char **argv) {
                "\"adamw_ms\": %.3f, \"gemm_gflops_in_step\": %.1f, \"gemm_share_of_step\": %.3f, "
                "\"sgemm_gflops_raw\": %.1f, \"gemm_vs_sgemm\": %.3f, \"gen_tokens_per_s\": %.1f, "
                "\"gen_tokens_per_s_cpu\": %.1f, \"gen_batch\": %d, \"gen_tokens_per_s_single\": %.1f, \"threads\": %d, \"blas_core\": \"%s\", \"loss\": %.4f, "
+               "\"logit_chunk\": %d, \"train_ctx_mib\": %.1f, "
                "\"shape\": {\"vocab\": %d, \"dim\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"ffn\": %d, "
                "\"batch\": %d, \"seq\": %d, \"lora_rank\": 16, \"lora_targets\": \"q,v\", \"dtype\": \"%s\"}}\n",
                train_tps, step * 1e3, cpu_step * 1e3, step_min * 1e3, cpu_min * 1e3, fwd * 1e3, bwd * 1e3, adam * 1e3, gemm_rate, gemm_share, raw,
-               gemm_rate / raw, gen_n / gen_s, gen_n / gen_cpu, G, gen1_n / gen1_s, threads, openblas_get_corename(), loss, cfg.vocab_size, cfg.dim,
+               gemm_rate / raw, gen_n / gen_s, gen_n / gen_cpu, G, gen1_n / gen1_s, threads, openblas_get_corename(), loss, logit_chunk,
+               ctx_bytes / 1048576.0, cfg.vocab_size, cfg.dim,
                cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.ffn_dim, B, T, m2_dtype_name(dtype));
     } else {
         printf("train step: %.1f ms (forward %.1f, backward %.1f, adamw %.2f) = %.0f tokens/s, loss %.4f; "
