@@ -622,6 +622,38 @@ static void row_parallel_matches_one_thread(void **st) {
         }
         for (int run = 0; run < 4; run++) { free(gb[run]); free(ga[run]); free(lg[run]); }
     }
+    /* a Q8_0 base (each thread dequantises into its own scratch): 2 threads = 1 thread */
+    float lq[2][240];
+    float *gq[2];
+    size_t nq = 0;
+    for (int run = 0; run < 2; run++) {
+        m2_model_config cfg;
+        m2_err err = {0};
+        assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+        cfg.ffn_dim = 64;   /* Q8_0 rows are blocks of 32 */
+        m2_model_opts o = {M2_DT_Q8_0, 0, run + 1};
+        m2_model *m = m2_model_create(&cfg, &o, &err);
+        if (!m) fail_msg("%s", err.msg);
+        m2_model_init_random(m, 7, 0.2f);
+        m2_lora_config lc = {"r", 4, 8.0f, 0.0f, M2_LORA_ALL};
+        m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
+        randomize(&a->params, 0.2f, 5);
+        m2_ctx *c = m2_ctx_create(m, N, 1, &err);
+        assert_int_equal(m2_forward(c, &b, a, 1, &err), 0);
+        m2_ctx_logprobs(c, tg, lq[run]);
+        m2_ctx_logprobs_backward(c, tg, dl);
+        assert_int_equal(m2_backward(c, &err), 0);
+        nq = a->params.n;
+        gq[run] = malloc(nq * 4);
+        memcpy(gq[run], a->params.g, nq * 4);
+        m2_ctx_free(c);
+        m2_model_free(m);
+    }
+    double mq = 0;
+    for (size_t i = 0; i < nq; i++) mq = fmax(mq, fabs(gq[0][i]));
+    for (size_t i = 0; i < nq; i++) assert_true(fabs(gq[1][i] - gq[0][i]) <= 1e-4 * mq);
+    for (int i = 0; i < N; i++) assert_true(fabsf(lq[1][i] - lq[0][i]) <= 1e-4f * (1 + fabsf(lq[0][i])));
+    free(gq[0]); free(gq[1]);
 }
 
 static void optimiser_and_schedules(void **st) {
