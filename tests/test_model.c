@@ -851,10 +851,12 @@ static void heads_polyak_and_memplan(void **st) {
     assert_true(h->params.g[h->params.n - 1] == 1.0f);   /* d out / d b2 */
     m2_lora_config lc = {"a", 16, 32, 0, M2_LORA_Q | M2_LORA_V};
     m2_adapter_add(m, &lc, 1, &err);
-    m2_model_mem p = m2_memory_plan(m, 256, 4, 64);
+    m2_model_mem p = m2_memory_plan(m, 256, 0, 4, 64);
     assert_true(p.weights >= (size_t)m2_config_n_params(&m->cfg) * 4);
     assert_true(p.adapters > 0 && p.activations > 0 && p.kv_cache == 2 * 2 * 4 * 64 * 16 * 4);
     assert_true(p.grad_shadows == 0);   /* one thread: no shadows */
+    /* a chunked-logits ctx keeps 16 logit rows instead of 256: 2 x 240 x V floats fewer */
+    assert_true(p.activations - m2_memory_plan(m, 256, 16, 4, 64).activations == (size_t)2 * 240 * m->cfg.vocab_size * 4);
     assert_true(p.total == p.weights + p.adapters + p.adapter_train + p.heads + p.activations + p.kv_cache);
     FILE *f = fopen("/dev/null", "w");
     m2_model_mem_print(f, &p);

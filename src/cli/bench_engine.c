@@ -101,12 +101,7 @@ int bench_engine_main(int argc, char **argv) {
         char desc[256];
         m2_config_describe(&m->cfg, desc, sizeof desc);
         printf("model: %s, storage %s; batch %d x %d; LoRA r=16 on q,v; %d threads; OpenBLAS core %s\n", desc, m2_dtype_name(dtype), B, T, threads, openblas_get_corename());
-        m2_model_mem mp = m2_memory_plan(m, B * T, 8, 32 + gen_tokens);
-        if (logit_chunk) {   /* the ctx really made: no stored logits */
-            mp.total -= mp.activations;
-            mp.activations = m2_ctx_bytes_for_chunked(m, B * T, 1, logit_chunk);
-            mp.total += mp.activations;
-        }
+        m2_model_mem mp = m2_memory_plan(m, B * T, logit_chunk, 8, 32 + gen_tokens);
         m2_model_mem_print(stdout, &mp);
     }
     int N = B * T;

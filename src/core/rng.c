@@ -2,10 +2,9 @@
 #include <math.h>
 
 static uint64_t splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    uint64_t z = m2_hash64(*x);
+    *x += 0x9e3779b97f4a7c15ULL;
+    return z;
 }
 
 void m2_rng_seed(m2_rng *r, uint64_t seed) {

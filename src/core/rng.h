@@ -7,6 +7,15 @@
 
 typedef struct m2_rng { uint64_t s[4]; } m2_rng;
 
+/* splitmix64's output for state x: a well-mixed 64-bit hash of a counter (seeding, counter-based
+ * dropout masks, stable pseudo-ids). Inline so loops over counters vectorise. */
+static inline uint64_t m2_hash64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 void m2_rng_seed(m2_rng *r, uint64_t seed);
 /* An independent stream derived from (seed, stream), e.g. one per worker or per episode. */
 void m2_rng_seed_stream(m2_rng *r, uint64_t seed, uint64_t stream);

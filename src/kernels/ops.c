@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
+#include "core/rng.h"
 #include "kernels/fastmath.h"
 
 /* ---- embedding ---- */
@@ -275,19 +276,12 @@ void m2_acc(float *y, const float *x, long n) {
     for (long i = 0; i < n; i++) y[i] += x[i];
 }
 
-static inline uint64_t dropout_hash(uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 void m2_dropout_apply(float *dst, const float *x, size_t n, uint64_t offset, uint64_t seed, float p) {
     float keep = 1.0f / (1.0f - p);
     uint32_t cut = (uint32_t)((double)p * 16777216.0);
     uint64_t base = seed + offset;
     for (size_t i = 0; i < n; i++) {
-        uint32_t u = (uint32_t)(dropout_hash(base + i) >> 40);
+        uint32_t u = (uint32_t)(m2_hash64(base + i) >> 40);
         dst[i] = u >= cut ? x[i] * keep : 0.0f;
     }
 }

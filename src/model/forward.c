@@ -30,7 +30,6 @@ struct m2_ctx {
     int *seq_len, *seq_off, *pos;
     int32_t *tokens;
     m2_adapter *a;
-    int train;
     m2_rng rng;
     float *X;                 /* [L+1, N, C] residual stream: X[l] is the input of layer l */
     layer_acts *la;           /* [L] */
@@ -68,6 +67,11 @@ typedef struct share {
     m2_ctx_stats stats;
     int failed;          /* the attention could not allocate its scratch: the pass is invalid */
 } share;
+
+/* rows [n0, n1) as one share run op by op on the ctx's pool (weight grads into the arenas) */
+static share pool_share(const m2_ctx *c, int n0, int n1, int s0, int s1) {
+    return (share){n0, n1, s0, s1, 0, c->m->pool, c->wscratch, {0, 0}, 0};
+}
 
 void m2_ctx_want_logits(m2_ctx *c, int on) { c->no_logits = !on; }
 
@@ -441,7 +445,7 @@ static int lora_trains(const m2_ctx *c, int slot) {
 static int plan_shares(const m2_ctx *c, share *sh, int max_shares) {
     const m2_model_config *cf = &c->m->cfg;
     int T = c->nthreads < max_shares ? c->nthreads : max_shares;
-    sh[0] = (share){0, c->N, 0, c->n_seq, 0, c->m->pool, c->wscratch, {0, 0}, 0};
+    sh[0] = pool_share(c, 0, c->N, 0, c->n_seq);
     if (T < 2 || c->n_seq < T || c->N < 64 * T) return 1;
     double C = cf->dim, QD = (double)cf->n_heads * cf->head_dim, KD = (double)cf->n_kv_heads * cf->head_dim;
     double lin = cf->n_layers * (C * (QD + 2 * KD) + QD * C + 3.0 * C * cf->ffn_dim) + C * cf->vocab_size;
@@ -549,7 +553,7 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
             return m2_errorf(err, M2_EINVAL, "forward: adapter '%s' does not belong to this model", a->cfg.name);
         if (lora_prepare(c, a, (int)N, err)) return -1;
     }
-    c->N = (int)N; c->n_seq = b->n_seq; c->a = a; c->train = train;
+    c->N = (int)N; c->n_seq = b->n_seq; c->a = a;
     c->seq_off[0] = 0;
     for (int s = 0; s < b->n_seq; s++) {
         c->seq_len[s] = b->seq_len[s];
@@ -747,13 +751,13 @@ void m2_batch_next_targets(const m2_batch *b, int32_t *targets) {
  * final hidden states; and the fold of a gradient on them, g[rows, V], into dhidden (and into the
  * output matrix's grad when the base is trained). */
 static void chunk_logits(m2_ctx *c, int r0, int rows) {
-    share w = {r0, r0 + rows, 0, 0, 0, c->m->pool, c->wscratch, {0, 0}, 0};
+    share w = pool_share(c, r0, r0 + rows, 0, 0);
     lin_fwd(c, &w, c->logits, 0, c->hidden + (size_t)r0 * c->m->cfg.dim, c->m->output, NULL, -1);
     if (c->profile) add_stats(c, &w, 1);
 }
 
 static void chunk_fold(m2_ctx *c, int r0, int rows, const float *g) {
-    share w = {r0, r0 + rows, 0, 0, 0, c->m->pool, c->wscratch, {0, 0}, 0};
+    share w = pool_share(c, r0, r0 + rows, 0, 0);
     size_t C = c->m->cfg.dim;
     lin_bwd(c, &w, m2_ctx_dhidden(c) + (size_t)r0 * C, 1, g, c->hidden + (size_t)r0 * C, c->m->output, NULL, -1);
     if (c->profile) add_stats(c, &w, 1);

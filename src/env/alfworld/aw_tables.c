@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/fsutil.h"
+#include "core/rng.h"
 
 /* ---------------------------------------------------------------- embedded tables (ours) */
 
@@ -146,17 +147,11 @@ void m2_aw_tables_free(aw_tables *t) {
 }
 
 /* Deterministic pseudo-coordinates for the embedded plans' ids: ALFRED-shaped, stable per plan. */
-static uint64_t mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 static void fmt_coord(char *out, size_t cap, double v) {
     snprintf(out, cap, "%s%05.2f", v < 0 ? "-" : "+", v < 0 ? -v : v);
 }
 static void fake_id(char *out, size_t cap, const char *cls, int plan, int serial, int loc_key) {
-    uint64_t h = mix64(((uint64_t)plan << 32) ^ ((uint64_t)loc_key << 12) ^ (uint64_t)serial);
+    uint64_t h = m2_hash64(((uint64_t)plan << 32) ^ ((uint64_t)loc_key << 12) ^ (uint64_t)serial);
     char x[16], y[16], z[16];
     fmt_coord(x, sizeof x, (double)((int)(h % 800) - 400) / 100.0);
     fmt_coord(y, sizeof y, (double)((int)((h >> 16) % 200)) / 100.0);
