@@ -656,6 +656,74 @@ static void row_parallel_matches_one_thread(void **st) {
     free(gq[0]); free(gq[1]);
 }
 
+/* The per-op profile: every kind of op of a LoRA train step is timed in both directions, the kinds
+ * add up to no more than the passes' wall time, enabling resets it, and profiling changes no bits.
+ * Run op by op (1 thread) and row-parallel (2 threads: each kind counts its slowest share). */
+static void profile_times_each_kind_of_op(void **st) {
+    int lens[4] = {40, 33, 48, 39}, N = 160;
+    int32_t tok[160], tg[160];
+    float dl[160], lp[2][160];
+    for (int i = 0; i < N; i++) tok[i] = (i * 13 + 5) % 64;
+    m2_batch b = {4, lens, tok};
+    m2_batch_next_targets(&b, tg);
+    for (int i = 0; i < N; i++) dl[i] = tg[i] >= 0 ? -1.0f / N : 0.0f;
+    for (int threads = 1; threads <= 2; threads++) {
+        m2_model_config cfg;
+        m2_err err = {0};
+        assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+        m2_model_opts o = {M2_DT_F32, 0, threads};
+        m2_model *m = m2_model_create(&cfg, &o, &err);
+        assert_non_null(m);
+        m2_model_init_random(m, 7, 0.2f);
+        m2_lora_config lc = {"r", 4, 8.0f, 0.1f, M2_LORA_Q | M2_LORA_V};
+        m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
+        assert_non_null(a);
+        randomize(&a->params, 0.2f, 5);
+        m2_ctx *c = m2_ctx_create(m, N, 1, &err);
+        assert_non_null(c);
+        for (int prof = 0; prof < 2; prof++) {
+            m2_ctx_seed(c, 11);
+            m2_ctx_profile(c, prof);
+            double t0 = m2_now_s();
+            assert_int_equal(m2_forward(c, &b, a, 1, &err), 0);
+            m2_ctx_logprobs(c, tg, lp[prof]);
+            m2_ctx_logprobs_backward(c, tg, dl);
+            assert_int_equal(m2_backward(c, &err), 0);
+            double wall = m2_now_s() - t0;
+            m2_ctx_stats s = m2_ctx_get_stats(c);
+            double sum = 0;
+            for (int d = 0; d < 2; d++)
+                for (int op = 0; op < M2_OP_N; op++) {
+                    if (!prof) assert_true(s.op_s[d][op] == 0.0);
+                    sum += s.op_s[d][op];
+                }
+            if (!prof) continue;
+            int fwd_ops[] = {M2_OP_LINEAR, M2_OP_LORA, M2_OP_OUTPUT, M2_OP_ATTENTION, M2_OP_NORM, M2_OP_ROPE,
+                             M2_OP_SWIGLU, M2_OP_COPY, M2_OP_LOGPROB};
+            int bwd_ops[] = {M2_OP_LINEAR, M2_OP_LORA, M2_OP_OUTPUT, M2_OP_ATTENTION, M2_OP_NORM, M2_OP_ROPE,
+                             M2_OP_SWIGLU, M2_OP_LOGPROB};
+            for (size_t i = 0; i < sizeof fwd_ops / sizeof *fwd_ops; i++) {
+                if (!(s.op_s[0][fwd_ops[i]] > 0)) fprintf(stderr, "forward %s not timed\n", m2_op_name(fwd_ops[i]));
+                assert_true(s.op_s[0][fwd_ops[i]] > 0);
+            }
+            for (size_t i = 0; i < sizeof bwd_ops / sizeof *bwd_ops; i++) {
+                if (!(s.op_s[1][bwd_ops[i]] > 0)) fprintf(stderr, "backward %s not timed\n", m2_op_name(bwd_ops[i]));
+                assert_true(s.op_s[1][bwd_ops[i]] > 0);
+            }
+            assert_true(sum <= wall * 1.001 + 1e-4);
+            assert_true(s.gemm_s > 0 && s.gemm_s <= wall && s.gemm_flop > 0);
+            m2_ctx_profile(c, 1);   /* enabling resets */
+            s = m2_ctx_get_stats(c);
+            assert_true(s.gemm_s == 0 && s.gemm_flop == 0 && s.op_s[0][M2_OP_LINEAR] == 0 && s.op_s[1][M2_OP_ATTENTION] == 0);
+            assert_string_equal(m2_op_name(M2_OP_ATTENTION), "attention");
+            assert_string_equal(m2_op_name(M2_OP_N), "?");
+        }
+        assert_memory_equal(lp[0], lp[1], sizeof lp[0]);   /* profiling changes nothing */
+        m2_ctx_free(c);
+        m2_model_free(m);
+    }
+}
+
 static void optimiser_and_schedules(void **st) {
     m2_err err = {0};
     m2_params p;
@@ -984,6 +1052,7 @@ int main(void) {
         cmocka_unit_test(determinism),
         cmocka_unit_test(determinism_with_split_gemms),
         cmocka_unit_test(row_parallel_matches_one_thread),
+        cmocka_unit_test(profile_times_each_kind_of_op),
         cmocka_unit_test(optimiser_and_schedules),
         cmocka_unit_test(accumulation_equals_big_batch),
         cmocka_unit_test(kl_between_adapters),

@@ -121,7 +121,7 @@ int bench_engine_main(int argc, char **argv) {
     double *tf = malloc(sizeof(double) * (steps + 1)), *tb = malloc(sizeof(double) * (steps + 1)),
            *ta = malloc(sizeof(double) * (steps + 1)), *tt = malloc(sizeof(double) * (steps + 1)),
            *tc = malloc(sizeof(double) * (steps + 1));
-    double gemm_s = 0, gemm_flop = 0, loss = 0;
+    double gemm_s = 0, gemm_flop = 0, loss = 0, ops[2][M2_OP_N] = {{0}};
     for (int s = 0; s <= steps; s++) {   /* step 0 warms up */
         m2_ctx_profile(c, 1);
         double c0 = cpu_now_s();
@@ -145,6 +145,8 @@ int bench_engine_main(int argc, char **argv) {
             tc[s - 1] = c3 - c0;
             m2_ctx_stats st = m2_ctx_get_stats(c);
             gemm_s += st.gemm_s; gemm_flop += st.gemm_flop;
+            for (int d = 0; d < 2; d++)
+                for (int op = 0; op < M2_OP_N; op++) ops[d][op] += st.op_s[d][op] / steps;
         }
     }
     /* the fastest step of each kind: on a shared machine interference only adds time */
@@ -178,17 +180,27 @@ int bench_engine_main(int argc, char **argv) {
     m2_gen_result_free(&res[0]);
     if (rc) { fprintf(stderr, "bench engine: %s\n", err.msg); m2_model_free(m); return 1; }
     double train_tps = N / step;
+    /* the step by kind of op, ms per step (JSON object, or a table) */
+    char opj[1024];
+    int ol = snprintf(opj, sizeof opj, "{");
+    for (int d = 0; d < 2; d++) {
+        ol += snprintf(opj + ol, sizeof opj - ol, "%s\"%s\": {", d ? ", " : "", d ? "backward" : "forward");
+        for (int op = 0; op < M2_OP_N; op++)
+            ol += snprintf(opj + ol, sizeof opj - ol, "%s\"%s\": %.2f", op ? ", " : "", m2_op_name(op), ops[d][op] * 1e3);
+        ol += snprintf(opj + ol, sizeof opj - ol, "}");
+    }
+    snprintf(opj + ol, sizeof opj - ol, "}");
     if (json) {
         printf("{\"train_tokens_per_s\": %.1f, \"train_step_ms\": %.2f, \"train_step_cpu_ms\": %.2f, \"train_step_min_ms\": %.2f, \"train_step_cpu_min_ms\": %.2f, \"forward_ms\": %.2f, \"backward_ms\": %.2f, "
                "\"adamw_ms\": %.3f, \"gemm_gflops_in_step\": %.1f, \"gemm_share_of_step\": %.3f, "
                "\"sgemm_gflops_raw\": %.1f, \"gemm_vs_sgemm\": %.3f, \"gen_tokens_per_s\": %.1f, "
                "\"gen_tokens_per_s_cpu\": %.1f, \"gen_batch\": %d, \"gen_tokens_per_s_single\": %.1f, \"threads\": %d, \"blas_core\": \"%s\", \"loss\": %.4f, "
-               "\"logit_chunk\": %d, \"train_ctx_mib\": %.1f, "
+               "\"logit_chunk\": %d, \"train_ctx_mib\": %.1f, \"ops_ms\": %s, "
                "\"shape\": {\"vocab\": %d, \"dim\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"ffn\": %d, "
                "\"batch\": %d, \"seq\": %d, \"lora_rank\": 16, \"lora_targets\": \"q,v\", \"dtype\": \"%s\"}}\n",
                train_tps, step * 1e3, cpu_step * 1e3, step_min * 1e3, cpu_min * 1e3, fwd * 1e3, bwd * 1e3, adam * 1e3, gemm_rate, gemm_share, raw,
                gemm_rate / raw, gen_n / gen_s, gen_n / gen_cpu, G, gen1_n / gen1_s, threads, openblas_get_corename(), loss, logit_chunk,
-               ctx_bytes / 1048576.0, cfg.vocab_size, cfg.dim,
+               ctx_bytes / 1048576.0, opj, cfg.vocab_size, cfg.dim,
                cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.ffn_dim, B, T, m2_dtype_name(dtype));
     } else {
         printf("train step: %.1f ms (forward %.1f, backward %.1f, adamw %.2f) = %.0f tokens/s, loss %.4f; "
@@ -196,6 +208,18 @@ int bench_engine_main(int argc, char **argv) {
                step * 1e3, fwd * 1e3, bwd * 1e3, adam * 1e3, train_tps, loss, cpu_step * 1e3);
         printf("linear GEMMs: %.1f GFLOP/s (%.0f%% of the step) vs raw sgemm %.1f GFLOP/s = %.2f\n", gemm_rate,
                100 * gemm_share, raw, gemm_rate / raw);
+        printf("where the step goes, ms per step (row-parallel passes: the slowest thread's share):\n"
+               "  %-10s %8s %8s %8s %6s\n", "op", "forward", "backward", "total", "share");
+        double sum = 0;
+        for (int op = 0; op < M2_OP_N; op++) {
+            double t = ops[0][op] + ops[1][op];
+            sum += t;
+            printf("  %-10s %8.1f %8.1f %8.1f %5.1f%%\n", m2_op_name(op), ops[0][op] * 1e3, ops[1][op] * 1e3, t * 1e3,
+                   100 * t / step);
+        }
+        printf("  %-10s %8s %8s %8.1f %5.1f%%\n", "adamw", "", "", adam * 1e3, 100 * adam / step);
+        printf("  %-10s %8s %8s %8.1f %5.1f%%  (the rest: pool hand-offs, clipping, timers)\n", "sum", "", "",
+               (sum + adam) * 1e3, 100 * (sum + adam) / step);
         printf("generation (KV cache, greedy): %d sequences %.0f tokens/s (%.0f per CPU second); 1 sequence %.0f tokens/s\n",
                G, gen_n / gen_s, gen_n / gen_cpu, gen1_n / gen1_s);
     }

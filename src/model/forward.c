@@ -70,15 +70,30 @@ typedef struct share {
 
 /* rows [n0, n1) as one share run op by op on the ctx's pool (weight grads into the arenas) */
 static share pool_share(const m2_ctx *c, int n0, int n1, int s0, int s1) {
-    return (share){n0, n1, s0, s1, 0, c->m->pool, c->wscratch, {0, 0}, 0};
+    return (share){n0, n1, s0, s1, 0, c->m->pool, c->wscratch, {.gemm_s = 0}, 0};
 }
 
 void m2_ctx_want_logits(m2_ctx *c, int on) { c->no_logits = !on; }
 
 void m2_ctx_profile(m2_ctx *c, int enable) {
     c->profile = enable;
-    c->stats.gemm_s = c->stats.gemm_flop = 0;
+    c->stats = (m2_ctx_stats){0};
 }
+
+const char *m2_op_name(int op) {
+    static const char *names[M2_OP_N] = {"linear", "lora", "output", "attention", "rmsnorm",
+                                         "rope", "swiglu", "copy", "logprob"};
+    return op >= 0 && op < M2_OP_N ? names[op] : "?";
+}
+
+/* Runs stmt; when ctx c profiles, adds its seconds to the stats st->op_s[dir][op]. */
+#define PROF_INTO(st, dir, op, stmt)                                             \
+    do {                                                                         \
+        double t_ = c->profile ? m2_now_s() : 0;                                 \
+        stmt;                                                                    \
+        if (c->profile) (st)->op_s[dir][op] += m2_now_s() - t_;                  \
+    } while (0)
+#define PROF(w, dir, op, stmt) PROF_INTO(&(w)->stats, dir, op, stmt)
 m2_ctx_stats m2_ctx_get_stats(const m2_ctx *c) { return c->stats; }
 
 static float *take(size_t *off, float *base, size_t cnt) {
@@ -377,9 +392,13 @@ static void group_fwd(m2_ctx *c, share *w, float *out, int acc, const float *x, 
         for (int i = 0, off = 0; i < g->n; off += g->W[i]->rows, i++)
             m2_matmul_forward_wld(out + off, ldo, x, m2_tensor_wref(g->W[i]), g->b[i] ? g->b[i]->data : NULL, N,
                                   acc, w->wscratch, w->pool);
+    double t1 = c->profile ? m2_now_s() : 0;
     for (int i = 0, off = 0; i < g->n; off += g->W[i]->rows, i++) lora_fwd(c, w, out + off, ldo, x, g->slot[i]);
     if (c->profile) {
-        w->stats.gemm_s += m2_now_s() - t0;
+        double t2 = m2_now_s();
+        w->stats.gemm_s += t2 - t0;
+        w->stats.op_s[0][g->W[0] == c->m->output ? M2_OP_OUTPUT : M2_OP_LINEAR] += t1 - t0;
+        w->stats.op_s[0][M2_OP_LORA] += t2 - t1;
         for (int i = 0; i < g->n; i++) w->stats.gemm_flop += lin_flop(c, g->W[i], g->slot[i], N, 0);
     }
 }
@@ -409,10 +428,14 @@ static void group_bwd(m2_ctx *c, share *w, float *dx, int acc, const float *dy, 
             for (int n = 0; n < N; n++) m2_acc(bg, dyi + (size_t)n * ldd, W->rows);
         }
     }
+    double t1 = c->profile ? m2_now_s() : 0;
     for (int i = 0, off = 0; i < g->n; off += g->W[i]->rows, i++)
         if (!need || need[i]) lora_bwd(c, w, dx, dy + off, ldd, x, g->slot[i]);
     if (c->profile) {
-        w->stats.gemm_s += m2_now_s() - t0;
+        double t2 = m2_now_s();
+        w->stats.gemm_s += t2 - t0;
+        w->stats.op_s[1][g->W[0] == c->m->output ? M2_OP_OUTPUT : M2_OP_LINEAR] += t1 - t0;
+        w->stats.op_s[1][M2_OP_LORA] += t2 - t1;
         for (int i = 0; i < g->n; i++)
             if (!need || need[i]) w->stats.gemm_flop += lin_flop(c, g->W[i], g->slot[i], N, dx ? 2 : 1);
     }
@@ -463,12 +486,12 @@ static int plan_shares(const m2_ctx *c, share *sh, int max_shares) {
             s++;
         }
         sh[k] = (share){c->seq_off[s0], c->seq_off[s], s0, s, k, NULL,
-                        c->wscratch + (size_t)k * c->wscratch_floats, {0, 0}, 0};
+                        c->wscratch + (size_t)k * c->wscratch_floats, {.gemm_s = 0}, 0};
     }
     return T;
 }
 
-/* Adds the shares' GEMM profile: flop summed, time of the slowest share (the shares overlap). */
+/* Adds the shares' profile: flop summed, each time that of the slowest share (the shares overlap). */
 static void add_stats(m2_ctx *c, const share *sh, int n) {
     double smax = 0;
     for (int k = 0; k < n; k++) {
@@ -476,6 +499,12 @@ static void add_stats(m2_ctx *c, const share *sh, int n) {
         if (sh[k].stats.gemm_s > smax) smax = sh[k].stats.gemm_s;
     }
     c->stats.gemm_s += smax;
+    for (int d = 0; d < 2; d++)
+        for (int op = 0; op < M2_OP_N; op++) {
+            double m = 0;
+            for (int k = 0; k < n; k++) if (sh[k].stats.op_s[d][op] > m) m = sh[k].stats.op_s[d][op];
+            c->stats.op_s[d][op] += m;
+        }
 }
 
 #define MAX_SHARES 64
@@ -490,7 +519,7 @@ static void forward_share(m2_ctx *c, share *w) {
     int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, L = cf->n_layers, N = w->n1 - w->n0;
     size_t NT = c->N, r0 = w->n0;
     m2_pool *pool = w->pool;
-    m2_embedding_forward(c->X + r0 * C, c->tokens + r0, m2_tensor_wref(m->tok_embd), N);
+    PROF(w, 0, M2_OP_COPY, m2_embedding_forward(c->X + r0 * C, c->tokens + r0, m2_tensor_wref(m->tok_embd), N));
     for (int l = 0; l < L; l++) {
         const m2_layer *ly = &m->layers[l];
         layer_acts *A = &c->la[l];
@@ -498,11 +527,13 @@ static void forward_share(m2_ctx *c, share *w) {
         float *qkv = A->qkv + r0 * QKV, *q = qkv, *k = q + QD;
         float *h1 = A->h1 + r0 * C, *att = A->att + r0 * QD, *x1 = A->x1 + r0 * C, *h2 = A->h2 + r0 * C;
         float *gu = A->gu + r0 * 2 * F, *s = A->s + r0 * F;
-        m2_rmsnorm_forward(h1, A->rstd1 + r0, xin, ly->attn_norm->data, N, C, cf->norm_eps, pool);
+        PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(h1, A->rstd1 + r0, xin, ly->attn_norm->data, N, C, cf->norm_eps, pool));
         proj_group gqkv = {3, {ly->wq, ly->wk, ly->wv}, {ly->bq, ly->bk, ly->bv}, {SLOT(l, 0), SLOT(l, 1), SLOT(l, 2)}};
         group_fwd(c, w, qkv, 0, h1, &gqkv);
-        m2_rope_forward(q, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-        m2_rope_forward(k, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        PROF(w, 0, M2_OP_ROPE, {
+            m2_rope_forward(q, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+            m2_rope_forward(k, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        });
         for (int sq = w->s0; sq < w->s1; sq++) {
             size_t o = c->seq_off[sq];
             int len = c->seq_len[sq];
@@ -510,19 +541,21 @@ static void forward_share(m2_ctx *c, share *w) {
                               .out = A->att + o * QD, .lse = A->lse + o * H, .nq = len, .nkv = len, .ldo = QD};
             c->aseq[sq] = as;
         }
-        if (m2_attention_forward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool)) { w->failed = 1; return; }
+        int arc;
+        PROF(w, 0, M2_OP_ATTENTION, arc = m2_attention_forward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool));
+        if (arc) { w->failed = 1; return; }
         /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
-        m2_copy(x1, xin, (long)N * C, pool);
+        PROF(w, 0, M2_OP_COPY, m2_copy(x1, xin, (long)N * C, pool));
         lin_fwd(c, w, x1, 1, att, ly->wo, NULL, SLOT(l, 3));
-        m2_rmsnorm_forward(h2, A->rstd2 + r0, x1, ly->ffn_norm->data, N, C, cf->norm_eps, pool);
+        PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(h2, A->rstd2 + r0, x1, ly->ffn_norm->data, N, C, cf->norm_eps, pool));
         proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
         group_fwd(c, w, gu, 0, h2, &ggu);
-        m2_swiglu_forward_rows(s, gu, N, F, pool);
-        m2_copy(xout, x1, (long)N * C, pool);
+        PROF(w, 0, M2_OP_SWIGLU, m2_swiglu_forward_rows(s, gu, N, F, pool));
+        PROF(w, 0, M2_OP_COPY, m2_copy(xout, x1, (long)N * C, pool));
         lin_fwd(c, w, xout, 1, s, ly->wd, NULL, SLOT(l, 6));
     }
-    m2_rmsnorm_forward(c->hidden + r0 * C, c->rstdf + r0, c->X + ((size_t)L * NT + r0) * C, m->out_norm->data, N, C,
-                       cf->norm_eps, pool);
+    PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(c->hidden + r0 * C, c->rstdf + r0, c->X + ((size_t)L * NT + r0) * C,
+                                              m->out_norm->data, N, C, cf->norm_eps, pool));
     if (!c->no_logits && !c->chunk)
         lin_fwd(c, w, c->logits + r0 * cf->vocab_size, 0, c->hidden + r0 * C, m->output, NULL, -1);
 }
@@ -595,12 +628,15 @@ static void backward_share(m2_ctx *c, share *w) {
     float *datt = c->datt + r0 * QD, *dqkv = c->dqkv + r0 * QKV;
     /* d hidden = dhidden + dlogits . W_out (each only when something wrote it since the forward) */
     int logits_grad = !c->fwd_no_logits && c->dlogits_live;
-    if (c->dhidden_live) m2_copy(dh, c->dhidden + r0 * C, (long)NC, pool);
-    else if (!logits_grad) memset(dh, 0, NC * sizeof(float));
+    PROF(w, 1, M2_OP_COPY, {
+        if (c->dhidden_live) m2_copy(dh, c->dhidden + r0 * C, (long)NC, pool);
+        else if (!logits_grad) memset(dh, 0, NC * sizeof(float));
+    });
     if (logits_grad)
         lin_bwd(c, w, dh, c->dhidden_live, c->dlogits + r0 * cf->vocab_size, c->hidden + r0 * C, m->output, NULL, -1);
-    m2_rmsnorm_backward_set(dX, grad_of(c, w, m->out_norm->grad), dh, c->X + ((size_t)L * NT + r0) * C,
-                            m->out_norm->data, c->rstdf + r0, N, C, pool);
+    PROF(w, 1, M2_OP_NORM, m2_rmsnorm_backward_set(dX, grad_of(c, w, m->out_norm->grad), dh,
+                                                   c->X + ((size_t)L * NT + r0) * C, m->out_norm->data, c->rstdf + r0,
+                                                   N, C, pool));
     for (int l = L - 1; l >= 0; l--) {
         const m2_layer *ly = &m->layers[l];
         layer_acts *A = &c->la[l];
@@ -609,10 +645,11 @@ static void backward_share(m2_ctx *c, share *w) {
         /* dX = grad wrt the layer output; the residual passes it on unchanged, so dX += the FFN
          * path turns it into the grad wrt x1, and += the attention path into the grad wrt xin */
         lin_bwd(c, w, ds, 0, dX, s, ly->wd, NULL, SLOT(l, 6));
-        m2_swiglu_backward_rows_set(dgu, ds, gu, N, F, pool);
+        PROF(w, 1, M2_OP_SWIGLU, m2_swiglu_backward_rows_set(dgu, ds, gu, N, F, pool));
         proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
         group_bwd(c, w, dh, 0, dgu, h2, &ggu, NULL);
-        m2_rmsnorm_backward(dX, grad_of(c, w, ly->ffn_norm->grad), dh, x1, ly->ffn_norm->data, A->rstd2 + r0, N, C, pool);
+        PROF(w, 1, M2_OP_NORM,
+             m2_rmsnorm_backward(dX, grad_of(c, w, ly->ffn_norm->grad), dh, x1, ly->ffn_norm->data, A->rstd2 + r0, N, C, pool));
         /* below layer 0 only the embedding could use the input grad: skip those GEMMs when it is
          * frozen, and skip dq/dk/dv where nothing (input grad, base grads, trainable LoRA) uses them */
         int need_dx = l > 0 || m->tok_embd->grad || ly->attn_norm->grad;
@@ -638,16 +675,20 @@ static void backward_share(m2_ctx *c, share *w) {
                               .set_grads = 1};
             c->aseq[sq] = as;
         }
-        if (m2_attention_backward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool)) { w->failed = 1; return; }
-        if (need_q) m2_rope_backward(dq, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-        if (need_k) m2_rope_backward(dk, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        int arc;
+        PROF(w, 1, M2_OP_ATTENTION, arc = m2_attention_backward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool));
+        if (arc) { w->failed = 1; return; }
+        PROF(w, 1, M2_OP_ROPE, {
+            if (need_q) m2_rope_backward(dq, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+            if (need_k) m2_rope_backward(dk, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        });
         float *dh1 = need_dx ? dh : NULL;
         proj_group gqkv = {3, {ly->wq, ly->wk, ly->wv}, {ly->bq, ly->bk, ly->bv}, {SLOT(l, 0), SLOT(l, 1), SLOT(l, 2)}};
         int need[3] = {need_q, need_k, need_v};
         group_bwd(c, w, dh1, 0, dqkv, h1, &gqkv, need);
         if (dh1)
-            m2_rmsnorm_backward(dX, grad_of(c, w, ly->attn_norm->grad), dh1, xin, ly->attn_norm->data, A->rstd1 + r0,
-                                N, C, pool);
+            PROF(w, 1, M2_OP_NORM, m2_rmsnorm_backward(dX, grad_of(c, w, ly->attn_norm->grad), dh1, xin, ly->attn_norm->data,
+                                                       A->rstd1 + r0, N, C, pool));
     }
 }
 
@@ -727,7 +768,7 @@ int m2_backward(m2_ctx *c, m2_err *err) {
     else {
         share_job j = {c, sh};
         m2_pool_for(m->pool, ns, backward_part, &j);
-        shadow_reduce(c, ns);
+        PROF_INTO(&c->stats, 1, M2_OP_COPY, shadow_reduce(c, ns));
     }
     if (c->profile) add_stats(c, sh, ns);
     for (int k = 0; k < ns; k++)
@@ -765,12 +806,13 @@ static void chunk_fold(m2_ctx *c, int r0, int rows, const float *g) {
 
 void m2_ctx_logprobs(m2_ctx *c, const int32_t *targets, float *logp) {
     int V = c->m->cfg.vocab_size;
-    if (!c->chunk) m2_logprob_forward(logp, c->llse, c->logits, targets, c->N, V, c->m->pool);
+    if (!c->chunk) PROF_INTO(&c->stats, 0, M2_OP_LOGPROB, m2_logprob_forward(logp, c->llse, c->logits, targets, c->N, V, c->m->pool));
     else
         for (int r0 = 0; r0 < c->N; r0 += c->chunk) {
             int rows = c->N - r0 < c->chunk ? c->N - r0 : c->chunk;
             chunk_logits(c, r0, rows);
-            m2_logprob_forward(logp + r0, c->llse + r0, c->logits, targets + r0, rows, V, c->m->pool);
+            PROF_INTO(&c->stats, 0, M2_OP_LOGPROB,
+                      m2_logprob_forward(logp + r0, c->llse + r0, c->logits, targets + r0, rows, V, c->m->pool));
         }
     c->llse_valid = 1;
 }
@@ -784,16 +826,19 @@ void m2_ctx_logprobs_backward(m2_ctx *c, const int32_t *targets, const float *dl
             for (int n = r0; n < r0 + rows && !any; n++) any = targets[n] >= 0 && dlogp[n] != 0.0f;
             if (!any) continue;
             chunk_logits(c, r0, rows);
-            m2_logprob_backward_set(c->dlogits, dlogp + r0, c->logits, lse ? lse + r0 : NULL, targets + r0, rows, V,
-                                    c->m->pool);
+            PROF_INTO(&c->stats, 1, M2_OP_LOGPROB,
+                      m2_logprob_backward_set(c->dlogits, dlogp + r0, c->logits, lse ? lse + r0 : NULL, targets + r0,
+                                              rows, V, c->m->pool));
             chunk_fold(c, r0, rows, c->dlogits);
         }
         return;
     }
-    if (!c->dlogits_live)   /* first writer since the forward: overwrite, no zeroing pass */
-        m2_logprob_backward_set(c->dlogits, dlogp, c->logits, lse, targets, c->N, V, c->m->pool);
-    else
-        m2_logprob_backward(c->dlogits, dlogp, c->logits, lse, targets, c->N, V, c->m->pool);
+    PROF_INTO(&c->stats, 1, M2_OP_LOGPROB, {
+        if (!c->dlogits_live)   /* first writer since the forward: overwrite, no zeroing pass */
+            m2_logprob_backward_set(c->dlogits, dlogp, c->logits, lse, targets, c->N, V, c->m->pool);
+        else
+            m2_logprob_backward(c->dlogits, dlogp, c->logits, lse, targets, c->N, V, c->m->pool);
+    });
     c->dlogits_live = 1;
 }
 

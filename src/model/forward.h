@@ -74,9 +74,25 @@ void m2_batch_next_targets(const m2_batch *b, int32_t *targets);
  * (grad_a) and/or ctx b (grad_b). Positions with weight 0 are skipped for the gradient. */
 void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a, int grad_b);
 
-/* Optional profile of the linear layers (x W^T GEMMs incl. LoRA) of forwards and backwards on
- * this ctx: seconds spent and floating-point operations done. Off by default. */
-typedef struct m2_ctx_stats { double gemm_s, gemm_flop; } m2_ctx_stats;
+/* Optional profile of forwards, backwards and log-prob passes on this ctx. Off by default.
+ * gemm_s, gemm_flop: the linear layers (x W^T GEMMs incl. LoRA and the output projection).
+ * op_s[0] (forward) and op_s[1] (backward, incl. log-prob backward): seconds per kind of op.
+ * Row-parallel passes count each kind's time in the slowest share (the shares run at once),
+ * so the kinds add up to about the wall time of the passes. */
+enum {
+    M2_OP_LINEAR,      /* base projections of the layers (q|k|v, o, gate|up, down) */
+    M2_OP_LORA,        /* the adapters' low-rank paths (incl. dropout) */
+    M2_OP_OUTPUT,      /* the output projection (logits) */
+    M2_OP_ATTENTION,   /* scores, softmax, weighted values and their backward */
+    M2_OP_NORM,        /* RMSNorm */
+    M2_OP_ROPE,
+    M2_OP_SWIGLU,
+    M2_OP_COPY,        /* embedding lookup, residual copies */
+    M2_OP_LOGPROB,     /* log-softmax, log-probs, KL and their gradients */
+    M2_OP_N
+};
+const char *m2_op_name(int op);
+typedef struct m2_ctx_stats { double gemm_s, gemm_flop; double op_s[2][M2_OP_N]; } m2_ctx_stats;
 void m2_ctx_profile(m2_ctx *c, int enable);     /* enabling also resets the counters */
 m2_ctx_stats m2_ctx_get_stats(const m2_ctx *c);
 
