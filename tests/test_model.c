@@ -658,7 +658,7 @@ static void row_parallel_matches_one_thread(void **st) {
 
 /* The per-op profile: every kind of op of a LoRA train step is timed in both directions, the kinds
  * add up to no more than the passes' wall time, enabling resets it, and profiling changes no bits.
- * Run op by op (1 thread) and row-parallel (2 threads: each kind counts its slowest share). */
+ * Run op by op (1 thread) and row-parallel (2 threads: each kind counts its mean over the shares). */
 static void profile_times_each_kind_of_op(void **st) {
     int lens[4] = {40, 33, 48, 39}, N = 160;
     int32_t tok[160], tg[160];

@@ -208,7 +208,7 @@ int bench_engine_main(int argc, char **argv) {
                step * 1e3, fwd * 1e3, bwd * 1e3, adam * 1e3, train_tps, loss, cpu_step * 1e3);
         printf("linear GEMMs: %.1f GFLOP/s (%.0f%% of the step) vs raw sgemm %.1f GFLOP/s = %.2f\n", gemm_rate,
                100 * gemm_share, raw, gemm_rate / raw);
-        printf("where the step goes, ms per step (row-parallel passes: the slowest thread's share):\n"
+        printf("where the step goes, ms per step (row-parallel passes: the mean of the threads' shares):\n"
                "  %-10s %8s %8s %8s %6s\n", "op", "forward", "backward", "total", "share");
         double sum = 0;
         for (int op = 0; op < M2_OP_N; op++) {

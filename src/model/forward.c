@@ -491,7 +491,9 @@ static int plan_shares(const m2_ctx *c, share *sh, int max_shares) {
     return T;
 }
 
-/* Adds the shares' profile: flop summed, each time that of the slowest share (the shares overlap). */
+/* Adds the shares' profile: flop summed; GEMM time that of the slowest share (the shares overlap);
+ * the time of each kind of op the mean over the shares, so the kinds add up to the mean share's
+ * time, never more than the pass's wall time (the max per kind could: shares differ per kind). */
 static void add_stats(m2_ctx *c, const share *sh, int n) {
     double smax = 0;
     for (int k = 0; k < n; k++) {
@@ -501,9 +503,9 @@ static void add_stats(m2_ctx *c, const share *sh, int n) {
     c->stats.gemm_s += smax;
     for (int d = 0; d < 2; d++)
         for (int op = 0; op < M2_OP_N; op++) {
-            double m = 0;
-            for (int k = 0; k < n; k++) if (sh[k].stats.op_s[d][op] > m) m = sh[k].stats.op_s[d][op];
-            c->stats.op_s[d][op] += m;
+            double t = 0;
+            for (int k = 0; k < n; k++) t += sh[k].stats.op_s[d][op];
+            c->stats.op_s[d][op] += t / n;
         }
 }
 

@@ -77,8 +77,8 @@ void m2_ctx_kl(m2_ctx *a, m2_ctx *b, const float *weight, float *kl, int grad_a,
 /* Optional profile of forwards, backwards and log-prob passes on this ctx. Off by default.
  * gemm_s, gemm_flop: the linear layers (x W^T GEMMs incl. LoRA and the output projection).
  * op_s[0] (forward) and op_s[1] (backward, incl. log-prob backward): seconds per kind of op.
- * Row-parallel passes count each kind's time in the slowest share (the shares run at once),
- * so the kinds add up to about the wall time of the passes. */
+ * Row-parallel passes count each kind's mean time over the threads' shares (the shares run at
+ * once), so the kinds add up to no more than the wall time of the passes. */
 enum {
     M2_OP_LINEAR,      /* base projections of the layers (q|k|v, o, gate|up, down) */
     M2_OP_LORA,        /* the adapters' low-rank paths (incl. dropout) */
