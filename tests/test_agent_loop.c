@@ -15,6 +15,7 @@
 #include "agent/agent.h"
 #include "core/fsutil.h"
 #include "core/report.h"
+#include "tmpdir.h"
 
 /* ---------------- the fake environment: collect two apples, then eat one ----------------
  * obs "a<N>" (N apples held); "take apple" -> N+1; "eat apple" with N >= 2 -> "yum", reward 1,
@@ -318,8 +319,8 @@ static void eval_aggregates(void **state) {
     m2_loop_cfg cfg = short_cfg();
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
-    char dir[] = "/tmp/m2_evalXXXXXX", path[256], edir[256];
-    assert_non_null(mkdtemp(dir));
+    char dir[64], path[256], edir[256];
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "eval"), 0);
     snprintf(edir, sizeof edir, "%s/eval", dir);
     assert_int_equal(m2_mkdir_p(edir, &err), 0);
     snprintf(path, sizeof path, "%s/eval/apples.jsonl", dir);

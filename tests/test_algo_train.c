@@ -13,6 +13,7 @@
 #include "algo/algo.h"
 #include "data/data.h"
 #include "model/model.h"
+#include "tmpdir.h"
 
 static m2_model *tiny_model(void) {
     m2_err err = {0};
@@ -267,8 +268,8 @@ static void offline_resume_from_checkpoint(void **state) {
     make_set(&set, &tok, segs, succ);
     int idx[12];
     for (int i = 0; i < 12; i++) idx[i] = i;
-    char root[] = "/tmp/m2_ckptXXXXXX";
-    assert_non_null(mkdtemp(root));
+    char root[64];
+    assert_int_equal(m2t_tmpdir(root, sizeof root, "ckpt"), 0);
     m2_replay buf;
     assert_int_equal(m2_replay_init(&buf, 8, 0.5f, 3, &err), 0);
     assert_int_equal(m2_replay_seed_offline(&buf, segs, succ, 12, 5, &err), 5);
@@ -328,9 +329,7 @@ static void offline_resume_from_checkpoint(void **state) {
     m2_replay_free(&b2);
     for (int i = 0; i < 12; i++) m2_traj_free(&segs[i]);
     m2_seqset_free(&set);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(m2_remove_tree(root), 0);
 }
 
 /* ---- online on a tiny fake env: "press" until the counter reaches 2 ---- */

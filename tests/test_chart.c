@@ -14,18 +14,16 @@
 #include "core/core.h"
 #include "core/chart.h"
 #include "core/canvas.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
 
 static int setup(void **state) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/m2chartXXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "chart");
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 /* Checks an entity reference at s ("&amp;" etc.); returns its length or 0. */

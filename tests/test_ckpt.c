@@ -14,18 +14,16 @@
 #include <unistd.h>
 #include "core/core.h"
 #include "io/safetensors.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
 
 static int setup(void **state) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/m2ckptXXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "ckpt");
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 static void root_path(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "%s/%s", tmpdir, name); }

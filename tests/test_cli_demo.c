@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "tmpdir.h"
 
 static char tmpdir[256];
 
@@ -78,15 +79,12 @@ static void demo_small(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/m2_test_demo_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "demo");
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 int main(void) {

@@ -18,18 +18,16 @@
 #include "core/core.h"
 #include "io/io.h"
 #include "model/model.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
 static const char *bin;
 static int setup(void **state) {
     bin = getenv("M2_BIN");
-    strcpy(tmpdir, "/tmp/m2cliXXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "cli");
 }
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 /* Runs a command; returns its exit status, stdout in *out (malloc'd). */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
 
@@ -22,14 +23,11 @@ static void write_text(const char *name, const char *text, char *path, size_t ca
 }
 
 static int setup(void **state) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/m2cfgXXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "cfg");
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 static const m2_cfg_schema *S(void) { return m2_run_config_schema(); }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "tmpdir.h"
 
 static void rng_same_seed_same_stream(void **state) {
     m2_rng a, b;
@@ -64,8 +65,8 @@ static void pool_covers_every_index_once(void **state) {
 
 static void atomic_write_and_read_back(void **state) {
     m2_err err = {0};
-    char dir[] = "/tmp/m2coreXXXXXX";
-    assert_non_null(mkdtemp(dir));
+    char dir[64];
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "core"), 0);
     char path[256];
     snprintf(path, sizeof path, "%s/a/b/c.txt", dir);
     char sub[256];
@@ -80,7 +81,19 @@ static void atomic_write_and_read_back(void **state) {
     free(buf);
     assert_int_equal(m2_read_file("/nonexistent/x", &buf, &len, &err), -1);
     assert_non_null(strstr(err.msg, "/nonexistent/x"));
-    unlink(path);
+    /* m2_remove_tree: the whole folder goes, a link inside is removed but not followed */
+    char outside[64], target[128], link[256];
+    assert_int_equal(m2t_tmpdir(outside, sizeof outside, "core_out"), 0);
+    snprintf(target, sizeof target, "%s/keep.txt", outside);
+    assert_int_equal(m2_write_file_atomic(target, "keep", 4, &err), 0);
+    snprintf(link, sizeof link, "%s/a/link", dir);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(m2_remove_tree(dir), 0);
+    assert_false(m2_path_exists(dir));
+    assert_true(m2_path_exists(target));
+    assert_int_equal(m2_remove_tree(dir), 0);   /* already gone */
+    assert_int_equal(m2_remove_tree(outside), 0);
+    assert_false(m2_path_exists(outside));
 }
 
 static void error_prefix_names_file(void **state) {

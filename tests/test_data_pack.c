@@ -12,6 +12,7 @@
 #include "data/data.h"
 #include "agent/prompts.h"
 #include <cjson/cJSON.h>
+#include "tmpdir.h"
 
 /* prompt "P:", s_1 "s1", a_1 "a", s_2 "s22", a_2 "bb" (terminal, r = 1), s_3 "s3". */
 static void make_traj(m2_traj *t, int with_final) {
@@ -203,8 +204,8 @@ static void write_text(const char *path, const char *text) {
 }
 
 static void records_roundtrip(void **state) {
-    char dir[] = "/tmp/m2_recordsXXXXXX";
-    assert_non_null(mkdtemp(dir));
+    char dir[64];
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "records"), 0);
     char hp[256], lp[256];
     snprintf(hp, sizeof hp, "%s/high.jsonl", dir);
     snprintf(lp, sizeof lp, "%s/low.jsonl", dir);
@@ -287,8 +288,8 @@ static void records_from_writer(void **state) {
     m2_err err = {0};
     m2_env *env = NULL;
     if (m2_env_create("textcraft", NULL, &env, &err)) { fprintf(stderr, "%s\n", err.msg); fail(); }
-    char dir[] = "/tmp/m2_hierXXXXXX";
-    assert_non_null(mkdtemp(dir));
+    char dir[64];
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "hier"), 0);
     char hp[256], lp[256];
     snprintf(hp, sizeof hp, "%s/high.jsonl", dir);
     snprintf(lp, sizeof lp, "%s/low.jsonl", dir);

@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "data/data.h"
 #include "env/env.h"
+#include "tmpdir.h"
 
 static void prompts(void **state) {
     const char *acts[] = {"get 1 oak logs", "it's"};
@@ -225,8 +226,8 @@ static void cli_tasks_eval_data_bench(void **state) {
     assert_non_null(strstr(o, "not available yet"));
     free(o);
 
-    char dir[] = "/tmp/m2_env_tools_XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    char dir[64];
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "env"), 0);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%%s data --env textcraft --split train --episodes 4 --out %s/exp --json", dir);
     o = run(cmd, &st);
@@ -276,8 +277,7 @@ static void cli_tasks_eval_data_bench(void **state) {
     o = run(cmd, &st);
     assert_int_equal(st, 0);
     free(o);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(m2_remove_tree(dir), 0);
 
     o = run("%s bench env --json --seconds 0.05", &st);
     assert_int_equal(st, 0);

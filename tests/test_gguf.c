@@ -13,17 +13,15 @@
 #include <unistd.h>
 #include "core/core.h"
 #include "io/io.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
 
 static int setup(void **state) {
-    strcpy(tmpdir, "/tmp/m2ggufXXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "gguf");
 }
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 static void f16_bf16_conversions(void **state) {

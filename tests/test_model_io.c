@@ -14,13 +14,12 @@
 #include "core/core.h"
 #include "io/io.h"
 #include "model/model.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
-static int setup(void **state) { strcpy(tmpdir, "/tmp/m2mioXXXXXX"); return mkdtemp(tmpdir) ? 0 : -1; }
+static int setup(void **state) { return m2t_tmpdir(tmpdir, sizeof tmpdir, "mio"); }
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 static void names(void **state) {

@@ -16,6 +16,7 @@
 #include <math.h>
 #include "core/core.h"
 #include "pipe/pipe.h"
+#include "tmpdir.h"
 
 static char root[256];
 
@@ -283,15 +284,12 @@ static void reuse_is_exact(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/m2_test_pipeline_XXXXXX");
-    return mkdtemp(root) ? 0 : -1;
+    return m2t_tmpdir(root, sizeof root, "pipeline");
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(root) == 0 ? 0 : -1;
 }
 
 /* Two texts equal except that numbers may differ by a relative 1e-3 (+ 1e-5: a KL of two nearly

@@ -13,18 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
 
 static int setup(void **state) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/m2runXXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "run");
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 static void crc32c_known_vectors(void **state) {

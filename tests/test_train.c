@@ -14,19 +14,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "tmpdir.h"
 
 static char tmpdir[64];
 static int kill_at_step = -1;   /* the fake stage SIGKILLs its own process at this step */
 
 static int setup(void **state) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/m2trainXXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return m2t_tmpdir(tmpdir, sizeof tmpdir, "train");
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
 }
 
 /* A stage that behaves like a trainer: an RNG-driven random walk logged every step, checkpointed

@@ -177,25 +177,6 @@ static int fsync_path(const char *path, int dir) {
     return rc;
 }
 
-static int rm_rf(const char *path) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
-    if (!S_ISDIR(st.st_mode)) return unlink(path);
-    DIR *d = opendir(path);
-    if (!d) return -1;
-    struct dirent *e;
-    int rc = 0;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char sub[4096];
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        if (rm_rf(sub) != 0) rc = -1;
-    }
-    closedir(d);
-    if (rmdir(path) != 0) rc = -1;
-    return rc;
-}
-
 /* CRC-32C of a whole file, streaming. */
 static int file_crc(const char *path, uint32_t *crc, uint64_t *size) {
     FILE *f = fopen(path, "rb");
@@ -394,7 +375,7 @@ int m2_ckpt_save(m2_ckpt *c, const char *root, int keep_last, char *out_dir, siz
     snprintf(tmp, sizeof tmp, "%s/step_%" PRId64 ".tmp.%ld", root, c->step, (long)getpid());
     snprintf(fin, sizeof fin, "%s/step_%" PRId64, root, c->step);
     snprintf(old, sizeof old, "%s/step_%" PRId64 ".old.%ld", root, c->step, (long)getpid());
-    rm_rf(tmp);
+    m2_remove_tree(tmp);
     if (mkdir(tmp, 0755) != 0) return m2_errorf(err, M2_EIO, "%s: cannot create: %s", tmp, strerror(errno));
 
     snprintf(path, sizeof path, "%s/%s", tmp, TENSORS_FILE);
@@ -441,7 +422,7 @@ int m2_ckpt_save(m2_ckpt *c, const char *root, int keep_last, char *out_dir, siz
     /* Seal: rename into place (moving an older folder of the same step aside first). */
     int replaced = 0;
     if (m2_path_exists(fin)) {
-        rm_rf(old);
+        m2_remove_tree(old);
         if (rename(fin, old) != 0) { m2_errorf(err, M2_EIO, "%s: cannot move aside: %s", fin, strerror(errno)); goto fail; }
         replaced = 1;
     }
@@ -455,12 +436,12 @@ int m2_ckpt_save(m2_ckpt *c, const char *root, int keep_last, char *out_dir, siz
     snprintf(latest, sizeof latest, "%s/latest", root);
     snprintf(rel, sizeof rel, "step_%" PRId64 "\n", c->step);
     if (m2_write_file_atomic(latest, rel, strlen(rel), err) != 0) return -1;
-    if (replaced) rm_rf(old);
+    if (replaced) m2_remove_tree(old);
     snprintf(c->dir, sizeof c->dir, "%s", fin);
     if (out_dir) snprintf(out_dir, out_cap, "%s", fin);
     return m2_ckpt_prune(root, keep_last, err);
 fail:
-    rm_rf(tmp);
+    m2_remove_tree(tmp);
     return -1;
 }
 
@@ -502,7 +483,7 @@ int m2_ckpt_prune(const char *root, int keep_last, m2_err *err) {
         if (stale_temp(e->d_name)) {
             char p[4200];
             snprintf(p, sizeof p, "%s/%s", root, e->d_name);
-            rm_rf(p);
+            m2_remove_tree(p);
             continue;
         }
         if (!step_of(e->d_name, &s)) continue;
@@ -522,7 +503,7 @@ int m2_ckpt_prune(const char *root, int keep_last, m2_err *err) {
             snprintf(name, sizeof name, "step_%" PRId64, steps[i]);
             if (!strcmp(name, keep_name)) continue;
             snprintf(p, sizeof p, "%s/%s", root, name);
-            rm_rf(p);
+            m2_remove_tree(p);
         }
         fsync_path(root, 1);
     }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libgen.h>
+#include <dirent.h>
 
 int m2_read_file(const char *path, char **out, size_t *len, m2_err *err) {
     *out = NULL;
@@ -92,4 +93,24 @@ int m2_path_exists(const char *path) {
 const char *m2_shared_data_dir(void) {
     const char *d = getenv("M2_SHARED_DATA");
     return (d && *d) ? d : NULL;
+}
+
+/* lstat, so a link is removed, never followed */
+int m2_remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode)) return unlink(path);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char sub[4096];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub) { rc = -1; continue; }
+        if (m2_remove_tree(sub) != 0) rc = -1;
+    }
+    closedir(d);
+    if (rmdir(path) != 0) rc = -1;
+    return rc;
 }
