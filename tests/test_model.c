@@ -656,6 +656,74 @@ static void row_parallel_matches_one_thread(void **st) {
     free(gq[0]); free(gq[1]);
 }
 
+/* M2_ACTS_RECOMPUTE: a ctx that keeps only the residual stream and re-runs each layer's forward in
+ * the backward gives the same log-probs and gradients, bit for bit, as one that keeps every layer
+ * (base grads, biases, every LoRA target with dropout, a hidden-state gradient, two backwards of
+ * one forward), op by op (1 thread) and row-parallel (2 threads), in less memory. */
+static void recompute_matches_kept_activations(void **st) {
+    const char *presets[] = {"test-llama", "test-qwen2"};
+    int lens[4] = {33, 48, 21, 40}, N = 142;
+    int32_t tok[142], tg[142];
+    float dl[142];
+    for (int i = 0; i < N; i++) tok[i] = (i * 31 + 7) % 64;
+    m2_batch b = {4, lens, tok};
+    m2_batch_next_targets(&b, tg);
+    for (int i = 0; i < N; i++) dl[i] = tg[i] >= 0 ? -1.0f / N : 0.0f;
+    for (int pi = 0; pi < 2; pi++)
+        for (int threads = 1; threads <= 2; threads++) {
+            float *gb[2], *ga[2], lp[2][142];
+            size_t nb = 0, na = 0, bytes[2];
+            for (int mode = 0; mode < 2; mode++) {
+                m2_model_config cfg;
+                m2_err err = {0};
+                assert_int_equal(m2_config_preset(presets[pi], &cfg, &err), 0);
+                m2_model_opts o = {M2_DT_F32, 1, threads};
+                m2_model *m = m2_model_create(&cfg, &o, &err);
+                assert_non_null(m);
+                m2_model_init_random(m, 7, 0.2f);
+                m2_lora_config lc = {"r", 4, 8.0f, 0.2f, M2_LORA_ALL};
+                m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
+                assert_non_null(a);
+                randomize(&a->params, 0.2f, 5);
+                m2_ctx *c = m2_ctx_create(m, N, mode ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP, &err);
+                assert_non_null(c);
+                bytes[mode] = m2_ctx_bytes(c);
+                m2_ctx_seed(c, 11);
+                assert_int_equal(m2_forward(c, &b, a, 1, &err), 0);
+                m2_ctx_logprobs(c, tg, lp[mode]);
+                m2_ctx_logprobs_backward(c, tg, dl);
+                float *dh = m2_ctx_dhidden(c);
+                for (int i = 0; i < N * cfg.dim; i++) dh[i] = 0.05f * (float)((i * 7) % 13 - 6) / 6;
+                assert_int_equal(m2_backward(c, &err), 0);
+                assert_int_equal(m2_backward(c, &err), 0);   /* again: recomputes again */
+                nb = m->base.n; na = a->params.n;
+                gb[mode] = malloc(nb * 4); ga[mode] = malloc(na * 4);
+                memcpy(gb[mode], m->base.g, nb * 4);
+                memcpy(ga[mode], a->params.g, na * 4);
+                m2_ctx_free(c);
+                m2_model_free(m);
+            }
+            assert_memory_equal(lp[0], lp[1], sizeof lp[0]);
+            assert_memory_equal(gb[0], gb[1], nb * 4);
+            assert_memory_equal(ga[0], ga[1], na * 4);
+            assert_true(bytes[1] < bytes[0]);
+            for (int mode = 0; mode < 2; mode++) { free(gb[mode]); free(ga[mode]); }
+        }
+    m2_model_config cfg;
+    m2_err err = {0};
+    assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+    m2_model_opts o = {M2_DT_F32, 0, 1};
+    m2_model *m = m2_model_create(&cfg, &o, &err);
+    assert_null(m2_ctx_create(m, 32, 3, &err));
+    assert_non_null(strstr(err.msg, "keep_acts"));
+    /* the memory plan follows the ctx: the kept layers' activations are what recompute saves */
+    size_t keep = m2_memory_plan(m, 256, M2_ACTS_KEEP, 0, 0, 0).activations;
+    size_t rec = m2_memory_plan(m, 256, M2_ACTS_RECOMPUTE, 0, 0, 0).activations;
+    assert_true(rec < keep);
+    assert_int_equal(rec, m2_ctx_bytes_for(m, 256, M2_ACTS_RECOMPUTE));
+    m2_model_free(m);
+}
+
 /* The per-op profile: every kind of op of a LoRA train step is timed in both directions, the kinds
  * add up to no more than the passes' wall time, enabling resets it, and profiling changes no bits.
  * Run op by op (1 thread) and row-parallel (2 threads: each kind counts its mean over the shares). */
@@ -919,12 +987,12 @@ static void heads_polyak_and_memplan(void **st) {
     assert_true(h->params.g[h->params.n - 1] == 1.0f);   /* d out / d b2 */
     m2_lora_config lc = {"a", 16, 32, 0, M2_LORA_Q | M2_LORA_V};
     m2_adapter_add(m, &lc, 1, &err);
-    m2_model_mem p = m2_memory_plan(m, 256, 0, 4, 64);
+    m2_model_mem p = m2_memory_plan(m, 256, M2_ACTS_KEEP, 0, 4, 64);
     assert_true(p.weights >= (size_t)m2_config_n_params(&m->cfg) * 4);
     assert_true(p.adapters > 0 && p.activations > 0 && p.kv_cache == 2 * 2 * 4 * 64 * 16 * 4);
     assert_true(p.grad_shadows == 0);   /* one thread: no shadows */
     /* a chunked-logits ctx keeps 16 logit rows instead of 256: 2 x 240 x V floats fewer */
-    assert_true(p.activations - m2_memory_plan(m, 256, 16, 4, 64).activations == (size_t)2 * 240 * m->cfg.vocab_size * 4);
+    assert_true(p.activations - m2_memory_plan(m, 256, M2_ACTS_KEEP, 16, 4, 64).activations == (size_t)2 * 240 * m->cfg.vocab_size * 4);
     assert_true(p.total == p.weights + p.adapters + p.adapter_train + p.heads + p.activations + p.kv_cache);
     FILE *f = fopen("/dev/null", "w");
     m2_model_mem_print(f, &p);
@@ -1053,6 +1121,7 @@ int main(void) {
         cmocka_unit_test(determinism_with_split_gemms),
         cmocka_unit_test(row_parallel_matches_one_thread),
         cmocka_unit_test(profile_times_each_kind_of_op),
+        cmocka_unit_test(recompute_matches_kept_activations),
         cmocka_unit_test(optimiser_and_schedules),
         cmocka_unit_test(accumulation_equals_big_batch),
         cmocka_unit_test(kl_between_adapters),

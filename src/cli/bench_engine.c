@@ -52,19 +52,22 @@ static double sgemm_gflops(m2_pool *pool, int M, int K, int Nn, int reps) {
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 bench engine [--json] [--threads N] [--steps N] [--batch B] [--seq T]\n"
                "                           [--gen-tokens N] [--dtype f32|f16|bf16|q8_0] [--logit-chunk ROWS]\n"
-               "                           [--print-blas-core]\n"
+               "                           [--recompute] [--print-blas-core]\n"
                "Times a LoRA train step (r=16 on q,v, frozen base, AdamW) and KV-cache generation on\n"
                "the DESIGN.md section 9 shapes (vocab 2048, d 256, 4 layers, 8/4 heads, ffn 768).\n"
-               "--logit-chunk ROWS: the train step without stored logits (m2_ctx_create_chunked).\n");
+               "--logit-chunk ROWS: the train step without stored logits (m2_ctx_create_chunked).\n"
+               "--recompute: the train step on a ctx that recomputes each layer's activations in the\n"
+               "backward (M2_ACTS_RECOMPUTE) instead of keeping them.\n");
 }
 
 int bench_engine_main(int argc, char **argv) {
-    int json = 0, threads = 0, steps = 5, B = 8, T = 256, gen_tokens = 128, logit_chunk = 0;
+    int json = 0, threads = 0, steps = 5, B = 8, T = 256, gen_tokens = 128, logit_chunk = 0, acts = M2_ACTS_KEEP;
     m2_dtype dtype = M2_DT_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (!strcmp(a, "--recompute")) { acts = M2_ACTS_RECOMPUTE; continue; }
         if (!strcmp(a, "--print-blas-core")) {   /* the OPENBLAS_CORETYPE this process runs with */
             const char *ct = getenv("OPENBLAS_CORETYPE");
             printf("%s\n", ct ? ct : "");
@@ -95,13 +98,13 @@ int bench_engine_main(int argc, char **argv) {
     m2_model_init_random(m, 1, 0.02f);
     m2_lora_config lc = {"bench", 16, 32.0f, 0.0f, M2_LORA_Q | M2_LORA_V};
     m2_adapter *ad = m2_adapter_add(m, &lc, 2, &err);
-    m2_ctx *c = m2_ctx_create_chunked(m, B * T, 1, logit_chunk, &err);
+    m2_ctx *c = m2_ctx_create_chunked(m, B * T, acts, logit_chunk, &err);
     if (!ad || !c) { fprintf(stderr, "bench engine: %s\n", err.msg); m2_model_free(m); return 1; }
     if (!json) {
         char desc[256];
         m2_config_describe(&m->cfg, desc, sizeof desc);
         printf("model: %s, storage %s; batch %d x %d; LoRA r=16 on q,v; %d threads; OpenBLAS core %s\n", desc, m2_dtype_name(dtype), B, T, threads, openblas_get_corename());
-        m2_model_mem mp = m2_memory_plan(m, B * T, logit_chunk, 8, 32 + gen_tokens);
+        m2_model_mem mp = m2_memory_plan(m, B * T, acts, logit_chunk, 8, 32 + gen_tokens);
         m2_model_mem_print(stdout, &mp);
     }
     int N = B * T;
@@ -195,11 +198,12 @@ int bench_engine_main(int argc, char **argv) {
                "\"adamw_ms\": %.3f, \"gemm_gflops_in_step\": %.1f, \"gemm_share_of_step\": %.3f, "
                "\"sgemm_gflops_raw\": %.1f, \"gemm_vs_sgemm\": %.3f, \"gen_tokens_per_s\": %.1f, "
                "\"gen_tokens_per_s_cpu\": %.1f, \"gen_batch\": %d, \"gen_tokens_per_s_single\": %.1f, \"threads\": %d, \"blas_core\": \"%s\", \"loss\": %.4f, "
-               "\"logit_chunk\": %d, \"train_ctx_mib\": %.1f, \"ops_ms\": %s, "
+               "\"logit_chunk\": %d, \"recompute\": %s, \"train_ctx_mib\": %.1f, \"ops_ms\": %s, "
                "\"shape\": {\"vocab\": %d, \"dim\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"ffn\": %d, "
                "\"batch\": %d, \"seq\": %d, \"lora_rank\": 16, \"lora_targets\": \"q,v\", \"dtype\": \"%s\"}}\n",
                train_tps, step * 1e3, cpu_step * 1e3, step_min * 1e3, cpu_min * 1e3, fwd * 1e3, bwd * 1e3, adam * 1e3, gemm_rate, gemm_share, raw,
                gemm_rate / raw, gen_n / gen_s, gen_n / gen_cpu, G, gen1_n / gen1_s, threads, openblas_get_corename(), loss, logit_chunk,
+               acts == M2_ACTS_RECOMPUTE ? "true" : "false",
                ctx_bytes / 1048576.0, opj, cfg.vocab_size, cfg.dim,
                cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.ffn_dim, B, T, m2_dtype_name(dtype));
     } else {

@@ -58,7 +58,9 @@ static void memory_plan(const m2_run_config *c, m2_memplan *m) {
         double hh = c->heads_hidden ? (double)c->heads_hidden : d;
         m2_memplan_add(m, "critic heads + targets + AdamW", (d * hh + hh * 2 + 1) * 2 * 4 * 4);
         double T = (double)c->data_max_seq_len, B = (double)(c->sys2_offline_batch > c->sys1_sft_batch ? c->sys2_offline_batch : c->sys1_sft_batch);
-        m2_memplan_add(m, "activations (batch x seq, approx.)", B * T * L * (d * 10 + ffn * 3) * 4);
+        /* model.recompute keeps the residual stream and one layer's activations instead of all */
+        m2_memplan_add(m, c->model_recompute ? "activations (batch x seq, recomputed per layer, approx.)" : "activations (batch x seq, approx.)",
+                       c->model_recompute ? B * T * ((L + 1) * d + d * 10 + ffn * 3) * 4 : B * T * L * (d * 10 + ffn * 3) * 4);
         double lrows = c->model_logit_chunk > 0 && (double)c->model_logit_chunk < B * T ? (double)c->model_logit_chunk : B * T;
         m2_memplan_add(m, c->model_logit_chunk > 0 ? "logits + gradient (model.logit_chunk rows)" : "logits + gradient (batch x seq)",
                        2 * lrows * V * 4);

@@ -52,6 +52,7 @@
   X(ENUM,  model_dtype,         "model.dtype",       "f32",  1, 0, "f32|bf16|f16|q8_0", "storage of the frozen base weights (compute is f32)") \
   X(INT,   model_max_seq_len,   "model.max_seq_len", "2048", 16, M2_INF, NULL, "context length") \
   X(INT,   model_logit_chunk,   "model.logit_chunk", "0",    0, 16777216, NULL, "training: logits computed this many rows at a time, never stored whole (0: stored; > 0 saves 2 x tokens x vocab floats, one more output GEMM per log-prob pass)") \
+  X(BOOL,  model_recompute,     "model.recompute",   "false", 1, 0, NULL, "training: keep only the residual stream and recompute each layer's activations in the backward (about 1/layers of the activation memory, ~1/3 more compute, the same gradients)") \
   X(INT,   model_tiny_vocab,    "model.tiny.vocab",  "2048", 260, 1000000, NULL, "tiny model: BPE vocabulary size") \
   X(INT,   model_tiny_dim,      "model.tiny.dim",    "256",  8, 65536, NULL, "tiny model: hidden size") \
   X(INT,   model_tiny_layers,   "model.tiny.layers", "4",    1, 1024, NULL, "tiny model: transformer blocks") \

@@ -1,5 +1,7 @@
 /* Training forward/backward over packed batches (see forward.h). One allocation holds every
- * activation; layer l keeps its own copy when keep_acts, otherwise all layers share one.
+ * activation; layer l keeps its own copy when keep_acts == M2_ACTS_KEEP, otherwise all layers share
+ * one (scoring ctxs; and M2_ACTS_RECOMPUTE ctxs, whose backward re-runs each layer's forward from
+ * the kept residual stream first: the same ops on the same inputs, so the same bits).
  *
  * Threads. Every op of a layer is row-local except the attention, which is local to a sequence,
  * and the weight gradients, which sum over rows. So when the batch has at least as many
@@ -111,7 +113,7 @@ static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, fl
     size_t H = cf->n_heads, n = N, off = 0;
 #define TAKE(count) take(&off, base, (size_t)(count))
     c->X = TAKE((L + 1) * n * C);
-    size_t nl = keep ? L : 1;
+    size_t nl = keep == M2_ACTS_KEEP ? L : 1;
     for (size_t l = 0; l < nl; l++) {
         layer_acts *t = &la[l];
         t->rstd1 = TAKE(n); t->h1 = TAKE(n * C); t->qkv = TAKE(n * (QD + 2 * KD)); t->lse = TAKE(n * H);
@@ -156,6 +158,10 @@ m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err) {
 m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows, m2_err *err) {
     if (max_tokens <= 0 || max_tokens > (1 << 24)) {
         m2_errorf(err, M2_EINVAL, "ctx: max_tokens must be in 1..16M (got %d)", max_tokens);
+        return NULL;
+    }
+    if (keep_acts < 0 || keep_acts > M2_ACTS_RECOMPUTE) {
+        m2_errorf(err, M2_EINVAL, "ctx: keep_acts must be 0, 1 (keep) or 2 (recompute) (got %d)", keep_acts);
         return NULL;
     }
     if (logit_chunk_rows < 0) {
@@ -513,49 +519,60 @@ static void add_stats(m2_ctx *c, const share *sh, int n) {
 
 typedef struct { m2_ctx *c; share *sh; } share_job;
 
+/* Layer l's forward over the share's rows: from X[l] into the layer's activations and X[l+1].
+ * Returns -1 when the attention could not allocate its scratch. */
+static int layer_forward(m2_ctx *c, share *w, int l) {
+    m2_model *m = c->m;
+    const m2_model_config *cf = &m->cfg;
+    int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
+    int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, N = w->n1 - w->n0;
+    size_t NT = c->N, r0 = w->n0;
+    m2_pool *pool = w->pool;
+    const m2_layer *ly = &m->layers[l];
+    layer_acts *A = &c->la[l];
+    float *xin = c->X + ((size_t)l * NT + r0) * C, *xout = c->X + ((size_t)(l + 1) * NT + r0) * C;
+    float *qkv = A->qkv + r0 * QKV, *q = qkv, *k = q + QD;
+    float *h1 = A->h1 + r0 * C, *att = A->att + r0 * QD, *x1 = A->x1 + r0 * C, *h2 = A->h2 + r0 * C;
+    float *gu = A->gu + r0 * 2 * F, *s = A->s + r0 * F;
+    PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(h1, A->rstd1 + r0, xin, ly->attn_norm->data, N, C, cf->norm_eps, pool));
+    proj_group gqkv = {3, {ly->wq, ly->wk, ly->wv}, {ly->bq, ly->bk, ly->bv}, {SLOT(l, 0), SLOT(l, 1), SLOT(l, 2)}};
+    group_fwd(c, w, qkv, 0, h1, &gqkv);
+    PROF(w, 0, M2_OP_ROPE, {
+        m2_rope_forward(q, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_forward(k, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
+    });
+    for (int sq = w->s0; sq < w->s1; sq++) {
+        size_t o = c->seq_off[sq];
+        int len = c->seq_len[sq];
+        m2_attn_seq as = {.q = A->qkv + o * QKV, .k = A->qkv + o * QKV + QD, .v = A->qkv + o * QKV + QD + KD,
+                          .out = A->att + o * QD, .lse = A->lse + o * H, .nq = len, .nkv = len, .ldo = QD};
+        c->aseq[sq] = as;
+    }
+    int arc;
+    PROF(w, 0, M2_OP_ATTENTION, arc = m2_attention_forward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool));
+    if (arc) return -1;
+    /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
+    PROF(w, 0, M2_OP_COPY, m2_copy(x1, xin, (long)N * C, pool));
+    lin_fwd(c, w, x1, 1, att, ly->wo, NULL, SLOT(l, 3));
+    PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(h2, A->rstd2 + r0, x1, ly->ffn_norm->data, N, C, cf->norm_eps, pool));
+    proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
+    group_fwd(c, w, gu, 0, h2, &ggu);
+    PROF(w, 0, M2_OP_SWIGLU, m2_swiglu_forward_rows(s, gu, N, F, pool));
+    PROF(w, 0, M2_OP_COPY, m2_copy(xout, x1, (long)N * C, pool));
+    lin_fwd(c, w, xout, 1, s, ly->wd, NULL, SLOT(l, 6));
+    return 0;
+}
+
 /* The forward of the share's rows: embedding, every layer, final norm, output projection. */
 static void forward_share(m2_ctx *c, share *w) {
     m2_model *m = c->m;
     const m2_model_config *cf = &m->cfg;
-    int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
-    int QD = H * D, KD = KVH * D, QKV = QD + 2 * KD, L = cf->n_layers, N = w->n1 - w->n0;
+    int C = cf->dim, L = cf->n_layers, N = w->n1 - w->n0;
     size_t NT = c->N, r0 = w->n0;
     m2_pool *pool = w->pool;
     PROF(w, 0, M2_OP_COPY, m2_embedding_forward(c->X + r0 * C, c->tokens + r0, m2_tensor_wref(m->tok_embd), N));
-    for (int l = 0; l < L; l++) {
-        const m2_layer *ly = &m->layers[l];
-        layer_acts *A = &c->la[l];
-        float *xin = c->X + ((size_t)l * NT + r0) * C, *xout = c->X + ((size_t)(l + 1) * NT + r0) * C;
-        float *qkv = A->qkv + r0 * QKV, *q = qkv, *k = q + QD;
-        float *h1 = A->h1 + r0 * C, *att = A->att + r0 * QD, *x1 = A->x1 + r0 * C, *h2 = A->h2 + r0 * C;
-        float *gu = A->gu + r0 * 2 * F, *s = A->s + r0 * F;
-        PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(h1, A->rstd1 + r0, xin, ly->attn_norm->data, N, C, cf->norm_eps, pool));
-        proj_group gqkv = {3, {ly->wq, ly->wk, ly->wv}, {ly->bq, ly->bk, ly->bv}, {SLOT(l, 0), SLOT(l, 1), SLOT(l, 2)}};
-        group_fwd(c, w, qkv, 0, h1, &gqkv);
-        PROF(w, 0, M2_OP_ROPE, {
-            m2_rope_forward(q, c->pos + r0, m->rope_freq, N, H, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-            m2_rope_forward(k, c->pos + r0, m->rope_freq, N, KVH, D, QKV, cf->rope_layout, &m->rope_tab, pool);
-        });
-        for (int sq = w->s0; sq < w->s1; sq++) {
-            size_t o = c->seq_off[sq];
-            int len = c->seq_len[sq];
-            m2_attn_seq as = {.q = A->qkv + o * QKV, .k = A->qkv + o * QKV + QD, .v = A->qkv + o * QKV + QD + KD,
-                              .out = A->att + o * QD, .lse = A->lse + o * H, .nq = len, .nkv = len, .ldo = QD};
-            c->aseq[sq] = as;
-        }
-        int arc;
-        PROF(w, 0, M2_OP_ATTENTION, arc = m2_attention_forward(c->aseq + w->s0, w->s1 - w->s0, H, KVH, D, QKV, QKV, pool));
-        if (arc) { w->failed = 1; return; }
-        /* residual: x1 = xin + att Wo^T, accumulated by the GEMM (beta 1) */
-        PROF(w, 0, M2_OP_COPY, m2_copy(x1, xin, (long)N * C, pool));
-        lin_fwd(c, w, x1, 1, att, ly->wo, NULL, SLOT(l, 3));
-        PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(h2, A->rstd2 + r0, x1, ly->ffn_norm->data, N, C, cf->norm_eps, pool));
-        proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
-        group_fwd(c, w, gu, 0, h2, &ggu);
-        PROF(w, 0, M2_OP_SWIGLU, m2_swiglu_forward_rows(s, gu, N, F, pool));
-        PROF(w, 0, M2_OP_COPY, m2_copy(xout, x1, (long)N * C, pool));
-        lin_fwd(c, w, xout, 1, s, ly->wd, NULL, SLOT(l, 6));
-    }
+    for (int l = 0; l < L; l++)
+        if (layer_forward(c, w, l)) { w->failed = 1; return; }
     PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(c->hidden + r0 * C, c->rstdf + r0, c->X + ((size_t)L * NT + r0) * C,
                                               m->out_norm->data, N, C, cf->norm_eps, pool));
     if (!c->no_logits && !c->chunk)
@@ -640,6 +657,8 @@ static void backward_share(m2_ctx *c, share *w) {
                                                    c->X + ((size_t)L * NT + r0) * C, m->out_norm->data, c->rstdf + r0,
                                                    N, C, pool));
     for (int l = L - 1; l >= 0; l--) {
+        /* a recompute ctx kept only X[l]: the layer's activations again, the same bits */
+        if (c->keep_acts == M2_ACTS_RECOMPUTE && layer_forward(c, w, l)) { w->failed = 1; return; }
         const m2_layer *ly = &m->layers[l];
         layer_acts *A = &c->la[l];
         float *xin = c->X + ((size_t)l * NT + r0) * C, *h1 = A->h1 + r0 * C, *att = A->att + r0 * QD;

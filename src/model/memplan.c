@@ -3,7 +3,8 @@
 #include "model/heads.h"
 #include "model/lora.h"
 
-m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int logit_chunk_rows, int kv_seqs, int kv_len) {
+m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int train_acts, int logit_chunk_rows, int kv_seqs,
+                            int kv_len) {
     m2_model_mem p = {0};
     p.weights = m->base.n * sizeof(float) + m->qstore_bytes;
     if (m->opts.train_base) p.base_train = 3 * m->base.n * sizeof(float);
@@ -14,7 +15,9 @@ m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int logit_chunk
     }
     for (int i = 0; i < m->n_heads; i++) p.heads += 5 * m->heads[i]->params.n * sizeof(float);
     if (train_tokens > 0) {
-        p.activations = m2_ctx_bytes_for_chunked((m2_model *)m, train_tokens, 1, logit_chunk_rows);
+        p.activations = m2_ctx_bytes_for_chunked((m2_model *)m, train_tokens,
+                                                 train_acts == M2_ACTS_RECOMPUTE ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP,
+                                                 logit_chunk_rows);
         p.grad_shadows = m2_ctx_shadow_bytes_for((m2_model *)m);
     }
     if (kv_seqs > 0 && kv_len > 0)

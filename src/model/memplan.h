@@ -17,9 +17,10 @@ typedef struct m2_model_mem {
     size_t total;
 } m2_model_mem;
 
-/* Adapters and heads counted from those already added to m. logit_chunk_rows: that of the
- * training ctx (m2_ctx_create_chunked; 0 = logits stored whole). */
-m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int logit_chunk_rows, int kv_seqs, int kv_len);
+/* Adapters and heads counted from those already added to m. train_acts, logit_chunk_rows: those
+ * of the training ctx (M2_ACTS_KEEP or M2_ACTS_RECOMPUTE; 0 rows = logits stored whole). */
+m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int train_acts, int logit_chunk_rows, int kv_seqs,
+                            int kv_len);
 void m2_model_mem_print(FILE *f, const m2_model_mem *p);
 /* Adds the non-zero rows to a run's memory-plan table (core/progress.h). */
 void m2_model_mem_to_plan(const m2_model_mem *p, m2_memplan *out);

@@ -61,6 +61,9 @@ static int ctx_tokens(const m2_run_config *cfg, int batch, const m2_model *m) {
     return (int)(per * batch);
 }
 
+/* keep_acts of the training ctxs: every layer's activations, or recomputed (model.recompute) */
+static int train_acts(const m2_run_config *cfg) { return cfg->model_recompute ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP; }
+
 static int max_seq(const m2_run_config *cfg, const m2_model *m) {
     return (int)(cfg->data_max_seq_len < m->cfg.max_seq_len ? cfg->data_max_seq_len : m->cfg.max_seq_len);
 }
@@ -255,7 +258,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     if (!idx) { m2_errorf(err, M2_ENOMEM, "pretrain: out of memory"); goto out; }
     for (int i = 0; i < set.n; i++) idx[i] = i;
     int batch = (int)cfg->pretrain_batch;
-    if (!(c = m2_ctx_create_chunked(m, batch * seq_len, 1, (int)cfg->model_logit_chunk, err))) goto out;
+    if (!(c = m2_ctx_create_chunked(m, batch * seq_len, train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
     m2_ctx_seed(c, pw_seed(cfg, 2));
     if (m2_batch_iter_init(&it, idx, set.n, batch, pw_seed(cfg, 3), err)) goto out;
     pre_state ps = {m, c, &it, 0};
@@ -351,7 +354,7 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     if (!a) goto out;
     if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 0, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
     if (m2_seqset_split(set.n, validate ? cfg->data_val_frac : 0.0, pw_seed(cfg, 20), &tr, &nt, &va, &nv, err)) goto out;
-    if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 1, (int)cfg->model_logit_chunk, err))) goto out;
+    if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
     if (nv > 0 && !(cv = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err))) goto out;
     m2_ctx_seed(c, pw_seed(cfg, sys1 ? 21 : 22));
     if (nv > 0 && !(best = malloc(a->params.n * sizeof(float)))) { m2_errorf(err, M2_ENOMEM, "sft: out of memory"); goto out; }
@@ -488,7 +491,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     for (int i = 0; i < set.n; i++) idx[i] = i;
     int batch = (int)cfg->sys2_offline_batch;
     /* room for the batch and for one anchor sequence (prefix + sampled action) */
-    if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m) + (int)cfg->eval_max_new_tokens + 8, 1,
+    if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m) + (int)cfg->eval_max_new_tokens + 8, train_acts(cfg),
                                     (int)cfg->model_logit_chunk, err))) goto out;
     m2_ctx_seed(c, pw_seed(cfg, 30));
     m2_rng rng;
@@ -575,7 +578,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     if (m2_replay_init(&buf, (int)cfg->sys2_online_buffer_capacity, (float)cfg->sys2_online_keep_fail, pw_seed(cfg, 40), err)) goto out;
     buf_ok = 1;
     int batch = (int)cfg->sys2_online_batch;
-    if (!(con = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 1, (int)cfg->model_logit_chunk, err)) ||
+    if (!(con = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), train_acts(cfg), (int)cfg->model_logit_chunk, err)) ||
         !(coff = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err)))
         goto out;
     m2_ctx_seed(con, pw_seed(cfg, 41));
