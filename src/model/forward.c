@@ -519,9 +519,11 @@ static void add_stats(m2_ctx *c, const share *sh, int n) {
 
 typedef struct { m2_ctx *c; share *sh; } share_job;
 
-/* Layer l's forward over the share's rows: from X[l] into the layer's activations and X[l+1].
+/* Layer l's forward over the share's rows: from X[l] into the layer's activations and X[l+1]
+ * (recompute: out = 0, X[l+1] is kept already; the down projection then runs only when its LoRA
+ * pair needs the intermediate product for the backward, rewriting X[l+1] with the same bits).
  * Returns -1 when the attention could not allocate its scratch. */
-static int layer_forward(m2_ctx *c, share *w, int l) {
+static int layer_forward(m2_ctx *c, share *w, int l, int out) {
     m2_model *m = c->m;
     const m2_model_config *cf = &m->cfg;
     int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
@@ -558,6 +560,7 @@ static int layer_forward(m2_ctx *c, share *w, int l) {
     proj_group ggu = {2, {ly->wg, ly->wu}, {NULL, NULL}, {SLOT(l, 4), SLOT(l, 5)}};
     group_fwd(c, w, gu, 0, h2, &ggu);
     PROF(w, 0, M2_OP_SWIGLU, m2_swiglu_forward_rows(s, gu, N, F, pool));
+    if (!out && !(c->a && c->a->pairs[SLOT(l, 6)].A)) return 0;
     PROF(w, 0, M2_OP_COPY, m2_copy(xout, x1, (long)N * C, pool));
     lin_fwd(c, w, xout, 1, s, ly->wd, NULL, SLOT(l, 6));
     return 0;
@@ -572,7 +575,7 @@ static void forward_share(m2_ctx *c, share *w) {
     m2_pool *pool = w->pool;
     PROF(w, 0, M2_OP_COPY, m2_embedding_forward(c->X + r0 * C, c->tokens + r0, m2_tensor_wref(m->tok_embd), N));
     for (int l = 0; l < L; l++)
-        if (layer_forward(c, w, l)) { w->failed = 1; return; }
+        if (layer_forward(c, w, l, 1)) { w->failed = 1; return; }
     PROF(w, 0, M2_OP_NORM, m2_rmsnorm_forward(c->hidden + r0 * C, c->rstdf + r0, c->X + ((size_t)L * NT + r0) * C,
                                               m->out_norm->data, N, C, cf->norm_eps, pool));
     if (!c->no_logits && !c->chunk)
@@ -658,7 +661,7 @@ static void backward_share(m2_ctx *c, share *w) {
                                                    N, C, pool));
     for (int l = L - 1; l >= 0; l--) {
         /* a recompute ctx kept only X[l]: the layer's activations again, the same bits */
-        if (c->keep_acts == M2_ACTS_RECOMPUTE && layer_forward(c, w, l)) { w->failed = 1; return; }
+        if (c->keep_acts == M2_ACTS_RECOMPUTE && layer_forward(c, w, l, 0)) { w->failed = 1; return; }
         const m2_layer *ly = &m->layers[l];
         layer_acts *A = &c->la[l];
         float *xin = c->X + ((size_t)l * NT + r0) * C, *h1 = A->h1 + r0 * C, *att = A->att + r0 * QD;

@@ -22,7 +22,8 @@ typedef struct m2_ctx m2_ctx;
  * memory); 1 (M2_ACTS_KEEP) every layer's activations kept for the backward; 2
  * (M2_ACTS_RECOMPUTE) only the residual stream kept, the backward re-runs each layer's forward
  * before differentiating it: activations for one layer instead of all (~1/L of them), ~1/3 more
- * compute, gradients equal to M2_ACTS_KEEP's bit for bit. */
+ * compute, gradients equal to M2_ACTS_KEEP's bit for bit. As with every ctx, the weights and the
+ * adapter must not change between a forward and its backward. */
 enum { M2_ACTS_NONE = 0, M2_ACTS_KEEP = 1, M2_ACTS_RECOMPUTE = 2 };
 m2_ctx *m2_ctx_create(m2_model *m, int max_tokens, int keep_acts, m2_err *err);
 void m2_ctx_free(m2_ctx *c);
