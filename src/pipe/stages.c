@@ -64,6 +64,22 @@ static int ctx_tokens(const m2_run_config *cfg, int batch, const m2_model *m) {
 /* keep_acts of the training ctxs: every layer's activations, or recomputed (model.recompute) */
 static int train_acts(const m2_run_config *cfg) { return cfg->model_recompute ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP; }
 
+/* The engine's exact memory plan for a training stage, printed once its model, adapters, heads and
+ * ctxs exist (`multi2 train` printed an estimate from the config before the run): the training
+ * ctx as m2_memory_plan sizes it, a scoring ctx when the stage has one, and the KV cache of its
+ * rollouts (kv_seqs sequences of kv_len tokens). */
+static void print_stage_memory(m2_stage_ctx *ctx, const m2_model *m, int train_tokens, const m2_ctx *scoring,
+                               int kv_seqs, int kv_len) {
+    if (!ctx->out) return;
+    const m2_run_config *cfg = ctx->cfg;
+    m2_model_mem p = m2_memory_plan(m, train_tokens, train_acts(cfg), (int)cfg->model_logit_chunk, kv_seqs, kv_len);
+    m2_memplan t = {0};
+    m2_model_mem_to_plan(&p, &t);
+    if (scoring) m2_memplan_add(&t, "scoring ctx (no activations kept)", (double)m2_ctx_bytes(scoring));
+    fprintf(ctx->out, "%s: ", ctx->name);
+    m2_memplan_print(&t, ctx->out);
+}
+
 static int max_seq(const m2_run_config *cfg, const m2_model *m) {
     return (int)(cfg->data_max_seq_len < m->cfg.max_seq_len ? cfg->data_max_seq_len : m->cfg.max_seq_len);
 }
@@ -260,6 +276,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     int batch = (int)cfg->pretrain_batch;
     if (!(c = m2_ctx_create_chunked(m, batch * seq_len, train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
     m2_ctx_seed(c, pw_seed(cfg, 2));
+    print_stage_memory(ctx, m, batch * seq_len, NULL, 0, 0);
     if (m2_batch_iter_init(&it, idx, set.n, batch, pw_seed(cfg, 3), err)) goto out;
     pre_state ps = {m, c, &it, 0};
     hook_ud h = {ctx, ctx->step, pre_fill, &ps};
@@ -357,6 +374,7 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
     if (nv > 0 && !(cv = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err))) goto out;
     m2_ctx_seed(c, pw_seed(cfg, sys1 ? 21 : 22));
+    print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m), cv, 0, 0);
     if (nv > 0 && !(best = malloc(a->params.n * sizeof(float)))) { m2_errorf(err, M2_ENOMEM, "sft: out of memory"); goto out; }
     m2_train_state st;
     m2_train_state_init(&st);
@@ -494,6 +512,8 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m) + (int)cfg->eval_max_new_tokens + 8, train_acts(cfg),
                                     (int)cfg->model_logit_chunk, err))) goto out;
     m2_ctx_seed(c, pw_seed(cfg, 30));
+    print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m) + (int)cfg->eval_max_new_tokens + 8, NULL, 1,
+                       max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
     m2_rng rng;
     m2_rng_seed(&rng, pw_seed(cfg, 31));
     m2_train_state st;
@@ -582,6 +602,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
         !(coff = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err)))
         goto out;
     m2_ctx_seed(con, pw_seed(cfg, 41));
+    print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m), coff, 1, max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
     int max_new = (int)cfg->eval_max_new_tokens;
     m2_model_policy mp1 = {w.m, s1, s1, &w.tok, {0.f, 0, 0.f}, max_new, 0, pw_seed(cfg, 42), 0};
     m2_model_policy mp2 = {w.m, on, on, &w.tok,
