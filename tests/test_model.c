@@ -711,6 +711,36 @@ static void recompute_matches_kept_activations(void **st) {
             assert_true(bytes[1] < bytes[0]);
             for (int mode = 0; mode < 2; mode++) { free(gb[mode]); free(ga[mode]); }
         }
+    /* a Q8_0 base (dequantised per call into per-thread scratch), 2 threads: the same bits too */
+    float *gq[2], lq[2][142];
+    size_t nq = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        m2_model_config cfg;
+        m2_err err = {0};
+        assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+        cfg.ffn_dim = 64;   /* Q8_0 rows are blocks of 32 */
+        m2_model_opts o = {M2_DT_Q8_0, 0, 2};
+        m2_model *m = m2_model_create(&cfg, &o, &err);
+        if (!m) fail_msg("%s", err.msg);
+        m2_model_init_random(m, 7, 0.2f);
+        m2_lora_config lc = {"r", 4, 8.0f, 0.2f, M2_LORA_ALL};
+        m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
+        randomize(&a->params, 0.2f, 5);
+        m2_ctx *c = m2_ctx_create(m, N, mode ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP, &err);
+        m2_ctx_seed(c, 11);
+        assert_int_equal(m2_forward(c, &b, a, 1, &err), 0);
+        m2_ctx_logprobs(c, tg, lq[mode]);
+        m2_ctx_logprobs_backward(c, tg, dl);
+        assert_int_equal(m2_backward(c, &err), 0);
+        nq = a->params.n;
+        gq[mode] = malloc(nq * 4);
+        memcpy(gq[mode], a->params.g, nq * 4);
+        m2_ctx_free(c);
+        m2_model_free(m);
+    }
+    assert_memory_equal(lq[0], lq[1], sizeof lq[0]);
+    assert_memory_equal(gq[0], gq[1], nq * 4);
+    free(gq[0]); free(gq[1]);
     m2_model_config cfg;
     m2_err err = {0};
     assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
