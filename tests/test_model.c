@@ -402,6 +402,62 @@ static void generation(void **st) {
     m2_model_free(m);
 }
 
+/* m2_generate_cached: on a held cache, a prompt that extends the cached tokens (the last prompt and
+ * what was generated from it) prefills only the new part and generates what a full prefill does;
+ * a prompt that leaves the cache after a common prefix too; reuse 0 is m2_generate, bit for bit. */
+static void generation_reuses_a_cached_prefix(void **st) {
+    m2_model *m = tiny("test-llama", 0, M2_DT_F32);
+    m2_err err = {0};
+    m2_lora_config lc = {"a", 4, 8.0f, 0.0f, M2_LORA_ALL};
+    m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
+    randomize(&a->params, 0.3f, 9);
+    int32_t A[20], B[64], Cp[64];
+    for (int i = 0; i < 20; i++) A[i] = (i * 7 + 3) % 64;
+    m2_gen_config g = {.max_new_tokens = 6, .sampler = {0, 0, 0}, .seed = 1};
+    m2_kv_cache *kv = m2_kv_create(m, 1, 64, &err);
+    assert_non_null(kv);
+    m2_gen_result ref, got;
+    const int32_t *pa[1] = {A};
+    int na = 20;
+    assert_int_equal(m2_generate(m, a, 1, pa, &na, &g, &ref, &err), 0);
+    assert_int_equal(m2_generate_cached(m, a, kv, A, 20, 0, &g, &got, &err), 0);
+    assert_int_equal(got.n, ref.n);
+    assert_memory_equal(got.tokens, ref.tokens, (size_t)ref.n * 4);
+    assert_memory_equal(got.logps, ref.logps, (size_t)ref.n * 4);
+    assert_int_equal(kv->len[0], 20 + got.n - 1);   /* the prompt and all but the last token */
+    /* B = A, the generated tokens, 5 more: only the new part is prefilled */
+    int nb = 0;
+    memcpy(B, A, 20 * 4); nb = 20;
+    for (int i = 0; i < got.n; i++) B[nb++] = got.tokens[i];
+    for (int i = 0; i < 5; i++) B[nb++] = (i * 11 + 1) % 64;
+    int cached = kv->len[0];
+    m2_gen_result_free(&ref); m2_gen_result_free(&got);
+    const int32_t *pb[1] = {B};
+    assert_int_equal(m2_generate(m, a, 1, pb, &nb, &g, &ref, &err), 0);
+    assert_int_equal(m2_generate_cached(m, a, kv, B, nb, cached, &g, &got, &err), 0);
+    assert_int_equal(got.n, ref.n);
+    assert_memory_equal(got.tokens, ref.tokens, (size_t)ref.n * 4);
+    for (int i = 0; i < ref.n; i++) assert_true(fabsf(got.logps[i] - ref.logps[i]) < 1e-4f);
+    m2_gen_result_free(&ref); m2_gen_result_free(&got);
+    /* C shares only B's first 12 tokens */
+    memcpy(Cp, B, 12 * 4);
+    for (int i = 12; i < 30; i++) Cp[i] = (i * 5 + 2) % 64;
+    int nc = 30;
+    const int32_t *pc[1] = {Cp};
+    assert_int_equal(m2_generate(m, a, 1, pc, &nc, &g, &ref, &err), 0);
+    assert_int_equal(m2_generate_cached(m, a, kv, Cp, nc, 12, &g, &got, &err), 0);
+    assert_memory_equal(got.tokens, ref.tokens, (size_t)ref.n * 4);
+    for (int i = 0; i < ref.n; i++) assert_true(fabsf(got.logps[i] - ref.logps[i]) < 1e-4f);
+    m2_gen_result_free(&ref); m2_gen_result_free(&got);
+    /* a prompt longer than the cache: an error, not a write past it */
+    m2_kv_cache *small = m2_kv_create(m, 1, 16, &err);
+    assert_int_equal(m2_generate_cached(m, a, small, A, 20, 0, &g, &got, &err), -1);
+    assert_non_null(strstr(err.msg, "KV cache"));
+    m2_kv_free(small);
+    m2_kv_free(kv);
+    m2_model_free(m);
+}
+
 static void quantised_storage(void **st) {
     /* The same weights stored as f16/bf16/q8_0 give close logits; values round-trip through
      * set/get. Dimensions for q8_0 need multiples of 32. */
@@ -1148,6 +1204,7 @@ int main(void) {
         cmocka_unit_test(adapters_switch_and_merge),
         cmocka_unit_test(kv_cache_matches_training_forward),
         cmocka_unit_test(generation),
+        cmocka_unit_test(generation_reuses_a_cached_prefix),
         cmocka_unit_test(quantised_storage),
         cmocka_unit_test(determinism),
         cmocka_unit_test(determinism_with_split_gemms),

@@ -205,27 +205,18 @@ void m2_gen_result_free(m2_gen_result *r) {
     memset(r, 0, sizeof *r);
 }
 
-typedef struct { size_t len, cap; } textbuf;
-
-int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *prompts,
-                const int *prompt_len, const m2_gen_config *g, m2_gen_result *out, m2_err *err) {
-    int V = m->cfg.vocab_size, maxp = 0, maxnew = g->max_new_tokens > 0 ? g->max_new_tokens : 0;
-    for (int i = 0; i < n_seq; i++) {
-        memset(&out[i], 0, sizeof out[i]);
-        if (prompt_len[i] <= 0) return m2_errorf(err, M2_EINVAL, "generate: prompt %d is empty", i);
-        if (prompt_len[i] > maxp) maxp = prompt_len[i];
-    }
-    if (maxp > m->cfg.max_seq_len) return m2_errorf(err, M2_EINVAL, "generate: prompt of %d tokens exceeds the context %d", maxp, m->cfg.max_seq_len);
-    m2_kv_cache *kv = m2_kv_create(m, n_seq, maxp + maxnew + 1, err);
-    if (!kv) return -1;
-    float *logits = malloc((size_t)n_seq * V * sizeof(float));
+/* The sampling loop of m2_generate and m2_generate_cached: logits[n_seq, V] hold the next-token
+ * logits of sequences 0..n_seq-1 of kv after their prompts; generates into out[n_seq]. */
+static int decode_loop(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int n_seq, float *logits,
+                       const m2_gen_config *g, m2_gen_result *out, m2_err *err) {
+    int V = m->cfg.vocab_size, maxnew = g->max_new_tokens > 0 ? g->max_new_tokens : 0;
     float *work = malloc((size_t)V * 2 * sizeof(float));
     m2_rng *rng = calloc((size_t)n_seq, sizeof(m2_rng));
     int *active = calloc((size_t)n_seq, sizeof(int)), *seqs = calloc((size_t)n_seq, sizeof(int));
     int32_t *next = calloc((size_t)n_seq, sizeof(int32_t));
     size_t *tcap = calloc((size_t)n_seq, sizeof(size_t)), *tlen = calloc((size_t)n_seq, sizeof(size_t));
     int rc = 0;
-    if (!logits || !work || !rng || !active || !seqs || !next || !tcap || !tlen) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
+    if (!work || !rng || !active || !seqs || !next || !tcap || !tlen) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
     for (int i = 0; i < n_seq; i++) {
         out[i].tokens = malloc((size_t)(maxnew + 1) * sizeof(int32_t));
         out[i].logps = malloc((size_t)(maxnew + 1) * sizeof(float));
@@ -233,20 +224,6 @@ int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *pro
         m2_rng_seed_stream(&rng[i], g->seed, (uint64_t)i);
         active[i] = 1;
         if (maxnew == 0) { active[i] = 0; out[i].stop_reason = M2_STOP_MAX_TOKENS; }
-    }
-    {   /* one batched prefill of all prompts (segments of one forward) */
-        long total = 0;
-        for (int i = 0; i < n_seq; i++) total += prompt_len[i];
-        int32_t *cat = malloc((size_t)total * sizeof(int32_t));
-        if (!cat) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
-        for (int i = 0, o = 0; i < n_seq; i++) {
-            memcpy(cat + o, prompts[i], (size_t)prompt_len[i] * sizeof(int32_t));
-            o += prompt_len[i];
-            seqs[i] = i;
-        }
-        rc = kv_forward(m, a, kv, n_seq, seqs, prompt_len, cat, logits, err);
-        free(cat);
-        if (rc) goto done;
     }
     for (;;) {
         int n = 0;
@@ -291,7 +268,61 @@ int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *pro
     }
 done:
     if (rc) for (int i = 0; i < n_seq; i++) m2_gen_result_free(&out[i]);
+    free(work); free(rng); free(active); free(seqs); free(next); free(tcap); free(tlen);
+    return rc;
+}
+
+int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *prompts,
+                const int *prompt_len, const m2_gen_config *g, m2_gen_result *out, m2_err *err) {
+    int V = m->cfg.vocab_size, maxp = 0, maxnew = g->max_new_tokens > 0 ? g->max_new_tokens : 0;
+    for (int i = 0; i < n_seq; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        if (prompt_len[i] <= 0) return m2_errorf(err, M2_EINVAL, "generate: prompt %d is empty", i);
+        if (prompt_len[i] > maxp) maxp = prompt_len[i];
+    }
+    if (maxp > m->cfg.max_seq_len) return m2_errorf(err, M2_EINVAL, "generate: prompt of %d tokens exceeds the context %d", maxp, m->cfg.max_seq_len);
+    m2_kv_cache *kv = m2_kv_create(m, n_seq, maxp + maxnew + 1, err);
+    if (!kv) return -1;
+    float *logits = malloc((size_t)n_seq * V * sizeof(float));
+    int *seqs = malloc((size_t)n_seq * sizeof(int));
+    long total = 0;
+    for (int i = 0; i < n_seq; i++) total += prompt_len[i];
+    int32_t *cat = malloc((size_t)total * sizeof(int32_t));
+    int rc = 0;
+    if (!logits || !seqs || !cat) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
+    /* one batched prefill of all prompts (segments of one forward) */
+    for (int i = 0, o = 0; i < n_seq; i++) {
+        memcpy(cat + o, prompts[i], (size_t)prompt_len[i] * sizeof(int32_t));
+        o += prompt_len[i];
+        seqs[i] = i;
+    }
+    if (!(rc = kv_forward(m, a, kv, n_seq, seqs, prompt_len, cat, logits, err)))
+        rc = decode_loop(m, a, kv, n_seq, logits, g, out, err);
+done:
     m2_kv_free(kv);
-    free(logits); free(work); free(rng); free(active); free(seqs); free(next); free(tcap); free(tlen);
+    free(logits); free(seqs); free(cat);
+    return rc;
+}
+
+int m2_generate_cached(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int32_t *prompt, int prompt_len,
+                       int reuse, const m2_gen_config *g, m2_gen_result *out, m2_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!kv || kv->n_seq < 1) return m2_errorf(err, M2_EINVAL, "generate: no KV cache");
+    if (prompt_len <= 0) return m2_errorf(err, M2_EINVAL, "generate: prompt 0 is empty");
+    if (prompt_len > m->cfg.max_seq_len) return m2_errorf(err, M2_EINVAL, "generate: prompt of %d tokens exceeds the context %d", prompt_len, m->cfg.max_seq_len);
+    if (prompt_len > kv->max_len)
+        return m2_errorf(err, M2_EINVAL, "generate: prompt of %d tokens does not fit the KV cache (%d positions)", prompt_len, kv->max_len);
+    /* the cached prefix stops before the last prompt token, whose logits the sampling needs */
+    if (reuse > kv->len[0]) reuse = kv->len[0];
+    if (reuse > prompt_len - 1) reuse = prompt_len - 1;
+    if (reuse < 0) reuse = 0;
+    kv->len[0] = reuse;
+    float *logits = malloc((size_t)m->cfg.vocab_size * sizeof(float));
+    if (!logits) return m2_errorf(err, M2_ENOMEM, "generate: out of memory");
+    int seq = 0, n = prompt_len - reuse;
+    int rc = kv_forward(m, a, kv, 1, &seq, &n, prompt + reuse, logits, err);
+    if (rc) kv->len[0] = 0;   /* nothing valid to reuse */
+    else rc = decode_loop(m, a, kv, 1, logits, g, out, err);
+    free(logits);
     return rc;
 }

@@ -68,4 +68,14 @@ int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *pro
                 const int *prompt_len, const m2_gen_config *g, m2_gen_result *out, m2_err *err);
 void m2_gen_result_free(m2_gen_result *r);
 
+/* m2_generate for one prompt on a caller-held cache (its sequence 0), reusing a prefix: the first
+ * `reuse` positions already in the cache must hold prompt[0..reuse) run with the same adapter and
+ * weights (the caller checks; at most the cache's length and prompt_len - 1 are taken), the rest
+ * of the prompt is appended, then tokens are generated as by m2_generate with n_seq = 1. After it
+ * the cache holds the prompt and every generated token but the last (kv->len[0] of them), ready
+ * for the next call whose prompt extends them. The logits of a reused prefix come from a
+ * different blocking of the same computation than a full prefill: equal up to float rounding. */
+int m2_generate_cached(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int32_t *prompt, int prompt_len,
+                       int reuse, const m2_gen_config *g, m2_gen_result *out, m2_err *err);
+
 #endif
