@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
         printf("  %-30s %8.1f ms/step  %8.0f tokens/s\n", names[kind], ms, pb.N / (ms / 1e3));
     }
     /* one System 2 generation from the first segment's first state */
-    m2_model_policy mp = {m, a, a, &tok, {0.f, 0, 0.f}, 16, 0, 1, 0};
+    m2_model_policy mp = {.model = m, .sys1 = a, .sys2 = a, .tok = &tok, .sampler = {0.f, 0, 0.f}, .max_new_tokens = 16, .seed = 1};
     m2_traj ctx;
     m2_traj_init(&ctx);
     m2_traj_set_prompt(&ctx, "You are a low-level action executor. Subtask: craft a stick", &err);
@@ -112,6 +112,7 @@ int main(int argc, char **argv) {
     m2_packed_batch_free(&pb);
     m2_ctx_free(c);
     m2_ctx_free(c2);
+    m2_model_policy_free(&mp);
     m2_model_free(m);
     m2_seqset_free(&set);
     m2_env_destroy(env);

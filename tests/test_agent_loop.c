@@ -243,7 +243,7 @@ static void loop_step_limit_and_budget(void **state) {
     m2_env *env = NULL;
     ap_create(&env, NULL, &err);
     int c1 = 0, c2 = 0;
-    m2_policy s1 = {&c1, dancer}, s2 = {&c2, dancer};
+    m2_policy s1 = {.ctx = &c1, .generate = dancer}, s2 = {.ctx = &c2, .generate = dancer};
     m2_loop_cfg cfg = short_cfg();
     cfg.step_limit = 10;
     cfg.subgoal_budget = 4;
@@ -271,7 +271,7 @@ static void loop_step_limit_and_budget(void **state) {
     m2_episode_free(&ep);
 
     /* unparsable outputs: ("None", False) is sent, counted invalid and as a parse failure */
-    m2_policy sb = {NULL, babbler};
+    m2_policy sb = {.generate = babbler};
     cfg.subgoal_budget = 3;
     cfg.step_limit = 5;
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &s1, &sb, &cfg, &ep, &err), 0);
@@ -297,7 +297,7 @@ static void loop_step_limit_and_budget(void **state) {
 
     /* errors: a failing policy stops the episode with its message; a bad index is reported */
     cfg.flat = 0;
-    m2_policy sf = {NULL, failing};
+    m2_policy sf = {.generate = failing};
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &s1, &sf, &cfg, &ep, &err), -1);
     assert_non_null(strstr(err.msg, "model exploded"));
     assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &sf, &s2, &cfg, &ep, &err), -1);   /* System 1 fails */
@@ -335,7 +335,7 @@ static void eval_aggregates(void **state) {
         m2_expert_plan_free(&plan);
     }
     int c = 0;
-    m2_policy d = {&c, dancer};
+    m2_policy d = {.ctx = &c, .generate = dancer};
     cfg.step_limit = 5;
     assert_int_equal(m2_eval_run(env, NULL, M2_SPLIT_OOD, 0, 2, 100, &d, &d, &cfg, f, &agg, &err), 0);
     fclose(f);

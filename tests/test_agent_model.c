@@ -52,10 +52,10 @@ static m2_model *tiny_model(void) {
 static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, const m2_tok_iface *tok,
                       recorder *r1, recorder *r2, m2_episode *keep) {
     m2_err err = {0};
-    m2_model_policy mp = {m, a1, a2, tok, {0.f, 0, 0.f}, 12, 0, 5, 0};
+    m2_model_policy mp = {.model = m, .sys1 = a1, .sys2 = a2, .tok = tok, .sampler = {0.f, 0, 0.f}, .max_new_tokens = 12, .seed = 5};
     *r1 = (recorder){m2_model_policy_as(&mp), tok, m->cfg.max_seq_len - 12, 0, 0, {0}};
     *r2 = *r1;
-    m2_policy s1 = {r1, rec_generate}, s2 = {r2, rec_generate};
+    m2_policy s1 = {.ctx = r1, .generate = rec_generate}, s2 = {.ctx = r2, .generate = rec_generate};
     m2_loop_cfg cfg;
     m2_loop_cfg_default(&cfg);
     cfg.step_limit = 6;
@@ -67,6 +67,7 @@ static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, 
     }
     char *js = m2_episode_to_json(&ep);
     *keep = ep;
+    m2_model_policy_free(&mp);
     return js;
 }
 

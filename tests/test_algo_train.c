@@ -392,8 +392,8 @@ static void online_loop_runs(void **state) {
     assert_int_equal(m2_replay_seed_offline(&buf, segs, succ, 12, 6, &err), 6);
     m2_env *env;
     pr_create(&env, NULL, &err);
-    m2_model_policy mp = {m, NULL, on, &tok, {1.f, 0, 0.f}, 8, 0, 11, 0};
-    m2_policy s1 = {NULL, planner}, s2 = m2_model_policy_as(&mp);
+    m2_model_policy mp = {.model = m, .sys1 = NULL, .sys2 = on, .tok = &tok, .sampler = {1.f, 0, 0.f}, .max_new_tokens = 8, .seed = 11};
+    m2_policy s1 = {.generate = planner}, s2 = m2_model_policy_as(&mp);
     m2_loop_cfg lc2;
     m2_loop_cfg_default(&lc2);
     lc2.high_prompt = "H";
@@ -430,6 +430,7 @@ static void online_loop_runs(void **state) {
     pr_destroy(env);
     m2_ctx_free(con);
     m2_ctx_free(coff);
+    m2_model_policy_free(&mp);
     m2_model_free(m);
 }
 

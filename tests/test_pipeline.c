@@ -159,8 +159,8 @@ static void pipeline_smoke(void **state) {
         succ[i] = m2_traj_return(&segs[i]) > 0;
     }
     assert_true(m2_replay_seed_offline(&buf, segs, succ, nl, 50, &err) > 0);
-    m2_model_policy p1 = {m, a1, a2, &tok, {0.f, 0, 0.f}, 8, 0, 1, 0};           /* System 1 greedy, frozen */
-    m2_model_policy p2 = {m, a1, a2, &tok, {0.7f, 50, 0.9f}, 8, 0, 2, 0};        /* System 2 samples */
+    m2_model_policy p1 = {.model = m, .sys1 = a1, .sys2 = a2, .tok = &tok, .sampler = {0.f, 0, 0.f}, .max_new_tokens = 8, .seed = 1};           /* System 1 greedy, frozen */
+    m2_model_policy p2 = {.model = m, .sys1 = a1, .sys2 = a2, .tok = &tok, .sampler = {0.7f, 50, 0.9f}, .max_new_tokens = 8, .seed = 2};        /* System 2 samples */
     m2_policy s1 = m2_model_policy_as(&p1), s2 = m2_model_policy_as(&p2);
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
@@ -212,6 +212,8 @@ static void pipeline_smoke(void **state) {
     free(va);
     m2_ctx_free(c);
     m2_ctx_free(c2);
+    m2_model_policy_free(&p1);
+    m2_model_policy_free(&p2);
     m2_model_free(m);
     m2_seqset_free(&hs);
     m2_seqset_free(&ls);

@@ -84,5 +84,5 @@ static int sys2_generate(void *ctx, m2_role role, const m2_traj *context, char *
     return count(p, context, *out, np, ng, err);
 }
 
-m2_policy m2_expert_sys1_policy(m2_expert_plan *plan) { return (m2_policy){plan, sys1_generate}; }
-m2_policy m2_expert_sys2_policy(m2_expert_plan *plan) { return (m2_policy){plan, sys2_generate}; }
+m2_policy m2_expert_sys1_policy(m2_expert_plan *plan) { return (m2_policy){.ctx = plan, .generate = sys1_generate}; }
+m2_policy m2_expert_sys2_policy(m2_expert_plan *plan) { return (m2_policy){.ctx = plan, .generate = sys2_generate}; }

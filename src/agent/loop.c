@@ -79,6 +79,8 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         return -1;
     }
     if (!(ep->task = dupstr(env->cls->task_text(env)))) return m2_errorf(err, M2_ENOMEM, "loop: out of memory");
+    if (!cfg->flat && sys1->reset) sys1->reset(sys1->ctx);
+    if (sys2->reset) sys2->reset(sys2->ctx);
     char *obs = dupstr(sr.observation);
     m2_traj high, low;
     m2_traj_init(&high);

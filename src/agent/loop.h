@@ -32,6 +32,10 @@ typedef struct m2_policy {
      * loop frees it); *n_prompt_tok / *n_gen_tok the tokens this call consumed and produced. */
     int (*generate)(void *ctx, m2_role role, const m2_traj *context, char **out, int *n_prompt_tok,
                     int *n_gen_tok, m2_err *err);
+    /* Optional (may be NULL): called at the start of every episode, before any generate; a policy
+     * that carries state between calls (the model policy's KV caches) drops it here, so no state
+     * outlives an episode (weights may change between episodes; runs resume at their boundaries). */
+    void (*reset)(void *ctx);
 } m2_policy;
 
 typedef struct m2_loop_cfg {

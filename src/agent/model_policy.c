@@ -19,6 +19,66 @@ static int token_text(void *ud, int32_t token, char *buf, int cap) {
     return n < 0 ? 0 : (n < cap ? n : cap - 1);
 }
 
+/* One role's cache: the tokens in kv (sequence 0) and the adapter they were computed with. */
+struct m2_policy_kv {
+    m2_kv_cache *kv;
+    int32_t *ids;
+    int n, cap;
+    const m2_adapter *a;
+};
+
+void m2_model_policy_reset(m2_model_policy *mp) {
+    for (int r = 0; r < 2; r++)
+        if (mp->kv[r]) { mp->kv[r]->n = 0; if (mp->kv[r]->kv) mp->kv[r]->kv->len[0] = 0; }
+}
+
+void m2_model_policy_free(m2_model_policy *mp) {
+    for (int r = 0; r < 2; r++) {
+        if (!mp->kv[r]) continue;
+        m2_kv_free(mp->kv[r]->kv);
+        free(mp->kv[r]->ids);
+        free(mp->kv[r]);
+        mp->kv[r] = NULL;
+    }
+}
+
+static void reset_hook(void *ctx) { m2_model_policy_reset(ctx); }
+
+/* Generates from ids[n] with the role's adapter on the role's cache, reusing the longest prefix the
+ * cache holds (the previous context of this role and what was generated from it); the cache then
+ * holds this context and its output. */
+static int cached_generate(m2_model_policy *mp, m2_role role, const int32_t *ids, int n, const m2_gen_config *g,
+                           m2_gen_result *res, m2_err *err) {
+    m2_adapter *a = role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2;
+    int r = role == M2_ROLE_SYS1 ? 0 : 1;
+    if (!mp->kv[r] && !(mp->kv[r] = calloc(1, sizeof *mp->kv[r])))
+        return m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
+    struct m2_policy_kv *c = mp->kv[r];
+    if (c->a != a) c->n = 0;   /* another adapter: nothing cached applies */
+    int need = n + g->max_new_tokens + 1;
+    if (!c->kv || c->kv->max_len < need) {
+        int cap = c->kv && 2 * c->kv->max_len > need ? 2 * c->kv->max_len : need;
+        m2_kv_free(c->kv);
+        c->n = 0;
+        if (!(c->kv = m2_kv_create(mp->model, 1, cap, err))) return -1;   /* capped at the model's context */
+    }
+    int keep = 0;
+    while (keep < c->n && keep < n && c->ids[keep] == ids[keep]) keep++;
+    c->a = a;
+    if (m2_generate_cached(mp->model, a, c->kv, ids, n, keep, g, res, err)) { c->n = 0; return -1; }
+    int held = c->kv->len[0];   /* the prompt and all generated tokens but the last */
+    if (held > c->cap) {
+        int32_t *t = realloc(c->ids, (size_t)held * 2 * sizeof *t);
+        if (!t) { c->n = 0; m2_gen_result_free(res); return m2_errorf(err, M2_ENOMEM, "model policy: out of memory"); }
+        c->ids = t;
+        c->cap = held * 2;
+    }
+    memcpy(c->ids, ids, (size_t)n * sizeof *ids);
+    if (held > n) memcpy(c->ids + n, res->tokens, (size_t)(held - n) * sizeof *ids);
+    c->n = held;
+    return 0;
+}
+
 static int generate(void *ctx, m2_role role, const m2_traj *context, char **out, int *np, int *ng,
                     m2_err *err) {
     m2_model_policy *mp = ctx;
@@ -53,8 +113,7 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
         g.ud = (void *)mp->tok;
     }
     m2_gen_result res = {0};
-    const int32_t *prompts[1] = {ids};
-    int rc = m2_generate(mp->model, role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2, 1, prompts, &n, &g, &res, err);
+    int rc = cached_generate(mp, role, ids, n, &g, &res, err);
     free(ids);
     if (rc) return -1;
     int keep = res.n;
@@ -75,7 +134,7 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     return 0;
 }
 
-m2_policy m2_model_policy_as(m2_model_policy *mp) { return (m2_policy){mp, generate}; }
+m2_policy m2_model_policy_as(m2_model_policy *mp) { return (m2_policy){.ctx = mp, .generate = generate, .reset = reset_hook}; }
 
 /* ---- io/ tokenizer adapter ---- */
 

@@ -20,9 +20,16 @@ typedef struct m2_model_policy {
     int max_context;           /* prompt tokens; <= 0: model max_seq_len - max_new_tokens */
     uint64_t seed;             /* call k samples from stream (seed, k) */
     long calls;
+    /* Per role, the KV cache of the last call's context and output (allocated on first use):
+     * within an episode each context extends the previous one, so only its new tokens are
+     * prefilled (m2_generate_cached). Emptied at every episode start (m2_policy.reset); free with
+     * m2_model_policy_free. Zero-initialise (the fields above are the ones to set). */
+    struct m2_policy_kv *kv[2];
 } m2_model_policy;
 
 m2_policy m2_model_policy_as(m2_model_policy *mp);
+void m2_model_policy_reset(m2_model_policy *mp);   /* empties the caches (keeps their memory) */
+void m2_model_policy_free(m2_model_policy *mp);    /* frees the caches; the policy stays usable */
 
 /* Tokenizer interface over an io/ tokenizer (no special tokens added inside segments; EOS/BOS/PAD
  * from the tokenizer; BOS once per sequence when the tokenizer adds one). */

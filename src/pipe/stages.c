@@ -576,6 +576,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     m2_replay buf;
     int buf_ok = 0;
     m2_head *q, *v;
+    m2_model_policy mp1 = {0}, mp2 = {0};   /* set below; their KV caches freed at out */
     m2_adapter *on = pw_adapter(&w, an, ctx->name, 1, err), *off = NULL, *s1 = NULL;
     if (!on || pw_heads(&w, ctx->name, &q, &v, err)) goto out;
     /* pi_off: a frozen copy of the adapter as the offline stage left it */
@@ -604,10 +605,12 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     m2_ctx_seed(con, pw_seed(cfg, 41));
     print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m), coff, 1, max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
     int max_new = (int)cfg->eval_max_new_tokens;
-    m2_model_policy mp1 = {w.m, s1, s1, &w.tok, {0.f, 0, 0.f}, max_new, 0, pw_seed(cfg, 42), 0};
-    m2_model_policy mp2 = {w.m, on, on, &w.tok,
-                           {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k, (float)cfg->sys2_online_top_p},
-                           max_new, 0, pw_seed(cfg, 43), 0};
+    mp1 = (m2_model_policy){.model = w.m, .sys1 = s1, .sys2 = s1, .tok = &w.tok, .sampler = {0.f, 0, 0.f},
+                            .max_new_tokens = max_new, .seed = pw_seed(cfg, 42)};
+    mp2 = (m2_model_policy){.model = w.m, .sys1 = on, .sys2 = on, .tok = &w.tok,
+                            .sampler = {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k,
+                                        (float)cfg->sys2_online_top_p},
+                            .max_new_tokens = max_new, .seed = pw_seed(cfg, 43)};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
     m2_train_state_init(&st);
@@ -655,6 +658,8 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     if (pw_save_adapter(&w, on, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err)) goto out;
     rc = 0;
 out:
+    m2_model_policy_free(&mp1);
+    m2_model_policy_free(&mp2);
     if (buf_ok) m2_replay_free(&buf);
     pw_trajs_free(seeds, succ, n_seeds);
     m2_ctx_free(con);
@@ -694,8 +699,10 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     if (swap) { m2_adapter *t = a1; a1 = a2; a2 = t; }
     int max_new = (int)cfg->eval_max_new_tokens;
     m2_sampler smp = {(float)cfg->eval_temperature, 0, 0.f};
-    m2_model_policy mp1 = {w->m, a1, a1, &w->tok, smp, max_new, 0, pw_seed(cfg, 50), 0};
-    m2_model_policy mp2 = {w->m, a2, a2, &w->tok, smp, max_new, 0, pw_seed(cfg, 51), 0};
+    m2_model_policy mp1 = {.model = w->m, .sys1 = a1, .sys2 = a1, .tok = &w->tok, .sampler = smp,
+                           .max_new_tokens = max_new, .seed = pw_seed(cfg, 50)};
+    m2_model_policy mp2 = {.model = w->m, .sys1 = a2, .sys2 = a2, .tok = &w->tok, .sampler = smp,
+                           .max_new_tokens = max_new, .seed = pw_seed(cfg, 51)};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
@@ -703,8 +710,8 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
-    int avail = w->env->cls->num_episodes(w->env, task, split, err);
-    if (avail < 0) return -1;
+    int avail = w->env->cls->num_episodes(w->env, task, split, err), ret = -1;
+    if (avail < 0) goto done;
     if (n > avail) n = avail;
     m2_progress pg;
     if (progress) m2_progress_begin(&pg, progress, label, n, cfg->run_progress);
@@ -714,7 +721,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
         uint64_t seed = (uint64_t)cfg->eval_seed + (uint64_t)i;
         if (m2_run_episode(w->env, task, split, i, seed, flat ? &p2 : &p1, &p2, &lc, &ep, err)) {
             m2_episode_free(&ep);
-            return -1;
+            goto done;
         }
         ep.bucket = m2_eval_bucket(w->env, task, split, i);
         wins += ep.success;
@@ -725,7 +732,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
         if (!rc && agg) rc = m2_eval_agg_add(agg, &ep, err);
         free(rec);
         m2_episode_free(&ep);
-        if (rc) return -1;
+        if (rc) goto done;
         if (progress) {
             char extra[64];
             snprintf(extra, sizeof extra, "success %d/%d", wins, i + 1);
@@ -737,7 +744,11 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
         snprintf(extra, sizeof extra, "success %d/%d", wins, n);
         m2_progress_end(&pg, extra);
     }
-    return n;
+    ret = n;
+done:
+    m2_model_policy_free(&mp1);
+    m2_model_policy_free(&mp2);
+    return ret;
 }
 
 int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
