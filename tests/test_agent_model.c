@@ -112,6 +112,54 @@ static void model_policy_loop(void **state) {
     m2_model_free(m);
 }
 
+/* A policy that starts every call from an empty cache: the full prefill of each context. */
+static int fresh_generate(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
+    m2_model_policy *mp = ctx;
+    m2_model_policy_reset(mp);
+    return m2_model_policy_as(mp).generate(mp, role, c, out, np, ng, err);
+}
+
+/* The policy's per-role KV caches: within an episode each call prefills only what its context adds
+ * to the previous one; the episode is the one a full prefill of every context gives; a reset
+ * (every episode start) empties them. */
+static void policy_cache_reuses_prefixes(void **state) {
+    m2_err err = {0};
+    m2_model *m = tiny_model();
+    m2_lora_config l1 = {"sys1", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V}, l2 = {"sys2", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V};
+    m2_adapter *a1 = m2_adapter_add(m, &l1, 1, &err), *a2 = m2_adapter_add(m, &l2, 2, &err);
+    m2_rng r;
+    m2_rng_seed(&r, 4);
+    for (size_t i = 0; i < a1->params.n; i++) a1->params.w[i] = 0.5f * m2_rng_normal(&r);
+    for (size_t i = 0; i < a2->params.n; i++) a2->params.w[i] = 0.5f * m2_rng_normal(&r);
+    m2_env *env = NULL;
+    assert_int_equal(m2_env_create("textcraft", NULL, &env, &err), 0);
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_loop_cfg cfg;
+    m2_loop_cfg_default(&cfg);
+    cfg.step_limit = 8;
+    cfg.subgoal_budget = 3;
+    m2_model_policy mp = {.model = m, .sys1 = a1, .sys2 = a2, .tok = &tok, .max_new_tokens = 12, .seed = 5};
+    m2_model_policy mq = mp;
+    m2_policy p = m2_model_policy_as(&mp), q = {.ctx = &mq, .generate = fresh_generate};
+    m2_episode e1, e2;
+    assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_ID, 0, 1, &p, &p, &cfg, &e1, &err), 0);
+    assert_true(m2_model_policy_cached(&mp, M2_ROLE_SYS1) > 0);
+    assert_true(m2_model_policy_cached(&mp, M2_ROLE_SYS2) > 0);
+    assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_ID, 0, 1, &q, &q, &cfg, &e2, &err), 0);
+    char *j1 = m2_episode_to_json(&e1), *j2 = m2_episode_to_json(&e2);
+    assert_string_equal(j1, j2);
+    free(j1); free(j2);
+    m2_episode_free(&e1); m2_episode_free(&e2);
+    p.reset(p.ctx);
+    assert_int_equal(m2_model_policy_cached(&mp, M2_ROLE_SYS1), 0);
+    assert_int_equal(m2_model_policy_cached(&mp, M2_ROLE_SYS2), 0);
+    m2_model_policy_free(&mp);
+    m2_model_policy_free(&mq);
+    m2_env_destroy(env);
+    m2_model_free(m);
+}
+
 static void context_truncation(void **state) {
     m2_err err = {0};
     m2_tok_iface tok;
@@ -151,6 +199,7 @@ static void context_truncation(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_policy_loop),
+        cmocka_unit_test(policy_cache_reuses_prefixes),
         cmocka_unit_test(context_truncation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

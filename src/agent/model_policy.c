@@ -42,6 +42,11 @@ void m2_model_policy_free(m2_model_policy *mp) {
     }
 }
 
+int m2_model_policy_cached(const m2_model_policy *mp, m2_role role) {
+    const struct m2_policy_kv *c = mp->kv[role == M2_ROLE_SYS1 ? 0 : 1];
+    return c ? c->n : 0;
+}
+
 static void reset_hook(void *ctx) { m2_model_policy_reset(ctx); }
 
 /* Generates from ids[n] with the role's adapter on the role's cache, reusing the longest prefix the

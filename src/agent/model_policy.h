@@ -30,6 +30,7 @@ typedef struct m2_model_policy {
 m2_policy m2_model_policy_as(m2_model_policy *mp);
 void m2_model_policy_reset(m2_model_policy *mp);   /* empties the caches (keeps their memory) */
 void m2_model_policy_free(m2_model_policy *mp);    /* frees the caches; the policy stays usable */
+int m2_model_policy_cached(const m2_model_policy *mp, m2_role role);   /* tokens the role's cache holds */
 
 /* Tokenizer interface over an io/ tokenizer (no special tokens added inside segments; EOS/BOS/PAD
  * from the tokenizer; BOS once per sequence when the tokenizer adds one). */
