@@ -61,6 +61,7 @@ static int cached_generate(m2_model_policy *mp, m2_role role, const int32_t *ids
     struct m2_policy_kv *c = mp->kv[r];
     if (c->a != a) c->n = 0;   /* another adapter: nothing cached applies */
     int need = n + g->max_new_tokens + 1;
+    if (need > mp->model->cfg.max_seq_len) need = mp->model->cfg.max_seq_len;   /* as m2_generate: stop at the context */
     if (!c->kv || c->kv->max_len < need) {
         int cap = c->kv && 2 * c->kv->max_len > need ? 2 * c->kv->max_len : need;
         m2_kv_free(c->kv);
