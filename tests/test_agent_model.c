@@ -51,6 +51,20 @@ static m2_model *tiny_model_ctx(int ctx) {
 
 static m2_model *tiny_model(void) { return tiny_model_ctx(2048); }
 
+/* Adapters "sys1" and "sys2" (rank 2 on q, v) with random weights large enough to matter. */
+static void two_adapters(m2_model *m, m2_adapter **a1, m2_adapter **a2) {
+    m2_err err = {0};
+    m2_lora_config l1 = {"sys1", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V}, l2 = {"sys2", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V};
+    *a1 = m2_adapter_add(m, &l1, 1, &err);
+    *a2 = m2_adapter_add(m, &l2, 2, &err);
+    assert_non_null(*a1);
+    assert_non_null(*a2);
+    m2_rng r;
+    m2_rng_seed(&r, 4);
+    for (size_t i = 0; i < (*a1)->params.n; i++) (*a1)->params.w[i] = 0.5f * m2_rng_normal(&r);
+    for (size_t i = 0; i < (*a2)->params.n; i++) (*a2)->params.w[i] = 0.5f * m2_rng_normal(&r);
+}
+
 static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, const m2_tok_iface *tok,
                       recorder *r1, recorder *r2, m2_episode *keep) {
     m2_err err = {0};
@@ -76,12 +90,8 @@ static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, 
 static void model_policy_loop(void **state) {
     m2_err err = {0};
     m2_model *m = tiny_model();
-    m2_lora_config l1 = {"sys1", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V}, l2 = {"sys2", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V};
-    m2_adapter *a1 = m2_adapter_add(m, &l1, 1, &err), *a2 = m2_adapter_add(m, &l2, 2, &err);
-    m2_rng r;
-    m2_rng_seed(&r, 4);
-    for (size_t i = 0; i < a1->params.n; i++) a1->params.w[i] = 0.5f * m2_rng_normal(&r);
-    for (size_t i = 0; i < a2->params.n; i++) a2->params.w[i] = 0.5f * m2_rng_normal(&r);
+    m2_adapter *a1, *a2;
+    two_adapters(m, &a1, &a2);
     m2_env *env = NULL;
     assert_int_equal(m2_env_create("textcraft", NULL, &env, &err), 0);
     m2_tok_iface tok;
@@ -129,12 +139,8 @@ static void policy_cache_reuses_prefixes(void **state) {
   for (int ctx = 2048; ctx >= 720; ctx -= 1328) {
     m2_err err = {0};
     m2_model *m = tiny_model_ctx(ctx);
-    m2_lora_config l1 = {"sys1", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V}, l2 = {"sys2", 2, 4.f, 0.f, M2_LORA_Q | M2_LORA_V};
-    m2_adapter *a1 = m2_adapter_add(m, &l1, 1, &err), *a2 = m2_adapter_add(m, &l2, 2, &err);
-    m2_rng r;
-    m2_rng_seed(&r, 4);
-    for (size_t i = 0; i < a1->params.n; i++) a1->params.w[i] = 0.5f * m2_rng_normal(&r);
-    for (size_t i = 0; i < a2->params.n; i++) a2->params.w[i] = 0.5f * m2_rng_normal(&r);
+    m2_adapter *a1, *a2;
+    two_adapters(m, &a1, &a2);
     m2_env *env = NULL;
     assert_int_equal(m2_env_create("textcraft", NULL, &env, &err), 0);
     m2_tok_iface tok;

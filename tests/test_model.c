@@ -621,6 +621,36 @@ static void determinism_with_split_gemms(void **st) {
  * gradients of later shares added from shadows) agree with one thread, for base grads, biases,
  * tied embeddings, LoRA with dropout and a gradient into the hidden states; the same thread count
  * twice gives the same bits. Sequences of uneven length, enough rows for 2 and 3 shares. */
+/* One LoRA train pass (forward, log-prob loss, backward; ctx seed 11) of a test-llama model stored as
+ * Q8_0 (ffn 64: Q8_0 rows are blocks of 32) with an adapter on every target, on `threads` threads
+ * with keep_acts `acts`: the log-probs into lp, the adapter's gradient returned (malloc'd, *n). */
+static float *q8_pass(int threads, int acts, float dropout, const m2_batch *b, const int32_t *tg, const float *dl,
+                      float *lp, size_t *n) {
+    m2_model_config cfg;
+    m2_err err = {0};
+    assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+    cfg.ffn_dim = 64;
+    m2_model_opts o = {M2_DT_Q8_0, 0, threads};
+    m2_model *m = m2_model_create(&cfg, &o, &err);
+    if (!m) fail_msg("%s", err.msg);
+    m2_model_init_random(m, 7, 0.2f);
+    m2_lora_config lc = {"r", 4, 8.0f, dropout, M2_LORA_ALL};
+    m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
+    randomize(&a->params, 0.2f, 5);
+    m2_ctx *c = m2_ctx_create(m, 256, acts, &err);
+    m2_ctx_seed(c, 11);
+    assert_int_equal(m2_forward(c, b, a, 1, &err), 0);
+    m2_ctx_logprobs(c, tg, lp);
+    m2_ctx_logprobs_backward(c, tg, dl);
+    assert_int_equal(m2_backward(c, &err), 0);
+    *n = a->params.n;
+    float *g = malloc(*n * 4);
+    memcpy(g, a->params.g, *n * 4);
+    m2_ctx_free(c);
+    m2_model_free(m);
+    return g;
+}
+
 static void row_parallel_matches_one_thread(void **st) {
     const char *presets[] = {"test-llama", "test-qwen2"};
     int lens[7] = {50, 31, 64, 17, 40, 29, 9}, N = 240;
@@ -682,29 +712,7 @@ static void row_parallel_matches_one_thread(void **st) {
     float lq[2][240];
     float *gq[2];
     size_t nq = 0;
-    for (int run = 0; run < 2; run++) {
-        m2_model_config cfg;
-        m2_err err = {0};
-        assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
-        cfg.ffn_dim = 64;   /* Q8_0 rows are blocks of 32 */
-        m2_model_opts o = {M2_DT_Q8_0, 0, run + 1};
-        m2_model *m = m2_model_create(&cfg, &o, &err);
-        if (!m) fail_msg("%s", err.msg);
-        m2_model_init_random(m, 7, 0.2f);
-        m2_lora_config lc = {"r", 4, 8.0f, 0.0f, M2_LORA_ALL};
-        m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
-        randomize(&a->params, 0.2f, 5);
-        m2_ctx *c = m2_ctx_create(m, N, 1, &err);
-        assert_int_equal(m2_forward(c, &b, a, 1, &err), 0);
-        m2_ctx_logprobs(c, tg, lq[run]);
-        m2_ctx_logprobs_backward(c, tg, dl);
-        assert_int_equal(m2_backward(c, &err), 0);
-        nq = a->params.n;
-        gq[run] = malloc(nq * 4);
-        memcpy(gq[run], a->params.g, nq * 4);
-        m2_ctx_free(c);
-        m2_model_free(m);
-    }
+    for (int run = 0; run < 2; run++) gq[run] = q8_pass(run + 1, M2_ACTS_KEEP, 0.0f, &b, tg, dl, lq[run], &nq);
     double mq = 0;
     for (size_t i = 0; i < nq; i++) mq = fmax(mq, fabs(gq[0][i]));
     for (size_t i = 0; i < nq; i++) assert_true(fabs(gq[1][i] - gq[0][i]) <= 1e-4 * mq);
@@ -770,30 +778,8 @@ static void recompute_matches_kept_activations(void **st) {
     /* a Q8_0 base (dequantised per call into per-thread scratch), 2 threads: the same bits too */
     float *gq[2], lq[2][142];
     size_t nq = 0;
-    for (int mode = 0; mode < 2; mode++) {
-        m2_model_config cfg;
-        m2_err err = {0};
-        assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
-        cfg.ffn_dim = 64;   /* Q8_0 rows are blocks of 32 */
-        m2_model_opts o = {M2_DT_Q8_0, 0, 2};
-        m2_model *m = m2_model_create(&cfg, &o, &err);
-        if (!m) fail_msg("%s", err.msg);
-        m2_model_init_random(m, 7, 0.2f);
-        m2_lora_config lc = {"r", 4, 8.0f, 0.2f, M2_LORA_ALL};
-        m2_adapter *a = m2_adapter_add(m, &lc, 3, &err);
-        randomize(&a->params, 0.2f, 5);
-        m2_ctx *c = m2_ctx_create(m, N, mode ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP, &err);
-        m2_ctx_seed(c, 11);
-        assert_int_equal(m2_forward(c, &b, a, 1, &err), 0);
-        m2_ctx_logprobs(c, tg, lq[mode]);
-        m2_ctx_logprobs_backward(c, tg, dl);
-        assert_int_equal(m2_backward(c, &err), 0);
-        nq = a->params.n;
-        gq[mode] = malloc(nq * 4);
-        memcpy(gq[mode], a->params.g, nq * 4);
-        m2_ctx_free(c);
-        m2_model_free(m);
-    }
+    for (int mode = 0; mode < 2; mode++)
+        gq[mode] = q8_pass(2, mode ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP, 0.2f, &b, tg, dl, lq[mode], &nq);
     assert_memory_equal(lq[0], lq[1], sizeof lq[0]);
     assert_memory_equal(gq[0], gq[1], nq * 4);
     free(gq[0]); free(gq[1]);
