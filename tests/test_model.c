@@ -105,8 +105,11 @@ static void lora_and_head_grads(void **st) {
         m2_adapter *a = m2_adapter_add(m, &lc, 1, &err);
         assert_non_null(a);
         randomize(&a->params, 0.3f, 5);
-        m2_head *h = m2_head_add(m, "q", 3, &err);
+        /* llama: the default H -> H -> 1 head; qwen2: H -> 5 -> 1 */
+        m2_head *h = m2_head_add_sized(m, "q", pi ? 5 : 0, 3, &err);
         assert_non_null(h);
+        assert_int_equal(h->F, pi ? 5 : m->cfg.dim);
+        assert_int_equal(h->params.n, (size_t)h->F * m->cfg.dim + 2 * (size_t)h->F + 1);
         randomize(&h->params, 0.3f, 6);
         m2_ctx *c = m2_ctx_create(m, 32, 1, &err);
         assert_non_null(c);

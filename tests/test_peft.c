@@ -213,12 +213,13 @@ static void peft_config_errors(void **state) {
 static void heads_file(void **state) {
     m2_model *m = make_model(1);
     m2_err err = {0};
-    m2_head *q = m2_head_add(m, "q", 3, &err), *v = m2_head_add(m, "v", 4, &err);
+    m2_head *q = m2_head_add(m, "q", 3, &err), *v = m2_head_add_sized(m, "v", 7, 4, &err);   /* v: H -> 7 -> 1 */
     assert_non_null(q); assert_non_null(v);
     v->grad_to_body = 1;
     m2_rng r;
     m2_rng_seed(&r, 2);
-    for (size_t i = 0; i < q->params.n; i++) { q->target[i] = m2_rng_normal(&r); v->params.w[i] = m2_rng_normal(&r); }
+    for (size_t i = 0; i < q->params.n; i++) q->target[i] = m2_rng_normal(&r);
+    for (size_t i = 0; i < v->params.n; i++) v->params.w[i] = m2_rng_normal(&r);
     char p[160];
     snprintf(p, sizeof p, "%s/heads.safetensors", tmpdir);
     m2_head *hs[2] = {q, v};
@@ -230,12 +231,20 @@ static void heads_file(void **state) {
     assert_int_equal(v2->grad_to_body, 1);
     assert_memory_equal(q2->params.w, q->params.w, q->params.n * 4);
     assert_memory_equal(q2->target, q->target, q->params.n * 4);
+    assert_int_equal(v2->F, 7);
+    assert_int_equal(v2->params.n, v->params.n);
     assert_memory_equal(v2->params.w, v->params.w, v->params.n * 4);
     assert_memory_equal(v2->target, v->target, v->params.n * 4);
+    /* a model whose head "v" has another width refuses the file, naming both widths */
+    m2_model *m3 = make_model(1);
+    assert_non_null(m2_head_add(m3, "v", 5, &err));
+    assert_int_equal(m2_heads_load(m3, p, &err), -1);
+    assert_non_null(strstr(err.msg, "hidden width 7"));
+    m2_model_free(m3);
     m2_model *other = make_model(0);
     if (other->cfg.dim != m->cfg.dim) {
         assert_int_equal(m2_heads_load(other, p, &err), -1);
-        assert_non_null(strstr(err.msg, "hidden size"));
+        assert_non_null(strstr(err.msg, "hidden size"));   /* W1 is [F, H]: H must be the model's */
     }
     m2_model_free(other);
     m2_model_free(m);

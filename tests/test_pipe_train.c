@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "pipe/pipe.h"
 #include "tmpdir.h"
+#include "io/safetensors.h"
 
 static char root[256];
 
@@ -345,6 +346,27 @@ static void recompute_changes_nothing(void **state) {
     free(c);
 }
 
+/* heads.hidden sizes the critic heads: the saved heads are H -> 8 -> 1 (the test model's H is 16) */
+static void heads_hidden_is_used(void **state) {
+    (void)state;
+    m2_run_config *c = malloc(sizeof *c);
+    const char *over[1] = {"heads.hidden=8"};
+    load(c, "heads8", 1, over);
+    m2_err err = {0};
+    if (run(c, 0, &err)) fail_msg("%s", err.msg);
+    char path[600];
+    snprintf(path, sizeof path, "%s/heads8/artifacts/sys2_offline/heads.safetensors", root);
+    m2_safetensors *st = m2_st_open(path, &err);
+    if (!st) fail_msg("%s", err.msg);
+    const m2_st_tensor *w1 = m2_st_find(st, "q.W1");
+    assert_non_null(w1);
+    assert_int_equal(w1->n_dims, 2);
+    assert_int_equal(w1->shape[0], 8);
+    assert_int_equal(w1->shape[1], 16);
+    m2_st_close(st);
+    free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resume_is_exact),
@@ -352,6 +374,7 @@ int main(void) {
         cmocka_unit_test(reuse_is_exact),
         cmocka_unit_test(logit_chunks_change_nothing),
         cmocka_unit_test(recompute_changes_nothing),
+        cmocka_unit_test(heads_hidden_is_used),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

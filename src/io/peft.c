@@ -382,15 +382,15 @@ int m2_heads_save(m2_head *const *heads, int n, const char *path, m2_err *err) {
         snprintf(key, sizeof key, "%s.grad_to_body", h->name);
         snprintf(val, sizeof val, "%d", h->grad_to_body);
         rc |= m2_st_set_meta(w, key, val);
-        int64_t H = h->H;
+        int64_t H = h->H, F = h->F;
         for (int tgt = 0; tgt < 2 && !rc; tgt++) {
             const float *base = tgt ? h->target : h->params.w;
             const char *pre = tgt ? ".target" : "";
             struct { const char *n; int nd; int64_t s[2]; size_t off, cnt; } parts[] = {
-                {"W1", 2, {H, H}, 0, (size_t)(H * H)},
-                {"b1", 1, {H, 0}, (size_t)(H * H), (size_t)H},
-                {"w2", 1, {H, 0}, (size_t)(H * H + H), (size_t)H},
-                {"b2", 1, {1, 0}, (size_t)(H * H + 2 * H), 1}};
+                {"W1", 2, {F, H}, 0, (size_t)(F * H)},
+                {"b1", 1, {F, 0}, (size_t)(F * H), (size_t)F},
+                {"w2", 1, {F, 0}, (size_t)(F * H + F), (size_t)F},
+                {"b2", 1, {1, 0}, (size_t)(F * H + 2 * F), 1}};
             for (int k = 0; k < 4 && !rc; k++) {
                 snprintf(key, sizeof key, "%s%s.%s", h->name, pre, parts[k].n);
                 rc = m2_st_add(w, key, M2_GGML_F32, parts[k].nd, parts[k].s, base + parts[k].off, parts[k].cnt * sizeof(float), err);
@@ -414,23 +414,37 @@ int m2_heads_load(m2_model *m, const char *path, m2_err *err) {
     if (!copy) { m2_st_close(st); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
     int H = m->cfg.dim;
     for (char *save = NULL, *name = strtok_r(copy, ",", &save); name && !rc; name = strtok_r(NULL, ",", &save)) {
-        m2_head *h = m2_head_find(m, name);
-        if (!h && !(h = m2_head_add(m, name, 0, err))) { rc = m2_err_prefix(err, "%s: ", path); break; }
         char key[160];
+        /* the head's hidden width F is W1's first dimension; its second must be the model's */
+        snprintf(key, sizeof key, "%s.W1", name);
+        const m2_st_tensor *w1 = m2_st_find(st, key);
+        if (!w1) { rc = m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", path, key); break; }
+        if (w1->n_dims != 2 || w1->shape[1] != (int64_t)H || w1->shape[0] < 1 || w1->shape[0] > ((int64_t)1 << 20)) {
+            rc = m2_errorf(err, M2_ESHAPE, "%s: tensor '%s' must be [F, %d] (the model's hidden size %d), F in 1..1048576",
+                           path, key, H, H);
+            break;
+        }
+        int F = (int)w1->shape[0];
+        m2_head *h = m2_head_find(m, name);
+        if (h && h->F != F) {
+            rc = m2_errorf(err, M2_ESHAPE, "%s: head '%s' has hidden width %d in the file, %d in the model", path, name, F, h->F);
+            break;
+        }
+        if (!h && !(h = m2_head_add_sized(m, name, F, 0, err))) { rc = m2_err_prefix(err, "%s: ", path); break; }
         snprintf(key, sizeof key, "%s.grad_to_body", name);
         const char *g = m2_st_meta(st, key);
         if (g) h->grad_to_body = atoi(g) != 0;
         for (int tgt = 0; tgt < 2 && !rc; tgt++) {
             float *base = tgt ? h->target : h->params.w;
             const char *parts[] = {"W1", "b1", "w2", "b2"};
-            size_t off[] = {0, (size_t)H * H, (size_t)H * H + H, (size_t)H * H + 2 * (size_t)H};
-            uint64_t cnt[] = {(uint64_t)H * H, (uint64_t)H, (uint64_t)H, 1};
+            size_t off[] = {0, (size_t)F * H, (size_t)F * H + F, (size_t)F * H + 2 * (size_t)F};
+            uint64_t cnt[] = {(uint64_t)F * H, (uint64_t)F, (uint64_t)F, 1};
             for (int k = 0; k < 4 && !rc; k++) {
                 snprintf(key, sizeof key, "%s%s.%s", name, tgt ? ".target" : "", parts[k]);
                 const m2_st_tensor *t = m2_st_find(st, key);
                 if (!t) rc = m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", path, key);
-                else if (t->n_elems != cnt[k] || (k == 0 && (t->n_dims != 2 || t->shape[0] != H)))
-                    rc = m2_errorf(err, M2_ESHAPE, "%s: tensor '%s' has %" PRIu64 " values, the model's heads need %" PRIu64 " (hidden size %d)", path, key, t->n_elems, cnt[k], H);
+                else if (t->n_elems != cnt[k] || (k == 0 && (t->n_dims != 2 || t->shape[0] != (int64_t)F)))
+                    rc = m2_errorf(err, M2_ESHAPE, "%s: tensor '%s' has %" PRIu64 " values, the head needs %" PRIu64 " (hidden width %d, model width %d)", path, key, t->n_elems, cnt[k], F, H);
                 else rc = m2_st_tensor_to_f32(st, t, base + off[k], err);
             }
         }

@@ -6,7 +6,7 @@
  *   llama.cpp LoRA GGUF: general.type "adapter", general.architecture, adapter.type "lora",
  *     adapter.lora.alpha; tensors blk.N.attn_q.weight.lora_a (ne [in, r]) and .lora_b
  *     (ne [r, out]); for llama the q/k lora_b rows are in llama.cpp's permuted RoPE order.
- *   Critic heads: safetensors with <head>.W1 [H,H], .b1 [H], .w2 [H], .b2 [1] and the Polyak
+ *   Critic heads: safetensors with <head>.W1 [F,H], .b1 [F], .w2 [F], .b2 [1] and the Polyak
  *     targets as <head>.target.W1 ...; __metadata__ lists the heads. */
 #ifndef M2_IO_PEFT_H
 #define M2_IO_PEFT_H

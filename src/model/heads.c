@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* layout in params.w: W1 [H,H], b1 [H], w2 [H], b2 [1] */
-#define W1(p, H) (p)
-#define B1(p, H) ((p) + (size_t)(H) * (H))
-#define W2(p, H) ((p) + (size_t)(H) * (H) + (H))
-#define B2(p, H) ((p) + (size_t)(H) * (H) + 2 * (H))
+/* layout in params.w: W1 [F,H], b1 [F], w2 [F], b2 [1] */
+#define W1(p, H, F) (p)
+#define B1(p, H, F) ((p) + (size_t)(F) * (H))
+#define W2(p, H, F) ((p) + (size_t)(F) * (H) + (F))
+#define B2(p, H, F) ((p) + (size_t)(F) * (H) + 2 * (size_t)(F))
 
 void m2_head_free_internal(m2_head *h) {
     if (!h) return;
@@ -24,39 +24,49 @@ m2_head *m2_head_find(m2_model *m, const char *name) {
     return NULL;
 }
 
-m2_head *m2_head_add(m2_model *m, const char *name, uint64_t seed, m2_err *err) {
+m2_head *m2_head_add_sized(m2_model *m, const char *name, int F, uint64_t seed, m2_err *err) {
     if (!name || !name[0] || m2_head_find(m, name)) {
         m2_errorf(err, M2_EINVAL, "head '%s': empty or already used name", name ? name : "");
         return NULL;
     }
     int H = m->cfg.dim;
+    if (F <= 0) F = H;
+    if (F > (1 << 20)) {
+        m2_errorf(err, M2_EINVAL, "head '%s': hidden width %d is above 1048576", name, F);
+        return NULL;
+    }
     m2_head *h = calloc(1, sizeof *h);
     m2_head **list = realloc(m->heads, sizeof *list * (m->n_heads + 1));
     if (list) m->heads = list;
     if (!h || !list) { free(h); m2_errorf(err, M2_ENOMEM, "head: out of memory"); return NULL; }
     snprintf(h->name, sizeof h->name, "%s", name);
     h->H = H;
+    h->F = F;
     h->grad_to_body = 1;
-    size_t n = (size_t)H * H + 2 * (size_t)H + 1;
+    size_t n = (size_t)F * H + 2 * (size_t)F + 1;
     if (m2_params_init(&h->params, n, 1, err)) { free(h); return NULL; }
     h->target = malloc(n * sizeof(float));
     if (!h->target) { m2_head_free_internal(h); m2_errorf(err, M2_ENOMEM, "head: out of memory"); return NULL; }
     m2_rng rng;
     m2_rng_seed(&rng, seed);
-    float b = 1.0f / sqrtf((float)H);
-    for (size_t i = 0; i < (size_t)H * H; i++) h->params.w[i] = b * (2 * m2_rng_uniform(&rng) - 1);
-    for (int i = 0; i < H; i++) W2(h->params.w, H)[i] = 0.1f * b * (2 * m2_rng_uniform(&rng) - 1);
+    float b = 1.0f / sqrtf((float)H), b2 = 1.0f / sqrtf((float)F);
+    for (size_t i = 0; i < (size_t)F * H; i++) h->params.w[i] = b * (2 * m2_rng_uniform(&rng) - 1);
+    for (int i = 0; i < F; i++) W2(h->params.w, H, F)[i] = 0.1f * b2 * (2 * m2_rng_uniform(&rng) - 1);
     memcpy(h->target, h->params.w, n * sizeof(float));
     h->index = m->n_heads;
     m->heads[m->n_heads++] = h;
     return h;
 }
 
+m2_head *m2_head_add(m2_model *m, const char *name, uint64_t seed, m2_err *err) {
+    return m2_head_add_sized(m, name, 0, seed, err);
+}
+
 static int ensure_cache(m2_head *h, int K, m2_err *err) {
     if (K <= h->cap) return 0;
     float *a = realloc(h->act_in, (size_t)K * h->H * sizeof(float));
     if (a) h->act_in = a;
-    float *b = realloc(h->act_h, (size_t)K * h->H * sizeof(float));
+    float *b = realloc(h->act_h, (size_t)K * h->F * sizeof(float));
     if (b) h->act_h = b;
     if (!a || !b) return m2_errorf(err, M2_ENOMEM, "head '%s': out of memory", h->name);
     h->cap = K;
@@ -65,12 +75,12 @@ static int ensure_cache(m2_head *h, int K, m2_err *err) {
 
 int m2_head_forward(m2_head *h, const float *hidden, const int *pos, int K, int use_target,
                     float *out, m2_err *err) {
-    int H = h->H;
+    int H = h->H, F = h->F;
     if (K <= 0) return 0;
     const float *p = use_target ? h->target : h->params.w;
     float *x, *a, *tmp = NULL;
     if (use_target) {   /* scratch of its own: the online forward's cache stays valid */
-        tmp = malloc(2 * (size_t)K * H * sizeof(float));
+        tmp = malloc((size_t)K * (H + F) * sizeof(float));
         if (!tmp) return m2_errorf(err, M2_ENOMEM, "head '%s': out of memory", h->name);
         x = tmp; a = tmp + (size_t)K * H;
     } else {
@@ -78,14 +88,14 @@ int m2_head_forward(m2_head *h, const float *hidden, const int *pos, int K, int 
         x = h->act_in; a = h->act_h;
     }
     for (int k = 0; k < K; k++) memcpy(x + (size_t)k * H, hidden + (size_t)pos[k] * H, H * sizeof(float));
-    /* a[K,H] = relu(x W1^T + b1) */
-    for (int k = 0; k < K; k++) memcpy(a + (size_t)k * H, B1(p, H), H * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, H, H, 1.0f, x, H, W1(p, H), H, 1.0f, a, H);
-    for (size_t i = 0; i < (size_t)K * H; i++) a[i] = a[i] > 0 ? a[i] : 0;
+    /* a[K,F] = relu(x W1^T + b1) */
+    for (int k = 0; k < K; k++) memcpy(a + (size_t)k * F, B1(p, H, F), F * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, F, H, 1.0f, x, H, W1(p, H, F), H, 1.0f, a, F);
+    for (size_t i = 0; i < (size_t)K * F; i++) a[i] = a[i] > 0 ? a[i] : 0;
     for (int k = 0; k < K; k++) {
-        float s = B2(p, H)[0];
-        const float *ak = a + (size_t)k * H;
-        for (int i = 0; i < H; i++) s += ak[i] * W2(p, H)[i];
+        float s = B2(p, H, F)[0];
+        const float *ak = a + (size_t)k * F;
+        for (int i = 0; i < F; i++) s += ak[i] * W2(p, H, F)[i];
         out[k] = s;
     }
     if (use_target) free(tmp);
@@ -95,30 +105,30 @@ int m2_head_forward(m2_head *h, const float *hidden, const int *pos, int K, int 
 
 int m2_head_backward(m2_head *h, const float *dout, const int *pos, int K, float *dhidden,
                      m2_err *err) {
-    int H = h->H;
+    int H = h->H, F = h->F;
     if (K != h->k_cached) return m2_errorf(err, M2_EINVAL, "head '%s': backward over %d positions after a forward over %d", h->name, K, h->k_cached);
     float *w = h->params.w, *g = h->params.g, *x = h->act_in, *a = h->act_h;
-    float *da = calloc((size_t)K * H, sizeof(float));
+    float *da = calloc((size_t)K * F, sizeof(float));
     if (!da) return m2_errorf(err, M2_ENOMEM, "head '%s': out of memory", h->name);
     for (int k = 0; k < K; k++) {
-        const float *ak = a + (size_t)k * H;
-        float *dk = da + (size_t)k * H;
+        const float *ak = a + (size_t)k * F;
+        float *dk = da + (size_t)k * F;
         float d = dout[k];
-        B2(g, H)[0] += d;
-        for (int i = 0; i < H; i++) {
-            W2(g, H)[i] += d * ak[i];
-            dk[i] = ak[i] > 0 ? d * W2(w, H)[i] : 0.0f;
+        B2(g, H, F)[0] += d;
+        for (int i = 0; i < F; i++) {
+            W2(g, H, F)[i] += d * ak[i];
+            dk[i] = ak[i] > 0 ? d * W2(w, H, F)[i] : 0.0f;
         }
     }
     for (int k = 0; k < K; k++) {
-        const float *dk = da + (size_t)k * H;
-        for (int i = 0; i < H; i++) B1(g, H)[i] += dk[i];
+        const float *dk = da + (size_t)k * F;
+        for (int i = 0; i < F; i++) B1(g, H, F)[i] += dk[i];
     }
-    /* dW1[H,H] += da^T x */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, K, 1.0f, da, H, x, H, 1.0f, W1(g, H), H);
+    /* dW1[F,H] += da^T x */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, F, H, K, 1.0f, da, F, x, H, 1.0f, W1(g, H, F), H);
     if (h->grad_to_body && dhidden) {
         float *dx = x;  /* reuse the cache: dx[K,H] = da W1 (cache is consumed) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, H, H, 1.0f, da, H, W1(w, H), H, 0.0f, dx, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, H, F, 1.0f, da, F, W1(w, H, F), H, 0.0f, dx, H);
         for (int k = 0; k < K; k++) {
             float *dst = dhidden + (size_t)pos[k] * H;
             const float *s = dx + (size_t)k * H;

@@ -1,6 +1,7 @@
-/* Scalar critic heads: MLP H -> H -> 1 with ReLU on final (normed) hidden states at chosen
- * positions, each with a Polyak-averaged target copy. Parameters in one m2_params group per head:
- * W1 [H,H], b1 [H], w2 [H], b2 [1] (in that order). */
+/* Scalar critic heads: MLP H -> F -> 1 with ReLU on final (normed) hidden states at chosen
+ * positions (H the model width, F the head's hidden width, H by default), each with a
+ * Polyak-averaged target copy. Parameters in one m2_params group per head: W1 [F,H], b1 [F],
+ * w2 [F], b2 [1] (in that order). */
 #ifndef M2_MODEL_HEADS_H
 #define M2_MODEL_HEADS_H
 #include <stdint.h>
@@ -8,7 +9,8 @@
 
 struct m2_head {
     char name[64];
-    int H;
+    int H;                /* input width: the model's hidden size */
+    int F;                /* hidden width of the MLP */
     m2_params params;     /* online head */
     float *target;        /* [params.n] Polyak target copy (no grads) */
     int grad_to_body;     /* 1: backward adds d hidden into the ctx so adapter/base get gradients */
@@ -19,7 +21,9 @@ struct m2_head {
     int index;
 };
 
-/* Adds a head (init: W1 ~ U(+-1/sqrt(H)), w2 small, biases 0; target = copy). */
+/* Adds a head of hidden width F (<= 0: the model's width H) (init: W1 ~ U(+-1/sqrt(H)),
+ * w2 ~ U(+-0.1/sqrt(F)), biases 0; target = copy). m2_head_add: F = H. */
+m2_head *m2_head_add_sized(m2_model *m, const char *name, int F, uint64_t seed, m2_err *err);
 m2_head *m2_head_add(m2_model *m, const char *name, uint64_t seed, m2_err *err);
 m2_head *m2_head_find(m2_model *m, const char *name);
 

@@ -317,8 +317,8 @@ int pw_heads(pw_world *w, const char *before_stage, m2_head **q, m2_head **v, m2
         return -1;
     *q = m2_head_find(w->m, "q");
     *v = m2_head_find(w->m, "v");
-    if (!*q) *q = m2_head_add(w->m, "q", pw_seed(w->cfg, 201), err);
-    if (*q && !*v) *v = m2_head_add(w->m, "v", pw_seed(w->cfg, 202), err);
+    if (!*q) *q = m2_head_add_sized(w->m, "q", (int)w->cfg->heads_hidden, pw_seed(w->cfg, 201), err);
+    if (*q && !*v) *v = m2_head_add_sized(w->m, "v", (int)w->cfg->heads_hidden, pw_seed(w->cfg, 202), err);
     if (!*q || !*v) return -1;
     (*q)->grad_to_body = (*v)->grad_to_body = w->cfg->sys2_offline_head_grad_to_adapter ? 1 : 0;
     return 0;
