@@ -367,6 +367,29 @@ static void heads_hidden_is_used(void **state) {
     free(c);
 }
 
+/* data.medium_episodes / data.medium_noise: 0 writes no medium data; 3 episodes at noise 1 write
+ * three medium episodes */
+static void medium_data_keys(void **state) {
+    (void)state;
+    m2_run_config *c = malloc(sizeof *c);
+    const char *none[2] = {"data.medium_episodes=0", "method=sft_only"};
+    load(c, "nomedium", 2, none);
+    m2_err err = {0};
+    if (run(c, 0, &err)) fail_msg("%s", err.msg);
+    char path[600];
+    snprintf(path, sizeof path, "%s/nomedium/artifacts/data/medium", root);
+    assert_false(m2_path_exists(path));
+    const char *three[3] = {"data.medium_episodes=3", "data.medium_noise=1", "method=sft_only"};
+    load(c, "medium3", 3, three);
+    if (run(c, 0, &err)) fail_msg("%s", err.msg);
+    char *h = slurp("medium3", "artifacts/data/medium/high.jsonl");
+    int lines = 0;
+    for (const char *p = h; *p; p++) lines += *p == '\n';
+    assert_int_equal(lines, 3);
+    free(h);
+    free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resume_is_exact),
@@ -375,6 +398,7 @@ int main(void) {
         cmocka_unit_test(logit_chunks_change_nothing),
         cmocka_unit_test(recompute_changes_nothing),
         cmocka_unit_test(heads_hidden_is_used),
+        cmocka_unit_test(medium_data_keys),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -43,6 +43,8 @@
   /* data */ \
   X(STR,   data_path,           "data.path",         "",     1, 0, NULL, "hierarchical JSONL folder to train on (empty: generate with the expert oracle)") \
   X(INT,   data_expert_episodes,"data.expert_episodes", "500", 1, M2_INF, NULL, "expert episodes generated on the train split") \
+  X(INT,   data_medium_episodes,"data.medium_episodes", "-1", -1, M2_INF, NULL, "medium-quality episodes (the expert with data.medium_noise of its actions replaced) for the offline and online RL data; -1: half of data.expert_episodes (at least 1); 0: none") \
+  X(FLOAT, data_medium_noise,   "data.medium_noise", "0.3",  0, 1, NULL, "medium episodes: probability that an expert action is replaced (half the time by a random admissible action, half by the expert action with a wrong number)") \
   X(FLOAT, data_val_frac,       "data.val_frac",     "0.1",  0, 0.5, NULL, "held-out fraction for early stopping") \
   X(INT,   data_max_seq_len,    "data.max_seq_len",  "1000", 16, M2_INF, NULL, "packed sequences longer than this are dropped") \
   X(BOOL,  data_state_sep,      "data.state_sep",    "false", 1, 0, NULL, "end every state segment with EOS, marking where the action starts (released code: no separator)") \

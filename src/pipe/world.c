@@ -106,8 +106,8 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, c
     int rc = n_ep > 0 ? 0 : -1;
     if (n_ep == 0) m2_errorf(err, M2_EINVAL, "%s: no training episodes", env->cls->name);
     int medium = !strcmp(variant, "medium");
-    m2_rollout_opts ro = {medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, (int)cfg->eval_step_limit, 0.3f,
-                          pw_seed(cfg, 11)};
+    m2_rollout_opts ro = {medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, (int)cfg->eval_step_limit,
+                          (float)cfg->data_medium_noise, pw_seed(cfg, 11)};
     *written = 0;
     for (int k = 0; rc == 0 && k < count; k++) {
         int idx = (first + k) % n_ep;
@@ -156,9 +156,10 @@ int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_
     FILE *flat = open_tmp(fp, ft, sizeof ft);
     int rc = flat ? 0 : m2_errorf(err, M2_EIO, "%s: cannot create", fp);
     int n_exp = 0, n_med = 0;
-    int E = (int)cfg->data_expert_episodes, M = E / 2 > 0 ? E / 2 : 1;
+    int E = (int)cfg->data_expert_episodes;
+    int M = cfg->data_medium_episodes >= 0 ? (int)cfg->data_medium_episodes : (E / 2 > 0 ? E / 2 : 1);
     if (!rc) rc = gen_variant(env, cfg, dir, "expert", 0, E, flat, fp, &n_exp, err);
-    if (!rc) rc = gen_variant(env, cfg, dir, "medium", E, M, flat, fp, &n_med, err);
+    if (!rc && M > 0) rc = gen_variant(env, cfg, dir, "medium", E, M, flat, fp, &n_med, err);
     if (flat) {
         int r = close_rename(flat, ft, fp, err);
         if (!rc) rc = r;
