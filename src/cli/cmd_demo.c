@@ -15,7 +15,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: multi2 demo [--config FILE.yaml] [--out DIR] [--envs textcraft,alfworld]\n"
+            "usage: multi2 demo [--config FILE.yaml] [--out DIR] [--envs textcraft,alfworld,scienceworld]\n"
             "                   [--methods multi2,flat,shared_adapter | all] [--episodes N] [--threads N]\n"
             "                   [key=value ...]\n"
             "\n"
@@ -169,7 +169,7 @@ static int reference_rows(const char *env, const char *policy, const char *dir, 
 
 int cmd_demo(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
-    const char *out = "runs/demo", *envs = "textcraft,alfworld", *methods = "multi2,flat,shared_adapter";
+    const char *out = "runs/demo", *envs = "textcraft,alfworld,scienceworld", *methods = "multi2,flat,shared_adapter";
     const char *file = NULL;
     int episodes = 0, threads = 0;
     char **over = calloc((size_t)argc + 4, sizeof *over);
