@@ -273,6 +273,12 @@ static void reuse_is_exact(void **state) {
     assert_non_null(strstr(err.msg, "sys1.sft.lr"));
     const char *st[16];
     assert_int_equal(m2_run_reusable_prefix(straight, c, st, 16, NULL, 0), 2);
+    /* model.recompute changes no number: every stage the method shares stays reusable */
+    const char *over6[1] = {"model.recompute=true"};
+    load(c, "recompute_reuse", 1, over6);
+    int all = m2_run_reusable_prefix(straight, straight, st, 16, NULL, 0);
+    assert_true(all > 2);
+    assert_int_equal(m2_run_reusable_prefix(straight, c, st, 16, NULL, 0), all);
     /* reused stages must be the plan's first ones */
     const char *over5[2] = {from, "run.reuse_stages=[data]"};
     load(c, "order_bad", 2, over5);

@@ -138,7 +138,11 @@ static const char *stage_role(const char *stage, const char *m) {
     return "sys";
 }
 
-static int is_run_key(const char *key) { return !strncmp(key, "run.", 4) && strcmp(key, "run.seed"); }
+/* Keys that never change a number of the run: run.* but the seed, and model.recompute (the same
+ * gradients bit for bit: tests/test_pipe_train.c recompute_changes_nothing). */
+static int is_run_key(const char *key) {
+    return (!strncmp(key, "run.", 4) && strcmp(key, "run.seed")) || !strcmp(key, "model.recompute");
+}
 
 int m2_run_reusable_prefix(const m2_run_config *src_cfg, const m2_run_config *cfg, const char **stages, int cap,
                            char *why, size_t why_cap) {
