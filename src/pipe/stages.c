@@ -603,7 +603,9 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
         !(coff = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err)))
         goto out;
     m2_ctx_seed(con, pw_seed(cfg, 41));
-    print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m), coff, 1, max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
+    /* rollouts keep one KV cache per role (System 1, System 2; flat: one) */
+    print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m), coff, flat ? 1 : 2,
+                       max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
     int max_new = (int)cfg->eval_max_new_tokens;
     mp1 = (m2_model_policy){.model = w.m, .sys1 = s1, .sys2 = s1, .tok = &w.tok, .sampler = {0.f, 0, 0.f},
                             .max_new_tokens = max_new, .seed = pw_seed(cfg, 42)};
