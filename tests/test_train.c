@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "io/io.h"
+#include "model/model.h"
 #include "tmpdir.h"
 
 static char tmpdir[64];
@@ -213,7 +215,29 @@ static void cli_train(void **state) {
     snprintf(args, sizeof args, "%s --dry-run", cfg);
     assert_int_equal(run_cli(args, out, sizeof out), 0);
     assert_non_null(strstr(out, "memory plan"));
+    assert_non_null(strstr(out, "base weights (f32, "));
+    assert_non_null(strstr(out, "training ctx (8 x 768 tokens)"));
     assert_non_null(strstr(out, "runs/demo"));
+    {   /* a real base: the plan from its own config (GGUF metadata, no tensor loaded) */
+        m2_model_config mc;
+        m2_err e = {0};
+        assert_int_equal(m2_config_preset("test-qwen2", &mc, &e), 0);
+        m2_model_opts o = {M2_DT_F32, 0, 1};
+        m2_model *qm = m2_model_create(&mc, &o, &e);
+        assert_non_null(qm);
+        m2_model_init_random(qm, 1, 0.02f);
+        char gg[300], want[96];
+        snprintf(gg, sizeof gg, "%s/q.gguf", tmpdir);
+        assert_int_equal(m2_model_save_gguf(qm, gg, 0, NULL, &e), 0);
+        m2_model_free(qm);
+        snprintf(args, sizeof args, "%s model.base=%s model.dtype=q8_0 --dry-run", cfg, gg);
+        assert_int_equal(run_cli(args, out, sizeof out), 0);
+        snprintf(want, sizeof want, "base weights (q8_0, %.2fM params)", m2_config_n_params(&mc) / 1e6);
+        assert_non_null(strstr(out, want));
+        snprintf(args, sizeof args, "%s model.base=%s/none.gguf --dry-run", cfg, tmpdir);
+        assert_int_equal(run_cli(args, out, sizeof out), 0);
+        assert_non_null(strstr(out, "config unreadable"));
+    }
     char nowrite[256];
     snprintf(nowrite, sizeof nowrite, "%s/runs/demo", tmpdir);
     assert_false(m2_path_exists(nowrite));   /* a dry run writes nothing */

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include "cli/cli.h"
 #include "core/core.h"
+#include "io/io.h"
+#include "model/model.h"
 #include "pipe/pipe.h"
 
 /* The stage runners, in plan order (the pipeline, src/pipe/). */
@@ -32,42 +34,62 @@ static void usage(FILE *f) {
             "  -h, --help         this help\n");
 }
 
-/* Rough parameter counts of the tiny model (the engine's own plan replaces this when it lands). */
+/* The memory plan printed before the run, from the config and the base's own config (read from
+ * its file without loading a tensor; for "tiny" from model.tiny.*): base weights in model.dtype,
+ * both roles' LoRA factors, heads, the engine's exact training ctx (m2_ctx_bytes_for_config with
+ * model.recompute and model.logit_chunk), the rollouts' KV caches and the replay buffer. Each
+ * training stage prints the engine's own plan again once its model exists. */
 static void memory_plan(const m2_run_config *c, m2_memplan *m) {
-    if (!strcmp(c->model_base, "tiny")) {
-        double d = (double)c->model_tiny_dim, L = (double)c->model_tiny_layers, V = (double)c->model_tiny_vocab;
-        double hd = d / (double)c->model_tiny_heads, kv = hd * (double)c->model_tiny_kv_heads, ffn = (double)c->model_tiny_ffn;
-        double per_layer = d * d * 2 + d * kv * 2 + 3 * d * ffn + 2 * d;
-        double base = V * d * 2 + L * per_layer + d;
-        m2_memplan_add(m, "base weights (f32)", base * 4);
-        const char *roles[2] = {c->lora_sys1_targets, c->lora_sys2_targets};
-        const int64_t ranks[2] = {c->lora_sys1_rank, c->lora_sys2_rank};
-        double lora = 0;
-        for (int r = 0; r < 2; r++) {
-            char t[32];
-            for (int i = 0; m2_cfg_list_item(roles[r], i, t, sizeof t); i++) {
-                double in = d, out = d;
-                if (!strcmp(t, "k") || !strcmp(t, "v")) out = kv;
-                if (!strcmp(t, "gate") || !strcmp(t, "up")) out = ffn;
-                if (!strcmp(t, "down")) in = ffn;
-                lora += L * (double)ranks[r] * (in + out);
-            }
-        }
-        m2_memplan_add(m, "LoRA adapters (2 roles)", lora * 4);
-        m2_memplan_add(m, "LoRA grads + AdamW moments", lora * 4 * 3);
-        double hh = c->heads_hidden ? (double)c->heads_hidden : d;
-        m2_memplan_add(m, "critic heads + targets + AdamW", (d * hh + hh * 2 + 1) * 2 * 4 * 4);
-        double T = (double)c->data_max_seq_len, B = (double)(c->sys2_offline_batch > c->sys1_sft_batch ? c->sys2_offline_batch : c->sys1_sft_batch);
-        /* model.recompute keeps the residual stream and one layer's activations instead of all */
-        m2_memplan_add(m, c->model_recompute ? "activations (batch x seq, recomputed per layer, approx.)" : "activations (batch x seq, approx.)",
-                       c->model_recompute ? B * T * ((L + 1) * d + d * 10 + ffn * 3) * 4 : B * T * L * (d * 10 + ffn * 3) * 4);
-        double lrows = c->model_logit_chunk > 0 && (double)c->model_logit_chunk < B * T ? (double)c->model_logit_chunk : B * T;
-        m2_memplan_add(m, c->model_logit_chunk > 0 ? "logits + gradient (model.logit_chunk rows)" : "logits + gradient (batch x seq)",
-                       2 * lrows * V * 4);
-    } else {
-        struct stat st;
-        m2_memplan_add(m, "base model file (as stored)", stat(c->model_base, &st) == 0 ? (double)st.st_size : 0);
+    m2_model_config mc;
+    m2_err err = {0};
+    int have = !strcmp(c->model_base, "tiny")
+                   ? !m2_config_tiny(&mc, (int)c->model_tiny_vocab, (int)c->model_tiny_dim, (int)c->model_tiny_layers,
+                                     (int)c->model_tiny_heads, (int)c->model_tiny_kv_heads, (int)c->model_tiny_ffn,
+                                     (int)c->model_max_seq_len, &err)
+                   : !m2_model_config_read(c->model_base, &mc, &err);
+    if (!have) {   /* the run itself will report the problem; the plan says what it could not read */
+        char row[96];
+        snprintf(row, sizeof row, "base model (config unreadable: %.60s)", err.msg);
+        m2_memplan_add(m, row, 0);
+        return;
     }
+    double C = mc.dim, L = mc.n_layers, F = mc.ffn_dim;
+    double QD = (double)mc.n_heads * mc.head_dim, KD = (double)mc.n_kv_heads * mc.head_dim;
+    m2_dtype dt = M2_DT_F32;
+    m2_dtype_parse(c->model_dtype, &dt);
+    char row[96];
+    snprintf(row, sizeof row, "base weights (%s, %.2fM params)", m2_dtype_name(dt), m2_config_n_params(&mc) / 1e6);
+    m2_memplan_add(m, row, (double)m2_dtype_bytes(dt, (size_t)m2_config_n_params(&mc)));
+    const char *roles[2] = {c->lora_sys1_targets, c->lora_sys2_targets};
+    const int64_t ranks[2] = {c->lora_sys1_rank, c->lora_sys2_rank};
+    double lora = 0;
+    for (int r = 0; r < 2; r++) {
+        char t[32];
+        for (int i = 0; m2_cfg_list_item(roles[r], i, t, sizeof t); i++) {
+            double in = C, out = C;
+            if (!strcmp(t, "q")) out = QD;
+            if (!strcmp(t, "k") || !strcmp(t, "v")) out = KD;
+            if (!strcmp(t, "o")) in = QD;
+            if (!strcmp(t, "gate") || !strcmp(t, "up")) out = F;
+            if (!strcmp(t, "down")) in = F;
+            lora += L * (double)ranks[r] * (in + out);
+        }
+    }
+    m2_memplan_add(m, "LoRA adapters (2 roles)", lora * 4);
+    m2_memplan_add(m, "LoRA grads + AdamW moments", lora * 4 * 3);
+    double hh = c->heads_hidden ? (double)c->heads_hidden : C;
+    m2_memplan_add(m, "critic heads q, v (+ targets, grads, moments)", (C * hh + hh * 2 + 1) * 2 * 5 * 4);
+    int T = (int)(c->data_max_seq_len < c->model_max_seq_len ? c->data_max_seq_len : c->model_max_seq_len);
+    int64_t B = c->sys2_offline_batch;
+    const int64_t batches[] = {c->sys1_sft_batch, c->sys2_warmup_batch, c->sys2_online_batch};
+    for (int i = 0; i < 3; i++) if (batches[i] > B) B = batches[i];
+    int acts = c->model_recompute ? M2_ACTS_RECOMPUTE : M2_ACTS_KEEP;
+    snprintf(row, sizeof row, "training ctx (%lld x %d tokens%s%s)", (long long)B, T,
+             c->model_recompute ? ", recomputed per layer" : "", c->model_logit_chunk > 0 ? ", chunked logits" : "");
+    m2_memplan_add(m, row, (double)m2_ctx_bytes_for_config(&mc, c->run_threads > 0 ? (int)c->run_threads : m2_cpu_count(),
+                                                           (int)(B * T), acts, (int)c->model_logit_chunk));
+    double kv_len = T + (double)c->eval_max_new_tokens;
+    m2_memplan_add(m, "rollout KV caches (one per role)", 2 * 2 * L * kv_len * KD * 4);
     m2_memplan_add(m, "replay buffer (segments, approx. 4 KiB each)", (double)c->sys2_online_buffer_capacity * 4096);
 }
 

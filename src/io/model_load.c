@@ -414,6 +414,28 @@ int m2_is_gguf(const char *path) {
     return n == 4 && !memcmp(b, "GGUF", 4);
 }
 
+int m2_model_config_read(const char *path, m2_model_config *c, m2_err *err) {
+    m2_hf_config h;
+    if (!m2_path_exists(path)) return m2_errorf(err, M2_EIO, "%s: no such file or folder", path);
+    if (!is_dir(path) && m2_is_gguf(path)) {
+        m2_gguf *g = m2_gguf_open(path, err);
+        if (!g) return -1;
+        int rc = m2_hf_config_from_gguf(g, &h, err) || m2_hf_to_model_config(&h, c, err) ? -1 : 0;
+        if (rc && err && !strstr(err->msg, path)) m2_err_prefix(err, "%s: ", path);
+        m2_gguf_close(g);
+        return rc;
+    }
+    if (!is_dir(path) && !ends_with(path, ".safetensors") && !ends_with(path, ".json"))
+        return m2_errorf(err, M2_EFORMAT, "%s: neither a GGUF file nor an HF folder / safetensors file", path);
+    char dir[4096], cfgp[4200];
+    if (is_dir(path)) snprintf(dir, sizeof dir, "%s", path);
+    else dir_of(path, dir, sizeof dir);
+    snprintf(cfgp, sizeof cfgp, "%s/config.json", dir);
+    if (m2_hf_config_load(cfgp, &h, err)) return -1;
+    if (m2_hf_to_model_config(&h, c, err)) return m2_err_prefix(err, "%s: ", cfgp);
+    return 0;
+}
+
 m2_model *m2_model_load(const char *path, const m2_model_opts *opts, m2_hf_config *hf_out, m2_err *err) {
     if (!m2_path_exists(path)) { m2_errorf(err, M2_EIO, "%s: no such file or folder", path); return NULL; }
     if (!is_dir(path) && m2_is_gguf(path)) return load_gguf(path, opts, hf_out, err);

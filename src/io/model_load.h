@@ -46,6 +46,9 @@ m2_model *m2_model_load(const char *path, const m2_model_opts *opts, m2_hf_confi
  * are copied into the model. Every tensor is checked against the metadata before allocating. */
 m2_model *m2_model_from_gguf(const m2_gguf *g, const m2_model_opts *opts, m2_hf_config *hf_out,
                              m2_err *err);
+/* The engine config of a model file or folder (the same paths as m2_model_load) without loading
+ * any tensor: GGUF metadata, or the HF folder's config.json. */
+int m2_model_config_read(const char *path, m2_model_config *c, m2_err *err);
 /* True when path names a GGUF file (by its magic). */
 int m2_is_gguf(const char *path);
 

@@ -106,8 +106,7 @@ static float *take(size_t *off, float *base, size_t cnt) {
 
 /* Lays out (or only counts, when base == NULL) every buffer of a ctx. Returns floats needed.
  * la must hold n_layers entries. */
-static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, float *base) {
-    const m2_model_config *cf = &m->cfg;
+static size_t layout(const m2_model_config *cf, int N, int keep, m2_ctx *c, layer_acts *la, float *base) {
     size_t C = cf->dim, F = cf->ffn_dim, V = cf->vocab_size, L = cf->n_layers;
     size_t QD = (size_t)cf->n_heads * cf->head_dim, KD = (size_t)cf->n_kv_heads * cf->head_dim;
     size_t H = cf->n_heads, n = N, off = 0;
@@ -136,15 +135,21 @@ static size_t layout(m2_model *m, int N, int keep, m2_ctx *c, layer_acts *la, fl
     return off;
 }
 
-size_t m2_ctx_bytes_for_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows) {
+size_t m2_ctx_bytes_for_config(const m2_model_config *cfg, int threads, int max_tokens, int keep_acts,
+                               int logit_chunk_rows) {
     m2_ctx tmp = {0};
-    tmp.nthreads = m->pool ? m2_pool_threads(m->pool) : 1;
+    tmp.nthreads = threads > 0 ? threads : 1;
     tmp.chunk = logit_chunk_rows > 0 ? logit_chunk_rows : 0;
-    layer_acts *la = calloc((size_t)m->cfg.n_layers, sizeof *la);
+    layer_acts *la = calloc((size_t)(cfg->n_layers > 0 ? cfg->n_layers : 1), sizeof *la);
     if (!la) return 0;
-    size_t n = layout(m, max_tokens, keep_acts, &tmp, la, NULL);
+    size_t n = layout(cfg, max_tokens, keep_acts, &tmp, la, NULL);
     free(la);
     return n * sizeof(float);
+}
+
+size_t m2_ctx_bytes_for_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows) {
+    return m2_ctx_bytes_for_config(&m->cfg, m->pool ? m2_pool_threads(m->pool) : 1, max_tokens, keep_acts,
+                                   logit_chunk_rows);
 }
 
 size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts) {
@@ -182,7 +187,7 @@ m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int lo
     c->tokens = calloc((size_t)max_tokens, sizeof(int32_t));
     c->aseq = calloc((size_t)max_tokens, sizeof(m2_attn_seq));
     c->lora_t = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
-    size_t nf = c->la ? layout(m, max_tokens, keep_acts, c, c->la, NULL) : 0;
+    size_t nf = c->la ? layout(&m->cfg, max_tokens, keep_acts, c, c->la, NULL) : 0;
     c->block_bytes = nf * sizeof(float);
     c->block = m2_malloc_aligned(c->block_bytes);
     if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->block) {
@@ -192,7 +197,7 @@ m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int lo
         return NULL;
     }
     memset(c->block, 0, c->block_bytes);
-    layout(m, max_tokens, keep_acts, c, c->la, c->block);
+    layout(&m->cfg, max_tokens, keep_acts, c, c->la, c->block);
     m2_rng_seed(&c->rng, 0x5eed);
     return c;
 }

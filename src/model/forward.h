@@ -40,6 +40,10 @@ size_t m2_ctx_bytes_for(m2_model *m, int max_tokens, int keep_acts);
  * m2_ctx_dlogits return NULL on such a ctx. Results equal the stored-logits ctx (tested). */
 m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows, m2_err *err);
 size_t m2_ctx_bytes_for_chunked(m2_model *m, int max_tokens, int keep_acts, int logit_chunk_rows);
+/* The same from a config alone (no model allocated: plans made before loading), for `threads`
+ * pool threads. */
+size_t m2_ctx_bytes_for_config(const m2_model_config *cfg, int threads, int max_tokens, int keep_acts,
+                               int logit_chunk_rows);
 /* Bytes a training ctx may add for the weight-gradient shadows of row-parallel backwards (one
  * per pool thread but the first, sized for the base grads and the largest trainable adapter of
  * m; 0 with one thread or when over the cap at which backwards run op by op). */
