@@ -49,8 +49,6 @@ static m2_model *tiny_model_ctx(int ctx) {
     return m;
 }
 
-static m2_model *tiny_model(void) { return tiny_model_ctx(2048); }
-
 /* Adapters "sys1" and "sys2" (rank 2 on q, v) with random weights large enough to matter. */
 static void two_adapters(m2_model *m, m2_adapter **a1, m2_adapter **a2) {
     m2_err err = {0};
@@ -63,6 +61,18 @@ static void two_adapters(m2_model *m, m2_adapter **a1, m2_adapter **a2) {
     m2_rng_seed(&r, 4);
     for (size_t i = 0; i < (*a1)->params.n; i++) (*a1)->params.w[i] = 0.5f * m2_rng_normal(&r);
     for (size_t i = 0; i < (*a2)->params.n; i++) (*a2)->params.w[i] = 0.5f * m2_rng_normal(&r);
+}
+
+/* The agent tests' world: a byte-tokenizer model with a `ctx`-token window and two random adapters,
+ * TextCraft, the byte tokenizer. */
+static m2_model *policy_world(int ctx, m2_adapter **a1, m2_adapter **a2, m2_env **env, m2_tok_iface *tok) {
+    m2_err err = {0};
+    m2_model *m = tiny_model_ctx(ctx);
+    two_adapters(m, a1, a2);
+    *env = NULL;
+    assert_int_equal(m2_env_create("textcraft", NULL, env, &err), 0);
+    m2_byte_tok_iface(tok, M2_BOS_NONE);
+    return m;
 }
 
 static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, const m2_tok_iface *tok,
@@ -88,14 +98,10 @@ static char *run_json(m2_env *env, m2_model *m, m2_adapter *a1, m2_adapter *a2, 
 }
 
 static void model_policy_loop(void **state) {
-    m2_err err = {0};
-    m2_model *m = tiny_model();
     m2_adapter *a1, *a2;
-    two_adapters(m, &a1, &a2);
-    m2_env *env = NULL;
-    assert_int_equal(m2_env_create("textcraft", NULL, &env, &err), 0);
+    m2_env *env;
     m2_tok_iface tok;
-    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_model *m = policy_world(2048, &a1, &a2, &env, &tok);
     recorder r1, r2, q1, q2;
     m2_episode e1, e2;
     char *j1 = run_json(env, m, a1, a2, &tok, &r1, &r2, &e1);
@@ -138,13 +144,10 @@ static int fresh_generate(void *ctx, m2_role role, const m2_traj *c, char **out,
 static void policy_cache_reuses_prefixes(void **state) {
   for (int ctx = 2048; ctx >= 720; ctx -= 1328) {
     m2_err err = {0};
-    m2_model *m = tiny_model_ctx(ctx);
     m2_adapter *a1, *a2;
-    two_adapters(m, &a1, &a2);
-    m2_env *env = NULL;
-    assert_int_equal(m2_env_create("textcraft", NULL, &env, &err), 0);
+    m2_env *env;
     m2_tok_iface tok;
-    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_model *m = policy_world(ctx, &a1, &a2, &env, &tok);
     m2_loop_cfg cfg;
     m2_loop_cfg_default(&cfg);
     cfg.step_limit = 8;

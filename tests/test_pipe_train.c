@@ -319,29 +319,31 @@ static int same_up_to_rounding(const char *x, const char *y) {
 /* model.logit_chunk: training without whole logits gives the run of the stored-logits run
  * "straight" (which resume_is_exact made) up to float rounding: the tiny base is pre-trained, and
  * its output matrix's gradient is summed chunk by chunk instead of in one GEMM */
-static void logit_chunks_change_nothing(void **state) {
-    (void)state;
+/* A fresh run named `name` of the test config with overrides over[n]; the test fails if it does. */
+static void run_with(const char *name, int n, const char **over) {
     m2_run_config *c = malloc(sizeof *c);
-    const char *over[1] = {"model.logit_chunk=100"};
-    load(c, "chunked", 1, over);
+    load(c, name, n, over);
     m2_err err = {0};
     if (run(c, 0, &err)) fail_msg("%s", err.msg);
+    free(c);
+}
+
+static void logit_chunks_change_nothing(void **state) {
+    (void)state;
+    const char *over[1] = {"model.logit_chunk=100"};
+    run_with("chunked", 1, over);
     char *x = slurp("straight", "metrics.jsonl"), *y = slurp("chunked", "metrics.jsonl");
     assert_true(strlen(x) > 1000);
     if (!same_up_to_rounding(x, y)) fail_msg("metrics.jsonl differs beyond rounding with model.logit_chunk=100");
     free(x); free(y);
-    free(c);
 }
 
 /* model.recompute gives the same gradients bit for bit, so the whole run's metrics and evaluation
  * records are byte-identical to the straight run's */
 static void recompute_changes_nothing(void **state) {
     (void)state;
-    m2_run_config *c = malloc(sizeof *c);
     const char *over[1] = {"model.recompute=true"};
-    load(c, "recomputed", 1, over);
-    m2_err err = {0};
-    if (run(c, 0, &err)) fail_msg("%s", err.msg);
+    run_with("recomputed", 1, over);
     const char *files[3] = {"metrics.jsonl", "eval/id.jsonl", "eval/ood.jsonl"};
     for (int i = 0; i < 3; i++) {
         char *x = slurp("straight", files[i]), *y = slurp("recomputed", files[i]);
@@ -349,17 +351,14 @@ static void recompute_changes_nothing(void **state) {
         assert_string_equal(x, y);
         free(x); free(y);
     }
-    free(c);
 }
 
 /* heads.hidden sizes the critic heads: the saved heads are H -> 8 -> 1 (the test model's H is 16) */
 static void heads_hidden_is_used(void **state) {
     (void)state;
-    m2_run_config *c = malloc(sizeof *c);
     const char *over[1] = {"heads.hidden=8"};
-    load(c, "heads8", 1, over);
+    run_with("heads8", 1, over);
     m2_err err = {0};
-    if (run(c, 0, &err)) fail_msg("%s", err.msg);
     char path[600];
     snprintf(path, sizeof path, "%s/heads8/artifacts/sys2_offline/heads.safetensors", root);
     m2_safetensors *st = m2_st_open(path, &err);
@@ -370,30 +369,24 @@ static void heads_hidden_is_used(void **state) {
     assert_int_equal(w1->shape[0], 8);
     assert_int_equal(w1->shape[1], 16);
     m2_st_close(st);
-    free(c);
 }
 
 /* data.medium_episodes / data.medium_noise: 0 writes no medium data; 3 episodes at noise 1 write
  * three medium episodes */
 static void medium_data_keys(void **state) {
     (void)state;
-    m2_run_config *c = malloc(sizeof *c);
     const char *none[2] = {"data.medium_episodes=0", "method=sft_only"};
-    load(c, "nomedium", 2, none);
-    m2_err err = {0};
-    if (run(c, 0, &err)) fail_msg("%s", err.msg);
+    run_with("nomedium", 2, none);
     char path[600];
     snprintf(path, sizeof path, "%s/nomedium/artifacts/data/medium", root);
     assert_false(m2_path_exists(path));
     const char *three[3] = {"data.medium_episodes=3", "data.medium_noise=1", "method=sft_only"};
-    load(c, "medium3", 3, three);
-    if (run(c, 0, &err)) fail_msg("%s", err.msg);
+    run_with("medium3", 3, three);
     char *h = slurp("medium3", "artifacts/data/medium/high.jsonl");
     int lines = 0;
     for (const char *p = h; *p; p++) lines += *p == '\n';
     assert_int_equal(lines, 3);
     free(h);
-    free(c);
 }
 
 int main(void) {
