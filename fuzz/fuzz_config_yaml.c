@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/config.h"
-#include "core/run_config.h"
+#include "pipe/run_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const m2_cfg_schema *s = m2_run_config_schema();

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "agent/agent.h"
 #include "core/fsutil.h"
-#include "core/report.h"
+#include "pipe/report.h"
 #include "tmpdir.h"
 
 /* ---------------- the fake environment: collect two apples, then eat one ----------------

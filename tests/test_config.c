@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "pipe/pipe.h"
 #include "tmpdir.h"
 
 static char tmpdir[64];

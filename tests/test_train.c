@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "pipe/pipe.h"
 #include "io/io.h"
 #include "model/model.h"
 #include "tmpdir.h"
@@ -341,7 +342,7 @@ static void report_aggregates_eval_files(void **state) {
     assert_int_equal(n, 1);
     assert_true(fabs(rows[0].score - 0.5) < 1e-12);   /* (1 + 0 + 0.5) / 3 */
     free(rows);
-    assert_true(m2_eval_table_score("textcraft", 1.0) == 1.0 && m2_eval_table_score("scienceworld", -100) == 0.0);
+    assert_true(m2_env_unit_score("textcraft", 1.0) == 1.0 && m2_env_unit_score("scienceworld", -100) == 0.0 && m2_env_unit_score("scienceworld", 50) == 0.5);
 }
 
 int main(void) {

@@ -2,7 +2,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/report.h"
+#include "env/env.h"
 
 void m2_eval_agg_init(m2_eval_agg *a) { memset(a, 0, sizeof *a); }
 void m2_eval_agg_free(m2_eval_agg *a) { free(a->cells); memset(a, 0, sizeof *a); }
@@ -33,7 +33,7 @@ static m2_eval_cell *cell(m2_eval_agg *a, const char *split, const char *bucket,
 static void add_to(m2_eval_cell *c, const m2_episode *ep) {
     c->n++;
     c->success += ep->success ? 1 : 0;
-    c->score += m2_eval_table_score(ep->env, ep->score);
+    c->score += m2_env_unit_score(ep->env, ep->score);
     c->steps += ep->steps;
     c->sys1_prompt += ep->sys1_prompt_tok;
     c->sys1_gen += ep->sys1_gen_tok;

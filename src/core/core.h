@@ -9,7 +9,6 @@
 #include "core/timer.h"
 #include "core/fsutil.h"
 #include "core/config.h"
-#include "core/run_config.h"
 #include "core/jsonl.h"
 #include "core/tblog.h"
 #include "core/run.h"
@@ -17,6 +16,4 @@
 #include "core/progress.h"
 #include "core/canvas.h"
 #include "core/chart.h"
-#include "core/stage.h"
-#include "core/report.h"
 #endif

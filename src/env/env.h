@@ -48,6 +48,7 @@ typedef struct m2_env m2_env;
 
 typedef struct m2_env_class {
     const char *name;                                   /* "textcraft", "alfworld", "scienceworld" */
+    double score_max;                                   /* the best end score (ScienceWorld 100; others 1) */
     int (*create)(m2_env **out, const char *data_path, m2_err *err);
     void (*destroy)(m2_env *env);
     /* Task families (e.g. ALFWorld's 6 types, ScienceWorld's 30 tasks; TextCraft has one, "craft"). */
@@ -82,6 +83,10 @@ const m2_env_class *m2_env_at(int i);
 /* Creates by name; on an unknown name the error lists the known ones. */
 int m2_env_create(const char *name, const char *data_path, m2_env **out, m2_err *err);
 void m2_env_destroy(m2_env *env);
+/* An end score on 0..1 (DESIGN.md §7; the released code divides ScienceWorld's 0..100 by 100): a
+ * negative score (ScienceWorld's -100 after a failure) counts as 0, then score / score_max. Unknown
+ * environment names keep the score as it is. */
+double m2_env_unit_score(const char *env_name, double score);
 
 extern const m2_env_class m2_textcraft_class;
 extern const m2_env_class m2_alfworld_class;

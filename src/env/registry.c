@@ -51,3 +51,9 @@ int m2_env_create(const char *name, const char *data_path, m2_env **out, m2_err 
 void m2_env_destroy(m2_env *env) {
     if (env && env->cls) env->cls->destroy(env);
 }
+
+double m2_env_unit_score(const char *env_name, double score) {
+    const m2_env_class *c = m2_env_find(env_name);
+    if (!c || c->score_max <= 0) return score;
+    return score > 0 ? score / c->score_max : 0.0;
+}

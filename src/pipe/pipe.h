@@ -1,7 +1,7 @@
 /* The Multi² pipeline (issue #5): the stage functions behind `multi2 train`'s stage table, the
  * evaluation of a run folder (`multi2 eval --run`), and the demo driver (`multi2 demo`).
  *
- * Stages (in plan order; core/stage.h decides which run and resumes them):
+ * Stages (in plan order; pipe/stage.h decides which run and resumes them):
  *   pretrain      (model.base = tiny only) expert + medium data, a byte-level BPE tokenizer trained on
  *                 their text, a tiny Llama-shaped base pre-trained on ALL weights with the LM loss on
  *                 packed transcripts -> artifacts/pretrain/{base.gguf, tokenizer.json}
@@ -13,7 +13,7 @@
  *   sys2_online   hierarchical rollouts with System 1 frozen, replay seeded with offline successes,
  *                 AWAC + exact KL to the frozen offline adapter ("sys2_off")
  *   eval          pass@1 per split (greedy), eval/<split>.jsonl one record per episode
- *   report        (core/report.h) results table and chart
+ *   report        (pipe/report.h) results table and chart
  * Every stage leaves its adapters/heads under artifacts/<stage>/ (PEFT folders adapter_<name>/,
  * heads.safetensors); a later stage loads the newest copy from the stages before it. Long stages
  * checkpoint every run.ckpt_every global steps: adapter/base weights, AdamW moments and steps, heads
@@ -35,6 +35,9 @@
 #include <stdio.h>
 #include "agent/eval.h"
 #include "core/core.h"
+#include "pipe/report.h"
+#include "pipe/run_config.h"
+#include "pipe/stage.h"
 
 int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_data(m2_stage_ctx *ctx, m2_err *err);

@@ -319,6 +319,7 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
 
 const m2_env_class m2_alfworld_class = {
     .name = "alfworld",
+    .score_max = 1,
     .create = create,
     .destroy = destroy,
     .num_task_families = num_task_families,

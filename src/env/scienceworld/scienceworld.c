@@ -289,6 +289,7 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
 
 const m2_env_class m2_scienceworld_class = {
     .name = "scienceworld",
+    .score_max = 100,
     .create = create,
     .destroy = destroy,
     .num_task_families = num_task_families,

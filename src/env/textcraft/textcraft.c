@@ -397,6 +397,7 @@ const char *m2_textcraft_command(const m2_env *env, int i) {
 
 const m2_env_class m2_textcraft_class = {
     .name = "textcraft",
+    .score_max = 1,
     .create = create,
     .destroy = destroy,
     .num_task_families = num_task_families,

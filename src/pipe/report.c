@@ -1,4 +1,4 @@
-#include "core/report.h"
+#include "pipe/report.h"
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 #include "core/chart.h"
 #include "core/fsutil.h"
 #include "core/jsonl.h"
+#include "env/env.h"
 
 typedef struct agg { m2_result_row *rows; int n, cap; const char *method; int oom; } agg;
 
@@ -43,15 +44,10 @@ static int add_episode(void *ctx, const cJSON *o, long line_no) {
     }
     r->episodes++;
     r->success += num_or_sum(succ) > 0 ? 1 : 0;
-    r->score += m2_eval_table_score(env->valuestring, num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "score")));
+    r->score += m2_env_unit_score(env->valuestring, num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "score")));
     r->steps += num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "steps"));
     r->tokens += num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "tokens"));
     return 0;
-}
-
-double m2_eval_table_score(const char *env, double score) {
-    if (env && !strcmp(env, "scienceworld")) return score > 0 ? score / 100.0 : 0.0;
-    return score;
 }
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

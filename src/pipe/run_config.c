@@ -1,4 +1,4 @@
-#include "core/run_config.h"
+#include "pipe/run_config.h"
 #include <stddef.h>
 #include <string.h>
 

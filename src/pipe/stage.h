@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include "core/ckpt.h"
 #include "core/run.h"
-#include "core/run_config.h"
+#include "pipe/run_config.h"
 
 typedef struct m2_stage_ctx {
     const m2_run_config *cfg;

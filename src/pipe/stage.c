@@ -1,4 +1,4 @@
-#include "core/stage.h"
+#include "pipe/stage.h"
 #include <dirent.h>
 #include <inttypes.h>
 #include <sys/stat.h>

@@ -5,19 +5,13 @@
 #ifndef M2_REPORT_H
 #define M2_REPORT_H
 #include "core/err.h"
-#include "core/stage.h"
+#include "pipe/stage.h"
 
 typedef struct m2_result_row {
     char method[64], env[64], split[32];
     long episodes;
     double success, score, steps, tokens;   /* means over episodes */
 } m2_result_row;
-
-/* The score an episode contributes to a results table (DESIGN.md §7), from the environment's own
- * end score as the episode record keeps it: ScienceWorld scores 0..100 with -100 after a failure;
- * the table counts a failure as 0 and divides by 100 (as the released code does), so every
- * environment's score column is on 0..1. Other environments' scores are used as they are. */
-double m2_eval_table_score(const char *env, double score);
 
 /* Rows of one run folder (method from its config.yaml, or `method` when non-NULL). *rows is
  * malloc'd. A run without eval files gives 0 rows. */
