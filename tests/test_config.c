@@ -37,7 +37,7 @@ static void defaults_match_reference(void **state) {
     m2_run_config c;
     m2_err err = {0};
     assert_int_equal(m2_cfg_defaults(S(), &c, &err), 0);
-    assert_string_equal(c.method, "multi2");
+    assert_int_equal(c.method, M2_METHOD_MULTI2);
     assert_true(c.sys2_offline_actor_lr == 1e-4);
     assert_true(c.sys2_offline_critic_lr == 1e-5);
     assert_true(c.sys2_offline_beta == 10);
@@ -74,11 +74,11 @@ static void yaml_nested_dotted_and_overrides(void **state) {
     assert_non_null(strstr(err.msg, "key=value"));
     char *over2[] = {"sys2.offline.beta=3", "run.seed=9", "lora.sys2.targets=q,k"};
     assert_int_equal(m2_run_config_load(&c, path, 3, over2, &err), 0);
-    assert_string_equal(c.method, "no_kl");
+    assert_int_equal(c.method, M2_METHOD_NO_KL);
     assert_int_equal(c.run_seed, 9);
     assert_string_equal(c.run_name, "exp1");
     assert_true(c.sys2_offline_beta == 3.0);
-    assert_string_equal(c.sys2_offline_anchor, "relu-weight");
+    assert_int_equal(c.sys2_offline_anchor, M2_OFFLINE_ANCHOR_RELU_WEIGHT);
     assert_true(c.sys2_online_eta == 0.5);
     assert_string_equal(c.lora_sys1_targets, "q,v,gate");
     assert_string_equal(c.lora_sys2_targets, "q,k");
@@ -172,7 +172,7 @@ static void base_include_and_cycles(void **state) {
     assert_int_equal(m2_run_config_load(&c, p2, 0, NULL, &err), 0);
     assert_int_equal(c.run_seed, 5);
     assert_true(c.sys2_offline_beta == 6);
-    assert_string_equal(c.method, "flat");
+    assert_int_equal(c.method, M2_METHOD_FLAT);
     assert_string_equal(c.run_name, "child");   /* default run name: the config file's name */
     const char *st[16];
     int n = m2_run_stage_plan(&c, st, 16);
@@ -261,7 +261,7 @@ static void shipped_configs_load(void **state) {
         m2_run_config c;
         m2_err err = {0};
         if (m2_run_config_load(&c, path, 0, NULL, &err) != 0) fail_msg("%s", err.msg);
-        if (i >= 2) assert_string_equal(c.method, names[i]);
+        if (i >= 2) assert_string_equal(m2_method_names[c.method], names[i]);
     }
 }
 
@@ -280,6 +280,108 @@ static void docs_list_every_key(void **st) {
     free(doc);
 }
 
+
+/* Stage reuse compares exactly the keys each stage declares (pipe/plan.c). */
+static int reusable_with(const char *assignment, const char **st) {
+    m2_run_config *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    m2_err err = {0};
+    char *over[] = {(char *)assignment};
+    if (m2_run_config_load(a, NULL, 0, NULL, &err) || m2_run_config_load(b, NULL, 1, over, &err)) fail_msg("%s", err.msg);
+    int n = m2_run_reusable_prefix(a, b, st, 16, NULL, 0);
+    free(a);
+    free(b);
+    return n;
+}
+
+static void reuse_follows_declared_reads(void **state) {
+    const char *st[16];
+    /* the bug this table fixed: sys2_offline samples anchor actions with eval.max_new_tokens and
+     * sys2_online rolls out with it, so only the stages before sys2_offline may be shared */
+    assert_int_equal(reusable_with("eval.max_new_tokens=7", st), 4);
+    assert_string_equal(st[3], "sys2_warmup");
+    /* the expert data (and the base pre-trained on it) are rolled out with eval.step_limit */
+    assert_int_equal(reusable_with("eval.step_limit=9", st), 0);
+    /* keys only the evaluation reads */
+    assert_int_equal(reusable_with("eval.episodes=3", st), 6);
+    assert_int_equal(reusable_with("eval.temperature=0.5", st), 6);
+    /* the online stage also reads the offline expectile */
+    assert_int_equal(reusable_with("sys2.offline.expectile=0.7", st), 4);
+    assert_int_equal(reusable_with("sys2.online.eta=0.5", st), 5);
+    assert_int_equal(reusable_with("sys2.warmup.lr=0.5", st), 3);
+    assert_int_equal(reusable_with("heads.hidden=8", st), 4);
+    /* bits depend on the thread count; folder and logging keys steer only */
+    assert_int_equal(reusable_with("run.threads=3", st), 0);   /* the tiny base is pre-trained first */
+    assert_int_equal(reusable_with("model.base=x.gguf", st), 0);
+    assert_int_equal(reusable_with("run.log_every=3", st), 8);
+    assert_int_equal(reusable_with("model.recompute=true", st), 8);
+}
+
+/* Every key is either declared by a stage or steers only, and for every key a config differing in it
+ * alone shares exactly the stages before the first one of the plan that reads it. */
+static void every_key_has_a_reader(void **state) {
+    const m2_cfg_schema *s = m2_run_config_schema();
+    m2_run_config *base = malloc(sizeof *base), *c = malloc(sizeof *c);
+    m2_err err = {0};
+    if (m2_run_config_load(base, NULL, 0, NULL, &err)) fail_msg("%s", err.msg);
+    const char *plan[16], *st[16];
+    int n = m2_run_stage_plan(base, plan, 16);
+    for (int i = 0; i < s->n_fields; i++) {
+        const m2_cfg_field *f = &s->fields[i];
+        if (!strcmp(f->key, "method")) continue;
+        int readers = 0;
+        for (int k = 0; k < M2_N_STAGES; k++) readers += m2_stage_reads_key((m2_stage_id)k, f->key);
+        if (!readers && !m2_key_steers_only(f->key)) fail_msg("%s: read by no stage of pipe/plan.c", f->key);
+        /* a different valid value */
+        char val[M2_CFG_STR_MAX + 64], asg[M2_CFG_STR_MAX + 128];
+        m2_cfg_format_value(f, base, val, sizeof val);
+        switch (f->type) {
+        case M2_CFG_INT: snprintf(asg, sizeof asg, "%s=%lld", f->key, (long long)(atoll(val) == f->min ? f->min + 1 : f->min)); break;
+        case M2_CFG_FLOAT: snprintf(asg, sizeof asg, "%s=%.17g", f->key, atof(val) == f->min ? (f->min + (f->max < 1e300 ? f->max : f->min + 2)) / 2 : f->min); break;
+        case M2_CFG_BOOL: snprintf(asg, sizeof asg, "%s=%s", f->key, strcmp(val, "true") ? "true" : "false"); break;
+        case M2_CFG_ENUM: {
+            char first[64];
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(f->choices, "|"), f->choices);
+            const char *second = strchr(f->choices, '|') + 1;
+            snprintf(asg, sizeof asg, "%s=%.*s", f->key, strcmp(val, first) ? (int)strlen(first) : (int)strcspn(second, "|"),
+                     strcmp(val, first) ? first : second);
+            break;
+        }
+        default: continue;   /* strings and lists: names, paths, stage lists */
+        }
+        char *over[] = {asg};
+        if (m2_run_config_load(c, NULL, 1, over, &err)) continue;   /* a cross-key check refused it */
+        int expect = 0;
+        while (expect < n && !m2_stage_reads_key((m2_stage_id)m2_stage_find(plan[expect]), f->key)) expect++;
+        if (m2_key_steers_only(f->key)) expect = n;
+        int got = m2_run_reusable_prefix(base, c, st, 16, NULL, 0);
+        if (got != expect) fail_msg("%s: %d stages reusable, expected %d", asg, got, expect);
+    }
+    free(base);
+    free(c);
+}
+
+/* ENUM keys are C enum values in list order; saved configs still say their names */
+static void enum_keys_are_enums(void **state) {
+    m2_run_config c;
+    m2_err err = {0};
+    char *over[] = {"method=role_swap", "model.dtype=q8_0", "sys2.online.logprob=mean", "run.progress=off"};
+    assert_int_equal(m2_run_config_load(&c, NULL, 4, over, &err), 0);
+    assert_int_equal(c.method, M2_METHOD_ROLE_SWAP);
+    assert_int_equal(c.model_dtype, M2_BASE_DTYPE_Q8_0);
+    assert_int_equal(c.sys2_online_logprob, M2_LOGPROB_MEAN);
+    assert_int_equal(c.run_progress, M2_RUN_PROGRESS_OFF);
+    assert_string_equal(m2_method_names[M2_METHOD_NO_KL], "no_kl");
+    char *y = m2_cfg_to_yaml(m2_run_config_schema(), &c);
+    assert_non_null(strstr(y, "method: role_swap"));
+    assert_non_null(strstr(y, "dtype: q8_0"));
+    free(y);
+    assert_true(m2_method_of(&c)->role_swap);
+    char *bad[] = {"env.name=minecraft"};
+    assert_int_equal(m2_run_config_load(&c, NULL, 1, bad, &err), -1);
+    assert_non_null(strstr(err.msg, "env.name"));
+    assert_non_null(strstr(err.msg, "scienceworld"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_match_reference),
@@ -291,6 +393,9 @@ int main(void) {
         cmocka_unit_test(schema_print_and_strings),
         cmocka_unit_test(shipped_configs_load),
         cmocka_unit_test(docs_list_every_key),
+        cmocka_unit_test(reuse_follows_declared_reads),
+        cmocka_unit_test(every_key_has_a_reader),
+        cmocka_unit_test(enum_keys_are_enums),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -81,8 +81,8 @@ static int walk2(m2_stage_ctx *ctx, m2_err *err) { return walk_stage(ctx, err, 1
 
 /* The fake plan uses the real stage names, mapped to the walks. */
 static const m2_stage table[] = {
-    {"data", walk1, "walk one"},
-    {"sys2_offline", walk2, "walk two"},
+    {.name = "data", .fn = walk1, .help = "walk one"},
+    {.name = "sys2_offline", .fn = walk2, .help = "walk two"},
 };
 
 static void load_cfg(m2_run_config *cfg, const char *name) {

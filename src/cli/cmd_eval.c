@@ -56,7 +56,7 @@ static int eval_run(const env_opts *o) {
             cJSON_AddStringToObject(root, "env", cfg->env_name);
             cJSON_AddStringToObject(root, "split", split);
             cJSON_AddStringToObject(root, "run", o->run);
-            cJSON_AddStringToObject(root, "method", cfg->method);
+            cJSON_AddStringToObject(root, "method", m2_method_names[cfg->method]);
             cJSON_AddNumberToObject(root, "episodes", c->n);
             cJSON_AddNumberToObject(root, "success", c->success / n);
             cJSON_AddNumberToObject(root, "mean_score", c->score / n);
@@ -73,7 +73,7 @@ static int eval_run(const env_opts *o) {
             cJSON_Delete(root);
         } else {
             printf("%s %s %s (%s): success %.4f, mean score %.4f, mean steps %.2f, tokens/episode %.0f, invalid rate %.3f over %d episodes\n",
-                   cfg->env_name, split, o->run, cfg->method, c->success / n, c->score / n, c->steps / n, tok,
+                   cfg->env_name, split, o->run, m2_method_names[cfg->method], c->success / n, c->score / n, c->steps / n, tok,
                    c->invalid / steps, c->n);
         }
     }

@@ -56,7 +56,7 @@ static void memory_plan(const m2_run_config *c, m2_memplan *m) {
     double C = mc.dim, L = mc.n_layers, F = mc.ffn_dim;
     double QD = (double)mc.n_heads * mc.head_dim, KD = (double)mc.n_kv_heads * mc.head_dim;
     m2_dtype dt = M2_DT_F32;
-    m2_dtype_parse(c->model_dtype, &dt);
+    m2_dtype_parse(m2_base_dtype_names[c->model_dtype], &dt);
     char row[96];
     snprintf(row, sizeof row, "base weights (%s, %.2fM params)", m2_dtype_name(dt), m2_config_n_params(&mc) / 1e6);
     m2_memplan_add(m, row, (double)m2_dtype_bytes(dt, (size_t)m2_config_n_params(&mc)));
@@ -96,7 +96,7 @@ static void memory_plan(const m2_run_config *c, m2_memplan *m) {
 static void print_plan(const m2_run_config *cfg, const char *run_dir, FILE *f) {
     const char *plan[16];
     int n = m2_run_stage_plan(cfg, plan, 16);
-    fprintf(f, "run folder: %s\nmethod: %s   env: %s   seed: %lld\nstages:", run_dir, cfg->method, cfg->env_name,
+    fprintf(f, "run folder: %s\nmethod: %s   env: %s   seed: %lld\nstages:", run_dir, m2_method_names[cfg->method], cfg->env_name,
             (long long)cfg->run_seed);
     for (int i = 0; i < n; i++) {
         int have = 0;

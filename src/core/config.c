@@ -65,18 +65,32 @@ static int utf8_valid(const char *str) {
     return 1;
 }
 
-/* Is `item` one of the '|'-separated `choices`? */
-static int choice_ok(const char *choices, const char *item) {
+/* The position of `item` among the '|'-separated `choices`, or -1. */
+static int choice_index(const char *choices, const char *item) {
     size_t il = strlen(item);
     const char *p = choices;
-    while (*p) {
+    for (int i = 0; *p; i++) {
         const char *e = strchr(p, '|');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == il && !memcmp(p, item, n)) return 1;
+        if (n == il && !memcmp(p, item, n)) return i;
         if (!e) break;
         p = e + 1;
     }
-    return 0;
+    return -1;
+}
+static int choice_ok(const char *choices, const char *item) { return choice_index(choices, item) >= 0; }
+
+/* Choice i of `choices` copied into buf ("" past the end); returns buf. */
+static const char *choice_at(const char *choices, int i, char *buf, size_t cap) {
+    const char *p = choices;
+    buf[0] = 0;
+    for (int k = 0; p && *p; k++) {
+        const char *e = strchr(p, '|');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (k == i) { snprintf(buf, cap, "%.*s", (int)n, p); break; }
+        p = e ? e + 1 : NULL;
+    }
+    return buf;
 }
 
 static size_t edit_distance(const char *a, const char *b) {
@@ -258,8 +272,20 @@ static int set_field(const m2_cfg_field *f, void *cfg, const char *raw, const ch
         *(int *)field_ptr(f, cfg) = b;
         return 0;
     }
-    case M2_CFG_STR:
     case M2_CFG_ENUM: {
+        unquote(v);
+        int k = choice_index(f->choices, v);
+        if (k < 0) {
+            char sug[128];
+            if (suggest_choice(f->choices, v, sug, sizeof sug))
+                return m2_errorf(err, M2_ECONFIG, "%s: %s: '%s' is not one of %s (did you mean '%s'?)", source,
+                                 f->key, v, f->choices, sug);
+            return m2_errorf(err, M2_ECONFIG, "%s: %s: '%s' is not one of %s", source, f->key, v, f->choices);
+        }
+        *(int *)field_ptr(f, cfg) = k;
+        return 0;
+    }
+    case M2_CFG_STR: {
         /* Strings keep inner white space; only the command line form may carry quotes. */
         unquote(v);
         if (strlen(v) >= M2_CFG_STR_MAX)
@@ -267,13 +293,6 @@ static int set_field(const m2_cfg_field *f, void *cfg, const char *raw, const ch
                              strlen(v), M2_CFG_STR_MAX - 1);
         if (!utf8_valid(v))
             return m2_errorf(err, M2_ECONFIG, "%s: %s: value is not valid UTF-8", source, f->key);
-        if (f->type == M2_CFG_ENUM && !choice_ok(f->choices, v)) {
-            char sug[128];
-            if (suggest_choice(f->choices, v, sug, sizeof sug))
-                return m2_errorf(err, M2_ECONFIG, "%s: %s: '%s' is not one of %s (did you mean '%s'?)", source,
-                                 f->key, v, f->choices, sug);
-            return m2_errorf(err, M2_ECONFIG, "%s: %s: '%s' is not one of %s", source, f->key, v, f->choices);
-        }
         char *dst = field_ptr(f, cfg);
         memset(dst, 0, M2_CFG_STR_MAX);
         memcpy(dst, v, strlen(v));
@@ -609,6 +628,7 @@ const char *m2_cfg_format_value(const m2_cfg_field *f, const void *cfg, char *bu
     case M2_CFG_INT: snprintf(buf, cap, "%" PRId64, *(const int64_t *)p); break;
     case M2_CFG_FLOAT: format_double(*(const double *)p, buf, cap); break;
     case M2_CFG_BOOL: snprintf(buf, cap, "%s", *(const int *)p ? "true" : "false"); break;
+    case M2_CFG_ENUM: choice_at(f->choices, *(const int *)p, buf, cap); break;
     default: snprintf(buf, cap, "%s", (const char *)p); break;
     }
     return buf;

@@ -16,14 +16,15 @@
 #include <stdio.h>
 #include "core/err.h"
 
-#define M2_CFG_STR_MAX 512   /* storage of STR, ENUM and LIST fields, NUL included */
+#define M2_CFG_STR_MAX 512   /* storage of STR and LIST fields, NUL included */
 
 typedef enum m2_cfg_type {
     M2_CFG_INT,     /* int64_t */
     M2_CFG_FLOAT,   /* double */
     M2_CFG_BOOL,    /* int, 0 or 1; YAML true/false/yes/no/on/off/1/0 */
     M2_CFG_STR,     /* char[M2_CFG_STR_MAX] */
-    M2_CFG_ENUM,    /* char[M2_CFG_STR_MAX], one of `choices` ("a|b|c") */
+    M2_CFG_ENUM,    /* int: the index of the value among `choices` ("a|b|c"), so a caller's C enum
+                       listed in the same order compares values instead of strings */
     M2_CFG_LIST     /* char[M2_CFG_STR_MAX], comma-joined items; YAML sequence or "a,b";
                        each item one of `choices` when choices is set */
 } m2_cfg_type;

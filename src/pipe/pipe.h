@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include "agent/eval.h"
 #include "core/core.h"
+#include "pipe/plan.h"
 #include "pipe/report.h"
 #include "pipe/run_config.h"
 #include "pipe/stage.h"
@@ -47,9 +48,6 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err);
 
-/* The full stage table (every stage of M2_STAGE_NAMES, in plan order). */
-extern const m2_stage m2_pipe_stages[];
-extern const int m2_pipe_n_stages;
 
 /* Evaluates the trained policy of a run folder (its config.yaml and artifacts) on `split` of its
  * environment: episodes 0..n-1 (n <= 0: eval.episodes), greedy, one record per episode to jsonl (may

@@ -63,7 +63,7 @@ int m2_report_collect(const char *run_dir, const char *method, m2_result_row **r
         snprintf(p, sizeof p, "%s/config.yaml", run_dir);
         if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
         if (m2_run_config_load(cfg, p, 0, NULL, err) != 0) { free(cfg); return -1; }
-        snprintf(m, sizeof m, "%.63s", cfg->method);
+        snprintf(m, sizeof m, "%.63s", m2_method_names[cfg->method]);
         free(cfg);
     }
     char dir[1300];
@@ -182,7 +182,7 @@ int m2_report_runs(const char *const *run_dirs, int n_runs, const char *out_dir,
 int m2_stage_report(m2_stage_ctx *ctx, m2_err *err) {
     m2_result_row *rows;
     int n;
-    if (m2_report_collect(ctx->run->dir, ctx->cfg->method, &rows, &n, err) != 0) return -1;
+    if (m2_report_collect(ctx->run->dir, m2_method_names[ctx->cfg->method], &rows, &n, err) != 0) return -1;
     int rc = m2_report_write(rows, n, ctx->run->dir, NULL, err);
     if (rc == 0 && ctx->out) {
         fprintf(ctx->out, "%-14s %-14s %-6s %8s %9s %8s\n", "method", "env", "split", "episodes", "success%", "score");

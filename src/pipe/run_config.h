@@ -3,7 +3,8 @@
  * configs (reference/algorithms.md §2.6) and DESIGN.md §6; the YAML files under configs/ override them.
  *
  * Row: X(TYPE, c_field, "dotted.key", "default", min, max, choices, "help")
- *   TYPE is INT (int64_t), FLOAT (double), BOOL (int), STR/ENUM/LIST (char[M2_CFG_STR_MAX]);
+ *   TYPE is INT (int64_t), FLOAT (double), BOOL (int), ENUM (int: the index of the choice), STR/LIST
+ *   (char[M2_CFG_STR_MAX]);
  *   min > max means unbounded. */
 #ifndef M2_RUN_CONFIG_H
 #define M2_RUN_CONFIG_H
@@ -11,8 +12,44 @@
 
 #define M2_INF 1e308               /* "no upper bound" inside a range */
 #define M2_LORA_TARGETS "q|k|v|o|gate|up|down"
-#define M2_STAGE_NAMES "pretrain|data|sys1_sft|sys2_warmup|sys2_offline|sys2_online|eval|report"
-#define M2_METHOD_NAMES "multi2|flat|shared_adapter|sft_only|offline_only|rl_only|role_swap|no_anchor|no_kl"
+
+/* Enum keys. Each is ONE X list X(ID, "name"): the C enum (M2_<KIND>_<ID>, in list order), the
+ * config choices ("a|b|c") and the names array come from it, so code compares enum values, never
+ * strings. ENUM fields of m2_run_config hold the value's index (core/config.h). */
+#define M2_METHOD_LIST(X) \
+  X(MULTI2, "multi2") X(FLAT, "flat") X(SHARED_ADAPTER, "shared_adapter") X(SFT_ONLY, "sft_only") \
+  X(OFFLINE_ONLY, "offline_only") X(RL_ONLY, "rl_only") X(ROLE_SWAP, "role_swap") X(NO_ANCHOR, "no_anchor") \
+  X(NO_KL, "no_kl")
+/* The stages in plan order (pipe/plan.c holds the one stage table: function, help, keys read). */
+#define M2_STAGE_LIST(X) \
+  X(PRETRAIN, "pretrain") X(DATA, "data") X(SYS1_SFT, "sys1_sft") X(SYS2_WARMUP, "sys2_warmup") \
+  X(SYS2_OFFLINE, "sys2_offline") X(SYS2_ONLINE, "sys2_online") X(EVAL, "eval") X(REPORT, "report")
+#define M2_RUN_PROGRESS_LIST(X) X(AUTO, "auto") X(ON, "on") X(OFF, "off")
+#define M2_BASE_DTYPE_LIST(X) X(F32, "f32") X(BF16, "bf16") X(F16, "f16") X(Q8_0, "q8_0")
+#define M2_OFFLINE_ANCHOR_LIST(X) X(SAMPLED, "sampled") X(RELU_WEIGHT, "relu-weight")
+#define M2_LOGPROB_LIST(X) X(MEAN, "mean") X(SUM, "sum")
+
+#define M2_ENUM_CHOICE_(id, name) "|" name
+/* "a|b|c" from a list: the joined "|a|b|c" without its first character (an address constant). */
+#define M2_CHOICES(LIST) (LIST(M2_ENUM_CHOICE_) + 1)
+#define M2_METHOD_ID_(id, name) M2_METHOD_##id,
+#define M2_STAGE_ID_(id, name) M2_STAGE_##id,
+#define M2_RUN_PROGRESS_ID_(id, name) M2_RUN_PROGRESS_##id,
+#define M2_BASE_DTYPE_ID_(id, name) M2_BASE_DTYPE_##id,
+#define M2_OFFLINE_ANCHOR_ID_(id, name) M2_OFFLINE_ANCHOR_##id,
+#define M2_LOGPROB_ID_(id, name) M2_LOGPROB_##id,
+typedef enum m2_method { M2_METHOD_LIST(M2_METHOD_ID_) M2_N_METHODS } m2_method;
+typedef enum m2_stage_id { M2_STAGE_LIST(M2_STAGE_ID_) M2_N_STAGES } m2_stage_id;
+typedef enum m2_run_progress { M2_RUN_PROGRESS_LIST(M2_RUN_PROGRESS_ID_) M2_N_RUN_PROGRESS } m2_run_progress;
+typedef enum m2_base_dtype { M2_BASE_DTYPE_LIST(M2_BASE_DTYPE_ID_) M2_N_BASE_DTYPES } m2_base_dtype;
+typedef enum m2_offline_anchor { M2_OFFLINE_ANCHOR_LIST(M2_OFFLINE_ANCHOR_ID_) M2_N_OFFLINE_ANCHORS } m2_offline_anchor;
+typedef enum m2_logprob_reduce { M2_LOGPROB_LIST(M2_LOGPROB_ID_) M2_N_LOGPROBS } m2_logprob_reduce;
+/* Names by value (pipe/run_config.c). */
+extern const char *const m2_method_names[M2_N_METHODS];
+extern const char *const m2_stage_names[M2_N_STAGES];
+extern const char *const m2_run_progress_names[M2_N_RUN_PROGRESS];
+extern const char *const m2_base_dtype_names[M2_N_BASE_DTYPES];
+extern const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS];
 
 #define M2_LORA_KEYS(X, role, ROLE_HELP) \
   X(INT,   lora_##role##_rank,    "lora." #role ".rank",    "16",   1, 4096, NULL, "LoRA rank of the " ROLE_HELP " adapter") \
@@ -21,23 +58,23 @@
   X(LIST,  lora_##role##_targets, "lora." #role ".targets", "[v]",  1, 0, M2_LORA_TARGETS, "projections the adapter wraps (released code: v only)")
 
 #define M2_RUN_CONFIG_KEYS(X) \
-  X(ENUM,  method,              "method",            "multi2", 1, 0, M2_METHOD_NAMES, "method or baseline/ablation to train") \
+  X(ENUM,  method,              "method",            "multi2", 1, 0, M2_CHOICES(M2_METHOD_LIST), "method or baseline/ablation to train") \
   /* run */ \
   X(STR,   run_name,            "run.name",          "",     1, 0, NULL, "run folder name under run.out_dir (empty: the config file's name)") \
   X(STR,   run_out_dir,         "run.out_dir",       "runs", 1, 0, NULL, "parent folder of run folders") \
   X(INT,   run_seed,            "run.seed",          "22",   0, M2_INF, NULL, "master seed; every RNG stream derives from it") \
   X(INT,   run_threads,         "run.threads",       "0",    0, 4096, NULL, "worker threads (0: all online CPUs)") \
-  X(LIST,  run_stages,          "run.stages",        "[]",   1, 0, M2_STAGE_NAMES, "stages to run, in order (empty: the method's plan)") \
+  X(LIST,  run_stages,          "run.stages",        "[]",   1, 0, M2_CHOICES(M2_STAGE_LIST), "stages to run, in order (empty: the method's plan)") \
   X(INT,   run_ckpt_every,      "run.ckpt_every",    "200",  0, M2_INF, NULL, "checkpoint every N optimiser steps (0: only at stage ends)") \
   X(INT,   run_keep_last,       "run.keep_last",     "3",    1, 100000, NULL, "checkpoints kept (older ones are pruned)") \
   X(INT,   run_log_every,       "run.log_every",     "10",   1, M2_INF, NULL, "metrics/summary line every N steps") \
   X(BOOL,  run_tensorboard,     "run.tensorboard",   "true", 1, 0, NULL, "also write a TensorBoard event file") \
-  X(ENUM,  run_progress,        "run.progress",      "auto", 1, 0, "auto|on|off", "progress bars (auto: only on a terminal; plain lines otherwise)") \
+  X(ENUM,  run_progress,        "run.progress",      "auto", 1, 0, M2_CHOICES(M2_RUN_PROGRESS_LIST), "progress bars (auto: only on a terminal; plain lines otherwise)") \
   X(BOOL,  run_plots,           "run.plots",         "true", 1, 0, NULL, "write learning curves and the results chart (SVG, PNG)") \
   X(STR,   run_reuse_from,      "run.reuse_from",    "",     1, 0, NULL, "finished run folder whose first stages this run reuses (artifacts linked, not recomputed)") \
-  X(LIST,  run_reuse_stages,    "run.reuse_stages",  "[]",   1, 0, M2_STAGE_NAMES, "stages taken from run.reuse_from: a prefix of both plans, checked to be identical") \
+  X(LIST,  run_reuse_stages,    "run.reuse_stages",  "[]",   1, 0, M2_CHOICES(M2_STAGE_LIST), "stages taken from run.reuse_from: a prefix of both plans, checked to be identical") \
   /* env */ \
-  X(ENUM,  env_name,            "env.name",          "textcraft", 1, 0, "textcraft|alfworld|scienceworld", "environment") \
+  X(STR,   env_name,            "env.name",          "textcraft", 1, 0, NULL, "environment: a name in env/'s registry (textcraft, alfworld, scienceworld)") \
   X(STR,   env_data,            "env.data",          "",     1, 0, NULL, "environment data folder (empty: the embedded default)") \
   X(STR,   env_task,            "env.task",          "",     1, 0, NULL, "task family (empty: every task of the split)") \
   /* data */ \
@@ -51,7 +88,7 @@
   /* model */ \
   X(STR,   model_base,          "model.base",        "tiny", 1, 0, NULL, "\"tiny\" (pre-train the tiny model) or a GGUF file / HF safetensors folder") \
   X(STR,   model_tokenizer,     "model.tokenizer",   "",     1, 0, NULL, "tokenizer file (empty: from the model; tiny: BPE trained on expert text)") \
-  X(ENUM,  model_dtype,         "model.dtype",       "f32",  1, 0, "f32|bf16|f16|q8_0", "storage of the frozen base weights (compute is f32)") \
+  X(ENUM,  model_dtype,         "model.dtype",       "f32",  1, 0, M2_CHOICES(M2_BASE_DTYPE_LIST), "storage of the frozen base weights (compute is f32)") \
   X(INT,   model_max_seq_len,   "model.max_seq_len", "2048", 16, M2_INF, NULL, "context length") \
   X(INT,   model_logit_chunk,   "model.logit_chunk", "0",    0, 16777216, NULL, "training: logits computed this many rows at a time, never stored whole (0: stored; > 0 saves 2 x tokens x vocab floats, one more output GEMM per log-prob pass)") \
   X(BOOL,  model_recompute,     "model.recompute",   "false", 1, 0, NULL, "training: keep only the residual stream and recompute each layer's activations in the backward (about 1/layers of the activation memory, ~1/3 more compute, the same gradients)") \
@@ -101,10 +138,10 @@
   X(FLOAT, sys2_offline_beta,      "sys2.offline.beta",      "10",   0, 1000, NULL, "advantage temperature beta in exp(beta A)") \
   X(FLOAT, sys2_offline_w_max,     "sys2.offline.w_max",     "20",   0, M2_INF, NULL, "clip of the exp(beta A) weight") \
   X(FLOAT, sys2_offline_lambda,    "sys2.offline.lambda",    "7",    0, M2_INF, NULL, "policy-anchor weight lambda (0: vanilla IQL/AWR)") \
-  X(ENUM,  sys2_offline_anchor,    "sys2.offline.anchor",    "sampled", 1, 0, "sampled|relu-weight", "anchor term: on actions sampled from pi, or lambda*relu(A) added to the dataset weight (released code)") \
+  X(ENUM,  sys2_offline_anchor,    "sys2.offline.anchor",    "sampled", 1, 0, M2_CHOICES(M2_OFFLINE_ANCHOR_LIST), "anchor term: on actions sampled from pi, or lambda*relu(A) added to the dataset weight (released code)") \
   X(INT,   sys2_offline_anchor_samples, "sys2.offline.anchor_samples", "1", 1, 64, NULL, "actions sampled per state for the anchor term") \
   X(INT,   sys2_offline_anchor_states, "sys2.offline.anchor_states", "0", 0, M2_INF, NULL, "states per batch that get sampled anchor actions (0: every state)") \
-  X(ENUM,  sys2_offline_logprob,   "sys2.offline.logprob",   "mean", 1, 0, "mean|sum", "action log-prob: mean or sum of its token log-probs") \
+  X(ENUM,  sys2_offline_logprob,   "sys2.offline.logprob",   "mean", 1, 0, M2_CHOICES(M2_LOGPROB_LIST), "action log-prob: mean or sum of its token log-probs") \
   X(BOOL,  sys2_offline_head_grad_to_adapter, "sys2.offline.head_grad_to_adapter", "false", 1, 0, NULL, "let critic-head gradients reach the System 2 LoRA") \
   X(BOOL,  sys2_offline_normalize_weights, "sys2.offline.normalize_weights", "true", 1, 0, NULL, "divide actor weights by their batch mean") \
   X(INT,   sys2_offline_epochs,    "sys2.offline.epochs",    "400",  0, M2_INF, NULL, "epochs over the low-level data") \
@@ -119,7 +156,7 @@
   X(FLOAT, sys2_online_alpha,      "sys2.online.alpha",      "1.0",  1e-9, M2_INF, NULL, "AWAC temperature alpha in exp(A/alpha)") \
   X(FLOAT, sys2_online_eta,        "sys2.online.eta",        "0.02", 0, M2_INF, NULL, "weight eta of KL(pi_on || pi_off) (0: vanilla AWAC)") \
   X(FLOAT, sys2_online_w_max,      "sys2.online.w_max",      "20",   0, M2_INF, NULL, "clip of the normalised AWAC weight") \
-  X(ENUM,  sys2_online_logprob,    "sys2.online.logprob",    "sum",  1, 0, "mean|sum", "action log-prob: mean or sum of its token log-probs (released online code: sum)") \
+  X(ENUM,  sys2_online_logprob,    "sys2.online.logprob",    "sum",  1, 0, M2_CHOICES(M2_LOGPROB_LIST), "action log-prob: mean or sum of its token log-probs (released online code: sum)") \
   X(INT,   sys2_online_epochs,     "sys2.online.epochs",     "190",  0, M2_INF, NULL, "collect/update epochs") \
   X(INT,   sys2_online_episodes_per_epoch, "sys2.online.episodes_per_epoch", "10", 1, M2_INF, NULL, "environment episodes collected per epoch") \
   X(INT,   sys2_online_updates_per_epoch,  "sys2.online.updates_per_epoch",  "50", 0, M2_INF, NULL, "gradient updates per epoch") \
@@ -143,7 +180,7 @@
 #define M2_CFG_CTYPE_FLOAT(n) double n;
 #define M2_CFG_CTYPE_BOOL(n) int n;
 #define M2_CFG_CTYPE_STR(n) char n[M2_CFG_STR_MAX];
-#define M2_CFG_CTYPE_ENUM(n) char n[M2_CFG_STR_MAX];
+#define M2_CFG_CTYPE_ENUM(n) int n;   /* index into the key's choices: an M2_<KIND>_* value */
 #define M2_CFG_CTYPE_LIST(n) char n[M2_CFG_STR_MAX];
 #define M2_CFG_DECLARE(T, name, key, def, lo, hi, choices, help) M2_CFG_CTYPE_##T(name)
 
@@ -158,23 +195,5 @@ const m2_cfg_schema *m2_run_config_schema(void);
 int m2_run_config_load(m2_run_config *cfg, const char *path, int n_overrides, char *const *overrides, m2_err *err);
 /* Checks between keys (e.g. heads divisible by kv_heads); errors name the keys. */
 int m2_run_config_check(const m2_run_config *cfg, m2_err *err);
-
-/* The plan's stages cfg may take from the finished run src (config src_cfg, stages.json "ends"
- * already checked by the caller): the longest common prefix of both plans whose stages do not
- * depend on how the two configs differ. A stage depends on its method's role in it (e.g. the
- * shared adapter, the anchor weight of no_anchor, the KL of no_kl) and on every config key read by
- * it or by an earlier stage. Writes the names into stages (static strings); returns the count.
- * With why != NULL, the reason the next stage cannot be reused (or "") goes there. */
-int m2_run_reusable_prefix(const m2_run_config *src_cfg, const m2_run_config *cfg, const char **stages, int cap,
-                           char *why, size_t why_cap);
-
-/* The anchor weight lambda and the KL weight eta a method trains with: the config's values, except
- * that no_anchor trains with lambda = 0 and no_kl with eta = 0 whatever the keys say. */
-double m2_run_offline_lambda(const m2_run_config *cfg);
-double m2_run_online_eta(const m2_run_config *cfg);
-
-/* The stages a run executes, in order: run.stages if set, else the method's plan (pretrain only
- * when model.base is "tiny"). Writes up to cap names (static strings); returns the count. */
-int m2_run_stage_plan(const m2_run_config *cfg, const char **stages, int cap);
 
 #endif

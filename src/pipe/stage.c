@@ -9,6 +9,7 @@
 #include "core/fsutil.h"
 #include "core/progress.h"
 #include "core/timer.h"
+#include "pipe/plan.h"
 
 void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap) {
     snprintf(out, cap, "%s/%s", cfg->run_out_dir, cfg->run_name);
@@ -251,7 +252,7 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
         const m2_stage *st = find_stage(table, n_table, plan[i]);
         if (!st || !st->fn)
             return m2_errorf(err, M2_EUNSUPPORTED, "stage %s not implemented yet (plan of method %s: run.stages "
-                             "selects a subset)", plan[i], cfg->method);
+                             "selects a subset)", plan[i], m2_method_names[cfg->method]);
     }
     progress_file prog;
     int start = 0, reused = 0;

@@ -38,9 +38,10 @@ typedef struct m2_stage_ctx {
 typedef int (*m2_stage_fn)(m2_stage_ctx *ctx, m2_err *err);
 
 typedef struct m2_stage {
-    const char *name;          /* one of M2_STAGE_NAMES */
+    const char *name;          /* one of m2_stage_names */
     m2_stage_fn fn;            /* NULL: not implemented in this build */
     const char *help;
+    const char *const *reads;  /* config keys / key prefixes its numbers depend on (pipe/plan.h); NULL-ended */
 } m2_stage;
 
 /* Saves c as this stage's checkpoint at ctx->step (stage name and step are set here), keeping

@@ -524,10 +524,10 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     if (ctx->resume && rl_restore(ctx->resume, &rs, err)) goto out;
     m2_offline_opts o = {0};
     o.step.critic = (m2_critic_cfg){(float)cfg->sys2_offline_gamma, (float)cfg->sys2_offline_expectile};
-    int released = !strcmp(cfg->sys2_offline_anchor, "relu-weight");
+    int released = cfg->sys2_offline_anchor == M2_OFFLINE_ANCHOR_RELU_WEIGHT;
     o.step.actor = (m2_actor_cfg){(float)cfg->sys2_offline_beta, (float)cfg->sys2_offline_w_max,
                                   (float)m2_run_offline_lambda(cfg), released, cfg->sys2_offline_normalize_weights};
-    o.step.reduce = strcmp(cfg->sys2_offline_logprob, "sum") ? M2_REDUCE_MEAN : M2_REDUCE_SUM;
+    o.step.reduce = cfg->sys2_offline_logprob == M2_LOGPROB_SUM ? M2_REDUCE_SUM : M2_REDUCE_MEAN;
     o.step.train_actor = o.step.train_critic = 1;
     o.step.n_anchor = (int)cfg->sys2_offline_anchor_states;
     o.step.anchor_samples = (int)cfg->sys2_offline_anchor_samples;
@@ -636,7 +636,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     o.step.alpha = (float)cfg->sys2_online_alpha;
     o.step.w_max = (float)cfg->sys2_online_w_max;
     o.step.eta = (float)m2_run_online_eta(cfg);
-    o.step.reduce = strcmp(cfg->sys2_online_logprob, "mean") ? M2_REDUCE_SUM : M2_REDUCE_MEAN;
+    o.step.reduce = cfg->sys2_online_logprob == M2_LOGPROB_MEAN ? M2_REDUCE_MEAN : M2_REDUCE_SUM;
     o.step.train_actor = o.step.train_critic = 1;
     o.actor = opt_of(cfg, cfg->sys2_online_actor_lr, cfg->sys2_online_weight_decay);
     o.critic = opt_of(cfg, cfg->sys2_online_critic_lr, cfg->sys2_online_weight_decay);
@@ -693,7 +693,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
                       FILE *jsonl, m2_eval_agg *agg, m2_err *err) {
     const m2_run_config *cfg = w->cfg;
     int flat = pw_is_flat(cfg);
-    int swap = !strcmp(cfg->method, "role_swap");
+    int swap = m2_method_of(cfg)->role_swap;
     m2_adapter *a1 = NULL, *a2;
     const char *n2 = pw_adapter_name(cfg, M2_ROLE_SYS2);
     if (!(a2 = pw_adapter(w, n2, NULL, 0, err))) return -1;
@@ -716,7 +716,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     if (avail < 0) goto done;
     if (n > avail) n = avail;
     m2_progress pg;
-    if (progress) m2_progress_begin(&pg, progress, label, n, cfg->run_progress);
+    if (progress) m2_progress_begin(&pg, progress, label, n, m2_run_progress_names[cfg->run_progress]);
     int wins = 0;
     for (int i = 0; i < n; i++) {
         m2_episode ep;
@@ -727,7 +727,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
         }
         ep.bucket = m2_eval_bucket(w->env, task, split, i);
         wins += ep.success;
-        char *rec = episode_record(&ep, cfg->method);
+        char *rec = episode_record(&ep, m2_method_names[cfg->method]);
         int rc = rec ? 0 : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
         if (!rc && jl) rc = m2_jsonl_write_raw(jl, rec, err);
         if (!rc && jsonl) fprintf(jsonl, "%s\n", rec);
@@ -850,17 +850,3 @@ int m2_pipe_eval_reference(const char *env_name, const char *policy, const char 
     if (success) *success = n ? (double)wins / n : 0;
     return rc;
 }
-
-/* ---------------------------------------------------------------- the table */
-
-const m2_stage m2_pipe_stages[] = {
-    {"pretrain", m2_stage_pretrain, "pre-train the tiny base on expert text"},
-    {"data", m2_stage_data, "expert trajectories and hierarchical datasets"},
-    {"sys1_sft", m2_stage_sys1_sft, "System 1 (planner) SFT"},
-    {"sys2_warmup", m2_stage_sys2_warmup, "System 2 (executor) warm-up SFT"},
-    {"sys2_offline", m2_stage_sys2_offline, "System 2 offline RL (IQL critic, anchored actor)"},
-    {"sys2_online", m2_stage_sys2_online, "System 2 online refinement (AWAC + KL)"},
-    {"eval", m2_stage_eval, "pass@1 evaluation per split"},
-    {"report", m2_stage_report, "results table and charts"},
-};
-const int m2_pipe_n_stages = (int)(sizeof m2_pipe_stages / sizeof m2_pipe_stages[0]);

@@ -14,11 +14,11 @@ uint64_t pw_seed(const m2_run_config *cfg, uint64_t purpose) {
 }
 
 const char *pw_adapter_name(const m2_run_config *cfg, m2_role role) {
-    if (!strcmp(cfg->method, "shared_adapter")) return "shared";
+    if (m2_method_of(cfg)->shared_adapter) return "shared";
     return role == M2_ROLE_SYS1 ? "sys1" : "sys2";
 }
 
-int pw_is_flat(const m2_run_config *cfg) { return !strcmp(cfg->method, "flat"); }
+int pw_is_flat(const m2_run_config *cfg) { return m2_method_of(cfg)->flat; }
 
 static int stage_index(const char *const *plan, int n, const char *name) {
     for (int i = 0; i < n; i++) if (!strcmp(plan[i], name)) return i;
@@ -262,10 +262,8 @@ int pw_open(pw_world *w, const m2_run_config *cfg, const char *run_dir, int need
         if (cfg->model_tokenizer[0]) snprintf(tok, sizeof tok, "%s", cfg->model_tokenizer);
     }
     m2_dtype dt = M2_DT_F32;
-    if (!strcmp(cfg->model_dtype, "bf16")) dt = M2_DT_BF16;
-    else if (!strcmp(cfg->model_dtype, "f16")) dt = M2_DT_F16;
-    else if (!strcmp(cfg->model_dtype, "q8_0")) dt = M2_DT_Q8_0;
-    m2_model_opts o = {dt, 0, (int)cfg->run_threads};
+    m2_dtype_parse(m2_base_dtype_names[cfg->model_dtype], &dt);   /* kernels/ owns the dtype names */
+    m2_model_opts o = {.dtype = dt, .threads = (int)cfg->run_threads};
     if (m2_bundle_open(&w->b, model, NULL, tok[0] ? tok : NULL, &o, 1, err)) {
         pw_close(w);
         return -1;

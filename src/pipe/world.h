@@ -7,6 +7,7 @@
 #include "algo/algo.h"
 #include "algo/train.h"
 #include "core/core.h"
+#include "pipe/plan.h"
 #include "pipe/stage.h"
 #include "data/data.h"
 #include "data/seqset.h"
