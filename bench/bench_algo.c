@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
     m2_seqset_init(&set);
     for (int i = 0; i < 8 && set.n < 32; i++) {
         m2_env_traj tr;
-        m2_rollout_opts ro = {M2_POLICY_ORACLE, 50, 0.f, 0};
+        m2_rollout_opts ro = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
         cJSON *h, *ls;
         if (m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &tr, &err) ||
             m2_hier_records(env, &tr, "expert", &h, &ls, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }

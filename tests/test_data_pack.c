@@ -297,7 +297,7 @@ static void records_from_writer(void **state) {
     int n_low = 0, n_sub_total = 0;
     for (int i = 0; i < 3; i++) {
         m2_env_traj tr;
-        m2_rollout_opts o = {M2_POLICY_ORACLE, 50, 0.f, 0};
+        m2_rollout_opts o = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
         assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &o, &tr, &err), 0);
         cJSON *high, *lows;
         assert_int_equal(m2_hier_records(env, &tr, "expert", &high, &lows, &err), 0);

@@ -123,16 +123,14 @@ static void resume_is_exact(void **state) {
     assert_true(s2 > s1);
     /* stopped after the checkpoint of step s1 (pre-training), resumed, stopped at s2, resumed */
     load(b, "stopped", 0, NULL);
-    char env[32];
-    snprintf(env, sizeof env, "%ld", s1);
-    setenv("M2_PIPE_STOP_AT", env, 1);
+    b->run_stop_at_step = s1;
     assert_int_equal(run(b, 0, &err), -1);
-    assert_non_null(strstr(err.msg, "M2_PIPE_STOP_AT"));
-    snprintf(env, sizeof env, "%ld", s2);
-    setenv("M2_PIPE_STOP_AT", env, 1);
+    assert_int_equal(err.code, M2_ESTOPPED);
+    assert_non_null(strstr(err.msg, "run.stop_at_step"));
+    b->run_stop_at_step = s2;
     assert_int_equal(run(b, 1, &err), -1);
-    assert_non_null(strstr(err.msg, "M2_PIPE_STOP_AT"));
-    unsetenv("M2_PIPE_STOP_AT");
+    assert_int_equal(err.code, M2_ESTOPPED);
+    b->run_stop_at_step = 0;
     if (run(b, 1, &err)) fail_msg("%s", err.msg);
     char *mb = slurp("stopped", "metrics.jsonl");
     assert_string_equal(ma, mb);

@@ -38,7 +38,7 @@ static void pipeline_smoke(void **state) {
     int nh = 0, nl = 0;
     for (int i = 0; i < 4; i++) {
         m2_env_traj tr;
-        m2_rollout_opts ro = {M2_POLICY_ORACLE, 50, 0.f, 0};
+        m2_rollout_opts ro = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
         assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &tr, &err), 0);
         cJSON *h, *ls;
         assert_int_equal(m2_hier_records(env, &tr, "expert", &h, &ls, &err), 0);

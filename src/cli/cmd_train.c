@@ -198,8 +198,12 @@ int cmd_train(int argc, char **argv) {
         return 1;
     }
     if (m2_train_run(cfg, stage_table, N_STAGES, run_dir, resume != NULL, stdout, &err) != 0) {
-        fprintf(stderr, "multi2 train: %s\n", err.msg);
-        rc = 1;
+        if (err.code == M2_ESTOPPED) {
+            printf("multi2 train: %s; continue with: multi2 train --resume %s\n", err.msg, run_dir);
+        } else {
+            fprintf(stderr, "multi2 train: %s\n", err.msg);
+            rc = 1;
+        }
     } else {
         printf("run folder: %s\n", run_dir);
     }

@@ -1,4 +1,5 @@
 #include "cli/env_opts.h"
+#include "data/traj.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ int env_opts_parse(env_opts *o, int argc, char **argv, const char *cmd, const ch
     o->split = M2_SPLIT_TRAIN;
     o->max_steps = 50;
     o->episodes = -1;
-    o->noise = 0.3f;
+    o->noise = M2_MEDIUM_NOISE_DEFAULT;
     o->seconds = 1.0;
     o->variant = "expert";
     for (int i = 1; i < argc; i++) {

@@ -10,7 +10,8 @@ typedef struct m2_err {
 } m2_err;
 
 enum { M2_OK = 0, M2_EIO = 1, M2_EFORMAT = 2, M2_ESHAPE = 3, M2_ECONFIG = 4, M2_ENOMEM = 5,
-       M2_EINVAL = 6, M2_ENOTFOUND = 7, M2_EUNSUPPORTED = 8 };
+       M2_EINVAL = 6, M2_ENOTFOUND = 7, M2_EUNSUPPORTED = 8,
+       M2_ESTOPPED = 9 /* stopped where the caller asked (not a failure: the work so far is saved) */ };
 
 /* Sets err (when non-NULL) and returns -1, so callers write `return m2_errorf(err, ...)`. */
 int m2_errorf(m2_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

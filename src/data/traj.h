@@ -30,10 +30,13 @@ void m2_env_traj_free(m2_env_traj *t);
 
 typedef enum m2_policy_kind { M2_POLICY_ORACLE = 0, M2_POLICY_RANDOM = 1, M2_POLICY_MEDIUM = 2 } m2_policy_kind;
 
+/* The medium policy's default noise (config data.medium_noise, `multi2 data --noise`). */
+#define M2_MEDIUM_NOISE_DEFAULT 0.3f
+
 typedef struct m2_rollout_opts {
     m2_policy_kind policy;
     int max_steps;       /* episode cap (the callers' step limit, 50 in Glider/Multi²) */
-    float noise;         /* medium: probability of replacing the expert action (default 0.3) */
+    float noise;         /* medium: probability of replacing the expert action (M2_MEDIUM_NOISE_DEFAULT) */
     uint64_t policy_seed;/* random/medium draws: stream (policy_seed, index) */
 } m2_rollout_opts;
 

@@ -28,7 +28,7 @@
  *              the "sys1" weights
  *   flat: no System 1; System 2 trained on whole-episode "flat" records (task as its sub-goal)
  *
- * Testing hook: environment variable M2_PIPE_STOP_AT=N makes a stage fail right after the checkpoint
+ * run.stop_at_step=N makes a stage stop (error code M2_ESTOPPED) right after the checkpoint
  * it writes at global step N (a crash after a checkpoint; tests resume from it). */
 #ifndef M2_PIPE_H
 #define M2_PIPE_H

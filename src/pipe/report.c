@@ -79,7 +79,7 @@ int m2_report_collect(const char *run_dir, const char *method, m2_result_row **r
     }
     closedir(d);
     qsort(names, (size_t)nn, sizeof *names, cmp_name);
-    agg a = {NULL, 0, 0, m, 0};
+    agg a = {.method = m};
     int rc = 0;
     for (int i = 0; i < nn; i++) {
         char p[1600];

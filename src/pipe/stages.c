@@ -41,9 +41,8 @@ static int hook_after(void *ud, int64_t step, m2_err *err) {
     int64_t every = h->ctx->cfg->run_ckpt_every;
     if (every > 0 && h->ctx->step % every == 0) {
         if (save_now(h, err)) return -1;
-        const char *stop = getenv("M2_PIPE_STOP_AT");
-        if (stop && *stop && strtoll(stop, NULL, 10) == h->ctx->step)
-            return m2_errorf(err, M2_EINVAL, "stopped after the checkpoint of step %lld (M2_PIPE_STOP_AT)",
+        if (h->ctx->cfg->run_stop_at_step == h->ctx->step)
+            return m2_errorf(err, M2_ESTOPPED, "stopped after the checkpoint of step %lld (run.stop_at_step)",
                              (long long)h->ctx->step);
     }
     return 0;
@@ -238,7 +237,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     m2_batch_iter it = {0};
     int *idx = NULL, rc = -1;
     if (m2_config_validate(&mc, err) || !(m = m2_model_create(&mc, &mo, err))) goto out;
-    m2_model_init_random(m, pw_seed(cfg, 1), 0.02f);
+    m2_model_init_random(m, pw_seed(cfg, PW_SEED_PRETRAIN_INIT), 0.02f);
     int seq_len = (int)(cfg->pretrain_seq_len < mc.max_seq_len ? cfg->pretrain_seq_len : mc.max_seq_len);
     {
         /* the transcripts, packed like training sequences, cut at pretrain.seq_len */
@@ -275,9 +274,9 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     for (int i = 0; i < set.n; i++) idx[i] = i;
     int batch = (int)cfg->pretrain_batch;
     if (!(c = m2_ctx_create_chunked(m, batch * seq_len, train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
-    m2_ctx_seed(c, pw_seed(cfg, 2));
+    m2_ctx_seed(c, pw_seed(cfg, PW_SEED_PRETRAIN_DROPOUT));
     print_stage_memory(ctx, m, batch * seq_len, NULL, 0, 0);
-    if (m2_batch_iter_init(&it, idx, set.n, batch, pw_seed(cfg, 3), err)) goto out;
+    if (m2_batch_iter_init(&it, idx, set.n, batch, pw_seed(cfg, PW_SEED_PRETRAIN_BATCHES), err)) goto out;
     pre_state ps = {m, c, &it, 0};
     hook_ud h = {ctx, ctx->step, pre_fill, &ps};
     if (ctx->resume) {
@@ -370,10 +369,10 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     m2_adapter *a = pw_adapter(&w, adapter_name, ctx->name, 1, err);
     if (!a) goto out;
     if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 0, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
-    if (m2_seqset_split(set.n, validate ? cfg->data_val_frac : 0.0, pw_seed(cfg, 20), &tr, &nt, &va, &nv, err)) goto out;
+    if (m2_seqset_split(set.n, validate ? cfg->data_val_frac : 0.0, pw_seed(cfg, PW_SEED_SFT_SPLIT), &tr, &nt, &va, &nv, err)) goto out;
     if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
     if (nv > 0 && !(cv = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err))) goto out;
-    m2_ctx_seed(c, pw_seed(cfg, sys1 ? 21 : 22));
+    m2_ctx_seed(c, pw_seed(cfg, sys1 ? PW_SEED_SYS1_DROPOUT : PW_SEED_SYS2_WARMUP_DROPOUT));
     print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m), cv, 0, 0);
     if (nv > 0 && !(best = malloc(a->params.n * sizeof(float)))) { m2_errorf(err, M2_ENOMEM, "sft: out of memory"); goto out; }
     m2_train_state st;
@@ -401,7 +400,7 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     o.patience = sys1 ? (int)cfg->sys1_sft_patience : 0;
     o.min_delta = (float)cfg->sys1_sft_min_delta;
     o.min_rel_improve = (float)cfg->sys1_sft_min_rel_improve;
-    o.seed = pw_seed(cfg, sys1 ? 23 : 24);
+    o.seed = pw_seed(cfg, sys1 ? PW_SEED_SYS1_BATCHES : PW_SEED_SYS2_WARMUP_BATCHES);
     o.prefix = sys1 ? "sys1" : (strcmp(kind, "flat") ? "sys2_warmup" : "flat_sft");
     ctx->total = h.base + (int64_t)o.epochs * ((nt + batch - 1) / batch);
     if (ctx->out)
@@ -511,11 +510,11 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     /* room for the batch and for one anchor sequence (prefix + sampled action) */
     if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m) + (int)cfg->eval_max_new_tokens + 8, train_acts(cfg),
                                     (int)cfg->model_logit_chunk, err))) goto out;
-    m2_ctx_seed(c, pw_seed(cfg, 30));
+    m2_ctx_seed(c, pw_seed(cfg, PW_SEED_OFFLINE_DROPOUT));
     print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m) + (int)cfg->eval_max_new_tokens + 8, NULL, 1,
                        max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
     m2_rng rng;
-    m2_rng_seed(&rng, pw_seed(cfg, 31));
+    m2_rng_seed(&rng, pw_seed(cfg, PW_SEED_OFFLINE_ANCHOR));
     m2_train_state st;
     m2_train_state_init(&st);
     hook_ud h = {ctx, ctx->step, rl_fill, NULL};
@@ -540,7 +539,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     o.batch = batch;
     o.epochs = (int)cfg->sys2_offline_epochs;
     o.max_steps = cfg->sys2_offline_max_steps;
-    o.seed = pw_seed(cfg, 32);
+    o.seed = pw_seed(cfg, PW_SEED_OFFLINE_BATCHES);
     int64_t steps = (int64_t)o.epochs * ((set.n + batch - 1) / batch);
     if (o.max_steps > 0 && o.max_steps < steps) steps = o.max_steps;
     ctx->total = h.base + steps;
@@ -596,23 +595,23 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
         }
     }
     if (pw_load_set(cfg, ctx->run->dir, &w.tok, flat ? "flat" : "low", 0, max_seq(cfg, w.m), &set, &seeds, &succ, &n_seeds, err)) goto out;
-    if (m2_replay_init(&buf, (int)cfg->sys2_online_buffer_capacity, (float)cfg->sys2_online_keep_fail, pw_seed(cfg, 40), err)) goto out;
+    if (m2_replay_init(&buf, (int)cfg->sys2_online_buffer_capacity, (float)cfg->sys2_online_keep_fail, pw_seed(cfg, PW_SEED_REPLAY), err)) goto out;
     buf_ok = 1;
     int batch = (int)cfg->sys2_online_batch;
     if (!(con = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), train_acts(cfg), (int)cfg->model_logit_chunk, err)) ||
         !(coff = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err)))
         goto out;
-    m2_ctx_seed(con, pw_seed(cfg, 41));
+    m2_ctx_seed(con, pw_seed(cfg, PW_SEED_ONLINE_DROPOUT));
     /* rollouts keep one KV cache per role (System 1, System 2; flat: one) */
     print_stage_memory(ctx, w.m, ctx_tokens(cfg, batch, w.m), coff, flat ? 1 : 2,
                        max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
     int max_new = (int)cfg->eval_max_new_tokens;
     mp1 = (m2_model_policy){.model = w.m, .sys1 = s1, .sys2 = s1, .tok = &w.tok, .sampler = {0.f, 0, 0.f},
-                            .max_new_tokens = max_new, .seed = pw_seed(cfg, 42)};
+                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS1_SAMPLING)};
     mp2 = (m2_model_policy){.model = w.m, .sys1 = on, .sys2 = on, .tok = &w.tok,
                             .sampler = {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k,
                                         (float)cfg->sys2_online_top_p},
-                            .max_new_tokens = max_new, .seed = pw_seed(cfg, 43)};
+                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS2_SAMPLING)};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
     m2_train_state_init(&st);
@@ -648,7 +647,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     o.max_tokens = max_seq(cfg, w.m);
     o.task = cfg->env_task[0] ? cfg->env_task : NULL;
     o.split = M2_SPLIT_TRAIN;
-    o.seed = pw_seed(cfg, 44);
+    o.seed = pw_seed(cfg, PW_SEED_ONLINE_EPISODES);
     ctx->total = h.base + (int64_t)o.epochs * o.updates_per_epoch;
     if (ctx->out)
         fprintf(ctx->out, "%s: %d epochs x (%d episodes + %d updates), eta %g, System 1 %s\n", ctx->name, o.epochs,
@@ -702,9 +701,9 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     int max_new = (int)cfg->eval_max_new_tokens;
     m2_sampler smp = {(float)cfg->eval_temperature, 0, 0.f};
     m2_model_policy mp1 = {.model = w->m, .sys1 = a1, .sys2 = a1, .tok = &w->tok, .sampler = smp,
-                           .max_new_tokens = max_new, .seed = pw_seed(cfg, 50)};
+                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS1_SAMPLING)};
     m2_model_policy mp2 = {.model = w->m, .sys1 = a2, .sys2 = a2, .tok = &w->tok, .sampler = smp,
-                           .max_new_tokens = max_new, .seed = pw_seed(cfg, 51)};
+                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS2_SAMPLING)};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
@@ -828,7 +827,8 @@ int m2_pipe_eval_reference(const char *env_name, const char *policy, const char 
     int avail = env->cls->num_episodes(env, NULL, (m2_split)sp, err);
     if (avail < 0) { m2_env_destroy(env); return -1; }
     int n = episodes < avail ? episodes : avail, wins = 0, rc = 0;
-    m2_rollout_opts ro = {(m2_policy_kind)pk, step_limit, 0.3f, seed};
+    m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = step_limit, .noise = M2_MEDIUM_NOISE_DEFAULT,
+                          .policy_seed = seed};
     for (int i = 0; rc == 0 && i < n; i++) {
         m2_env_traj t;
         if (m2_rollout(env, NULL, (m2_split)sp, i, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }

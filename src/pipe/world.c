@@ -9,7 +9,7 @@
 #include "data/hier.h"
 #include "io/io.h"
 
-uint64_t pw_seed(const m2_run_config *cfg, uint64_t purpose) {
+uint64_t pw_seed(const m2_run_config *cfg, pw_seed_purpose purpose) {
     return (uint64_t)cfg->run_seed * 0x9E3779B97F4A7C15ull + purpose * 0xD1B54A32D192ED03ull + purpose;
 }
 
@@ -106,13 +106,13 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, c
     int rc = n_ep > 0 ? 0 : -1;
     if (n_ep == 0) m2_errorf(err, M2_EINVAL, "%s: no training episodes", env->cls->name);
     int medium = !strcmp(variant, "medium");
-    m2_rollout_opts ro = {medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, (int)cfg->eval_step_limit,
-                          (float)cfg->data_medium_noise, pw_seed(cfg, 11)};
+    m2_rollout_opts ro = {.policy = medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, .max_steps = (int)cfg->eval_step_limit,
+                          .noise = (float)cfg->data_medium_noise, .policy_seed = pw_seed(cfg, PW_SEED_MEDIUM_NOISE)};
     *written = 0;
     for (int k = 0; rc == 0 && k < count; k++) {
         int idx = (first + k) % n_ep;
         m2_env_traj t;
-        if (m2_rollout(env, task, M2_SPLIT_TRAIN, idx, pw_seed(cfg, 12) + (uint64_t)(first + k), &ro, &t, err)) {
+        if (m2_rollout(env, task, M2_SPLIT_TRAIN, idx, pw_seed(cfg, PW_SEED_DATA_EPISODES) + (uint64_t)(first + k), &ro, &t, err)) {
             m2_env_traj_free(&t);
             rc = -1;
             break;
@@ -306,7 +306,9 @@ m2_adapter *pw_adapter(pw_world *w, const char *name, const char *before_stage, 
     }
     m2_lora_config lc;
     lora_cfg(w->cfg, name, &lc);
-    return m2_adapter_add(w->m, &lc, pw_seed(w->cfg, 100 + (uint64_t)name[0] + (uint64_t)strlen(name)), err);
+    /* old rule 100 + name[0] + strlen(name): sys1 and sys2 both got 219 (fixed in the next commit) */
+    pw_seed_purpose p = !strcmp(name, "shared") ? PW_SEED_ADAPTER_SHARED : PW_SEED_ADAPTER_SYS1;
+    return m2_adapter_add(w->m, &lc, pw_seed(w->cfg, p), err);
 }
 
 int pw_heads(pw_world *w, const char *before_stage, m2_head **q, m2_head **v, m2_err *err) {
@@ -316,8 +318,8 @@ int pw_heads(pw_world *w, const char *before_stage, m2_head **q, m2_head **v, m2
         return -1;
     *q = m2_head_find(w->m, "q");
     *v = m2_head_find(w->m, "v");
-    if (!*q) *q = m2_head_add_sized(w->m, "q", (int)w->cfg->heads_hidden, pw_seed(w->cfg, 201), err);
-    if (*q && !*v) *v = m2_head_add_sized(w->m, "v", (int)w->cfg->heads_hidden, pw_seed(w->cfg, 202), err);
+    if (!*q) *q = m2_head_add_sized(w->m, "q", (int)w->cfg->heads_hidden, pw_seed(w->cfg, PW_SEED_HEAD_Q), err);
+    if (*q && !*v) *v = m2_head_add_sized(w->m, "v", (int)w->cfg->heads_hidden, pw_seed(w->cfg, PW_SEED_HEAD_V), err);
     if (!*q || !*v) return -1;
     (*q)->grad_to_body = (*v)->grad_to_body = w->cfg->sys2_offline_head_grad_to_adapter ? 1 : 0;
     return 0;

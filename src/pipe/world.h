@@ -23,8 +23,38 @@ typedef struct pw_world {
     m2_env *env;
 } pw_world;
 
-/* Seed of a purpose (data, batches, sampling, ...) derived from run.seed. */
-uint64_t pw_seed(const m2_run_config *cfg, uint64_t purpose);
+/* Every random stream of a run, each derived from run.seed and its own purpose, so no two streams
+ * share a seed. The numbers are part of a run's bits: a new purpose takes a new number. */
+typedef enum pw_seed_purpose {
+    PW_SEED_PRETRAIN_INIT = 1,          /* the tiny base's random weights */
+    PW_SEED_PRETRAIN_DROPOUT = 2,
+    PW_SEED_PRETRAIN_BATCHES = 3,
+    PW_SEED_MEDIUM_NOISE = 11,          /* which expert actions the medium data replaces */
+    PW_SEED_DATA_EPISODES = 12,         /* + episode number: the environment seed of a data episode */
+    PW_SEED_SFT_SPLIT = 20,             /* train / held-out split of an SFT set */
+    PW_SEED_SYS1_DROPOUT = 21,
+    PW_SEED_SYS2_WARMUP_DROPOUT = 22,
+    PW_SEED_SYS1_BATCHES = 23,
+    PW_SEED_SYS2_WARMUP_BATCHES = 24,
+    PW_SEED_OFFLINE_DROPOUT = 30,
+    PW_SEED_OFFLINE_ANCHOR = 31,        /* the anchor term's sampled actions */
+    PW_SEED_OFFLINE_BATCHES = 32,
+    PW_SEED_REPLAY = 40,                /* the replay buffer's keep/sample draws */
+    PW_SEED_ONLINE_DROPOUT = 41,
+    PW_SEED_ONLINE_SYS1_SAMPLING = 42,
+    PW_SEED_ONLINE_SYS2_SAMPLING = 43,
+    PW_SEED_ONLINE_EPISODES = 44,       /* which training episodes the rollouts play */
+    PW_SEED_EVAL_SYS1_SAMPLING = 50,
+    PW_SEED_EVAL_SYS2_SAMPLING = 51,
+    PW_SEED_ADAPTER_SYS1 = 219,         /* a new adapter's random A factor, one purpose per adapter */
+    PW_SEED_ADAPTER_SYS2 = 220,
+    PW_SEED_ADAPTER_SHARED = 221,
+    PW_SEED_HEAD_Q = 201,
+    PW_SEED_HEAD_V = 202,
+} pw_seed_purpose;
+
+/* The seed of one purpose derived from run.seed. */
+uint64_t pw_seed(const m2_run_config *cfg, pw_seed_purpose purpose);
 /* The adapter a role TRAINS ("sys1", "sys2", or "shared" for shared_adapter). */
 const char *pw_adapter_name(const m2_run_config *cfg, m2_role role);
 int pw_is_flat(const m2_run_config *cfg);
