@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "data/data.h"
-#include "agent/prompts.h"
+#include "data/prompts.h"
 #include <cjson/cJSON.h>
 #include "tmpdir.h"
 
@@ -249,7 +249,7 @@ static void records_roundtrip(void **state) {
     assert_int_equal(t.n_actions, 2);
     assert_int_equal(t.n_states, 2);
     m2_traj_free(&t);
-    /* prompt NULL: the record's own context, else the one agent/prompts.h builds */
+    /* prompt NULL: the record's own context, else the one data/prompts.h builds */
     assert_int_equal(m2_high_record_traj(&h[1], NULL, &t, &err), 0);
     assert_string_equal(t.prompt, "P t");
     m2_traj_free(&t);

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "agent/prompts.h"
+#include "data/prompts.h"
 #include "core/core.h"
 #include "data/data.h"
 #include "env/env.h"

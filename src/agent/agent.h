@@ -1,7 +1,7 @@
-/* agent/: prompts, the System 1 / System 2 control loop, rollouts, replay buffer, evaluation. */
+/* agent/: the System 1 / System 2 control loop, model policy, rollouts, replay buffer, evaluation. */
 #ifndef M2_AGENT_H
 #define M2_AGENT_H
-#include "agent/prompts.h"
+#include "data/prompts.h"
 #include "agent/parse.h"
 #include "agent/loop.h"
 #include "agent/replay.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent/parse.h"
-#include "agent/prompts.h"
+#include "data/prompts.h"
 
 void m2_loop_cfg_default(m2_loop_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
@@ -52,7 +52,7 @@ static int grow(void **p, int *cap, int need, size_t sz, m2_err *err) {
     return 0;
 }
 
-/* Contexts exactly as the data writer builds them (agent/prompts.h), unless the config overrides
+/* Contexts exactly as the data writer builds them (data/prompts.h), unless the config overrides
  * the instruction text (tests, custom prompts). */
 static char *high_context(const m2_loop_cfg *c, const char *task) {
     return c->high_prompt ? join3(c->high_prompt, " ", task) : m2_prompt_high_context(task);

@@ -3,7 +3,7 @@
  * Per episode:
  *   reset; System 1 (planner) is called at the start with its context
  *       [high prompt + " " + task][state_1][g_1 EOS][state_2] ...,  state = "Group action:
- *       ['a', 'b']. Current observation: o" (agent/prompts.h, the data writer's exact strings); its
+ *       ['a', 'b']. Current observation: o" (data/prompts.h, the data writer's exact strings); its
  *       output is cut to the first line -> sub-goal g;
  *   System 2 (executor) is then called step by step with
  *       [low prompt + " Subtask: " + g]["Obs: o_0"][a_1 EOS]["Obs: o_1"] ...
@@ -42,8 +42,8 @@ typedef struct m2_loop_cfg {
     int step_limit;          /* env steps per episode (50) */
     int subgoal_budget;      /* System 2 steps per sub-goal before System 1 is asked again; <= 0: none */
     int flat;                /* 1: no hierarchy (baseline) */
-    const char *high_prompt; /* NULL: agent/prompts.h planner context (M2_PROMPT_HIGH + " " + task) */
-    const char *low_prompt;  /* NULL: agent/prompts.h Multi2 executor context (+ " Subtask: " + g) */
+    const char *high_prompt; /* NULL: data/prompts.h planner context (M2_PROMPT_HIGH + " " + task) */
+    const char *low_prompt;  /* NULL: data/prompts.h Multi2 executor context (+ " Subtask: " + g) */
     const char *env_name;    /* for the episode record; NULL: env->cls->name */
 } m2_loop_cfg;
 

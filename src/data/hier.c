@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "agent/prompts.h"
+#include "data/prompts.h"
 
 #define M2_MAX_SUBGOALS 1024
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "agent/prompts.h"
+#include "data/prompts.h"
 #include "core/fsutil.h"
 
 static char *dupstr(const char *s) {

@@ -45,7 +45,7 @@ void m2_high_records_free(m2_high_record *r, int n);
 void m2_low_records_free(m2_low_record *r, int n);
 
 /* Records -> sequences to pack. prompt = the whole prompt segment; NULL = the record's own context,
- * else the one agent/prompts.h builds from the raw text (so training text = inference text).
+ * else the one data/prompts.h builds from the raw text (so training text = inference text).
  * Low: state_prefix (e.g. "Obs: ", may be NULL) is prepended to observations that do not already
  * start with it. Rewards/dones are the record's. */
 int m2_high_record_traj(const m2_high_record *r, const char *prompt, m2_traj *out, m2_err *err);

@@ -18,7 +18,7 @@ void m2_seqset_init(m2_seqset *s);
 void m2_seqset_free(m2_seqset *s);
 /* Packs and appends; a sequence rejected by the truncation rule is counted in n_dropped. */
 int m2_seqset_add(m2_seqset *s, const m2_tok_iface *tok, const m2_traj *t, int max_tokens, m2_err *err);
-/* Every record with its agent/prompts.h context (low states get "Obs: " when missing). */
+/* Every record with its data/prompts.h context (low states get "Obs: " when missing). */
 int m2_seqset_add_high(m2_seqset *s, const m2_tok_iface *tok, const m2_high_record *r, int n,
                        int max_tokens, m2_err *err);
 int m2_seqset_add_low(m2_seqset *s, const m2_tok_iface *tok, const m2_low_record *r, int n,

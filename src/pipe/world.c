@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "agent/prompts.h"
+#include "data/prompts.h"
 #include "data/hier.h"
 #include "io/io.h"
 

@@ -1,4 +1,4 @@
-#include "agent/prompts.h"
+#include "data/prompts.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
