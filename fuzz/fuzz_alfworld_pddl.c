@@ -9,11 +9,11 @@
 #include <cjson/cJSON.h>
 #include "env/alfworld/alfworld.h"
 
-static void play(const aw_scene *s) {
-    aw_state st;
+static void play(const m2_aw_scene *s) {
+    m2_aw_state st;
     m2_err err = {0};
     if (m2_aw_state_init(&st, s, &err)) return;
-    aw_cmdlist l = {0};
+    m2_aw_cmdlist l = {0};
     char buf[8192], a[256];
     m2_aw_text_intro(s, &st, buf, sizeof buf);
     for (int k = 0; k < 8; k++) {
@@ -22,7 +22,7 @@ static void play(const aw_scene *s) {
             if (!l.n) break;
             snprintf(a, sizeof a, "%s", l.items[k % l.n]);
         }
-        aw_cmd c;
+        m2_aw_cmd c;
         if (!m2_aw_parse(s, a, &c) && m2_aw_applicable(s, &st, &c)) m2_aw_apply(s, &st, &c, buf, sizeof buf);
         (void)m2_aw_won(s, &st);
     }
@@ -31,7 +31,7 @@ static void play(const aw_scene *s) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    aw_scene s;
+    m2_aw_scene s;
     m2_err err = {0};
     if (size > (1u << 20)) return 0;
     if (size && data[0] == '{') {

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     m2_err err = {0};
     m2_env *e = NULL;
-    if (!m2_textcraft_create_from_memory(&e, names, texts, lens, n, &err)) {
+    if (!m2_tc_create_from_memory(&e, names, texts, lens, n, &err)) {
         const char *last = texts[n - 1];
         char action[256];
         size_t al = lens[n - 1] < sizeof action - 1 ? lens[n - 1] : sizeof action - 1;

@@ -23,10 +23,10 @@ for n in names:
     json.loads(text)  # fail early on a broken file
     lines.append("    " + c_str(json.dumps(json.loads(text), separators=(",", ":"))) + ",")
 lines += ["};", "",
-          "int m2_textcraft_embedded_count(void) { return (int)(sizeof tc_embedded_names / sizeof tc_embedded_names[0]); }",
+          "int m2_tc_embedded_count(void) { return (int)(sizeof tc_embedded_names / sizeof tc_embedded_names[0]); }",
           "",
-          "void m2_textcraft_embedded_file(int i, const char **name, const char **json) {",
-          "    int ok = i >= 0 && i < m2_textcraft_embedded_count();",
+          "void m2_tc_embedded_file(int i, const char **name, const char **json) {",
+          "    int ok = i >= 0 && i < m2_tc_embedded_count();",
           "    *name = ok ? tc_embedded_names[i] : NULL;",
           "    *json = ok ? tc_embedded_json[i] : NULL;",
           "}", ""]

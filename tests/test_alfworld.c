@@ -267,16 +267,16 @@ static void oracle_all(m2_env *e) {
 
 /* Scene level: 100+ generated episodes per (split, type); id/ood use their fixed indices with many seeds
  * so the unseen plans get 100+ distinct scenes per type too. */
-static void scene_sweep(const aw_tables *t, int mode) {
+static void scene_sweep(const m2_aw_tables *t, int mode) {
     m2_err err = {0};
-    aw_cmdlist l = {0};
+    m2_aw_cmdlist l = {0};
     for (int sp = 0; sp < 3; sp++)
         for (int type = 1; type <= 6; type++) {
             int count = m2_aw_num_generated(type, sp), wins = 0;
             for (int k = 0; k < 100; k++) {
-                aw_scene s;
+                m2_aw_scene s;
                 if (m2_aw_generate(t, type, sp, k % count, 1000 + (uint64_t)k, &s, &err)) fail_msg("%s", err.msg);
-                aw_state st;
+                m2_aw_state st;
                 assert_int_equal(m2_aw_state_init(&st, &s, &err), 0);
                 assert_false(m2_aw_won(&s, &st));
                 for (int step = 0; step < 50 && !m2_aw_won(&s, &st); step++) {
@@ -284,7 +284,7 @@ static void scene_sweep(const aw_tables *t, int mode) {
                     if (m2_aw_oracle_mode(&s, &st, mode, a, sizeof a, &err)) fail_msg("%s: %s", s.source, err.msg);
                     assert_int_equal(m2_aw_admissible(&s, &st, &l), 0);
                     if (!in_list(l.items, l.n, a)) fail_msg("%s: '%s' not admissible", s.source, a);
-                    aw_cmd c;
+                    m2_aw_cmd c;
                     assert_int_equal(m2_aw_parse(&s, a, &c), 0);
                     m2_aw_apply(&s, &st, &c, buf, sizeof buf);
                 }
@@ -301,24 +301,24 @@ static void scene_sweep(const aw_tables *t, int mode) {
  * from the middle of the room is a "go to". */
 static void search_expert_is_not_psychic(void **state) {
     m2_err err = {0};
-    aw_tables t;
+    m2_aw_tables t;
     assert_int_equal(m2_aw_tables_embedded(&t, &err), 0);
     int searched = 0;
     for (int i = 0; i < 200; i++) {
-        aw_scene s;
+        m2_aw_scene s;
         assert_int_equal(m2_aw_generate(&t, 1 + i % 6, M2_SPLIT_TRAIN, i, 77, &s, &err), 0);
-        aw_state st;
+        m2_aw_state st;
         assert_int_equal(m2_aw_state_init(&st, &s, &err), 0);
         int visits = 0;
         for (int k = 0; k < 50 && !m2_aw_won(&s, &st); k++) {
             char a[256], buf[8192];
             assert_int_equal(m2_aw_oracle(&s, &st, a, sizeof a, &err), 0);
-            aw_cmd c;
+            m2_aw_cmd c;
             assert_int_equal(m2_aw_parse(&s, a, &c), 0);
-            if (k == 0) assert_int_equal(c.verb, AW_C_GOTO);
-            if (c.verb == AW_C_TAKE) assert_true(st.seen[c.b]);
-            if (c.verb == AW_C_USE) assert_true(st.seen[st.in[c.a]]);
-            visits += c.verb == AW_C_GOTO;
+            if (k == 0) assert_int_equal(c.verb, M2_AW_C_GOTO);
+            if (c.verb == M2_AW_C_TAKE) assert_true(st.seen[c.b]);
+            if (c.verb == M2_AW_C_USE) assert_true(st.seen[st.in[c.a]]);
+            visits += c.verb == M2_AW_C_GOTO;
             m2_aw_apply(&s, &st, &c, buf, sizeof buf);
         }
         assert_true(m2_aw_won(&s, &st));
@@ -332,16 +332,16 @@ static void search_expert_is_not_psychic(void **state) {
 
 static void oracle_scene_sweep(void **state) {
     m2_err err = {0};
-    aw_tables t;
+    m2_aw_tables t;
     assert_int_equal(m2_aw_tables_embedded(&t, &err), 0);
-    scene_sweep(&t, AW_ORACLE_SEARCH);
-    scene_sweep(&t, AW_ORACLE_PLANNER);
+    scene_sweep(&t, M2_AW_ORACLE_SEARCH);
+    scene_sweep(&t, M2_AW_ORACLE_PLANNER);
     m2_aw_tables_free(&t);
     char *dir = shared_alfworld();
     if (!dir) return;
     if (m2_aw_tables_load(&t, dir, &err)) fail_msg("%s", err.msg);
-    scene_sweep(&t, AW_ORACLE_SEARCH);
-    scene_sweep(&t, AW_ORACLE_PLANNER);
+    scene_sweep(&t, M2_AW_ORACLE_SEARCH);
+    scene_sweep(&t, M2_AW_ORACLE_PLANNER);
     m2_aw_tables_free(&t);
 }
 
@@ -350,9 +350,9 @@ static void oracle_wins_embedded(void **state) {
     m2_env *e = NULL;
     assert_int_equal(m2_env_create("alfworld", NULL, &e, &err), 0);
     oracle_all(e);
-    assert_int_equal(m2_alfworld_set_oracle(e, "planner", &err), 0);
+    assert_int_equal(m2_aw_set_oracle(e, "planner", &err), 0);
     oracle_all(e);
-    assert_int_equal(m2_alfworld_set_oracle(e, "psychic", &err), -1);
+    assert_int_equal(m2_aw_set_oracle(e, "psychic", &err), -1);
     assert_non_null(strstr(err.msg, "psychic"));
     m2_env_destroy(e);
 }
@@ -381,7 +381,7 @@ static void oracle_wins_shared(void **state) {
 static void splits_use_disjoint_plans(void **state) {
     m2_err err = {0};
     for (int which = 0; which < 2; which++) {
-        aw_tables t;
+        m2_aw_tables t;
         if (which == 0) assert_int_equal(m2_aw_tables_embedded(&t, &err), 0);
         else {
             char *dir = shared_alfworld();
@@ -391,7 +391,7 @@ static void splits_use_disjoint_plans(void **state) {
         }
         for (int sp = 0; sp < 3; sp++)
             for (int i = 0; i < 60; i++) {
-                aw_scene s;
+                m2_aw_scene s;
                 if (m2_aw_generate(&t, 0, sp, i * 7 % m2_aw_num_generated(0, sp), 3, &s, &err)) fail_msg("%s", err.msg);
                 int unseen = -1;
                 for (int p = 0; p < t.n_plans; p++) if (t.plans[p].number == s.plan) unseen = t.plans[p].unseen;
@@ -458,11 +458,11 @@ static void determinism(void **state) {
 
 /* ------------------------------------------------------------------ game.tw-pddl round trip */
 
-static void run_oracle_on_scene(const aw_scene *s, char *log, size_t cap) {
-    aw_state st;
+static void run_oracle_on_scene(const m2_aw_scene *s, char *log, size_t cap) {
+    m2_aw_state st;
     m2_err err = {0};
     assert_int_equal(m2_aw_state_init(&st, s, &err), 0);
-    aw_cmdlist l = {0};
+    m2_aw_cmdlist l = {0};
     size_t len = 0;
     char buf[8192];
     m2_aw_text_intro(s, &st, buf, sizeof buf);
@@ -472,7 +472,7 @@ static void run_oracle_on_scene(const aw_scene *s, char *log, size_t cap) {
         assert_int_equal(m2_aw_admissible(s, &st, &l), 0);
         for (int i = 0; i < l.n; i++) len += (size_t)snprintf(log + len, cap - len, "[%s]", l.items[i]);
         assert_int_equal(m2_aw_oracle(s, &st, a, sizeof a, &err), 0);
-        aw_cmd c;
+        m2_aw_cmd c;
         assert_int_equal(m2_aw_parse(s, a, &c), 0);
         assert_true(m2_aw_applicable(s, &st, &c));
         m2_aw_apply(s, &st, &c, buf, sizeof buf);
@@ -483,13 +483,13 @@ static void run_oracle_on_scene(const aw_scene *s, char *log, size_t cap) {
     m2_aw_state_free(&st);
 }
 
-static void roundtrip_tables(aw_tables *t) {
+static void roundtrip_tables(m2_aw_tables *t) {
     m2_err err = {0};
     char *la = malloc(1 << 18), *lb = malloc(1 << 18);
     for (int sp = 0; sp < 3; sp++)
         for (int type = 1; type <= 6; type++)
             for (int i = 0; i < 6; i++) {
-                aw_scene s, back;
+                m2_aw_scene s, back;
                 if (m2_aw_generate(t, type, sp, i, 42, &s, &err)) fail_msg("%s", err.msg);
                 char *j = m2_aw_write_twpddl(&s, t, &err);
                 assert_non_null(j);
@@ -511,8 +511,8 @@ static void roundtrip_tables(aw_tables *t) {
 }
 
 /* A fixed script over a scene, transcript into log. */
-static void script(const aw_scene *s, const char *const *acts, int n, char *log, size_t cap) {
-    aw_state st;
+static void script(const m2_aw_scene *s, const char *const *acts, int n, char *log, size_t cap) {
+    m2_aw_state st;
     m2_err err = {0};
     assert_int_equal(m2_aw_state_init(&st, s, &err), 0);
     size_t len = 0;
@@ -520,7 +520,7 @@ static void script(const aw_scene *s, const char *const *acts, int n, char *log,
     m2_aw_text_intro(s, &st, buf, sizeof buf);
     len += (size_t)snprintf(log + len, cap - len, "%s\n", buf);
     for (int i = 0; i < n; i++) {
-        aw_cmd c;
+        m2_aw_cmd c;
         if (!m2_aw_parse(s, acts[i], &c) && m2_aw_applicable(s, &st, &c)) m2_aw_apply(s, &st, &c, buf, sizeof buf);
         else snprintf(buf, sizeof buf, "Nothing happens.");
         len += (size_t)snprintf(log + len, cap - len, "> %s\n%s [%d]\n", acts[i], buf, m2_aw_won(s, &st));
@@ -530,9 +530,9 @@ static void script(const aw_scene *s, const char *const *acts, int n, char *log,
 
 static void twpddl_roundtrip(void **state) {
     m2_err err = {0};
-    aw_tables t;
+    m2_aw_tables t;
     {   /* the hand-written file survives write + read: same transcript */
-        aw_scene a, b;
+        m2_aw_scene a, b;
         char *j = golden_json();
         assert_int_equal(m2_aw_load_twpddl_text(j, strlen(j), "golden", &a, &err), 0);
         free(j);
@@ -559,15 +559,15 @@ static void twpddl_roundtrip(void **state) {
     for (int sp = 0; sp < 3; sp++) {
         snprintf(dir, sizeof dir, "%s/games/%s/g0", tmpdir, splits[sp]);
         assert_int_equal(m2_mkdir_p(dir, &err), 0);
-        aw_scene s;
-        assert_int_equal(m2_aw_generate(&t, AW_HEAT, sp, 0, 1, &s, &err), 0);
+        m2_aw_scene s;
+        assert_int_equal(m2_aw_generate(&t, M2_AW_HEAT, sp, 0, 1, &s, &err), 0);
         snprintf(path, sizeof path, "%s/game.tw-pddl", dir);
         assert_int_equal(m2_aw_save_twpddl(&s, &t, path, &err), 0);
         m2_aw_scene_free(&s);
     }
     snprintf(dir, sizeof dir, "%s/games", tmpdir);
     /* an ALFWorld-style tree written by the exporter joins the same folder */
-    assert_int_equal(m2_aw_export(&t, AW_LOOK, M2_SPLIT_OOD, 3, 0, dir, &err), 3);
+    assert_int_equal(m2_aw_export(&t, M2_AW_LOOK, M2_SPLIT_OOD, 3, 0, dir, &err), 3);
     assert_int_equal(m2_aw_export(&t, 0, M2_SPLIT_ID, 4, 0, dir, &err), 4);
     m2_aw_tables_free(&t);
     m2_env *e = NULL;
@@ -578,9 +578,9 @@ static void twpddl_roundtrip(void **state) {
     assert_int_equal(e->cls->num_episodes(e, "look", M2_SPLIT_OOD, &err), 3);
     assert_int_equal(e->cls->num_episodes(e, "pick", M2_SPLIT_ID, &err), 4);   /* the first 4 of id are pick tasks */
     for (int sp = 0; sp < 3; sp++) assert_int_equal(e->cls->num_episodes(e, "pick_heat_then_place_in_recep", sp, &err), 1);
-    oracle_sweep(e, AW_HEAT, M2_SPLIT_OOD, 5, 0);
-    oracle_sweep(e, AW_LOOK, M2_SPLIT_OOD, 5, 0);
-    oracle_sweep(e, AW_PICK, M2_SPLIT_ID, 5, 0);
+    oracle_sweep(e, M2_AW_HEAT, M2_SPLIT_OOD, 5, 0);
+    oracle_sweep(e, M2_AW_LOOK, M2_SPLIT_OOD, 5, 0);
+    oracle_sweep(e, M2_AW_PICK, M2_SPLIT_ID, 5, 0);
     {   /* each exported eval episode plays exactly like one of the generated ones (folder order is by path) */
         m2_env *g = NULL;
         assert_int_equal(m2_env_create("alfworld", NULL, &g, &err), 0);
@@ -607,8 +607,8 @@ static void twpddl_roundtrip(void **state) {
         if (m2_aw_tables_load(&t, shared, &err)) fail_msg("%s", err.msg);
         roundtrip_tables(&t);
         /* exports from the shared tables carry ALFWorld's own domain and grammar */
-        aw_scene s;
-        assert_int_equal(m2_aw_generate(&t, AW_COOL, M2_SPLIT_ID, 3, 0, &s, &err), 0);
+        m2_aw_scene s;
+        assert_int_equal(m2_aw_generate(&t, M2_AW_COOL, M2_SPLIT_ID, 3, 0, &s, &err), 0);
         char *j = m2_aw_write_twpddl(&s, &t, &err);
         assert_non_null(strstr(j, "(:action PutObject"));
         assert_non_null(strstr(j, "Your task is to: "));
@@ -621,7 +621,7 @@ static void twpddl_roundtrip(void **state) {
 /* ------------------------------------------------------------------ bad inputs */
 
 static void expect_load_error(const char *json, const char *needle) {
-    aw_scene s;
+    m2_aw_scene s;
     m2_err err = {0};
     if (m2_aw_load_twpddl_text(json, strlen(json), "bad.tw-pddl", &s, &err) == 0) fail_msg("loaded bad file: %s", json);
     if (!strstr(err.msg, "bad.tw-pddl") || !strstr(err.msg, needle)) fail_msg("message '%s' lacks '%s'", err.msg, needle);
@@ -673,7 +673,7 @@ static void bad_game_files(void **state) {
     char *good = golden_json();
     size_t n = strlen(good);
     for (size_t cut = 0; cut < n; cut += 7) {
-        aw_scene s;
+        m2_aw_scene s;
         m2_err err = {0};
         if (m2_aw_load_twpddl_text(good, cut, "cut", &s, &err) == 0) m2_aw_scene_free(&s);
     }
@@ -692,7 +692,7 @@ static void bad_game_files(void **state) {
 
 static void bad_tables(void **state) {
     m2_err err = {0};
-    aw_tables t;
+    m2_aw_tables t;
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/tables", tmpdir);
     assert_int_equal(m2_mkdir_p(dir, &err), 0);
@@ -723,22 +723,22 @@ static void bad_tables(void **state) {
     assert_int_equal(m2_aw_tables_load(&t, dir, &err), 0);
     assert_int_equal(t.n_plans, 1);
     /* a one-plan table: bedroom plans serve pick and look; heat has no kitchen -> clear error */
-    aw_scene s;
-    assert_int_equal(m2_aw_generate(&t, AW_LOOK, M2_SPLIT_TRAIN, 0, 0, &s, &err), 0);
+    m2_aw_scene s;
+    assert_int_equal(m2_aw_generate(&t, M2_AW_LOOK, M2_SPLIT_TRAIN, 0, 0, &s, &err), 0);
     m2_aw_scene_free(&s);
-    assert_int_equal(m2_aw_generate(&t, AW_HEAT, M2_SPLIT_TRAIN, 0, 0, &s, &err), -1);
+    assert_int_equal(m2_aw_generate(&t, M2_AW_HEAT, M2_SPLIT_TRAIN, 0, 0, &s, &err), -1);
     assert_non_null(strstr(err.msg, "pick_heat_then_place_in_recep"));
-    assert_int_equal(m2_aw_generate(&t, AW_PICK, M2_SPLIT_OOD, 0, 0, &s, &err), -1);
+    assert_int_equal(m2_aw_generate(&t, M2_AW_PICK, M2_SPLIT_OOD, 0, 0, &s, &err), -1);
     assert_non_null(strstr(err.msg, "unseen"));
     /* counts list only what the plans support: with one desk, nothing can be moved anywhere, so only
      * look tasks exist, and "all" is just them */
-    assert_int_equal(m2_aw_num_episodes(&t, AW_HEAT, M2_SPLIT_TRAIN), 0);
-    assert_int_equal(m2_aw_num_episodes(&t, AW_PICK, M2_SPLIT_TRAIN), 0);
-    assert_int_equal(m2_aw_num_episodes(&t, AW_LOOK, M2_SPLIT_TRAIN), 308);
+    assert_int_equal(m2_aw_num_episodes(&t, M2_AW_HEAT, M2_SPLIT_TRAIN), 0);
+    assert_int_equal(m2_aw_num_episodes(&t, M2_AW_PICK, M2_SPLIT_TRAIN), 0);
+    assert_int_equal(m2_aw_num_episodes(&t, M2_AW_LOOK, M2_SPLIT_TRAIN), 308);
     assert_int_equal(m2_aw_num_episodes(&t, 0, M2_SPLIT_TRAIN), 308);
     assert_int_equal(m2_aw_num_episodes(&t, 0, M2_SPLIT_OOD), 0);
     assert_int_equal(m2_aw_generate(&t, 0, M2_SPLIT_TRAIN, 5, 0, &s, &err), 0);
-    assert_int_equal(s.goal.type, AW_LOOK);
+    assert_int_equal(s.goal.type, M2_AW_LOOK);
     m2_aw_scene_free(&s);
     m2_aw_tables_free(&t);
 }
@@ -784,33 +784,33 @@ static void junk_actions(void **state) {
  * grounding over all entities is checked against the list). */
 static void admissible_matches_dynamics(void **state) {
     m2_err err = {0};
-    aw_tables t;
+    m2_aw_tables t;
     assert_int_equal(m2_aw_tables_embedded(&t, &err), 0);
     m2_rng rng;
     m2_rng_seed(&rng, 17);
-    aw_cmdlist l = {0};
+    m2_aw_cmdlist l = {0};
     for (int ep = 0; ep < 12; ep++) {
-        aw_scene s;
+        m2_aw_scene s;
         assert_int_equal(m2_aw_generate(&t, 1 + ep % 6, M2_SPLIT_TRAIN, ep, 9, &s, &err), 0);
-        aw_state st;
+        m2_aw_state st;
         assert_int_equal(m2_aw_state_init(&st, &s, &err), 0);
         for (int k = 0; k < 25; k++) {
             assert_int_equal(m2_aw_admissible(&s, &st, &l), 0);
             check_sorted_unique(l.items, l.n);
             int n_ok = 0;
-            for (int verb = AW_C_LOOK; verb <= AW_C_EXAMINE_O; verb++) {
-                int na = (verb == AW_C_GOTO || verb == AW_C_OPEN || verb == AW_C_CLOSE || verb == AW_C_EXAMINE_R) ? s.n_recep : s.n_obj;
-                int nb = (verb == AW_C_TAKE || verb == AW_C_MOVE || verb == AW_C_HEAT || verb == AW_C_COOL || verb == AW_C_CLEAN) ? s.n_recep
-                       : verb == AW_C_SLICE ? s.n_obj : 1;
-                if (verb <= AW_C_HELP) na = 1;
+            for (int verb = M2_AW_C_LOOK; verb <= M2_AW_C_EXAMINE_O; verb++) {
+                int na = (verb == M2_AW_C_GOTO || verb == M2_AW_C_OPEN || verb == M2_AW_C_CLOSE || verb == M2_AW_C_EXAMINE_R) ? s.n_recep : s.n_obj;
+                int nb = (verb == M2_AW_C_TAKE || verb == M2_AW_C_MOVE || verb == M2_AW_C_HEAT || verb == M2_AW_C_COOL || verb == M2_AW_C_CLEAN) ? s.n_recep
+                       : verb == M2_AW_C_SLICE ? s.n_obj : 1;
+                if (verb <= M2_AW_C_HELP) na = 1;
                 for (int a = 0; a < na; a++)
                     for (int b = 0; b < nb; b++) {
-                        aw_cmd c = {verb, verb <= AW_C_HELP ? -1 : a, nb > 1 ? b : -1};
+                        m2_aw_cmd c = {verb, verb <= M2_AW_C_HELP ? -1 : a, nb > 1 ? b : -1};
                         char text[256];
                         if (m2_aw_format_cmd(&s, &c, text, sizeof text)) continue;
                         int ok = m2_aw_applicable(&s, &st, &c);
                         if (ok != in_list(l.items, l.n, text)) fail_msg("'%s': applicable %d but listed %d", text, ok, !ok);
-                        aw_cmd back;
+                        m2_aw_cmd back;
                         assert_int_equal(m2_aw_parse(&s, text, &back), 0);
                         n_ok += ok;
                     }
@@ -818,7 +818,7 @@ static void admissible_matches_dynamics(void **state) {
             assert_int_equal(n_ok, l.n);
             /* random admissible step */
             const char *pick = l.items[m2_rng_below(&rng, (uint32_t)l.n)];
-            aw_cmd c;
+            m2_aw_cmd c;
             assert_int_equal(m2_aw_parse(&s, pick, &c), 0);
             char buf[8192];
             m2_aw_apply(&s, &st, &c, buf, sizeof buf);
@@ -828,7 +828,7 @@ static void admissible_matches_dynamics(void **state) {
         for (int k = 0; k < 60 && !m2_aw_won(&s, &st); k++) {
             char a[256];
             if (m2_aw_oracle(&s, &st, a, sizeof a, &err)) fail_msg("oracle after random walk: %s", err.msg);
-            aw_cmd c;
+            m2_aw_cmd c;
             assert_int_equal(m2_aw_parse(&s, a, &c), 0);
             assert_true(m2_aw_applicable(&s, &st, &c));
             char buf[8192];
@@ -844,7 +844,7 @@ static void admissible_matches_dynamics(void **state) {
 
 static void numbering_follows_demangler(void **state) {
     m2_err err = {0};
-    aw_scene s;
+    m2_aw_scene s;
     char *j = golden_json();
     assert_int_equal(m2_aw_load_twpddl_text(j, strlen(j), "golden", &s, &err), 0);
     free(j);
@@ -867,28 +867,28 @@ static void numbering_follows_demangler(void **state) {
 /* Every examine-object rule of the grammar, in its order. */
 static void examine_rules(void **state) {
     m2_err err = {0};
-    aw_scene s;
+    m2_aw_scene s;
     char *j = golden_json();
     assert_int_equal(m2_aw_load_twpddl_text(j, strlen(j), "golden", &s, &err), 0);
     free(j);
-    aw_state st;
+    m2_aw_state st;
     assert_int_equal(m2_aw_state_init(&st, &s, &err), 0);
     int apple = -1;
     for (int i = 0; i < s.n_obj; i++) if (!strcmp(s.objs[i].name, "apple 1")) apple = i;
     assert_true(apple >= 0);
     static const struct { uint8_t bits; const char *text; } cases[] = {
         {0, "There's nothing special about apple 1."},
-        {AW_S_CLEAN | AW_S_HOT | AW_S_SLICED, "This is a hot and clean sliced apple 1."},
-        {AW_S_CLEAN | AW_S_COOL | AW_S_SLICED, "This is a cool and clean sliced apple 1."},
-        {AW_S_CLEAN | AW_S_SLICED, "This is a clean sliced apple 1."},
-        {AW_S_HOT | AW_S_SLICED, "This is a hot sliced apple 1."},
-        {AW_S_COOL | AW_S_SLICED, "This is a cool sliced apple 1."},
-        {AW_S_CLEAN | AW_S_HOT, "This is a hot and clean apple 1."},
-        {AW_S_CLEAN | AW_S_COOL, "This is a cool and clean apple 1."},
-        {AW_S_HOT, "This is a hot apple 1."},
-        {AW_S_CLEAN, "This is a clean apple 1."},
-        {AW_S_COOL, "This is a cold apple 1."},
-        {AW_S_SLICED, "This is a sliced apple 1."},
+        {M2_AW_S_CLEAN | M2_AW_S_HOT | M2_AW_S_SLICED, "This is a hot and clean sliced apple 1."},
+        {M2_AW_S_CLEAN | M2_AW_S_COOL | M2_AW_S_SLICED, "This is a cool and clean sliced apple 1."},
+        {M2_AW_S_CLEAN | M2_AW_S_SLICED, "This is a clean sliced apple 1."},
+        {M2_AW_S_HOT | M2_AW_S_SLICED, "This is a hot sliced apple 1."},
+        {M2_AW_S_COOL | M2_AW_S_SLICED, "This is a cool sliced apple 1."},
+        {M2_AW_S_CLEAN | M2_AW_S_HOT, "This is a hot and clean apple 1."},
+        {M2_AW_S_CLEAN | M2_AW_S_COOL, "This is a cool and clean apple 1."},
+        {M2_AW_S_HOT, "This is a hot apple 1."},
+        {M2_AW_S_CLEAN, "This is a clean apple 1."},
+        {M2_AW_S_COOL, "This is a cold apple 1."},
+        {M2_AW_S_SLICED, "This is a sliced apple 1."},
     };
     char buf[512];
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -937,11 +937,11 @@ static void segmenter(void **state) {
                 has_put += !strncmp(sg[q].text, "put ", 4);
                 has_use += !strncmp(sg[q].text, "use ", 4);
             }
-            assert_int_equal(has_take, type == AW_PICK_TWO ? 2 : 1);
-            assert_int_equal(has_treat, type == AW_CLEAN || type == AW_HEAT || type == AW_COOL);
-            assert_int_equal(has_put, type == AW_LOOK ? 0 : type == AW_PICK_TWO ? 2 : 1);
-            assert_int_equal(has_use, type == AW_LOOK);
-            if (type == AW_HEAT) {
+            assert_int_equal(has_take, type == M2_AW_PICK_TWO ? 2 : 1);
+            assert_int_equal(has_treat, type == M2_AW_CLEAN || type == M2_AW_HEAT || type == M2_AW_COOL);
+            assert_int_equal(has_put, type == M2_AW_LOOK ? 0 : type == M2_AW_PICK_TWO ? 2 : 1);
+            assert_int_equal(has_use, type == M2_AW_LOOK);
+            if (type == M2_AW_HEAT) {
                 const char *last_treat = NULL;
                 for (int q = 0; q < k; q++) if (!strncmp(sg[q].text, "heat ", 5)) last_treat = sg[q].text;
                 assert_non_null(strstr(last_treat, " with microwave"));

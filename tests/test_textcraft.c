@@ -119,29 +119,29 @@ static void reward_only_on_goal(void **state) {
  * listed command line (tag inputs filled by a member of the tag), each get of a fetchable item. */
 static int check_all_goals(m2_env *e, int *hist_steps_max) {
     m2_err err = {0};
-    tc_env *te = (tc_env *)e;
+    m2_tc_env *te = (m2_tc_env *)e;
     int n = e->cls->num_episodes(e, "all", M2_SPLIT_TRAIN, &err);
     assert_true(n > 0);
     int maxs = 0;
     for (int i = 0; i < n; i++) {
         m2_step_result r;
         assert_int_equal(e->cls->reset(e, "all", M2_SPLIT_TRAIN, i, 0, &r, &err), 0);
-        assert_true(m2_textcraft_goal_depth(e) >= 2);
-        int nl = m2_textcraft_command_count(e);
+        assert_true(m2_tc_goal_depth(e) >= 2);
+        int nl = m2_tc_command_count(e);
         int s = 0;
         char a[4096];
         for (; s < 200 && !r.done; s++) {
-            if (e->cls->oracle_next(e, a, sizeof a, &err)) fail_msg("goal %d (%s): %s", i, m2_textcraft_goal(e), err.msg);
+            if (e->cls->oracle_next(e, a, sizeof a, &err)) fail_msg("goal %d (%s): %s", i, m2_tc_goal(e), err.msg);
             if (!strncmp(a, "get ", 4)) {
                 const char *item = strchr(a + 4, ' ') + 1;
-                assert_true(tc_is_gettable(&te->t, tc_find_typed(&te->t, item, (int)strlen(item))));
+                assert_true(m2_tc_is_gettable(&te->t, m2_tc_find_typed(&te->t, item, (int)strlen(item))));
             } else {
                 /* craft N out using c1 x1, c2 x2: find a listed line with the same shape */
                 int ok = 0;
                 const char *using = strstr(a, " using ");
                 assert_non_null(using);
                 for (int k = 0; k < nl && !ok; k++) {
-                    const char *line = m2_textcraft_command(e, k);
+                    const char *line = m2_tc_command(e, k);
                     const char *lu = strstr(line, " using ");
                     if (lu - line != using - a || strncmp(line, a, (size_t)(using - a))) continue;
                     const char *p = using + 7, *q = lu + 7;
@@ -150,8 +150,8 @@ static int check_all_goals(m2_env *e, int *hist_steps_max) {
                         size_t pl = strcspn(p, ","), ql = strcspn(q, ",");
                         const char *ps = strchr(p, ' ') + 1, *qs = strchr(q, ' ') + 1;
                         if (ps - p != qs - q || strncmp(p, q, (size_t)(ps - p))) { ok = 0; break; }   /* counts */
-                        int pn = tc_find_typed(&te->t, ps, (int)(p + pl - ps));
-                        int qn = tc_find_typed(&te->t, qs, (int)(q + ql - qs));
+                        int pn = m2_tc_find_typed(&te->t, ps, (int)(p + pl - ps));
+                        int qn = m2_tc_find_typed(&te->t, qs, (int)(q + ql - qs));
                         ok = pn >= 0 && qn >= 0 && (pn == qn || te->t.names[pn].tag_of == qn);
                         p += pl; q += ql;
                         if (*p == ',') p += 2;
@@ -159,12 +159,12 @@ static int check_all_goals(m2_env *e, int *hist_steps_max) {
                     }
                     ok = ok && !*p && !*q;
                 }
-                if (!ok) fail_msg("goal %d (%s): '%s' matches no listed command", i, m2_textcraft_goal(e), a);
+                if (!ok) fail_msg("goal %d (%s): '%s' matches no listed command", i, m2_tc_goal(e), a);
             }
             r = act(e, a);
             if (!r.valid) fail_msg("goal %d: '%s' -> '%s'", i, a, r.observation);
         }
-        if (!r.won) fail_msg("goal %d (%s) not crafted in 200 steps", i, m2_textcraft_goal(e));
+        if (!r.won) fail_msg("goal %d (%s) not crafted in 200 steps", i, m2_tc_goal(e));
         if (s > maxs) maxs = s;
     }
     *hist_steps_max = maxs;
@@ -175,8 +175,8 @@ static void reference_set_stats_and_oracle(void **state) {
     char dir[4096];
     if (!ref_dir(dir, sizeof dir)) skip();
     m2_env *e = make_env(dir);
-    m2_textcraft_stats st;
-    assert_int_equal(m2_textcraft_stats_get(e, &st), 0);
+    m2_tc_stats st;
+    assert_int_equal(m2_tc_stats_get(e, &st), 0);
     print_message("860-set: files %d, crafting %d, other types %d, skipped _block %d, cycle %d, kept %d, "
                   "cleaned tags %d, craftable %d, depth d1 %d d2 %d d3 %d d4 %d, goals %d (train %d, id %d, ood %d)\n",
                   st.n_files, st.n_crafting, st.n_other_type, st.n_skipped_block, st.n_skipped_cycle, st.n_kept,
@@ -198,7 +198,7 @@ static void reference_set_stats_and_oracle(void **state) {
     m2_err err = {0};
     m2_step_result r;
     assert_int_equal(e->cls->reset(e, "all", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
-    assert_string_equal(m2_textcraft_goal_id(e), "minecraft:cyan_banner");   /* first depth-4 goal */
+    assert_string_equal(m2_tc_goal_id(e), "minecraft:cyan_banner");   /* first depth-4 goal */
     EXPECT(e, "get 1 oak logs", "Got 1 oak logs");
     EXPECT(e, "get 1 logs", "Got 1 logs");
     EXPECT(e, "get 1 stone tool materials", "Got 1 stone tool materials");
@@ -216,8 +216,8 @@ static void reference_set_stats_and_oracle(void **state) {
 
 static void embedded_set_stats_and_oracle(void **state) {
     m2_env *e = make_env(NULL);
-    m2_textcraft_stats st;
-    assert_int_equal(m2_textcraft_stats_get(e, &st), 0);
+    m2_tc_stats st;
+    assert_int_equal(m2_tc_stats_get(e, &st), 0);
     print_message("embedded: files %d, crafting %d, other %d, _block %d, cycle %d, craftable %d, "
                   "depth d1 %d d2 %d d3 %d d4 %d, goals %d (train %d, id %d, ood %d)\n",
                   st.n_files, st.n_crafting, st.n_other_type, st.n_skipped_block, st.n_skipped_cycle,
@@ -236,9 +236,9 @@ static void embedded_set_stats_and_oracle(void **state) {
 /* The embedded C array matches data/textcraft/recipes/ (regenerate with the script otherwise). */
 static void embedded_matches_folder(void **state) {
     m2_env *a = make_env(NULL), *b = make_env(M2_SOURCE_DIR "/data/textcraft/recipes");
-    m2_textcraft_stats sa, sb;
-    m2_textcraft_stats_get(a, &sa);
-    m2_textcraft_stats_get(b, &sb);
+    m2_tc_stats sa, sb;
+    m2_tc_stats_get(a, &sa);
+    m2_tc_stats_get(b, &sb);
     assert_memory_equal(&sa, &sb, sizeof sa);
     m2_err err = {0};
     m2_step_result ra, rb;
@@ -280,8 +280,8 @@ static void determinism_and_splits(void **state) {
         }
     assert_true(differ > 0);   /* the seed changes the command block */
     /* train and ood goal items are disjoint; id uses the train items with other command blocks */
-    tc_env *te = (tc_env *)a;
-    const tc_ivec *tr = &te->t.split_goals[M2_SPLIT_TRAIN], *id = &te->t.split_goals[M2_SPLIT_ID], *ood = &te->t.split_goals[M2_SPLIT_OOD];
+    m2_tc_env *te = (m2_tc_env *)a;
+    const m2_tc_ivec *tr = &te->t.split_goals[M2_SPLIT_TRAIN], *id = &te->t.split_goals[M2_SPLIT_ID], *ood = &te->t.split_goals[M2_SPLIT_OOD];
     assert_int_equal(tr->n, id->n);
     for (int i = 0; i < tr->n; i++) {
         assert_int_equal(tr->a[i], id->a[i]);
@@ -294,7 +294,7 @@ static void determinism_and_splits(void **state) {
         m2_step_result r1, r2;
         a->cls->reset(a, NULL, M2_SPLIT_TRAIN, i, 0, &r1, &err);
         b->cls->reset(b, NULL, M2_SPLIT_ID, i, 0, &r2, &err);
-        assert_string_equal(m2_textcraft_goal(a), m2_textcraft_goal(b));
+        assert_string_equal(m2_tc_goal(a), m2_tc_goal(b));
         block_differ += strcmp(r1.observation, r2.observation) != 0;
     }
     assert_true(block_differ > 0);
@@ -302,9 +302,9 @@ static void determinism_and_splits(void **state) {
     m2_step_result r;
     a->cls->reset(a, NULL, M2_SPLIT_OOD, 0, 0, &r, &err);
     char g0[128];
-    snprintf(g0, sizeof g0, "%s", m2_textcraft_goal(a));
+    snprintf(g0, sizeof g0, "%s", m2_tc_goal(a));
     a->cls->reset(a, NULL, M2_SPLIT_OOD, n, 0, &r, &err);
-    assert_string_equal(g0, m2_textcraft_goal(a));
+    assert_string_equal(g0, m2_tc_goal(a));
     /* unknown task */
     assert_int_equal(a->cls->reset(a, "no such thing", M2_SPLIT_TRAIN, 0, 0, &r, &err), -1);
     assert_non_null(strstr(err.msg, "no such thing"));
@@ -317,7 +317,7 @@ static void expect_load_error(const char *json, const char *want1, const char *w
     const char *texts[] = {"{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"item\":\"minecraft:a\"}],\"result\":{\"item\":\"minecraft:b\"}}", json};
     m2_err err = {0};
     m2_env *e = NULL;
-    assert_int_equal(m2_textcraft_create_from_memory(&e, names, texts, NULL, 2, &err), -1);
+    assert_int_equal(m2_tc_create_from_memory(&e, names, texts, NULL, 2, &err), -1);
     assert_null(e);
     if (!strstr(err.msg, "bad_recipe.json") || !strstr(err.msg, want1) || (want2 && !strstr(err.msg, want2)))
         fail_msg("error '%s' lacks '%s' / '%s'", err.msg, want1, want2 ? want2 : "");
@@ -350,7 +350,7 @@ static void bad_recipe_files(void **state) {
                            "{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"item\":\"minecraft:a\"}],\"result\":\"minecraft:b\"}"};
     m2_err err = {0};
     m2_env *e = NULL;
-    assert_int_equal(m2_textcraft_create_from_memory(&e, names, texts, NULL, 2, &err), 0);
+    assert_int_equal(m2_tc_create_from_memory(&e, names, texts, NULL, 2, &err), 0);
     m2_step_result r;
     /* no goal of depth >= 2: reset says so, clearly */
     assert_int_equal(e->cls->reset(e, NULL, M2_SPLIT_TRAIN, 0, 0, &r, &err), -1);
@@ -377,16 +377,16 @@ static void loader_rules(void **state) {
     };
     m2_err err = {0};
     m2_env *e = NULL;
-    assert_int_equal(m2_textcraft_create_from_memory(&e, names, texts, NULL, 6, &err), 0);
-    m2_textcraft_stats st;
-    m2_textcraft_stats_get(e, &st);
+    assert_int_equal(m2_tc_create_from_memory(&e, names, texts, NULL, 6, &err), 0);
+    m2_tc_stats st;
+    m2_tc_stats_get(e, &st);
     assert_int_equal(st.n_skipped_block, 1);
     assert_int_equal(st.n_skipped_cycle, 1);    /* nugget from ingot: ingot already needs nuggets */
     assert_int_equal(st.n_tags_cleaned, 2);     /* elm_logs and gears have no craftable member */
     m2_step_result r;
     assert_int_equal(e->cls->reset(e, "all", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
-    assert_string_equal(m2_textcraft_goal(e), "gadget");
-    assert_int_equal(m2_textcraft_goal_depth(e), 3);
+    assert_string_equal(m2_tc_goal(e), "gadget");
+    assert_int_equal(m2_tc_goal_depth(e), 3);
     assert_non_null(strstr(r.observation, "craft 1 tool using 1 ingot, 2 boards"));
     assert_non_null(strstr(r.observation, "craft 3 elm board using 2 elm logs"));
     assert_non_null(strstr(r.observation, "craft 1 ingot using 9 nug"));

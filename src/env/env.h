@@ -88,8 +88,8 @@ void m2_env_destroy(m2_env *env);
  * environment names keep the score as it is. */
 double m2_env_unit_score(const char *env_name, double score);
 
-extern const m2_env_class m2_textcraft_class;
-extern const m2_env_class m2_alfworld_class;
-extern const m2_env_class m2_scienceworld_class;
+extern const m2_env_class m2_tc_class;
+extern const m2_env_class m2_aw_class;
+extern const m2_env_class m2_sw_class;
 
 #endif

@@ -3,9 +3,9 @@
 #include <string.h>
 
 static const m2_env_class *const classes[] = {
-    &m2_textcraft_class,
-    &m2_alfworld_class,
-    &m2_scienceworld_class,
+    &m2_tc_class,
+    &m2_aw_class,
+    &m2_sw_class,
 };
 
 int m2_split_parse(const char *s) {

@@ -27,17 +27,17 @@ typedef struct aw_game {
 
 typedef struct aw_env {
     m2_env base;
-    aw_tables tables;
+    m2_aw_tables tables;
     int have_tables;
     aw_game *games;
     int n_games, cap_games;
-    aw_scene scene;
+    m2_aw_scene scene;
     int have_scene;
-    aw_state st;
-    aw_cmdlist adm;
+    m2_aw_state st;
+    m2_aw_cmdlist adm;
     int adm_valid;
     int won;
-    int oracle_mode;   /* AW_ORACLE_SEARCH (default) or AW_ORACLE_PLANNER */
+    int oracle_mode;   /* M2_AW_ORACLE_SEARCH (default) or M2_AW_ORACLE_PLANNER */
     char obs[16384];
 } aw_env;
 
@@ -125,7 +125,7 @@ static int open_games(aw_env *e, const char *path, int is_dir, m2_err *err) {
         else if (strstr(g->path, "valid_unseen")) g->split_mask = 1 << M2_SPLIT_OOD;
         else if (strstr(g->path, "valid_seen")) g->split_mask = 1 << M2_SPLIT_ID;
         else g->split_mask = 1 << M2_SPLIT_TRAIN;
-        aw_scene sc;
+        m2_aw_scene sc;
         if (m2_aw_load_twpddl(g->path, &sc, err)) return -1;
         g->type = sc.goal.type;
         m2_aw_scene_free(&sc);
@@ -137,7 +137,7 @@ static int create(m2_env **out, const char *data_path, m2_err *err) {
     *out = NULL;
     aw_env *e = calloc(1, sizeof *e);
     if (!e) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    e->base.cls = &m2_alfworld_class;
+    e->base.cls = &m2_aw_class;
     int rc;
     if (!data_path || !*data_path) {
         rc = m2_aw_tables_embedded(&e->tables, err);
@@ -199,7 +199,7 @@ static int num_episodes(m2_env *env, const char *task, m2_split split, m2_err *e
     return n;
 }
 
-static int load_episode(aw_env *e, const char *task, m2_split split, int index, uint64_t seed, aw_scene *sc, m2_err *err) {
+static int load_episode(aw_env *e, const char *task, m2_split split, int index, uint64_t seed, m2_aw_scene *sc, m2_err *err) {
     int t = parse_task(task, err);
     if (t < 0) return -1;
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld: bad split %d", (int)split);
@@ -221,7 +221,7 @@ static void fill(aw_env *e, m2_step_result *r, float reward, int valid) {
 
 static int reset(m2_env *env, const char *task, m2_split split, int index, uint64_t seed, m2_step_result *first, m2_err *err) {
     aw_env *e = (aw_env *)env;
-    aw_scene sc;
+    m2_aw_scene sc;
     if (load_episode(e, task, split, index, seed, &sc, err)) return -1;
     drop_scene(e);
     e->scene = sc;
@@ -246,7 +246,7 @@ static int step(m2_env *env, const char *action, m2_step_result *res) {
         fill(e, res, 0.f, 0);
         return 0;
     }
-    aw_cmd c;
+    m2_aw_cmd c;
     int valid = !m2_aw_parse(&e->scene, action, &c) && m2_aw_applicable(&e->scene, &e->st, &c);
     if (valid) m2_aw_apply(&e->scene, &e->st, &c, e->obs, sizeof e->obs);
     else snprintf(e->obs, sizeof e->obs, "Nothing happens.");
@@ -277,11 +277,11 @@ static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
     return m2_aw_oracle_mode(&e->scene, &e->st, e->oracle_mode, buf, cap, err);
 }
 
-int m2_alfworld_set_oracle(m2_env *env, const char *mode, m2_err *err) {
-    if (!env || env->cls != &m2_alfworld_class) return m2_errorf(err, M2_EINVAL, "m2_alfworld_set_oracle: not an alfworld env");
+int m2_aw_set_oracle(m2_env *env, const char *mode, m2_err *err) {
+    if (!env || env->cls != &m2_aw_class) return m2_errorf(err, M2_EINVAL, "m2_aw_set_oracle: not an alfworld env");
     aw_env *e = (aw_env *)env;
-    if (mode && !strcmp(mode, "search")) e->oracle_mode = AW_ORACLE_SEARCH;
-    else if (mode && !strcmp(mode, "planner")) e->oracle_mode = AW_ORACLE_PLANNER;
+    if (mode && !strcmp(mode, "search")) e->oracle_mode = M2_AW_ORACLE_SEARCH;
+    else if (mode && !strcmp(mode, "planner")) e->oracle_mode = M2_AW_ORACLE_PLANNER;
     else return m2_errorf(err, M2_EINVAL, "alfworld: unknown oracle '%s' (known: search, planner)", mode ? mode : "(null)");
     return 0;
 }
@@ -297,7 +297,7 @@ static const char *const room_names[] = {"kitchen", "living room", "bedroom", "b
 
 static char *describe(m2_env *env, const char *task, m2_split split, int index, m2_err *err) {
     aw_env *e = (aw_env *)env;
-    aw_scene sc;
+    m2_aw_scene sc;
     if (load_episode(e, task, split, index, 0, &sc, err)) return NULL;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "env", "alfworld");
@@ -317,7 +317,7 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
     return s;
 }
 
-const m2_env_class m2_alfworld_class = {
+const m2_env_class m2_aw_class = {
     .name = "alfworld",
     .score_max = 1,
     .create = create,

@@ -17,11 +17,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static inline int at(const aw_scene *s, const aw_state *st, int r) { return s->receps[r].loc == st->loc; }
-static inline int reachable(const aw_scene *s, const aw_state *st, int r) { return !s->receps[r].openable || st->opened[r]; }
+static inline int at(const m2_aw_scene *s, const m2_aw_state *st, int r) { return s->receps[r].loc == st->loc; }
+static inline int reachable(const m2_aw_scene *s, const m2_aw_state *st, int r) { return !s->receps[r].openable || st->opened[r]; }
 
 /* First receptacle of class `cls` in listing order, preferring one at the agent's location. */
-static int pick_recep(const aw_scene *s, const aw_state *st, int cls) {
+static int pick_recep(const m2_aw_scene *s, const m2_aw_state *st, int cls) {
     int first = -1;
     for (int i = 0; i < s->n_recep; i++) {
         int r = s->recep_order[i];
@@ -32,16 +32,16 @@ static int pick_recep(const aw_scene *s, const aw_state *st, int cls) {
     return first;
 }
 
-static int count_in(const aw_scene *s, const aw_state *st, int r, int cls) {
+static int count_in(const m2_aw_scene *s, const m2_aw_state *st, int r, int cls) {
     int n = 0;
     for (int o = 0; o < s->n_obj; o++) n += st->in[o] == r && s->objs[o].cls == cls;
     return n;
 }
 
 /* The receptacle the goal object(s) should end in. */
-static int target_recep(const aw_scene *s, const aw_state *st) {
-    const aw_goal *g = &s->goal;
-    if (g->type == AW_PICK_TWO) {
+static int target_recep(const m2_aw_scene *s, const m2_aw_state *st) {
+    const m2_aw_goal *g = &s->goal;
+    if (g->type == M2_AW_PICK_TWO) {
         int best = -1, best_n = 0;
         for (int i = 0; i < s->n_recep; i++) {
             int r = s->recep_order[i];
@@ -54,20 +54,20 @@ static int target_recep(const aw_scene *s, const aw_state *st) {
     return pick_recep(s, st, g->recep_cls);
 }
 
-static int emit(const aw_scene *s, int verb, int a, int b, char *buf, size_t cap, m2_err *err) {
-    aw_cmd c = {verb, a, b};
+static int emit(const m2_aw_scene *s, int verb, int a, int b, char *buf, size_t cap, m2_err *err) {
+    m2_aw_cmd c = {verb, a, b};
     if (m2_aw_format_cmd(s, &c, buf, cap)) return m2_errorf(err, M2_EINVAL, "alfworld oracle: buffer too small");
     return 0;
 }
 
 /* Step towards receptacle r and its contents: go there, open it. Returns 1 if an action was emitted. */
-static int approach(const aw_scene *s, const aw_state *st, int r, char *buf, size_t cap, m2_err *err, int *rc) {
-    if (!at(s, st, r)) { *rc = emit(s, AW_C_GOTO, r, -1, buf, cap, err); return 1; }
-    if (!reachable(s, st, r)) { *rc = emit(s, AW_C_OPEN, r, -1, buf, cap, err); return 1; }
+static int approach(const m2_aw_scene *s, const m2_aw_state *st, int r, char *buf, size_t cap, m2_err *err, int *rc) {
+    if (!at(s, st, r)) { *rc = emit(s, M2_AW_C_GOTO, r, -1, buf, cap, err); return 1; }
+    if (!reachable(s, st, r)) { *rc = emit(s, M2_AW_C_OPEN, r, -1, buf, cap, err); return 1; }
     return 0;
 }
 
-static int put_away(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m2_err *err) {
+static int put_away(const m2_aw_scene *s, const m2_aw_state *st, char *buf, size_t cap, m2_err *err) {
     int h = st->held, hc = s->objs[h].cls, avoid = s->goal.recep_cls, rc = 0;
     int closed_here = -1, far = -1, far_any = -1;
     for (int i = 0; i < s->n_recep; i++) {
@@ -75,29 +75,29 @@ static int put_away(const aw_scene *s, const aw_state *st, char *buf, size_t cap
         if (!s->can_contain[cc * s->n_cls + hc]) continue;
         if (at(s, st, r)) {
             if (cc == avoid) continue;
-            if (reachable(s, st, r)) return emit(s, AW_C_MOVE, h, r, buf, cap, err);
+            if (reachable(s, st, r)) return emit(s, M2_AW_C_MOVE, h, r, buf, cap, err);
             if (closed_here < 0) closed_here = r;
         } else {
             if (cc != avoid && far < 0) far = r;
             if (far_any < 0) far_any = r;
         }
     }
-    if (closed_here >= 0) return emit(s, AW_C_OPEN, closed_here, -1, buf, cap, err);
+    if (closed_here >= 0) return emit(s, M2_AW_C_OPEN, closed_here, -1, buf, cap, err);
     if (far < 0) far = far_any;
     if (far >= 0) { approach(s, st, far, buf, cap, err, &rc); return rc; }
     return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: no receptacle can take the %s", s->objs[h].name);
 }
 
 /* Does the expert know where object o is? SEARCH: only inside receptacles the agent has seen. */
-static int known(const aw_scene *s, const aw_state *st, int mode, int o) {
+static int known(const m2_aw_scene *s, const m2_aw_state *st, int mode, int o) {
     int r = st->in[o];
-    return r >= 0 && (mode == AW_ORACLE_PLANNER || st->seen[r]);
+    return r >= 0 && (mode == M2_AW_ORACLE_PLANNER || st->seen[r]);
 }
 
 /* One search step for an object of class `cls`: the best unseen receptacle that can hold it (any unseen
  * receptacle when none can), preferring the agent's location, then receptacles without a door, then
  * listing order. Returns 0 with the action, or -1 with err when everything has been searched. */
-static int explore(const aw_scene *s, const aw_state *st, int cls, char *buf, size_t cap, m2_err *err) {
+static int explore(const m2_aw_scene *s, const m2_aw_state *st, int cls, char *buf, size_t cap, m2_err *err) {
     for (int pass = 0; pass < 2; pass++) {
         int best = -1, best_score = -1;
         for (int i = 0; i < s->n_recep; i++) {
@@ -110,23 +110,23 @@ static int explore(const aw_scene *s, const aw_state *st, int cls, char *buf, si
         if (best < 0) continue;
         int rc = 0;
         if (approach(s, st, best, buf, cap, err, &rc)) return rc;
-        return emit(s, AW_C_EXAMINE_R, best, -1, buf, cap, err);   /* here and open but not looked at yet */
+        return emit(s, M2_AW_C_EXAMINE_R, best, -1, buf, cap, err);   /* here and open but not looked at yet */
     }
     return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: searched every receptacle, no %s found", s->cls_name[cls]);
 }
 
-int m2_aw_oracle(const aw_scene *s, const aw_state *st, char *buf, size_t cap, m2_err *err) {
-    return m2_aw_oracle_mode(s, st, AW_ORACLE_SEARCH, buf, cap, err);
+int m2_aw_oracle(const m2_aw_scene *s, const m2_aw_state *st, char *buf, size_t cap, m2_err *err) {
+    return m2_aw_oracle_mode(s, st, M2_AW_ORACLE_SEARCH, buf, cap, err);
 }
 
-int m2_aw_oracle_mode(const aw_scene *s, const aw_state *st, int mode, char *buf, size_t cap, m2_err *err) {
-    const aw_goal *g = &s->goal;
+int m2_aw_oracle_mode(const m2_aw_scene *s, const m2_aw_state *st, int mode, char *buf, size_t cap, m2_err *err) {
+    const m2_aw_goal *g = &s->goal;
     if (m2_aw_won(s, st)) return m2_errorf(err, M2_EINVAL, "alfworld oracle: the goal already holds");
     if (g->obj_cls < 0 || g->obj_cls >= s->n_cls) return m2_errorf(err, M2_EINVAL, "alfworld oracle: scene has no goal");
     int rc = 0, h = st->held;
     if (h >= 0 && s->objs[h].cls != g->obj_cls) return put_away(s, st, buf, cap, err);
     if (h >= 0) {
-        if (g->type == AW_LOOK) {
+        if (g->type == M2_AW_LOOK) {
             int lamp = -1;
             for (int i = 0; i < s->n_obj; i++) {
                 int o = s->obj_order[i];
@@ -135,37 +135,37 @@ int m2_aw_oracle_mode(const aw_scene *s, const aw_state *st, int mode, char *buf
                 if (lamp < 0) lamp = o;
             }
             if (lamp < 0) return explore(s, st, g->toggle_cls, buf, cap, err);
-            if (!at(s, st, st->in[lamp])) return emit(s, AW_C_GOTO, st->in[lamp], -1, buf, cap, err);
-            return emit(s, AW_C_USE, lamp, -1, buf, cap, err);
+            if (!at(s, st, st->in[lamp])) return emit(s, M2_AW_C_GOTO, st->in[lamp], -1, buf, cap, err);
+            return emit(s, M2_AW_C_USE, lamp, -1, buf, cap, err);
         }
-        uint8_t need = g->type == AW_CLEAN ? AW_S_CLEAN : g->type == AW_HEAT ? AW_S_HOT : g->type == AW_COOL ? AW_S_COOL : 0;
+        uint8_t need = g->type == M2_AW_CLEAN ? M2_AW_S_CLEAN : g->type == M2_AW_HEAT ? M2_AW_S_HOT : g->type == M2_AW_COOL ? M2_AW_S_COOL : 0;
         if (need && !(st->bits[h] & need)) {
-            int app_cls = g->type == AW_CLEAN ? s->cls_sinkbasin : g->type == AW_HEAT ? s->cls_microwave : s->cls_fridge;
+            int app_cls = g->type == M2_AW_CLEAN ? s->cls_sinkbasin : g->type == M2_AW_HEAT ? s->cls_microwave : s->cls_fridge;
             int app = app_cls >= 0 ? pick_recep(s, st, app_cls) : -1;
             if (app < 0) return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: no appliance for %s", m2_aw_task_type_name(g->type));
-            if (!at(s, st, app)) return emit(s, AW_C_GOTO, app, -1, buf, cap, err);
-            int verb = g->type == AW_CLEAN ? AW_C_CLEAN : g->type == AW_HEAT ? AW_C_HEAT : AW_C_COOL;
+            if (!at(s, st, app)) return emit(s, M2_AW_C_GOTO, app, -1, buf, cap, err);
+            int verb = g->type == M2_AW_CLEAN ? M2_AW_C_CLEAN : g->type == M2_AW_HEAT ? M2_AW_C_HEAT : M2_AW_C_COOL;
             return emit(s, verb, h, app, buf, cap, err);
         }
         int t = target_recep(s, st);
         if (t < 0) return m2_errorf(err, M2_ENOTFOUND, "alfworld oracle: no %s in the scene", s->cls_name[g->recep_cls]);
         if (approach(s, st, t, buf, cap, err, &rc)) return rc;
-        return emit(s, AW_C_MOVE, h, t, buf, cap, err);
+        return emit(s, M2_AW_C_MOVE, h, t, buf, cap, err);
     }
     /* hands empty: fetch a goal object the expert knows of, else search */
-    int t = g->type == AW_PICK_TWO ? target_recep(s, st) : -1;
+    int t = g->type == M2_AW_PICK_TWO ? target_recep(s, st) : -1;
     int best = -1, best_score = -1;
     for (int i = 0; i < s->n_obj; i++) {
         int o = s->obj_order[i], r = st->in[o];
         if (s->objs[o].cls != g->obj_cls || !known(s, st, mode, o)) continue;
-        if (g->type == AW_PICK_TWO && r == t) continue;
+        if (g->type == M2_AW_PICK_TWO && r == t) continue;
         int score = at(s, st, r) ? (reachable(s, st, r) ? 3 : 2) : 1;
         if (score > best_score) { best = o; best_score = score; }
     }
     if (best < 0) return explore(s, st, g->obj_cls, buf, cap, err);
     int r = st->in[best];
     if (approach(s, st, r, buf, cap, err, &rc)) return rc;
-    return emit(s, AW_C_TAKE, best, r, buf, cap, err);
+    return emit(s, M2_AW_C_TAKE, best, r, buf, cap, err);
 }
 
 /* ---------------------------------------------------------------- segmenter */
@@ -187,17 +187,17 @@ static int push(m2_subgoal *out, int cap, int n, int first, int last, const char
     return n + 1;
 }
 
-int m2_aw_segment(const aw_scene *s, const char *const *actions, const char *const *obs, int n,
+int m2_aw_segment(const m2_aw_scene *s, const char *const *actions, const char *const *obs, int n,
                   m2_subgoal *out, int cap) {
     int k = 0, start = 0;
-    char text[256], a[AW_NAME_MAX * 2 + 16], b[AW_NAME_MAX * 2 + 16];
+    char text[256], a[M2_AW_NAME_MAX * 2 + 16], b[M2_AW_NAME_MAX * 2 + 16];
     for (int i = 0; i < n; i++) {
         const char *act = actions[i] ? actions[i] : "";
         if (!succeeded(obs ? obs[i] : NULL)) continue;
-        aw_cmd c;
+        m2_aw_cmd c;
         if (m2_aw_parse(s, act, &c)) continue;
         switch (c.verb) {
-        case AW_C_TAKE:
+        case M2_AW_C_TAKE:
             class_of(s->objs[c.a].name, a, sizeof a);
             snprintf(text, sizeof text, "find %s", a);
             k = push(out, cap, k, start, i - 1, text);
@@ -205,18 +205,18 @@ int m2_aw_segment(const aw_scene *s, const char *const *actions, const char *con
             k = push(out, cap, k, i, i, text);
             start = i + 1;
             break;
-        case AW_C_HEAT: case AW_C_COOL: case AW_C_CLEAN:
-            snprintf(text, sizeof text, "%s %s with %s", c.verb == AW_C_HEAT ? "heat" : c.verb == AW_C_COOL ? "cool" : "clean",
+        case M2_AW_C_HEAT: case M2_AW_C_COOL: case M2_AW_C_CLEAN:
+            snprintf(text, sizeof text, "%s %s with %s", c.verb == M2_AW_C_HEAT ? "heat" : c.verb == M2_AW_C_COOL ? "cool" : "clean",
                      s->objs[c.a].name, s->receps[c.b].name);
             k = push(out, cap, k, start, i, text);
             start = i + 1;
             break;
-        case AW_C_MOVE:
+        case M2_AW_C_MOVE:
             snprintf(text, sizeof text, "put %s in/on %s", s->objs[c.a].name, s->receps[c.b].name);
             k = push(out, cap, k, start, i, text);
             start = i + 1;
             break;
-        case AW_C_USE:
+        case M2_AW_C_USE:
             snprintf(text, sizeof text, "use %s", s->objs[c.a].name);
             k = push(out, cap, k, start, i, text);
             start = i + 1;

@@ -111,7 +111,7 @@ static int sx_head(const sx_tree *t, int i, const char *head) {
 /* ---------------------------------------------------------------- loader */
 
 typedef struct ent { const char *name; int kind; } ent;   /* kind: 0 object 1 receptacle 2 location 3 agent 4 type */
-enum { K_OBJ, K_REC, K_LOC, K_AGENT, K_TYPE, K_OTHER };
+enum { K_OBJ, K_REC, K_LOC, M2_SW_K_AGENT, K_TYPE, K_OTHER };
 
 typedef struct loader {
     const char *name;
@@ -119,7 +119,7 @@ typedef struct loader {
     ent *ents;
     int n_ents, cap_ents;
     int *by_name;             /* entity indices sorted case-insensitively by name */
-    char (*cls)[AW_CLS_MAX];
+    char (*cls)[M2_AW_CLS_MAX];
     int n_cls, cap_cls;
 } loader;
 
@@ -140,10 +140,10 @@ static int cmp_ent_name(const void *a, const void *b, void *ctx) {
 
 /* "CounterTopType" -> class index (created when new) */
 static int cls_of(loader *L, const char *type_name, m2_err *err) {
-    char c[AW_CLS_MAX];
+    char c[M2_AW_CLS_MAX];
     size_t n = strlen(type_name);
     if (n > 4 && !strcasecmp(type_name + n - 4, "type")) n -= 4;
-    if (n == 0 || n >= AW_CLS_MAX) return m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: bad type name '%.60s'", L->name, type_name);
+    if (n == 0 || n >= M2_AW_CLS_MAX) return m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: bad type name '%.60s'", L->name, type_name);
     memcpy(c, type_name, n);
     c[n] = 0;
     for (int i = 0; i < L->n_cls; i++) if (!strcasecmp(L->cls[i], c)) return i;
@@ -162,7 +162,7 @@ static int kind_of(const char *type) {
     if (!strcasecmp(type, "object")) return K_OBJ;
     if (!strcasecmp(type, "receptacle")) return K_REC;
     if (!strcasecmp(type, "location")) return K_LOC;
-    if (!strcasecmp(type, "agent")) return K_AGENT;
+    if (!strcasecmp(type, "agent")) return M2_SW_K_AGENT;
     if (!strcasecmp(type, "otype") || !strcasecmp(type, "rtype")) return K_TYPE;
     return K_OTHER;
 }
@@ -244,7 +244,7 @@ static int scan_goal(loader *L, int node, gscan *g, int depth, m2_err *err) {
     return 0;
 }
 
-static int goal_from_scan(loader *L, const gscan *g, aw_goal *out, m2_err *err) {
+static int goal_from_scan(loader *L, const gscan *g, m2_aw_goal *out, m2_err *err) {
     memset(out, 0, sizeof *out);
     out->obj_cls = out->recep_cls = out->toggle_cls = -1;
     out->all_closed = g->all_closed;
@@ -258,7 +258,7 @@ static int goal_from_scan(loader *L, const gscan *g, aw_goal *out, m2_err *err) 
     }
     if (tog) {
         if (!held) return m2_errorf(err, M2_EUNSUPPORTED, "%s: pddl_problem: goal toggles a lamp but holds no typed object", L->name);
-        out->type = AW_LOOK;
+        out->type = M2_AW_LOOK;
         out->toggle_cls = tog->cls;
         out->obj_cls = held->cls;
         return 0;
@@ -268,38 +268,38 @@ static int goal_from_scan(loader *L, const gscan *g, aw_goal *out, m2_err *err) 
                          "(needs objectType + receptacleType + inReceptacle, or isToggled + holds)", L->name);
     out->obj_cls = placed->cls;
     out->recep_cls = g->recep_cls;
-    if (n_placed >= 2 || g->distinct) out->type = AW_PICK_TWO;
-    else if (placed->clean) out->type = AW_CLEAN;
-    else if (placed->hot) out->type = AW_HEAT;
-    else if (placed->cool) out->type = AW_COOL;
-    else out->type = AW_PICK;
+    if (n_placed >= 2 || g->distinct) out->type = M2_AW_PICK_TWO;
+    else if (placed->clean) out->type = M2_AW_CLEAN;
+    else if (placed->hot) out->type = M2_AW_HEAT;
+    else if (placed->cool) out->type = M2_AW_COOL;
+    else out->type = M2_AW_PICK;
     return 0;
 }
 
 static const char *const fact_flags[] = {"pickupable", "cleanable", "heatable", "coolable", "toggleable", "sliceable",
                                          "isReceptacleObject"};
-static const uint32_t fact_flag_bits[] = {AW_F_PICKUP, AW_F_CLEANABLE, AW_F_HEATABLE, AW_F_COOLABLE, AW_F_TOGGLE,
-                                          AW_F_SLICEABLE, AW_F_RECEP_OBJ};
+static const uint32_t fact_flag_bits[] = {M2_AW_F_PICKUP, M2_AW_F_CLEANABLE, M2_AW_F_HEATABLE, M2_AW_F_COOLABLE, M2_AW_F_TOGGLE,
+                                          M2_AW_F_SLICEABLE, M2_AW_F_RECEP_OBJ};
 static const char *const fact_state[] = {"isClean", "isHot", "isCool", "isToggled", "isSliced", "isOn"};
-static const uint8_t fact_state_bits[] = {AW_S_CLEAN, AW_S_HOT, AW_S_COOL, AW_S_TOGGLED, AW_S_SLICED, AW_S_ON};
+static const uint8_t fact_state_bits[] = {M2_AW_S_CLEAN, M2_AW_S_HOT, M2_AW_S_COOL, M2_AW_S_TOGGLED, M2_AW_S_SLICED, M2_AW_S_ON};
 
-static void task_from_goal(aw_scene *s) {
-    char o[AW_CLS_MAX] = "", r[AW_CLS_MAX] = "", l[AW_CLS_MAX] = "";
-    const aw_goal *g = &s->goal;
+static void task_from_goal(m2_aw_scene *s) {
+    char o[M2_AW_CLS_MAX] = "", r[M2_AW_CLS_MAX] = "", l[M2_AW_CLS_MAX] = "";
+    const m2_aw_goal *g = &s->goal;
     for (int k = 0; g->obj_cls >= 0 && s->cls_name[g->obj_cls][k]; k++) o[k] = (char)tolower((unsigned char)s->cls_name[g->obj_cls][k]);
     for (int k = 0; g->recep_cls >= 0 && s->cls_name[g->recep_cls][k]; k++) r[k] = (char)tolower((unsigned char)s->cls_name[g->recep_cls][k]);
     for (int k = 0; g->toggle_cls >= 0 && s->cls_name[g->toggle_cls][k]; k++) l[k] = (char)tolower((unsigned char)s->cls_name[g->toggle_cls][k]);
     switch (g->type) {
-    case AW_LOOK: snprintf(s->task_text, sizeof s->task_text, "Your task is to: look at %s under the %s.", o, l); break;
-    case AW_CLEAN: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put a clean %s in %s.", o, r); break;
-    case AW_HEAT: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put a hot %s in %s.", o, r); break;
-    case AW_COOL: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put a cool %s in %s.", o, r); break;
-    case AW_PICK_TWO: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put two %s in %s.", o, r); break;
+    case M2_AW_LOOK: snprintf(s->task_text, sizeof s->task_text, "Your task is to: look at %s under the %s.", o, l); break;
+    case M2_AW_CLEAN: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put a clean %s in %s.", o, r); break;
+    case M2_AW_HEAT: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put a hot %s in %s.", o, r); break;
+    case M2_AW_COOL: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put a cool %s in %s.", o, r); break;
+    case M2_AW_PICK_TWO: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put two %s in %s.", o, r); break;
     default: snprintf(s->task_text, sizeof s->task_text, "Your task is to: put a %s in %s.", o, r); break;
     }
 }
 
-static int load_problem(loader *L, const char *problem, size_t plen, const char *grammar, aw_scene *s, m2_err *err) {
+static int load_problem(loader *L, const char *problem, size_t plen, const char *grammar, m2_aw_scene *s, m2_err *err) {
     if (sx_parse(&L->t, problem, plen, L->name, err)) return -1;
     const sx_tree *t = &L->t;
     int def = t->n[0].first;
@@ -373,7 +373,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
             if (ein[e1] < 0) ein[e1] = e2;
         } else if (!strcasecmp(p, "openable")) {
             if (e1 < 0) goto unknown1;
-            eflags[e1] |= AW_F_OPENABLE;
+            eflags[e1] |= M2_AW_F_OPENABLE;
         } else if (!strcasecmp(p, "opened")) {
             if (e1 < 0) goto unknown1;
             ebits[e1] |= 1;
@@ -403,7 +403,7 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
     memset(&gs, 0, sizeof gs);
     gs.recep_cls = -1;
     if (scan_goal(L, goal, &gs, 0, err)) goto done;
-    aw_goal goal_v;
+    m2_aw_goal goal_v;
     if (goal_from_scan(L, &gs, &goal_v, err)) goto done;
     /* count entities */
     int nr = 0, no = 0, nl = 0;
@@ -418,37 +418,37 @@ static int load_problem(loader *L, const char *problem, size_t plen, const char 
     }
     if (m2_aw_scene_alloc(s, L->n_cls ? L->n_cls : 1, nr, no, nl ? nl : 1, err)) goto done;
     snprintf(s->source, sizeof s->source, "%s", L->name);
-    for (int c = 0; c < L->n_cls; c++) memcpy(s->cls_name[c], L->cls[c], AW_CLS_MAX);
+    for (int c = 0; c < L->n_cls; c++) memcpy(s->cls_name[c], L->cls[c], M2_AW_CLS_MAX);
     for (int k = 0; k < n_can; k++) s->can_contain[can[k][0] * s->n_cls + can[k][1]] = 1;
     for (int i = 0; i < n; i++) {
         if (eidx[i] < 0) continue;
-        char id[AW_ID_MAX];
-        if (strlen(L->ents[i].name) >= AW_ID_MAX * 2) { m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: name too long '%.60s...'", L->name, L->ents[i].name); goto fail_scene; }
+        char id[M2_AW_ID_MAX];
+        if (strlen(L->ents[i].name) >= M2_AW_ID_MAX * 2) { m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: name too long '%.60s...'", L->name, L->ents[i].name); goto fail_scene; }
         m2_aw_demangle(L->ents[i].name, id, sizeof id);
         switch (L->ents[i].kind) {
         case K_REC: {
-            aw_recep *r = &s->receps[eidx[i]];
+            m2_aw_recep *r = &s->receps[eidx[i]];
             r->cls = ecls[i];
             r->loc = eidx[eloc[i]];
-            r->openable = (eflags[i] & AW_F_OPENABLE) != 0;
+            r->openable = (eflags[i] & M2_AW_F_OPENABLE) != 0;
             snprintf(r->id, sizeof r->id, "%s", id);
             s->init_opened[eidx[i]] = ebits[i] & 1;
             break;
         }
         case K_OBJ: {
-            aw_obj *o = &s->objs[eidx[i]];
+            m2_aw_obj *o = &s->objs[eidx[i]];
             o->cls = ecls[i];
-            o->flags = eflags[i] & ~AW_F_OPENABLE;
+            o->flags = eflags[i] & ~M2_AW_F_OPENABLE;
             snprintf(o->id, sizeof o->id, "%s", id);
             s->init_in[eidx[i]] = ein[i] >= 0 ? eidx[ein[i]] : -1;
             if (ein[i] < 0 && eat[i] >= 0) s->floor_loc[eidx[i]] = eidx[eat[i]];
             s->init_bits[eidx[i]] = ebits[i] & ~1u;
             break;
         }
-        case K_LOC: snprintf(s->loc_id[eidx[i]], AW_ID_MAX, "%s", id); break;
+        case K_LOC: snprintf(s->loc_id[eidx[i]], M2_AW_ID_MAX, "%s", id); break;
         }
     }
-    if (nl == 0) snprintf(s->loc_id[0], AW_ID_MAX, "loc");
+    if (nl == 0) snprintf(s->loc_id[0], M2_AW_ID_MAX, "loc");
     s->start_loc = eidx[agent_loc];
     if (held >= 0) {
         if (eidx[held] < 0 || L->ents[held].kind != K_OBJ) { m2_errorf(err, M2_EFORMAT, "%s: pddl_problem: (holds ...) names no typed object", L->name); goto fail_scene; }
@@ -477,7 +477,7 @@ done:
     return rc;
 }
 
-int m2_aw_load_twpddl_text(const char *text, size_t len, const char *name, aw_scene *out, m2_err *err) {
+int m2_aw_load_twpddl_text(const char *text, size_t len, const char *name, m2_aw_scene *out, m2_err *err) {
     memset(out, 0, sizeof *out);
     if (!name) name = "game.tw-pddl";
     cJSON *root = cJSON_ParseWithLength(text, len);
@@ -508,7 +508,7 @@ int m2_aw_load_twpddl_text(const char *text, size_t len, const char *name, aw_sc
     return rc;
 }
 
-int m2_aw_load_twpddl(const char *path, aw_scene *out, m2_err *err) {
+int m2_aw_load_twpddl(const char *path, m2_aw_scene *out, m2_err *err) {
     char *text = NULL;
     size_t len = 0;
     memset(out, 0, sizeof *out);
@@ -547,17 +547,17 @@ static void dprintf_(dyn *d, const char *fmt, ...) {
     dputs(d, buf);
 }
 
-static void goal_text(const aw_scene *s, dyn *d) {
-    const aw_goal *g = &s->goal;
+static void goal_text(const m2_aw_scene *s, dyn *d) {
+    const m2_aw_goal *g = &s->goal;
     const char *o = g->obj_cls >= 0 ? s->cls_name[g->obj_cls] : "None";
     const char *r = g->recep_cls >= 0 ? s->cls_name[g->recep_cls] : "None";
     dputs(d, "    (:goal\n        (and\n");
-    if (g->type == AW_LOOK) {
+    if (g->type == M2_AW_LOOK) {
         dprintf_(d, "            (exists (?ot - object ?a - agent ?l - location)\n"
                     "                (and (objectType ?ot %sType) (toggleable ?ot) (isToggled ?ot) (objectAtLocation ?ot ?l) (atLocation ?a ?l)))\n"
                     "            (exists (?o - object ?a - agent)\n"
                     "                (and (objectType ?o %sType) (holds ?a ?o)))\n", s->cls_name[g->toggle_cls], o);
-    } else if (g->type == AW_PICK_TWO) {
+    } else if (g->type == M2_AW_PICK_TWO) {
         dprintf_(d, "            (exists (?r - receptacle)\n"
                     "                (exists (?o1 - object)\n"
                     "                    (and (inReceptacle ?o1 ?r) (objectType ?o1 %sType) (receptacleType ?r %sType)\n"
@@ -565,8 +565,8 @@ static void goal_text(const aw_scene *s, dyn *d) {
                     "                            (and (not (= ?o1 ?o2)) (objectType ?o2 %sType) (receptacleType ?r %sType) (inReceptacle ?o2 ?r))))))\n",
                  o, r, o, r);
     } else {
-        const char *st = g->type == AW_CLEAN ? "(cleanable ?o) (isClean ?o) " : g->type == AW_HEAT ? "(heatable ?o) (isHot ?o) "
-                       : g->type == AW_COOL ? "(coolable ?o) (isCool ?o) " : "";
+        const char *st = g->type == M2_AW_CLEAN ? "(cleanable ?o) (isClean ?o) " : g->type == M2_AW_HEAT ? "(heatable ?o) (isHot ?o) "
+                       : g->type == M2_AW_COOL ? "(coolable ?o) (isCool ?o) " : "";
         dprintf_(d, "            (exists (?r - receptacle)\n"
                     "                (exists (?o - object)\n"
                     "                    (and %s(inReceptacle ?o ?r) (objectType ?o %sType) (receptacleType ?r %sType))))\n", st, o, r);
@@ -575,9 +575,9 @@ static void goal_text(const aw_scene *s, dyn *d) {
     dputs(d, "        )\n    )\n");
 }
 
-char *m2_aw_write_problem(const aw_scene *s, m2_err *err) {
+char *m2_aw_write_problem(const m2_aw_scene *s, m2_err *err) {
     dyn d = {0};
-    char m[AW_ID_MAX * 2];
+    char m[M2_AW_ID_MAX * 2];
     uint8_t *ocls = calloc((size_t)s->n_cls, 1), *rcls = calloc((size_t)s->n_cls, 1);
     if (!ocls || !rcls) { free(ocls); free(rcls); m2_errorf(err, M2_ENOMEM, "out of memory"); return NULL; }
     for (int i = 0; i < s->n_obj; i++) ocls[s->objs[i].cls] = 1;
@@ -595,7 +595,7 @@ char *m2_aw_write_problem(const aw_scene *s, m2_err *err) {
     m2_aw_mangle(s->loc_id[s->start_loc], m, sizeof m);
     dprintf_(&d, "        (atLocation agent1 %s)\n", m);
     for (int i = 0; i < s->n_recep; i++) {
-        char l[AW_ID_MAX * 2];
+        char l[M2_AW_ID_MAX * 2];
         m2_aw_mangle(s->receps[i].id, m, sizeof m);
         m2_aw_mangle(s->loc_id[s->receps[i].loc], l, sizeof l);
         dprintf_(&d, "        (receptacleType %s %sType)\n        (receptacleAtLocation %s %s)\n", m, s->cls_name[s->receps[i].cls], m, l);
@@ -607,12 +607,12 @@ char *m2_aw_write_problem(const aw_scene *s, m2_err *err) {
         dprintf_(&d, "        (objectType %s %sType)\n", m, s->cls_name[s->objs[i].cls]);
         int r = s->init_in[i];
         if (r >= 0) {
-            char rm[AW_ID_MAX * 2], l[AW_ID_MAX * 2];
+            char rm[M2_AW_ID_MAX * 2], l[M2_AW_ID_MAX * 2];
             m2_aw_mangle(s->receps[r].id, rm, sizeof rm);
             m2_aw_mangle(s->loc_id[s->receps[r].loc], l, sizeof l);
             dprintf_(&d, "        (inReceptacle %s %s)\n        (objectAtLocation %s %s)\n", m, rm, m, l);
         } else if (s->floor_loc[i] >= 0) {
-            char l[AW_ID_MAX * 2];
+            char l[M2_AW_ID_MAX * 2];
             m2_aw_mangle(s->loc_id[s->floor_loc[i]], l, sizeof l);
             dprintf_(&d, "        (objectAtLocation %s %s)\n", m, l);
         }
@@ -641,7 +641,7 @@ char *m2_aw_write_problem(const aw_scene *s, m2_err *err) {
 
 static const char *const room_names[] = {"kitchen", "living room", "bedroom", "bathroom"};
 
-char *m2_aw_write_twpddl(const aw_scene *s, const aw_tables *t, m2_err *err) {
+char *m2_aw_write_twpddl(const m2_aw_scene *s, const m2_aw_tables *t, m2_err *err) {
     char *problem = m2_aw_write_problem(s, err);
     if (!problem) return NULL;
     /* task description without the "Your task is to: " prefix and the final period */
@@ -687,7 +687,7 @@ char *m2_aw_write_twpddl(const aw_scene *s, const aw_tables *t, m2_err *err) {
     return out;
 }
 
-int m2_aw_save_twpddl(const aw_scene *s, const aw_tables *t, const char *path, m2_err *err) {
+int m2_aw_save_twpddl(const m2_aw_scene *s, const m2_aw_tables *t, const char *path, m2_err *err) {
     char *text = m2_aw_write_twpddl(s, t, err);
     if (!text) return -1;
     int rc = m2_write_file_atomic(path, text, strlen(text), err);
@@ -695,16 +695,16 @@ int m2_aw_save_twpddl(const aw_scene *s, const aw_tables *t, const char *path, m
     return rc;
 }
 
-int m2_aw_export(const aw_tables *t, int type, m2_split split, int count, uint64_t seed, const char *out_dir, m2_err *err) {
+int m2_aw_export(const m2_aw_tables *t, int type, m2_split split, int count, uint64_t seed, const char *out_dir, m2_err *err) {
     static const char *const split_dirs[] = {"train", "valid_seen", "valid_unseen"};
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld export: bad split %d", (int)split);
     int total = m2_aw_num_generated(type, split);
     if (count < 0 || count > total) count = total;
     for (int i = 0; i < count; i++) {
-        aw_scene s;
+        m2_aw_scene s;
         if (m2_aw_generate(t, type, split, i, seed, &s, err)) return -1;
-        const aw_goal *g = &s.goal;
-        int second = g->type == AW_LOOK ? g->toggle_cls : g->recep_cls;
+        const m2_aw_goal *g = &s.goal;
+        int second = g->type == M2_AW_LOOK ? g->toggle_cls : g->recep_cls;
         char dir[4096], path[4200];
         snprintf(dir, sizeof dir, "%s/%s/%s-%s-None-%s-%d/trial_multi2_%05d", out_dir, split_dirs[split],
                  m2_aw_task_type_name(g->type), s.cls_name[g->obj_cls], second >= 0 ? s.cls_name[second] : "None", s.plan, i);

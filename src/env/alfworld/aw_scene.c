@@ -24,7 +24,7 @@ int m2_aw_task_type_parse(const char *s) {
 
 /* ---------------------------------------------------------------- string builder (fixed buffer) */
 
-void m2_aw_sb_puts(aw_sb *b, const char *s) {
+void m2_aw_sb_puts(m2_aw_sb *b, const char *s) {
     size_t n = strlen(s);
     if (b->len + 1 >= b->cap) return;
     size_t room = b->cap - 1 - b->len;
@@ -34,7 +34,7 @@ void m2_aw_sb_puts(aw_sb *b, const char *s) {
     b->p[b->len] = 0;
 }
 
-void m2_aw_sb_printf(aw_sb *b, const char *fmt, ...) {
+void m2_aw_sb_printf(m2_aw_sb *b, const char *fmt, ...) {
     if (b->len + 1 >= b->cap) return;
     va_list ap;
     va_start(ap, fmt);
@@ -47,7 +47,7 @@ void m2_aw_sb_printf(aw_sb *b, const char *fmt, ...) {
 
 /* ---------------------------------------------------------------- scene memory */
 
-int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc, m2_err *err) {
+int m2_aw_scene_alloc(m2_aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc, m2_err *err) {
     memset(s, 0, sizeof *s);
     if (n_cls < 1 || n_recep < 0 || n_obj < 0 || n_loc < 1 || n_cls > 4096 || n_recep > 4096 || n_obj > 8192 || n_loc > 8192)
         return m2_errorf(err, M2_EINVAL, "alfworld scene: impossible sizes (%d classes, %d receptacles, %d objects, %d locations)",
@@ -85,7 +85,7 @@ int m2_aw_scene_alloc(aw_scene *s, int n_cls, int n_recep, int n_obj, int n_loc,
     return 0;
 }
 
-void m2_aw_scene_free(aw_scene *s) {
+void m2_aw_scene_free(m2_aw_scene *s) {
     if (!s) return;
     free(s->cls_name); free(s->can_contain); free(s->receps); free(s->objs); free(s->loc_id);
     free(s->init_in); free(s->floor_loc); free(s->init_bits); free(s->init_opened); free(s->objs_by_name); free(s->receps_by_name); free(s->obj_order); free(s->recep_order);
@@ -133,7 +133,7 @@ void m2_aw_demangle(const char *m, char *out, size_t cap) {
     out[n] = 0;
 }
 
-typedef struct { char key[AW_ID_MAX * 2]; char base[AW_NAME_MAX]; int is_obj, idx; } name_ent;
+typedef struct { char key[M2_AW_ID_MAX * 2]; char base[M2_AW_NAME_MAX]; int is_obj, idx; } name_ent;
 
 static int cmp_ent_idx(const void *a, const void *b, void *ctx) {
     const name_ent *e = ctx;
@@ -145,15 +145,15 @@ static int cmp_base_key_idx(const void *a, const void *b, void *ctx) {
     return c ? c : strcmp(x->key, y->key);
 }
 static int cmp_obj_name(const void *a, const void *b, void *ctx) {
-    const aw_scene *s = ctx;
+    const m2_aw_scene *s = ctx;
     return strcmp(s->objs[*(const int *)a].name, s->objs[*(const int *)b].name);
 }
 static int cmp_recep_name(const void *a, const void *b, void *ctx) {
-    const aw_scene *s = ctx;
+    const m2_aw_scene *s = ctx;
     return strcmp(s->receps[*(const int *)a].name, s->receps[*(const int *)b].name);
 }
 
-static int find_cls_ci(const aw_scene *s, const char *name) {
+static int find_cls_ci(const m2_aw_scene *s, const char *name) {
     for (int i = 0; i < s->n_cls; i++)
         if (!strcasecmp(s->cls_name[i], name)) return i;
     return -1;
@@ -181,7 +181,7 @@ static void name_num(char *dst, size_t cap, const char *base, int num) {
     dst[lb + 1 + k] = 0;
 }
 
-int m2_aw_scene_finish(aw_scene *s, m2_err *err) {
+int m2_aw_scene_finish(m2_aw_scene *s, m2_err *err) {
     int n = s->n_recep + s->n_obj;
     name_ent *e = malloc((size_t)(n ? n : 1) * sizeof *e);
     int *ix = malloc((size_t)(n ? n : 1) * sizeof *ix);
@@ -194,7 +194,7 @@ int m2_aw_scene_finish(aw_scene *s, m2_err *err) {
         /* Demangler: name = text before the first "_bar_", + "basin" when the id mentions a basin */
         const char *bar = strstr(e[i].key, "_bar_");
         size_t l = bar ? (size_t)(bar - e[i].key) : strlen(e[i].key);
-        if (l >= AW_NAME_MAX - 12) l = AW_NAME_MAX - 12;
+        if (l >= M2_AW_NAME_MAX - 12) l = M2_AW_NAME_MAX - 12;
         memcpy(e[i].base, e[i].key, l);
         e[i].base[l] = 0;
         if (bar && strstr(e[i].key, "basin")) strcat(e[i].base, "basin");
@@ -205,7 +205,7 @@ int m2_aw_scene_finish(aw_scene *s, m2_err *err) {
     qsort_r(ix, (size_t)n, sizeof *ix, cmp_ent_idx, e);
     for (int i = 1; i < n; i++)
         if (!strcmp(e[ix[i]].key, e[ix[i - 1]].key)) {
-            char dup[AW_ID_MAX * 2];
+            char dup[M2_AW_ID_MAX * 2];
             snprintf(dup, sizeof dup, "%s", e[ix[i]].key);
             free(e); free(ix);
             return m2_errorf(err, M2_EFORMAT, "%s: duplicate entity id '%s'", s->source, dup);
@@ -223,7 +223,7 @@ int m2_aw_scene_finish(aw_scene *s, m2_err *err) {
         for (int q = i; q < j; q++) {
             const name_ent *x = &e[ix[q]];
             char *name = x->is_obj ? s->objs[x->idx].name : s->receps[x->idx].name;
-            name_num(name, AW_NAME_MAX, x->base, j - q);
+            name_num(name, M2_AW_NAME_MAX, x->base, j - q);
         }
         i = j;
     }
@@ -275,9 +275,9 @@ int m2_aw_num_generated(int type, m2_split split) {
 
 static int room_ok(int type, int room) {
     switch (type) {
-    case AW_LOOK: return room == AW_ROOM_BEDROOM || room == AW_ROOM_LIVING;
-    case AW_CLEAN: return room == AW_ROOM_BATHROOM || room == AW_ROOM_KITCHEN;
-    case AW_HEAT: case AW_COOL: return room == AW_ROOM_KITCHEN;
+    case M2_AW_LOOK: return room == M2_AW_ROOM_BEDROOM || room == M2_AW_ROOM_LIVING;
+    case M2_AW_CLEAN: return room == M2_AW_ROOM_BATHROOM || room == M2_AW_ROOM_KITCHEN;
+    case M2_AW_HEAT: case M2_AW_COOL: return room == M2_AW_ROOM_KITCHEN;
     default: return 1;
     }
 }
@@ -285,28 +285,28 @@ static int room_ok(int type, int room) {
 static const char *const lamp_hosts[] = {"Desk", "SideTable", "Dresser", "Shelf", "CoffeeTable", "DiningTable",
                                          "CounterTop", "TVStand"};
 
-static int is_lamp_host(const aw_tables *t, int cls) {
+static int is_lamp_host(const m2_aw_tables *t, int cls) {
     for (size_t i = 0; i < sizeof lamp_hosts / sizeof lamp_hosts[0]; i++)
         if (!strcmp(t->cls_name[cls], lamp_hosts[i])) return 1;
     return 0;
 }
 
-static int plan_has_cls(const aw_plan *p, int cls) {
+static int plan_has_cls(const m2_aw_plan *p, int cls) {
     for (int i = 0; i < p->n_recep; i++) if (p->receps[i].cls == cls) return 1;
     return 0;
 }
 
-static int appliance_cls(const aw_tables *t, int type) {
-    const char *n = type == AW_CLEAN ? "SinkBasin" : type == AW_HEAT ? "Microwave" : type == AW_COOL ? "Fridge" : NULL;
+static int appliance_cls(const m2_aw_tables *t, int type) {
+    const char *n = type == M2_AW_CLEAN ? "SinkBasin" : type == M2_AW_HEAT ? "Microwave" : type == M2_AW_COOL ? "Fridge" : NULL;
     return n ? m2_aw_tables_find_cls(t, n) : -1;
 }
 
 static uint32_t need_flag(int type) {
-    return type == AW_CLEAN ? AW_F_CLEANABLE : type == AW_HEAT ? AW_F_HEATABLE : type == AW_COOL ? AW_F_COOLABLE : 0;
+    return type == M2_AW_CLEAN ? M2_AW_F_CLEANABLE : type == M2_AW_HEAT ? M2_AW_F_HEATABLE : type == M2_AW_COOL ? M2_AW_F_COOLABLE : 0;
 }
 
 /* Can some receptacle of the plan other than class `not_cls` hold class `o`? */
-static int placeable(const aw_tables *t, const aw_plan *p, int o, int not_cls) {
+static int placeable(const m2_aw_tables *t, const m2_aw_plan *p, int o, int not_cls) {
     for (int i = 0; i < p->n_recep; i++) {
         int c = p->receps[i].cls;
         if (c != not_cls && t->can_contain[c * t->n_cls + o]) return 1;
@@ -314,10 +314,10 @@ static int placeable(const aw_tables *t, const aw_plan *p, int o, int not_cls) {
     return 0;
 }
 
-typedef aw_goal_pick goal_pick;
+typedef m2_aw_goal_pick goal_pick;
 
 /* Enumerates the achievable goals of `type` on plan p; writes up to cap into out; returns the count. */
-static int plan_goals(const aw_tables *t, const aw_plan *p, int type, goal_pick *out, int cap) {
+static int plan_goals(const m2_aw_tables *t, const m2_aw_plan *p, int type, goal_pick *out, int cap) {
     int n = 0;
     if (!room_ok(type, p->room)) return 0;
     int app = appliance_cls(t, type);
@@ -325,12 +325,12 @@ static int plan_goals(const aw_tables *t, const aw_plan *p, int type, goal_pick 
     uint32_t need = need_flag(type);
     for (int i = 0; i < p->n_obj_cls; i++) {
         int o = p->obj_cls[i];
-        if (!(t->flags[o] & AW_F_PICKUP) || (t->flags[o] & need) != need) continue;
-        if (type == AW_LOOK) {
+        if (!(t->flags[o] & M2_AW_F_PICKUP) || (t->flags[o] & need) != need) continue;
+        if (type == M2_AW_LOOK) {
             if (!placeable(t, p, o, -1)) continue;
             for (int j = 0; j < p->n_obj_cls; j++) {
                 int l = p->obj_cls[j];
-                if (!(t->flags[l] & AW_F_TOGGLE)) continue;
+                if (!(t->flags[l] & M2_AW_F_TOGGLE)) continue;
                 int host = 0;
                 for (int k = 0; k < p->n_recep; k++) host |= is_lamp_host(t, p->receps[k].cls);
                 if (!host) continue;
@@ -358,26 +358,26 @@ static void lower_copy(char *out, size_t cap, const char *in) {
     out[i] = 0;
 }
 
-static void task_text(aw_scene *s, int tmpl) {
-    char obj[AW_CLS_MAX] = "", rec[AW_CLS_MAX] = "", tog[AW_CLS_MAX] = "", desc[200];
+static void task_text(m2_aw_scene *s, int tmpl) {
+    char obj[M2_AW_CLS_MAX] = "", rec[M2_AW_CLS_MAX] = "", tog[M2_AW_CLS_MAX] = "", desc[200];
     if (s->goal.obj_cls >= 0) lower_copy(obj, sizeof obj, s->cls_name[s->goal.obj_cls]);
     if (s->goal.recep_cls >= 0) lower_copy(rec, sizeof rec, s->cls_name[s->goal.recep_cls]);
     if (s->goal.toggle_cls >= 0) lower_copy(tog, sizeof tog, s->cls_name[s->goal.toggle_cls]);
     switch (s->goal.type) {
-    case AW_PICK: snprintf(desc, sizeof desc, tmpl ? "put some %s on %s" : "put a %s in %s", obj, rec); break;
-    case AW_LOOK: snprintf(desc, sizeof desc, tmpl ? "examine the %s with the %s" : "look at %s under the %s", obj, tog); break;
-    case AW_CLEAN: snprintf(desc, sizeof desc, tmpl ? "clean some %s and put it in %s" : "put a clean %s in %s", obj, rec); break;
-    case AW_HEAT: snprintf(desc, sizeof desc, tmpl ? "heat some %s and put it in %s" : "put a hot %s in %s", obj, rec); break;
-    case AW_COOL: snprintf(desc, sizeof desc, tmpl ? "cool some %s and put it in %s" : "put a cool %s in %s", obj, rec); break;
+    case M2_AW_PICK: snprintf(desc, sizeof desc, tmpl ? "put some %s on %s" : "put a %s in %s", obj, rec); break;
+    case M2_AW_LOOK: snprintf(desc, sizeof desc, tmpl ? "examine the %s with the %s" : "look at %s under the %s", obj, tog); break;
+    case M2_AW_CLEAN: snprintf(desc, sizeof desc, tmpl ? "clean some %s and put it in %s" : "put a clean %s in %s", obj, rec); break;
+    case M2_AW_HEAT: snprintf(desc, sizeof desc, tmpl ? "heat some %s and put it in %s" : "put a hot %s in %s", obj, rec); break;
+    case M2_AW_COOL: snprintf(desc, sizeof desc, tmpl ? "cool some %s and put it in %s" : "put a cool %s in %s", obj, rec); break;
     default: snprintf(desc, sizeof desc, tmpl ? "find two %s and put them in %s" : "put two %s in %s", obj, rec); break;
     }
     snprintf(s->task_text, sizeof s->task_text, "Your task is to: %s.", desc);
 }
 
-int m2_aw_tables_index(aw_tables *t, m2_err *err) {
+int m2_aw_tables_index(m2_aw_tables *t, m2_err *err) {
     for (int i = 0; i < t->n_plans; i++)
         for (int type = 1; type <= 6; type++) {
-            aw_plan *p = &t->plans[i];
+            m2_aw_plan *p = &t->plans[i];
             int n = plan_goals(t, p, type, NULL, 0);
             free(p->goals[type]);
             p->goals[type] = NULL;
@@ -390,13 +390,13 @@ int m2_aw_tables_index(aw_tables *t, m2_err *err) {
     return 0;
 }
 
-static int type_supported(const aw_tables *t, int type, m2_split split) {
+static int type_supported(const m2_aw_tables *t, int type, m2_split split) {
     for (int i = 0; i < t->n_plans; i++)
         if (t->plans[i].unseen == (split == M2_SPLIT_OOD) && t->plans[i].n_goals[type] > 0) return 1;
     return 0;
 }
 
-int m2_aw_num_episodes(const aw_tables *t, int type, m2_split split) {
+int m2_aw_num_episodes(const m2_aw_tables *t, int type, m2_split split) {
     if ((int)split < 0 || split > 2 || type < 0 || type > 6) return 0;
     if (type) return type_supported(t, type, split) ? m2_aw_num_generated(type, split) : 0;
     int n = 0;
@@ -404,8 +404,8 @@ int m2_aw_num_episodes(const aw_tables *t, int type, m2_split split) {
     return n;
 }
 
-static int generate_once(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, int attempt,
-                         aw_scene *out, m2_err *err) {
+static int generate_once(const m2_aw_tables *t, int type, m2_split split, int index, uint64_t seed, int attempt,
+                         m2_aw_scene *out, m2_err *err) {
     memset(out, 0, sizeof *out);
     if ((int)split < 0 || split > 2) return m2_errorf(err, M2_EINVAL, "alfworld: bad split %d", (int)split);
     if (type < 0 || type > 6) return m2_errorf(err, M2_EINVAL, "alfworld: bad task type %d", type);
@@ -434,7 +434,7 @@ static int generate_once(const aw_tables *t, int type, m2_split split, int index
         return m2_errorf(err, M2_ENOTFOUND, "alfworld tables (%s): no %s floor plan supports %s", t->source,
                          split == M2_SPLIT_OOD ? "unseen" : "seen", m2_aw_task_type_name(type));
     }
-    const aw_plan *p = &t->plans[elig[m2_rng_below(&rng, (uint32_t)ne)]];
+    const m2_aw_plan *p = &t->plans[elig[m2_rng_below(&rng, (uint32_t)ne)]];
     free(elig);
     goal_pick g = p->goals[type][m2_rng_below(&rng, (uint32_t)p->n_goals[type])];
 
@@ -444,12 +444,12 @@ static int generate_once(const aw_tables *t, int type, m2_split split, int index
     if (!count) return m2_errorf(err, M2_ENOMEM, "out of memory");
     for (int i = 0; i < p->n_obj_cls; i++) {
         int c = p->obj_cls[i];
-        if (t->flags[c] & AW_F_TOGGLE) {
-            count[i] = (type != AW_LOOK || c == g.toggle) ? 1 : m2_rng_below(&rng, 2);
-            if (type == AW_LOOK && c != g.toggle) count[i] = 0;   /* one lamp class per look scene: no ambiguity */
+        if (t->flags[c] & M2_AW_F_TOGGLE) {
+            count[i] = (type != M2_AW_LOOK || c == g.toggle) ? 1 : m2_rng_below(&rng, 2);
+            if (type == M2_AW_LOOK && c != g.toggle) count[i] = 0;   /* one lamp class per look scene: no ambiguity */
         } else {
             count[i] = 1 + (int)m2_rng_below(&rng, 3);
-            if (c == g.obj && type == AW_PICK_TWO && count[i] < 2) count[i] = 2 + (int)m2_rng_below(&rng, 2);
+            if (c == g.obj && type == M2_AW_PICK_TWO && count[i] < 2) count[i] = 2 + (int)m2_rng_below(&rng, 2);
         }
         n_obj += count[i];
     }
@@ -468,14 +468,14 @@ static int generate_once(const aw_tables *t, int type, m2_split split, int index
              t->source, p->number, m2_split_name(split), index, (unsigned long long)seed, attempt);
     out->plan = p->number;
     out->room = p->room;
-    snprintf(out->loc_id[0], AW_ID_MAX, "loc|0|0|0|30");
+    snprintf(out->loc_id[0], M2_AW_ID_MAX, "loc|0|0|0|30");
     for (int i = 0; i < p->n_recep; i++) {
-        aw_recep *r = &out->receps[i];
+        m2_aw_recep *r = &out->receps[i];
         r->cls = p->receps[i].cls;
         r->loc = loc_of[i];
-        r->openable = (t->flags[r->cls] & AW_F_OPENABLE) != 0;
+        r->openable = (t->flags[r->cls] & M2_AW_F_OPENABLE) != 0;
         snprintf(r->id, sizeof r->id, "%s", p->receps[i].id);
-        snprintf(out->loc_id[r->loc], AW_ID_MAX, "loc|%d|%d|%d|%d", p->receps[i].loc_key, r->loc, r->loc % 4, 30);
+        snprintf(out->loc_id[r->loc], M2_AW_ID_MAX, "loc|%d|%d|%d|%d", p->receps[i].loc_key, r->loc, r->loc % 4, 30);
     }
     free(loc_of);
     /* objects */
@@ -488,14 +488,14 @@ static int generate_once(const aw_tables *t, int type, m2_split split, int index
             int nc_ = 0;
             for (int r = 0; r < p->n_recep; r++) {
                 int rc = out->receps[r].cls;
-                int ok = (t->flags[c] & AW_F_TOGGLE) ? is_lamp_host(t, rc) : t->can_contain[rc * nc + c];
+                int ok = (t->flags[c] & M2_AW_F_TOGGLE) ? is_lamp_host(t, rc) : t->can_contain[rc * nc + c];
                 if (c == g.obj && rc == g.recep) ok = 0;   /* the goal must not hold at the start */
                 if (ok) cand[nc_++] = r;
             }
             if (!nc_) continue;
-            aw_obj *o = &out->objs[k];
+            m2_aw_obj *o = &out->objs[k];
             o->cls = c;
-            o->flags = t->flags[c] & ~(AW_F_RECEP | AW_F_OPENABLE);
+            o->flags = t->flags[c] & ~(M2_AW_F_RECEP | M2_AW_F_OPENABLE);
             uint64_t h = m2_rng_u64(&rng);
             snprintf(o->id, sizeof o->id, "%s|%s%02d.%02d|+%02d.%02d|%s%02d.%02d", t->cls_name[c],
                      (h & 1) ? "-" : "+", (int)((h >> 1) % 4), (int)((h >> 3) % 100),
@@ -528,14 +528,14 @@ static int generate_once(const aw_tables *t, int type, m2_split split, int index
 /* ALFWorld keeps only games its expert solves; likewise a drawn scene is kept when the searching expert
  * wins it within 50 steps, else the scene is drawn again from the next sub-stream (about 1 scene in 250
  * with ALFWorld's tables, where small objects can hide in any of 30 drawers and cabinets). */
-static int expert_solves(const aw_scene *s, int max_steps) {
-    aw_state st;
+static int expert_solves(const m2_aw_scene *s, int max_steps) {
+    m2_aw_state st;
     m2_err err = {0};
     if (m2_aw_state_init(&st, s, &err)) return 0;
     char a[256], buf[4096];
     int ok = 0;
     for (int k = 0; k < max_steps && !(ok = m2_aw_won(s, &st)); k++) {
-        aw_cmd c;
+        m2_aw_cmd c;
         if (m2_aw_oracle(s, &st, a, sizeof a, &err) || m2_aw_parse(s, a, &c) || !m2_aw_applicable(s, &st, &c)) break;
         m2_aw_apply(s, &st, &c, buf, sizeof buf);
     }
@@ -544,7 +544,7 @@ static int expert_solves(const aw_scene *s, int max_steps) {
     return ok;
 }
 
-int m2_aw_generate(const aw_tables *t, int type, m2_split split, int index, uint64_t seed, aw_scene *out, m2_err *err) {
+int m2_aw_generate(const m2_aw_tables *t, int type, m2_split split, int index, uint64_t seed, m2_aw_scene *out, m2_err *err) {
     for (int attempt = 0;; attempt++) {
         if (generate_once(t, type, split, index, seed, attempt, out, err)) return -1;
         if (attempt == 63 || expert_solves(out, 50)) return 0;

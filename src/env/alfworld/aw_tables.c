@@ -115,13 +115,13 @@ static int ci_eq(const char *a, const char *b) {
     return *a == *b;
 }
 
-int m2_aw_tables_find_cls(const aw_tables *t, const char *name) {
+int m2_aw_tables_find_cls(const m2_aw_tables *t, const char *name) {
     for (int i = 0; i < t->n_cls; i++)
         if (ci_eq(t->cls_name[i], name)) return i;
     return -1;
 }
 
-static int tables_alloc(aw_tables *t, int n_cls, m2_err *err) {
+static int tables_alloc(m2_aw_tables *t, int n_cls, m2_err *err) {
     t->n_cls = n_cls;
     t->cls_name = calloc((size_t)n_cls, sizeof *t->cls_name);
     t->flags = calloc((size_t)n_cls, sizeof *t->flags);
@@ -130,7 +130,7 @@ static int tables_alloc(aw_tables *t, int n_cls, m2_err *err) {
     return 0;
 }
 
-void m2_aw_tables_free(aw_tables *t) {
+void m2_aw_tables_free(m2_aw_tables *t) {
     if (!t) return;
     free(t->cls_name);
     free(t->flags);
@@ -161,7 +161,7 @@ static void fake_id(char *out, size_t cap, const char *cls, int plan, int serial
     else snprintf(out, cap, "%s|%s|%s|%s", cls, x, y, z);
 }
 
-static int parse_emb_plan(aw_tables *t, const char *spec, aw_plan *p, int *loc_serial, m2_err *err) {
+static int parse_emb_plan(m2_aw_tables *t, const char *spec, m2_aw_plan *p, int *loc_serial, m2_err *err) {
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", spec);
     char *sec[3] = {buf, NULL, NULL};
@@ -174,7 +174,7 @@ static int parse_emb_plan(aw_tables *t, const char *spec, aw_plan *p, int *loc_s
     char room;
     if (sscanf(sec[0], "%d %c %d", &p->number, &room, &p->unseen) != 3)
         return m2_errorf(err, M2_EFORMAT, "embedded plan '%.20s': bad header", spec);
-    p->room = room == 'K' ? AW_ROOM_KITCHEN : room == 'L' ? AW_ROOM_LIVING : room == 'B' ? AW_ROOM_BEDROOM : AW_ROOM_BATHROOM;
+    p->room = room == 'K' ? M2_AW_ROOM_KITCHEN : room == 'L' ? M2_AW_ROOM_LIVING : room == 'B' ? M2_AW_ROOM_BEDROOM : M2_AW_ROOM_BATHROOM;
     p->receps = calloc(64, sizeof *p->receps);
     p->obj_cls = calloc((size_t)t->n_cls, sizeof *p->obj_cls);
     if (!p->receps || !p->obj_cls) return m2_errorf(err, M2_ENOMEM, "out of memory");
@@ -194,7 +194,7 @@ static int parse_emb_plan(aw_tables *t, const char *spec, aw_plan *p, int *loc_s
         for (int i = 0; i < n; i++) {
             if (p->n_recep >= 64) return m2_errorf(err, M2_EFORMAT, "embedded plan %d: too many receptacles", p->number);
             if (i % per == 0) (*loc_serial)++;
-            aw_plan_recep *r = &p->receps[p->n_recep++];
+            m2_aw_plan_recep *r = &p->receps[p->n_recep++];
             r->cls = c;
             r->loc_key = *loc_serial;
             fake_id(r->id, sizeof r->id, tok, p->number, serial++, r->loc_key);
@@ -208,38 +208,38 @@ static int parse_emb_plan(aw_tables *t, const char *spec, aw_plan *p, int *loc_s
     return 0;
 }
 
-int m2_aw_tables_embedded(aw_tables *t, m2_err *err) {
+int m2_aw_tables_embedded(m2_aw_tables *t, m2_err *err) {
     memset(t, 0, sizeof *t);
     int n = (int)(sizeof emb_classes / sizeof emb_classes[0]);
     if (tables_alloc(t, n, err)) return -1;
     snprintf(t->source, sizeof t->source, "embedded");
     for (int i = 0; i < n; i++) {
-        snprintf(t->cls_name[i], AW_CLS_MAX, "%s", emb_classes[i].name);
+        snprintf(t->cls_name[i], M2_AW_CLS_MAX, "%s", emb_classes[i].name);
         uint32_t f = 0;
         for (const char *c = emb_classes[i].flags; *c; c++) {
             switch (*c) {
-            case 'R': f |= AW_F_RECEP; break;
-            case 'O': f |= AW_F_OPENABLE; break;
-            case 'P': f |= AW_F_PICKUP; break;
-            case 'c': f |= AW_F_CLEANABLE; break;
-            case 'h': f |= AW_F_HEATABLE; break;
-            case 'k': f |= AW_F_COOLABLE; break;
-            case 's': f |= AW_F_SLICEABLE; break;
-            case 'r': f |= AW_F_RECEP_OBJ; break;
-            case 't': f |= AW_F_TOGGLE; break;
+            case 'R': f |= M2_AW_F_RECEP; break;
+            case 'O': f |= M2_AW_F_OPENABLE; break;
+            case 'P': f |= M2_AW_F_PICKUP; break;
+            case 'c': f |= M2_AW_F_CLEANABLE; break;
+            case 'h': f |= M2_AW_F_HEATABLE; break;
+            case 'k': f |= M2_AW_F_COOLABLE; break;
+            case 's': f |= M2_AW_F_SLICEABLE; break;
+            case 'r': f |= M2_AW_F_RECEP_OBJ; break;
+            case 't': f |= M2_AW_F_TOGGLE; break;
             }
         }
         t->flags[i] = f;
     }
     for (int r = 0; r < n; r++) {
-        if (!(t->flags[r] & AW_F_RECEP)) continue;
+        if (!(t->flags[r] & M2_AW_F_RECEP)) continue;
         char buf[256];
         snprintf(buf, sizeof buf, "%s", emb_classes[r].accepts_or_group);
         char *save = NULL;
         for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
             if (strlen(tok) == 1) {
                 for (int o = 0; o < n; o++)
-                    if ((t->flags[o] & AW_F_PICKUP) && !strcmp(emb_classes[o].accepts_or_group, tok))
+                    if ((t->flags[o] & M2_AW_F_PICKUP) && !strcmp(emb_classes[o].accepts_or_group, tok))
                         t->can_contain[r * n + o] = 1;
             } else {
                 int o = m2_aw_tables_find_cls(t, tok);
@@ -281,10 +281,10 @@ static int ends_with(const char *s, const char *suf) {
 }
 
 /* Adds class `name` (if new) and returns its index. */
-static int add_cls(aw_tables *t, int *cap, const char *name, m2_err *err) {
+static int add_cls(m2_aw_tables *t, int *cap, const char *name, m2_err *err) {
     int c = m2_aw_tables_find_cls(t, name);
     if (c >= 0) return c;
-    if (strlen(name) >= AW_CLS_MAX) return m2_errorf(err, M2_EFORMAT, "class name too long: '%.60s'", name);
+    if (strlen(name) >= M2_AW_CLS_MAX) return m2_errorf(err, M2_EFORMAT, "class name too long: '%.60s'", name);
     if (t->n_cls == *cap) {
         int nc = *cap ? *cap * 2 : 128;
         void *a = realloc(t->cls_name, (size_t)nc * sizeof *t->cls_name);
@@ -295,7 +295,7 @@ static int add_cls(aw_tables *t, int *cap, const char *name, m2_err *err) {
         t->flags = b;
         *cap = nc;
     }
-    snprintf(t->cls_name[t->n_cls], AW_CLS_MAX, "%s", name);
+    snprintf(t->cls_name[t->n_cls], M2_AW_CLS_MAX, "%s", name);
     t->flags[t->n_cls] = 0;
     return t->n_cls++;
 }
@@ -308,7 +308,7 @@ static int in_str_array(const cJSON *arr, const char *s) {
 
 static const int unseen_plans[] = {10, 219, 308, 424};
 
-static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_plan *p, int *loc_serial, m2_err *err) {
+static int load_plan(m2_aw_tables *t, const char *dir, int number, int room, m2_aw_plan *p, int *loc_serial, m2_err *err) {
     char path[1024], rel[128];
     p->number = number;
     p->room = room;
@@ -331,8 +331,8 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
         idx++;
         int c = m2_aw_tables_find_cls(t, e->valuestring);
         if (c < 0) continue;
-        if (t->flags[c] & AW_F_RECEP) present_recep[c] = 1;
-        else if (t->flags[c] & (AW_F_PICKUP | AW_F_TOGGLE)) {
+        if (t->flags[c] & M2_AW_F_RECEP) present_recep[c] = 1;
+        else if (t->flags[c] & (M2_AW_F_PICKUP | M2_AW_F_TOGGLE)) {
             int dup = 0;
             for (int k = 0; k < p->n_obj_cls; k++) dup |= p->obj_cls[k] == c;
             if (!dup) p->obj_cls[p->n_obj_cls++] = c;
@@ -360,13 +360,13 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
             cJSON_Delete(op); free(present_recep); free(poses); free(has_inst);
             return -1;
         }
-        if (strlen(id) >= AW_ID_MAX) continue;
-        char cls[AW_CLS_MAX];
+        if (strlen(id) >= M2_AW_ID_MAX) continue;
+        char cls[M2_AW_CLS_MAX];
         const char *last = strrchr(id, '|');
         if (ends_with(id, "Basin") && last) snprintf(cls, sizeof cls, "%s", last + 1);
         else { size_t k = strcspn(id, "|"); if (k >= sizeof cls) continue; memcpy(cls, id, k); cls[k] = 0; }
         int c = m2_aw_tables_find_cls(t, cls);
-        if (c < 0 || !(t->flags[c] & AW_F_RECEP)) continue;
+        if (c < 0 || !(t->flags[c] & M2_AW_F_RECEP)) continue;
         double pose[4];
         for (int k = 0; k < 4; k++) {
             cJSON *v = cJSON_GetArrayItem(e, k);
@@ -382,7 +382,7 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
             if (!memcmp(poses[q], pose, sizeof pose)) { key = p->receps[q].loc_key; break; }
         if (key < 0) key = ++(*loc_serial);
         memcpy(poses[p->n_recep], pose, sizeof pose);
-        aw_plan_recep *r = &p->receps[p->n_recep++];
+        m2_aw_plan_recep *r = &p->receps[p->n_recep++];
         r->cls = c;
         r->loc_key = key;
         snprintf(r->id, sizeof r->id, "%s", id);
@@ -395,7 +395,7 @@ static int load_plan(aw_tables *t, const char *dir, int number, int room, aw_pla
         int count = !strcmp(t->cls_name[c], "StoveBurner") ? 4 : 1;
         for (int i = 0; i < count; i++) {
             if (i % 2 == 0) (*loc_serial)++;
-            aw_plan_recep *r = &p->receps[p->n_recep++];
+            m2_aw_plan_recep *r = &p->receps[p->n_recep++];
             r->cls = c;
             r->loc_key = *loc_serial;   /* stove burners stand in pairs */
             fake_id(r->id, sizeof r->id, t->cls_name[c], number, 1000 + c * 8 + i, r->loc_key);
@@ -415,7 +415,7 @@ static char *read_optional(const char *dir, const char *name) {
     return text;
 }
 
-int m2_aw_tables_load(aw_tables *t, const char *dir, m2_err *err) {
+int m2_aw_tables_load(m2_aw_tables *t, const char *dir, m2_err *err) {
     memset(t, 0, sizeof *t);
     char path[1024];
     path_join(path, sizeof path, dir, "constants.json");
@@ -454,21 +454,21 @@ int m2_aw_tables_load(aw_tables *t, const char *dir, m2_err *err) {
     cJSON_ArrayForEach(r, vro) {
         int rc_ = m2_aw_tables_find_cls(t, r->string);
         int movable_r = in_str_array(movable, r->string);
-        if (!movable_r) t->flags[rc_] |= AW_F_RECEP;
+        if (!movable_r) t->flags[rc_] |= M2_AW_F_RECEP;
         cJSON_ArrayForEach(o, r) {
             if (ends_with(o->valuestring, "Sliced")) continue;
             int oc = m2_aw_tables_find_cls(t, o->valuestring);
-            t->flags[oc] |= AW_F_PICKUP;
+            t->flags[oc] |= M2_AW_F_PICKUP;
             t->can_contain[rc_ * n + oc] = 1;
         }
     }
     for (int c = 0; c < n; c++) {
-        if (in_str_array(movable, t->cls_name[c])) t->flags[c] |= AW_F_RECEP_OBJ | AW_F_PICKUP;
-        if ((t->flags[c] & AW_F_RECEP) && in_str_array(openable, t->cls_name[c])) t->flags[c] |= AW_F_OPENABLE;
+        if (in_str_array(movable, t->cls_name[c])) t->flags[c] |= M2_AW_F_RECEP_OBJ | M2_AW_F_PICKUP;
+        if ((t->flags[c] & M2_AW_F_RECEP) && in_str_array(openable, t->cls_name[c])) t->flags[c] |= M2_AW_F_OPENABLE;
     }
     static const struct { const char *key; uint32_t flag; } acts[] = {
-        {"Cleanable", AW_F_CLEANABLE}, {"Heatable", AW_F_HEATABLE}, {"Coolable", AW_F_COOLABLE},
-        {"Sliceable", AW_F_SLICEABLE}, {"Toggleable", AW_F_TOGGLE}};
+        {"Cleanable", M2_AW_F_CLEANABLE}, {"Heatable", M2_AW_F_HEATABLE}, {"Coolable", M2_AW_F_COOLABLE},
+        {"Sliceable", M2_AW_F_SLICEABLE}, {"Toggleable", M2_AW_F_TOGGLE}};
     for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++) {
         cJSON *a = cJSON_GetObjectItemCaseSensitive(vao, acts[k].key);
         if (!cJSON_IsArray(a)) { m2_errorf(err, M2_EFORMAT, "%s: VAL_ACTION_OBJECTS.%s: expected an array", path, acts[k].key); goto done; }

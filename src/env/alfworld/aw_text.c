@@ -23,7 +23,7 @@ const char m2_aw_help_text[] =
 
 /* Emits list items one at a time; the separator depends on whether a next item exists, so items are
  * buffered one behind. */
-typedef struct { aw_sb *b; const char *pending; int n; const char *art; } lister;
+typedef struct { m2_aw_sb *b; const char *pending; int n; const char *art; } lister;
 
 static void list_add(lister *l, const char *item) {
     if (l->pending) {
@@ -42,7 +42,7 @@ static void list_end(lister *l) {
     m2_aw_sb_puts(l->b, l->pending);
 }
 
-static void list_contents(const aw_scene *s, const aw_state *st, int r, aw_sb *b) {
+static void list_contents(const m2_aw_scene *s, const m2_aw_state *st, int r, m2_aw_sb *b) {
     lister l = {b, NULL, 0, "a "};
     for (int i = 0; i < s->n_obj; i++) {
         int o = s->obj_order[i];
@@ -51,7 +51,7 @@ static void list_contents(const aw_scene *s, const aw_state *st, int r, aw_sb *b
     list_end(&l);
 }
 
-static void recep_text(const aw_scene *s, const aw_state *st, int r, aw_sb *b) {
+static void recep_text(const m2_aw_scene *s, const m2_aw_state *st, int r, m2_aw_sb *b) {
     const char *name = s->receps[r].name;
     if (s->receps[r].openable && st->opened[r]) {
         m2_aw_sb_printf(b, "The %s is open. In it, you see ", name);
@@ -66,13 +66,13 @@ static void recep_text(const aw_scene *s, const aw_state *st, int r, aw_sb *b) {
     }
 }
 
-void m2_aw_text_recep(const aw_scene *s, const aw_state *st, int r, char *buf, size_t cap) {
-    aw_sb b = {buf, 0, cap};
+void m2_aw_text_recep(const m2_aw_scene *s, const m2_aw_state *st, int r, char *buf, size_t cap) {
+    m2_aw_sb b = {buf, 0, cap};
     if (cap) buf[0] = 0;
     recep_text(s, st, r, &b);
 }
 
-static void look_text(const aw_scene *s, const aw_state *st, aw_sb *b) {
+static void look_text(const m2_aw_scene *s, const m2_aw_state *st, m2_aw_sb *b) {
     int here = 0;
     for (int r = 0; r < s->n_recep; r++) here |= s->receps[r].loc == st->loc;
     if (!here) {
@@ -101,14 +101,14 @@ static void look_text(const aw_scene *s, const aw_state *st, aw_sb *b) {
     m2_aw_sb_puts(b, ".");
 }
 
-void m2_aw_text_look(const aw_scene *s, const aw_state *st, char *buf, size_t cap) {
-    aw_sb b = {buf, 0, cap};
+void m2_aw_text_look(const m2_aw_scene *s, const m2_aw_state *st, char *buf, size_t cap) {
+    m2_aw_sb b = {buf, 0, cap};
     if (cap) buf[0] = 0;
     look_text(s, st, &b);
 }
 
-void m2_aw_text_intro(const aw_scene *s, const aw_state *st, char *buf, size_t cap) {
-    aw_sb b = {buf, 0, cap};
+void m2_aw_text_intro(const m2_aw_scene *s, const m2_aw_state *st, char *buf, size_t cap) {
+    m2_aw_sb b = {buf, 0, cap};
     if (cap) buf[0] = 0;
     m2_aw_sb_puts(&b, "-= Welcome to TextWorld, ALFRED! =-\n\n");
     look_text(s, st, &b);
@@ -116,22 +116,22 @@ void m2_aw_text_intro(const aw_scene *s, const aw_state *st, char *buf, size_t c
     m2_aw_sb_puts(&b, s->task_text);
 }
 
-void m2_aw_text_inventory(const aw_scene *s, const aw_state *st, char *buf, size_t cap) {
-    aw_sb b = {buf, 0, cap};
+void m2_aw_text_inventory(const m2_aw_scene *s, const m2_aw_state *st, char *buf, size_t cap) {
+    m2_aw_sb b = {buf, 0, cap};
     if (cap) buf[0] = 0;
     if (st->held >= 0) m2_aw_sb_printf(&b, "You are carrying: a %s.", s->objs[st->held].name);
     else m2_aw_sb_puts(&b, "You are not carrying anything.");
 }
 
-void m2_aw_text_examine_obj(const aw_scene *s, const aw_state *st, int o, char *buf, size_t cap) {
-    aw_sb b = {buf, 0, cap};
+void m2_aw_text_examine_obj(const m2_aw_scene *s, const m2_aw_state *st, int o, char *buf, size_t cap) {
+    m2_aw_sb b = {buf, 0, cap};
     if (cap) buf[0] = 0;
     const char *n = s->objs[o].name;
     uint32_t f = s->objs[o].flags;
-    int cl = st->bits[o] & AW_S_CLEAN, hot = st->bits[o] & AW_S_HOT, cool = st->bits[o] & AW_S_COOL;
-    int sl = st->bits[o] & AW_S_SLICED, tog = st->bits[o] & AW_S_TOGGLED;
+    int cl = st->bits[o] & M2_AW_S_CLEAN, hot = st->bits[o] & M2_AW_S_HOT, cool = st->bits[o] & M2_AW_S_COOL;
+    int sl = st->bits[o] & M2_AW_S_SLICED, tog = st->bits[o] & M2_AW_S_TOGGLED;
     /* the grammar's rules, first match wins */
-    if (f & AW_F_RECEP_OBJ) m2_aw_sb_printf(&b, "This is a normal %s. In it, you see nothing.", n);
+    if (f & M2_AW_F_RECEP_OBJ) m2_aw_sb_printf(&b, "This is a normal %s. In it, you see nothing.", n);
     else if (cl && hot && sl) m2_aw_sb_printf(&b, "This is a hot and clean sliced %s.", n);
     else if (cl && cool && sl) m2_aw_sb_printf(&b, "This is a cool and clean sliced %s.", n);
     else if (cl && sl) m2_aw_sb_printf(&b, "This is a clean sliced %s.", n);
@@ -142,8 +142,8 @@ void m2_aw_text_examine_obj(const aw_scene *s, const aw_state *st, int o, char *
     else if (hot) m2_aw_sb_printf(&b, "This is a hot %s.", n);
     else if (cl) m2_aw_sb_printf(&b, "This is a clean %s.", n);
     else if (cool) m2_aw_sb_printf(&b, "This is a cold %s.", n);
-    else if ((f & AW_F_TOGGLE) && tog) m2_aw_sb_printf(&b, "This %s is on.", n);
-    else if (f & AW_F_TOGGLE) m2_aw_sb_printf(&b, "This %s is off.", n);
-    else if ((f & AW_F_SLICEABLE) && sl) m2_aw_sb_printf(&b, "This is a sliced %s.", n);
+    else if ((f & M2_AW_F_TOGGLE) && tog) m2_aw_sb_printf(&b, "This %s is on.", n);
+    else if (f & M2_AW_F_TOGGLE) m2_aw_sb_printf(&b, "This %s is off.", n);
+    else if ((f & M2_AW_F_SLICEABLE) && sl) m2_aw_sb_printf(&b, "This is a sliced %s.", n);
     else m2_aw_sb_printf(&b, "There's nothing special about %s.", n);
 }

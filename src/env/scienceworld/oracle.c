@@ -7,11 +7,11 @@
 #include <string.h>
 
 /* Next navigation action towards `target` room; 0 when already there, -1 when unreachable. */
-static int nav_step(sw_session *s, int target, char *buf, size_t cap) {
-    sw_world *w = &s->w;
+static int nav_step(m2_sw_session *s, int target, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
     int here = w->o[w->agent].parent;
     if (here == target) return 0;
-    int prev[SW_MAX_OBJ], queue[SW_MAX_OBJ], qh = 0, qt = 0;
+    int prev[M2_SW_MAX_OBJ], queue[M2_SW_MAX_OBJ], qh = 0, qt = 0;
     for (int i = 0; i < w->n; i++) prev[i] = -2;
     prev[here] = -1;
     queue[qt++] = here;
@@ -19,9 +19,9 @@ static int nav_step(sw_session *s, int target, char *buf, size_t cap) {
         int r = queue[qh++];
         if (r == target) break;
         for (int d = 0; d < w->n; d++) {
-            if (w->o[d].kind != K_DOOR) continue;
-            int o = sw_door_other(w, d, r);
-            if (o == SW_NONE || prev[o] != -2) continue;
+            if (w->o[d].kind != M2_SW_K_DOOR) continue;
+            int o = m2_sw_door_other(w, d, r);
+            if (o == M2_SW_NONE || prev[o] != -2) continue;
             prev[o] = r;
             queue[qt++] = o;
         }
@@ -29,192 +29,192 @@ static int nav_step(sw_session *s, int target, char *buf, size_t cap) {
     if (prev[target] == -2) return -1;
     int next = target;
     while (prev[next] != here) next = prev[next];
-    int door = sw_door_between(w, here, next);
-    if (!(w->o[door].flags & F_OPEN)) snprintf(buf, cap, "open door to %s", w->o[next].name);
+    int door = m2_sw_door_between(w, here, next);
+    if (!(w->o[door].flags & M2_SW_F_OPEN)) snprintf(buf, cap, "open door to %s", w->o[next].name);
     else snprintf(buf, cap, "go to %s", w->o[next].name);
     return 1;
 }
 
-static int act_on(sw_session *s, const char *verb, int obj, char *buf, size_t cap) {
-    char ref[SW_REF_LEN];
-    sw_session_referent(s, obj, ref, sizeof ref);
+static int act_on(m2_sw_session *s, const char *verb, int obj, char *buf, size_t cap) {
+    char ref[M2_SW_REF_LEN];
+    m2_sw_session_referent(s, obj, ref, sizeof ref);
     if (!ref[0]) return -1;
     snprintf(buf, cap, "%s %s", verb, ref);
     return 1;
 }
 
 /* "<verb> A <prep> B" with both objects named by their current referents. */
-static int act_two(sw_session *s, const char *verb, int a, const char *prep, int b, char *buf, size_t cap) {
-    char r1[SW_REF_LEN], r2[SW_REF_LEN];
-    sw_session_referent(s, a, r1, sizeof r1);
-    sw_session_referent(s, b, r2, sizeof r2);
+static int act_two(m2_sw_session *s, const char *verb, int a, const char *prep, int b, char *buf, size_t cap) {
+    char r1[M2_SW_REF_LEN], r2[M2_SW_REF_LEN];
+    m2_sw_session_referent(s, a, r1, sizeof r1);
+    m2_sw_session_referent(s, b, r2, sizeof r2);
     if (!r1[0] || !r2[0]) return -1;
     snprintf(buf, cap, "%s %s %s %s", verb, r1, prep, r2);
     return 1;
 }
 
-static int act_move(sw_session *s, int obj, int dest, char *buf, size_t cap) {
+static int act_move(m2_sw_session *s, int obj, int dest, char *buf, size_t cap) {
     return act_two(s, "move", obj, "to", dest, buf, cap);
 }
 
-static int pour_into(sw_session *s, int from, int to, char *buf, size_t cap) {
+static int pour_into(m2_sw_session *s, int from, int to, char *buf, size_t cap) {
     return act_two(s, "pour", from, "into", to, buf, cap);
 }
 
 /* First visible object (by id) in `room` satisfying the find-task mode. */
-static int pick_target(sw_session *s, int mode, int room) {
-    sw_world *w = &s->w;
-    int vis[SW_MAX_OBJ];
-    int n = sw_visible_objects(w, vis, SW_MAX_OBJ);
+static int pick_target(m2_sw_session *s, int mode, int room) {
+    m2_sw_world *w = &s->w;
+    int vis[M2_SW_MAX_OBJ];
+    int n = m2_sw_visible_objects(w, vis, M2_SW_MAX_OBJ);
     for (int i = 0; i < n; i++) {
         int x = vis[i];
-        const sw_obj *o = &w->o[x];
-        if (sw_room_of(w, x) != room || x == w->agent || o->kind == K_ROOM || o->kind == K_OUTSIDE) continue;
-        if (mode == 0 && !sw_is_living(w, x)) continue;
-        if (mode == 2 && !sw_is_plant(w, x)) continue;
-        if (mode == 3 && !sw_is_animal(w, x)) continue;
+        const m2_sw_obj *o = &w->o[x];
+        if (m2_sw_room_of(w, x) != room || x == w->agent || o->kind == M2_SW_K_ROOM || o->kind == M2_SW_K_OUTSIDE) continue;
+        if (mode == 0 && !m2_sw_is_living(w, x)) continue;
+        if (mode == 2 && !m2_sw_is_plant(w, x)) continue;
+        if (mode == 3 && !m2_sw_is_animal(w, x)) continue;
         if (mode == 1) {
-            if (sw_is_living(w, x) || !(o->flags & F_MOVABLE) || o->kind == K_ANSWERBOX) continue;
-            if (o->mat < 0 || o->state != ST_SOLID) continue;
-            if (o->flags & F_CONTAINER) {   /* skip containers holding living things */
-                int kids[32], k = sw_children(w, x, kids, 32, 0), living = 0;
-                for (int j = 0; j < k; j++) if (sw_is_living(w, kids[j])) living = 1;
+            if (m2_sw_is_living(w, x) || !(o->flags & M2_SW_F_MOVABLE) || o->kind == M2_SW_K_ANSWERBOX) continue;
+            if (o->mat < 0 || o->state != M2_SW_ST_SOLID) continue;
+            if (o->flags & M2_SW_F_CONTAINER) {   /* skip containers holding living things */
+                int kids[32], k = m2_sw_children(w, x, kids, 32, 0), living = 0;
+                for (int j = 0; j < k; j++) if (m2_sw_is_living(w, kids[j])) living = 1;
                 if (living) continue;
             }
         }
-        if (mode != 1 && !(o->flags & F_MOVABLE)) continue;
-        char ref[SW_REF_LEN];
-        sw_session_referent(s, x, ref, sizeof ref);
+        if (mode != 1 && !(o->flags & M2_SW_F_MOVABLE)) continue;
+        char ref[M2_SW_REF_LEN];
+        m2_sw_session_referent(s, x, ref, sizeof ref);
         if (!ref[0]) continue;
         return x;
     }
-    return SW_NONE;
+    return M2_SW_NONE;
 }
 
-static int oracle_find(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const char *name = sw_tasks[task].name;
+static int oracle_find(m2_sw_session *s, int task, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const char *name = m2_sw_tasks[task].name;
     int mode = !strcmp(name, "find-living-thing") ? 0 : !strcmp(name, "find-non-living-thing") ? 1
              : !strcmp(name, "find-plant") ? 2 : 3;
-    int box_room = sw_room(w, p->location);
-    int box = sw_find_named(w, box_room, p->answer_box);
-    int target = w->gs.cur >= 1 ? w->gs.last_obj : SW_NONE;
-    if (target == SW_NONE) {
+    int box_room = m2_sw_room(w, p->location);
+    int box = m2_sw_find_named(w, box_room, p->answer_box);
+    int target = w->gs.cur >= 1 ? w->gs.last_obj : M2_SW_NONE;
+    if (target == M2_SW_NONE) {
         /* phase 1: go where such things are and focus on one */
-        int where = mode == 1 ? box_room : mode == 2 ? sw_room(w, "greenhouse") : mode == 3 ? sw_room(w, "outside")
-                  : sw_room(w, (p->seed_group + (int)strlen(p->answer_box)) % 2 ? "greenhouse" : "outside");
+        int where = mode == 1 ? box_room : mode == 2 ? m2_sw_room(w, "greenhouse") : mode == 3 ? m2_sw_room(w, "outside")
+                  : m2_sw_room(w, (p->seed_group + (int)strlen(p->answer_box)) % 2 ? "greenhouse" : "outside");
         int r = nav_step(s, where, buf, cap);
         if (r) return r;
         int x = pick_target(s, mode, where);
-        if (x == SW_NONE) return -1;
+        if (x == M2_SW_NONE) return -1;
         return act_on(s, "focus on", x, buf, cap);
     }
     /* what to carry: plants travel in their flower pot */
     int carry = target;
-    if (sw_is_plant(w, target) && w->o[target].parent != SW_NONE && w->o[w->o[target].parent].kind == K_FLOWERPOT)
+    if (m2_sw_is_plant(w, target) && w->o[target].parent != M2_SW_NONE && w->o[w->o[target].parent].kind == M2_SW_K_FLOWERPOT)
         carry = w->o[target].parent;
     if (mode == 1) {
         /* non-living: it is already in the answer-box room; move it straight into the box */
-        if (sw_room_of(w, carry) != box_room && w->o[carry].parent != w->inventory) return act_on(s, "pick up", carry, buf, cap);
+        if (m2_sw_room_of(w, carry) != box_room && w->o[carry].parent != w->inventory) return act_on(s, "pick up", carry, buf, cap);
         int r = nav_step(s, box_room, buf, cap);
         if (r) return r;
         return act_move(s, carry, box, buf, cap);
     }
-    if (w->o[carry].parent != w->inventory && !sw_is_inside(w, carry, box)) return act_on(s, "pick up", carry, buf, cap);
+    if (w->o[carry].parent != w->inventory && !m2_sw_is_inside(w, carry, box)) return act_on(s, "pick up", carry, buf, cap);
     int r = nav_step(s, box_room, buf, cap);
     if (r) return r;
     return act_move(s, carry, box, buf, cap);
 }
 
-static int oracle_lifespan(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const char *name = sw_tasks[task].name;
-    int r = nav_step(s, sw_room(w, p->location), buf, cap);
+static int oracle_lifespan(m2_sw_session *s, int task, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const char *name = m2_sw_tasks[task].name;
+    int r = nav_step(s, m2_sw_room(w, p->location), buf, cap);
     if (r) return r;
     const char *want = NULL;
     if (!strcmp(name, "lifespan-longest-lived")) want = p->long_animal;
     else if (!strcmp(name, "lifespan-shortest-lived")) want = p->short_animal;
     else want = w->gs.cur == 0 ? p->long_animal : p->short_animal;
-    int x = sw_find_named(w, sw_room(w, p->location), want);
-    if (x == SW_NONE) return -1;
+    int x = m2_sw_find_named(w, m2_sw_room(w, p->location), want);
+    if (x == M2_SW_NONE) return -1;
     return act_on(s, "focus on", x, buf, cap);
 }
 
 
 /* ---------------- change of state (boil / melt / freeze / any) ---------------- */
 
-static int in_inventory(const sw_world *w, int obj) { return obj != SW_NONE && sw_is_inside(w, obj, w->inventory); }
+static int in_inventory(const m2_sw_world *w, int obj) { return obj != M2_SW_NONE && m2_sw_is_inside(w, obj, w->inventory); }
 
-static int water_in(const sw_world *w, int container) {
-    int water = sw_material_find("water");
+static int water_in(const m2_sw_world *w, int container) {
+    int water = m2_sw_material_find("water");
     for (int i = 0; i < w->n; i++)
-        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == container && w->o[i].mat == water && w->o[i].kind == K_SUBSTANCE)
+        if (!(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent == container && w->o[i].mat == water && w->o[i].kind == M2_SW_K_SUBSTANCE)
             return i;
-    return SW_NONE;
+    return M2_SW_NONE;
 }
 
 /* The task substance before it is focused: first object (by id) with the substance's name. */
-static int find_substance(const sw_world *w, const sw_params *p) {
+static int find_substance(const m2_sw_world *w, const m2_sw_params *p) {
     if (!strcmp(p->substance, "water")) return water_in(w, p->pot);
     for (int i = 0; i < w->n; i++)
-        if (!(w->o[i].flags & F_DELETED) && !strcmp(w->o[i].name, p->substance) && w->o[i].parent != SW_NONE) return i;
-    return SW_NONE;
+        if (!(w->o[i].flags & M2_SW_F_DELETED) && !strcmp(w->o[i].name, p->substance) && w->o[i].parent != M2_SW_NONE) return i;
+    return M2_SW_NONE;
 }
 
 /* Rooms in BFS order from `from` (for the nearest working sink). */
-static int nearest_working_sink(const sw_world *w, int from) {
-    int queue[SW_MAX_OBJ], seen[SW_MAX_OBJ] = {0}, qh = 0, qt = 0;
+static int nearest_working_sink(const m2_sw_world *w, int from) {
+    int queue[M2_SW_MAX_OBJ], seen[M2_SW_MAX_OBJ] = {0}, qh = 0, qt = 0;
     queue[qt++] = from;
     seen[from] = 1;
     while (qh < qt) {
         int r = queue[qh++];
         for (int i = 0; i < w->n; i++)
-            if (w->o[i].kind == K_SINK && !strcmp(w->o[i].name, "sink") && !(w->o[i].flags & F_BROKEN) && w->o[i].parent == r)
+            if (w->o[i].kind == M2_SW_K_SINK && !strcmp(w->o[i].name, "sink") && !(w->o[i].flags & M2_SW_F_BROKEN) && w->o[i].parent == r)
                 return i;
         for (int d = 0; d < w->n; d++) {
-            if (w->o[d].kind != K_DOOR) continue;
-            int o = sw_door_other(w, d, r);
-            if (o == SW_NONE || seen[o]) continue;
+            if (w->o[d].kind != M2_SW_K_DOOR) continue;
+            int o = m2_sw_door_other(w, d, r);
+            if (o == M2_SW_NONE || seen[o]) continue;
             seen[o] = 1;
             queue[qt++] = o;
         }
     }
-    return SW_NONE;
+    return M2_SW_NONE;
 }
 
 /* Brings the pot (held, or wherever it is) into `device` and switches it on. 0 when done. */
-static int pot_into_device(sw_session *s, const sw_params *p, int device, char *buf, size_t cap) {
-    sw_world *w = &s->w;
+static int pot_into_device(m2_sw_session *s, const m2_sw_params *p, int device, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
     int pot = p->pot;
     if (w->o[pot].parent != device) {
         if (!in_inventory(w, pot)) {
-            int r = nav_step(s, sw_room_of(w, pot), buf, cap);
+            int r = nav_step(s, m2_sw_room_of(w, pot), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", pot, buf, cap);
         }
-        int r = nav_step(s, sw_room_of(w, device), buf, cap);
+        int r = nav_step(s, m2_sw_room_of(w, device), buf, cap);
         if (r) return r;
-        if ((w->o[device].flags & F_CLOSABLE) && !(w->o[device].flags & F_OPEN)) return act_on(s, "open", device, buf, cap);
+        if ((w->o[device].flags & M2_SW_F_CLOSABLE) && !(w->o[device].flags & M2_SW_F_OPEN)) return act_on(s, "open", device, buf, cap);
         return act_move(s, pot, device, buf, cap);
     }
-    if ((w->o[device].flags & F_DEVICE) && !(w->o[device].flags & F_ON)) return act_on(s, "activate", device, buf, cap);
+    if ((w->o[device].flags & M2_SW_F_DEVICE) && !(w->o[device].flags & M2_SW_F_ON)) return act_on(s, "activate", device, buf, cap);
     return 0;
 }
 
-static int measure(sw_session *s, const sw_params *p, int x, char *buf, size_t cap) {
+static int measure(m2_sw_session *s, const m2_sw_params *p, int x, char *buf, size_t cap) {
     return act_two(s, "use", p->thermometer, "on", x, buf, cap);
 }
 
 /* Heat until `target` state: stove for low targets (when it works), oven, else blast furnace. */
-static int heat(sw_session *s, const sw_params *p, int x, int target, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_material *m = &sw_materials[w->o[x].mat];
-    float need = target == ST_LIQUID ? m->melt_c : fminf(m->boil_c, m->combust_c);
-    int kitchen = sw_room(w, "kitchen");
+static int heat(m2_sw_session *s, const m2_sw_params *p, int x, int target, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_material *m = &m2_sw_materials[w->o[x].mat];
+    float need = target == M2_SW_ST_LIQUID ? m->melt_c : fminf(m->boil_c, m->combust_c);
+    int kitchen = m2_sw_room(w, "kitchen");
     int device;
-    if (need <= 150.0f && !p->stove_broken) device = sw_find_named(w, kitchen, "stove");
-    else if (need <= 450.0f) device = sw_find_named(w, kitchen, "oven");
-    else device = sw_find_named(w, sw_room(w, "foundry"), "blast furnace");
+    if (need <= 150.0f && !p->stove_broken) device = m2_sw_find_named(w, kitchen, "stove");
+    else if (need <= 450.0f) device = m2_sw_find_named(w, kitchen, "oven");
+    else device = m2_sw_find_named(w, m2_sw_room(w, "foundry"), "blast furnace");
     int r = pot_into_device(s, p, device, buf, cap);
     if (r) return r;
     /* far from the change: let time pass in one action (goals are checked every tick) */
@@ -222,38 +222,38 @@ static int heat(sw_session *s, const sw_params *p, int x, int target, char *buf,
     return measure(s, p, x, buf, cap);
 }
 
-static int cool(sw_session *s, const sw_params *p, int x, int target, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_material *m = &sw_materials[w->o[x].mat];
-    float need = target == ST_SOLID ? m->melt_c : m->boil_c;
-    int device = need > -5.0f ? sw_find_named(w, sw_room(w, "kitchen"), "freezer")
-                              : sw_find_named(w, sw_room(w, "workshop"), "ultra low temperature freezer");
+static int cool(m2_sw_session *s, const m2_sw_params *p, int x, int target, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_material *m = &m2_sw_materials[w->o[x].mat];
+    float need = target == M2_SW_ST_SOLID ? m->melt_c : m->boil_c;
+    int device = need > -5.0f ? m2_sw_find_named(w, m2_sw_room(w, "kitchen"), "freezer")
+                              : m2_sw_find_named(w, m2_sw_room(w, "workshop"), "ultra low temperature freezer");
     int r = pot_into_device(s, p, device, buf, cap);
     if (r) return r;
     if (w->o[x].temp - need > 20.0f) { snprintf(buf, cap, "wait"); return 1; }
     return measure(s, p, x, buf, cap);
 }
 
-static int oracle_change_state(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_goalseq *gs = &w->gs;
-    int kitchen = sw_room(w, "kitchen");
+static int oracle_change_state(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_goalseq *gs = &w->gs;
+    int kitchen = m2_sw_room(w, "kitchen");
     int pot = p->pot;
     /* 1: the thermometer */
     if (!in_inventory(w, p->thermometer)) {
-        int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+        int r = nav_step(s, m2_sw_room_of(w, p->thermometer), buf, cap);
         if (r) return r;
         return act_on(s, "pick up", p->thermometer, buf, cap);
     }
     int x = gs->cur >= 1 ? gs->last_obj : find_substance(w, p);
     /* 2: the metal pot, unless the substance already sits in it */
-    int pot_in_sink = w->o[pot].parent != SW_NONE && w->o[w->o[pot].parent].kind == K_SINK;
-    if (!in_inventory(w, pot) && gs->cur == 0 && !(x != SW_NONE && sw_is_inside(w, x, pot)) && !pot_in_sink) {
-        int room = sw_room_of(w, pot);
+    int pot_in_sink = w->o[pot].parent != M2_SW_NONE && w->o[w->o[pot].parent].kind == M2_SW_K_SINK;
+    if (!in_inventory(w, pot) && gs->cur == 0 && !(x != M2_SW_NONE && m2_sw_is_inside(w, x, pot)) && !pot_in_sink) {
+        int room = m2_sw_room_of(w, pot);
         int r = nav_step(s, room, buf, cap);
         if (r) return r;
         int c = w->o[pot].parent;
-        if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
         return act_on(s, "pick up", pot, buf, cap);
     }
     (void)kitchen;
@@ -261,39 +261,39 @@ static int oracle_change_state(sw_session *s, const sw_params *p, char *buf, siz
         /* 3: get the substance, focus on it */
         if (!strcmp(p->substance, "water")) {
             int water = water_in(w, pot);
-            int sink = w->o[pot].parent != SW_NONE && w->o[w->o[pot].parent].kind == K_SINK ? w->o[pot].parent : SW_NONE;
-            if (water == SW_NONE) {
-                if (sink == SW_NONE) {
-                    int target = nearest_working_sink(w, sw_room_of(w, w->agent));
-                    if (target == SW_NONE) return -1;
-                    int r = nav_step(s, sw_room_of(w, target), buf, cap);
+            int sink = w->o[pot].parent != M2_SW_NONE && w->o[w->o[pot].parent].kind == M2_SW_K_SINK ? w->o[pot].parent : M2_SW_NONE;
+            if (water == M2_SW_NONE) {
+                if (sink == M2_SW_NONE) {
+                    int target = nearest_working_sink(w, m2_sw_room_of(w, w->agent));
+                    if (target == M2_SW_NONE) return -1;
+                    int r = nav_step(s, m2_sw_room_of(w, target), buf, cap);
                     if (r) return r;
                     return act_move(s, pot, target, buf, cap);
                 }
                 return act_on(s, "activate", sink, buf, cap);
             }
-            if (sink != SW_NONE && (w->o[sink].flags & F_ON)) return act_on(s, "deactivate", sink, buf, cap);
+            if (sink != M2_SW_NONE && (w->o[sink].flags & M2_SW_F_ON)) return act_on(s, "deactivate", sink, buf, cap);
             return act_on(s, "focus on", water, buf, cap);
         }
-        if (x == SW_NONE) return -1;
-        int room = sw_room_of(w, x);
+        if (x == M2_SW_NONE) return -1;
+        int room = m2_sw_room_of(w, x);
         int r = nav_step(s, room, buf, cap);
         if (r) return r;
-        for (int c = w->o[x].parent; c != SW_NONE && c != room; c = w->o[c].parent)
-            if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        for (int c = w->o[x].parent; c != M2_SW_NONE && c != room; c = w->o[c].parent)
+            if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
         return act_on(s, "focus on", x, buf, cap);
     }
-    if (x == SW_NONE || (w->o[x].flags & F_DELETED) || w->o[x].mat < 0) return -1;
+    if (x == M2_SW_NONE || (w->o[x].flags & M2_SW_F_DELETED) || w->o[x].mat < 0) return -1;
     /* 4: the substance goes into the metal pot */
-    if (!sw_is_inside(w, x, pot)) {
+    if (!m2_sw_is_inside(w, x, pot)) {
         if (!in_inventory(w, pot)) {
-            int r = nav_step(s, sw_room_of(w, pot), buf, cap);
+            int r = nav_step(s, m2_sw_room_of(w, pot), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", pot, buf, cap);
         }
-        int r = nav_step(s, sw_room_of(w, x), buf, cap);
+        int r = nav_step(s, m2_sw_room_of(w, x), buf, cap);
         if (r) return r;
-        if (w->o[x].state == ST_SOLID) return act_move(s, x, pot, buf, cap);
+        if (w->o[x].state == M2_SW_ST_SOLID) return act_move(s, x, pot, buf, cap);
         return pour_into(s, w->o[x].parent, pot, buf, cap);
     }
     /* 5: heat or cool towards the next state the goals wait for */
@@ -302,27 +302,27 @@ static int oracle_change_state(sw_session *s, const sw_params *p, char *buf, siz
     if (p->mode == 3) {
         if (gs->stored_state < 0) return -1;
         int from = gs->stored_state;
-        if (from == ST_SOLID) return heat(s, p, x, ST_LIQUID, buf, cap);
-        if (from == ST_GAS) return cool(s, p, x, ST_LIQUID, buf, cap);
-        return cool(s, p, x, ST_SOLID, buf, cap);
+        if (from == M2_SW_ST_SOLID) return heat(s, p, x, M2_SW_ST_LIQUID, buf, cap);
+        if (from == M2_SW_ST_GAS) return cool(s, p, x, M2_SW_ST_LIQUID, buf, cap);
+        return cool(s, p, x, M2_SW_ST_SOLID, buf, cap);
     }
-    static const int first[3] = {ST_LIQUID, ST_SOLID, ST_LIQUID}, second[3] = {ST_GAS, ST_LIQUID, ST_SOLID};
+    static const int first[3] = {M2_SW_ST_LIQUID, M2_SW_ST_SOLID, M2_SW_ST_LIQUID}, second[3] = {M2_SW_ST_GAS, M2_SW_ST_LIQUID, M2_SW_ST_SOLID};
     want = gs->cur == 1 ? first[p->mode] : second[p->mode];
     /* boiling: pick the heater for the final state right away (the liquid state passes on the way) */
-    if (p->mode == 0 && st != ST_GAS) return heat(s, p, x, ST_GAS, buf, cap);
+    if (p->mode == 0 && st != M2_SW_ST_GAS) return heat(s, p, x, M2_SW_ST_GAS, buf, cap);
     if (want > st) return heat(s, p, x, want, buf, cap);
     return cool(s, p, x, want, buf, cap);
 }
 
 /* ---------------- use-thermometer ---------------- */
 
-static int oracle_thermometer(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_goalseq *gs = &w->gs;
+static int oracle_thermometer(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_goalseq *gs = &w->gs;
     int x = p->object_id;
     if (gs->cur == 0) {
         if (!in_inventory(w, p->thermometer)) {
-            int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+            int r = nav_step(s, m2_sw_room_of(w, p->thermometer), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", p->thermometer, buf, cap);
         }
@@ -330,20 +330,20 @@ static int oracle_thermometer(sw_session *s, const sw_params *p, char *buf, size
     }
     if (gs->cur == 1) {
         if (!in_inventory(w, x)) {
-            int r = nav_step(s, sw_room_of(w, x), buf, cap);
+            int r = nav_step(s, m2_sw_room_of(w, x), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", x, buf, cap);
         }
         return act_on(s, "focus on", x, buf, cap);
     }
-    int r = nav_step(s, sw_room(w, p->box_location), buf, cap);
+    int r = nav_step(s, m2_sw_room(w, p->box_location), buf, cap);
     if (r) return r;
     /* measure once in the answer-box room, then decide on the temperature at that moment */
     int measured = 0;
     for (int i = 0; i < w->n_used; i++)
         if (!strcmp(w->used[i][0], "thermometer") && !strcmp(w->used[i][1], w->o[x].name)) measured = 1;
     if (!measured) return measure(s, p, x, buf, cap);
-    int box = sw_find_named(w, sw_room(w, p->box_location), w->o[x].temp > p->threshold ? p->box_above : p->box_below);
+    int box = m2_sw_find_named(w, m2_sw_room(w, p->box_location), w->o[x].temp > p->threshold ? p->box_above : p->box_below);
     return act_move(s, x, box, buf, cap);
 }
 
@@ -351,14 +351,14 @@ static int oracle_thermometer(sw_session *s, const sw_params *p, char *buf, size
 
 #define MELT_MAX_MEASURES 12
 
-static int oracle_melting(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_goalseq *gs = &w->gs;
-    int kitchen = sw_room(w, "kitchen");
+static int oracle_melting(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_goalseq *gs = &w->gs;
+    int kitchen = m2_sw_room(w, "kitchen");
     int pot = p->pot;
     if (gs->cur == 0) {
         if (!in_inventory(w, p->thermometer)) {
-            int r = nav_step(s, sw_room_of(w, p->thermometer), buf, cap);
+            int r = nav_step(s, m2_sw_room_of(w, p->thermometer), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", p->thermometer, buf, cap);
         }
@@ -368,81 +368,81 @@ static int oracle_melting(sw_session *s, const sw_params *p, char *buf, size_t c
     if (gs->cur == 1) {
         if (!strcmp(p->object, "water")) {
             x = water_in(w, pot);
-            int sink = sw_find_named(w, kitchen, "sink");
-            if (x == SW_NONE) {
+            int sink = m2_sw_find_named(w, kitchen, "sink");
+            if (x == M2_SW_NONE) {
                 int r = nav_step(s, kitchen, buf, cap);
                 if (r) return r;
                 if (w->o[pot].parent != sink) {
                     int c = w->o[pot].parent;
-                    if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                    if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
                     return act_move(s, pot, sink, buf, cap);
                 }
                 return act_on(s, "activate", sink, buf, cap);
             }
-            if (w->o[sink].flags & F_ON) return act_on(s, "deactivate", sink, buf, cap);
+            if (w->o[sink].flags & M2_SW_F_ON) return act_on(s, "deactivate", sink, buf, cap);
             return act_on(s, "focus on", x, buf, cap);
         }
-        if (x == SW_NONE) return -1;
-        int r = nav_step(s, sw_room_of(w, x), buf, cap);
+        if (x == M2_SW_NONE) return -1;
+        int r = nav_step(s, m2_sw_room_of(w, x), buf, cap);
         if (r) return r;
-        for (int c = w->o[x].parent; c != SW_NONE && c != sw_room_of(w, x); c = w->o[c].parent)
-            if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        for (int c = w->o[x].parent; c != M2_SW_NONE && c != m2_sw_room_of(w, x); c = w->o[c].parent)
+            if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
         return act_on(s, "focus on", x, buf, cap);
     }
-    if (x == SW_NONE || (w->o[x].flags & F_DELETED)) return -1;
+    if (x == M2_SW_NONE || (w->o[x].flags & M2_SW_F_DELETED)) return -1;
     /* measure: heat a solid (stove, or blast furnace above 200 C) / cool a liquid (freezer) until it changes */
     int uses = 0;
     for (int i = 0; i < w->n_used; i++) if (!strcmp(w->used[i][0], "thermometer")) uses++;
     int finished = w->o[x].state != p->state0 || uses >= MELT_MAX_MEASURES;
     if (!finished) {
         int device;
-        if (p->state0 == ST_SOLID) {
-            if (!sw_is_inside(w, x, pot)) {
-                int r = nav_step(s, sw_room_of(w, x), buf, cap);
+        if (p->state0 == M2_SW_ST_SOLID) {
+            if (!m2_sw_is_inside(w, x, pot)) {
+                int r = nav_step(s, m2_sw_room_of(w, x), buf, cap);
                 if (r) return r;
                 int c = w->o[pot].parent;
-                if (c != SW_NONE && (w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                if (c != M2_SW_NONE && (w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
                 return act_move(s, x, pot, buf, cap);
             }
-            device = p->melting_point < 200.0 ? sw_find_named(w, kitchen, "stove")
-                                              : sw_find_named(w, sw_room(w, "foundry"), "blast furnace");
+            device = p->melting_point < 200.0 ? m2_sw_find_named(w, kitchen, "stove")
+                                              : m2_sw_find_named(w, m2_sw_room(w, "foundry"), "blast furnace");
             int r = pot_into_device(s, p, device, buf, cap);
             if (r) return r;
         } else {
-            device = sw_find_named(w, kitchen, "freezer");
+            device = m2_sw_find_named(w, kitchen, "freezer");
             int cup = w->o[x].parent;
             if (cup != device && w->o[cup].parent != device) {
                 if (!in_inventory(w, cup)) return act_on(s, "pick up", cup, buf, cap);
-                int r = nav_step(s, sw_room_of(w, device), buf, cap);
+                int r = nav_step(s, m2_sw_room_of(w, device), buf, cap);
                 if (r) return r;
-                if (!(w->o[device].flags & F_OPEN)) return act_on(s, "open", device, buf, cap);
+                if (!(w->o[device].flags & M2_SW_F_OPEN)) return act_on(s, "open", device, buf, cap);
                 return act_move(s, cup, device, buf, cap);
             }
         }
         return measure(s, p, x, buf, cap);
     }
-    int box_room = sw_room(w, p->box_location);
+    int box_room = m2_sw_room(w, p->box_location);
     int r = nav_step(s, box_room, buf, cap);
     if (r) return r;
     const char *box = p->melting_point >= p->threshold ? p->box_above : p->box_below;
-    return act_on(s, "focus on", sw_find_named(w, box_room, box), buf, cap);
+    return act_on(s, "focus on", m2_sw_find_named(w, box_room, box), buf, cap);
 }
 
 /* ---------------- power-component (and the renewable/nonrenewable variant) ---------------- */
 
-static int connect_terminals(sw_session *s, int ta, int tb, char *buf, size_t cap) {
+static int connect_terminals(m2_sw_session *s, int ta, int tb, char *buf, size_t cap) {
     return act_two(s, "connect", ta, "to", tb, buf, cap);
 }
 
-static int oracle_power(sw_session *s, const sw_params *p, int renewable_task, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_goalseq *gs = &w->gs;
+static int oracle_power(m2_sw_session *s, const m2_sw_params *p, int renewable_task, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_goalseq *gs = &w->gs;
     int part = p->part_id, src = p->source_id, w1 = p->wire1, w2 = p->wire2;
-    if (part == SW_NONE || src == SW_NONE || w1 == SW_NONE || w2 == SW_NONE) return -1;
-    int workshop = sw_room(w, "workshop"), outside = sw_room(w, "outside");
+    if (part == M2_SW_NONE || src == M2_SW_NONE || w1 == M2_SW_NONE || w2 == M2_SW_NONE) return -1;
+    int workshop = m2_sw_room(w, "workshop"), outside = m2_sw_room(w, "outside");
     int outdoor = renewable_task && p->renewable;
     if (gs->cur == 0) {
-        int r = nav_step(s, sw_room_of(w, part), buf, cap);
+        int r = nav_step(s, m2_sw_room_of(w, part), buf, cap);
         if (r) return r;
         return act_on(s, "focus on", part, buf, cap);
     }
@@ -454,7 +454,7 @@ static int oracle_power(sw_session *s, const sw_params *p, int renewable_task, c
         if (here != outside) {
             for (int i = 0; i < 4; i++)
                 if (!in_inventory(w, items[i])) {
-                    int r = nav_step(s, sw_room_of(w, items[i]), buf, cap);
+                    int r = nav_step(s, m2_sw_room_of(w, items[i]), buf, cap);
                     if (r) return r;
                     return act_on(s, "pick up", items[i], buf, cap);
                 }
@@ -463,51 +463,51 @@ static int oracle_power(sw_session *s, const sw_params *p, int renewable_task, c
         for (int i = 0; i < 4; i++)
             if (in_inventory(w, items[i])) return act_on(s, "drop", items[i], buf, cap);
     }
-    int sa = sw_terminal_of(w, src, 0), sc = sw_terminal_of(w, src, 1);
-    int w1a = sw_terminal_of(w, w1, 0), w1b = sw_terminal_of(w, w1, 1), w2a = sw_terminal_of(w, w2, 0), w2b = sw_terminal_of(w, w2, 1);
-    int pa = sw_terminal_of(w, part, 0), pc = sw_terminal_of(w, part, 1);
+    int sa = m2_sw_terminal_of(w, src, 0), sc = m2_sw_terminal_of(w, src, 1);
+    int w1a = m2_sw_terminal_of(w, w1, 0), w1b = m2_sw_terminal_of(w, w1, 1), w2a = m2_sw_terminal_of(w, w2, 0), w2b = m2_sw_terminal_of(w, w2, 1);
+    int pa = m2_sw_terminal_of(w, part, 0), pc = m2_sw_terminal_of(w, part, 1);
     const int pairs[4][2] = {{sa, w1a}, {sc, w2a}, {w1b, pc}, {w2b, pa}};
     for (int i = 0; i < 4; i++)
         if (w->o[pairs[i][0]].conn != pairs[i][1]) {
-            if (w->o[pairs[i][0]].conn != SW_NONE || w->o[pairs[i][1]].conn != SW_NONE) {
+            if (w->o[pairs[i][0]].conn != M2_SW_NONE || w->o[pairs[i][1]].conn != M2_SW_NONE) {
                 /* a wrong connection from an earlier deviation: undo it first */
-                int bad = w->o[pairs[i][0]].conn != SW_NONE ? pairs[i][0] : pairs[i][1];
+                int bad = w->o[pairs[i][0]].conn != M2_SW_NONE ? pairs[i][0] : pairs[i][1];
                 int obj = w->o[bad].parent;
                 return act_on(s, "disconnect", obj, buf, cap);
             }
             return connect_terminals(s, pairs[i][0], pairs[i][1], buf, cap);
         }
-    if ((w->o[src].flags & F_DEVICE) && !(w->o[src].flags & F_ON)) return act_on(s, "activate", src, buf, cap);
+    if ((w->o[src].flags & M2_SW_F_DEVICE) && !(w->o[src].flags & M2_SW_F_ON)) return act_on(s, "activate", src, buf, cap);
     snprintf(buf, cap, "wait1");
     return 1;
 }
 
 /* ---------------- test-conductivity ---------------- */
 
-static int oracle_conductivity(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_goalseq *gs = &w->gs;
-    int kitchen = sw_room(w, "kitchen"), workshop = sw_room(w, "workshop");
+static int oracle_conductivity(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_goalseq *gs = &w->gs;
+    int kitchen = m2_sw_room(w, "kitchen"), workshop = m2_sw_room(w, "workshop");
     int x = gs->cur >= 1 ? gs->last_obj : p->object_id;
     int carrier = x;
     if (!strcmp(p->object, "water")) {
         int cup = p->pot;
         if (gs->cur == 0) x = water_in(w, cup);
         carrier = cup;
-        if (x == SW_NONE) {
-            int sink = sw_find_named(w, kitchen, "sink");
+        if (x == M2_SW_NONE) {
+            int sink = m2_sw_find_named(w, kitchen, "sink");
             int r = nav_step(s, kitchen, buf, cap);
             if (r) return r;
             if (w->o[cup].parent != sink) return act_move(s, cup, sink, buf, cap);
             return act_on(s, "activate", sink, buf, cap);
         }
         int sink = w->o[cup].parent;
-        if (sink != SW_NONE && w->o[sink].kind == K_SINK && (w->o[sink].flags & F_ON)) return act_on(s, "deactivate", sink, buf, cap);
+        if (sink != M2_SW_NONE && w->o[sink].kind == M2_SW_K_SINK && (w->o[sink].flags & M2_SW_F_ON)) return act_on(s, "deactivate", sink, buf, cap);
     }
-    if (x == SW_NONE || (w->o[x].flags & F_DELETED)) return -1;
+    if (x == M2_SW_NONE || (w->o[x].flags & M2_SW_F_DELETED)) return -1;
     if (gs->cur == 0) {
         if (!in_inventory(w, carrier)) {
-            int r = nav_step(s, sw_room_of(w, carrier), buf, cap);
+            int r = nav_step(s, m2_sw_room_of(w, carrier), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", carrier, buf, cap);
         }
@@ -517,104 +517,104 @@ static int oracle_conductivity(sw_session *s, const sw_params *p, char *buf, siz
     if (r) return r;
     if (in_inventory(w, carrier)) return act_on(s, "drop", carrier, buf, cap);
     int src = p->source_id, part = p->part_id, w1 = p->wire1, w2 = p->wire2, w3 = p->wire3;
-    if (src == SW_NONE || part == SW_NONE || w1 == SW_NONE || w2 == SW_NONE || w3 == SW_NONE) return -1;
-    int sa = sw_terminal_of(w, src, 0), sc = sw_terminal_of(w, src, 1);
-    int pa = sw_terminal_of(w, part, 0), pc = sw_terminal_of(w, part, 1);
-    const int pairs[4][2] = {{sa, sw_terminal_of(w, w1, 0)}, {sc, sw_terminal_of(w, w2, 0)},
-                             {sw_terminal_of(w, w1, 1), pc}, {sw_terminal_of(w, w3, 1), pa}};
+    if (src == M2_SW_NONE || part == M2_SW_NONE || w1 == M2_SW_NONE || w2 == M2_SW_NONE || w3 == M2_SW_NONE) return -1;
+    int sa = m2_sw_terminal_of(w, src, 0), sc = m2_sw_terminal_of(w, src, 1);
+    int pa = m2_sw_terminal_of(w, part, 0), pc = m2_sw_terminal_of(w, part, 1);
+    const int pairs[4][2] = {{sa, m2_sw_terminal_of(w, w1, 0)}, {sc, m2_sw_terminal_of(w, w2, 0)},
+                             {m2_sw_terminal_of(w, w1, 1), pc}, {m2_sw_terminal_of(w, w3, 1), pa}};
     for (int i = 0; i < 4; i++)
         if (w->o[pairs[i][0]].conn != pairs[i][1]) {
-            if (w->o[pairs[i][0]].conn != SW_NONE || w->o[pairs[i][1]].conn != SW_NONE) {
-                int bad = w->o[pairs[i][0]].conn != SW_NONE ? pairs[i][0] : pairs[i][1];
+            if (w->o[pairs[i][0]].conn != M2_SW_NONE || w->o[pairs[i][1]].conn != M2_SW_NONE) {
+                int bad = w->o[pairs[i][0]].conn != M2_SW_NONE ? pairs[i][0] : pairs[i][1];
                 return act_on(s, "disconnect", w->o[bad].parent, buf, cap);
             }
             return connect_terminals(s, pairs[i][0], pairs[i][1], buf, cap);
         }
     /* the test object between wire 2 and wire 3 */
-    int w2b = sw_terminal_of(w, w2, 1), w3a = sw_terminal_of(w, w3, 0);
-    int xt1 = sw_terminal_of(w, x, 0), xt2 = sw_terminal_of(w, x, 1);
-    char rx[SW_REF_LEN], rt[SW_REF_LEN];
-    sw_session_referent(s, x, rx, sizeof rx);
+    int w2b = m2_sw_terminal_of(w, w2, 1), w3a = m2_sw_terminal_of(w, w3, 0);
+    int xt1 = m2_sw_terminal_of(w, x, 0), xt2 = m2_sw_terminal_of(w, x, 1);
+    char rx[M2_SW_REF_LEN], rt[M2_SW_REF_LEN];
+    m2_sw_session_referent(s, x, rx, sizeof rx);
     if (!rx[0]) return -1;
-    if (xt1 == SW_NONE || w->o[xt1].conn == SW_NONE) {
-        if (w->o[w2b].conn != SW_NONE) return act_on(s, "disconnect", w2, buf, cap);
-        sw_session_referent(s, w2b, rt, sizeof rt);
+    if (xt1 == M2_SW_NONE || w->o[xt1].conn == M2_SW_NONE) {
+        if (w->o[w2b].conn != M2_SW_NONE) return act_on(s, "disconnect", w2, buf, cap);
+        m2_sw_session_referent(s, w2b, rt, sizeof rt);
         snprintf(buf, cap, "connect %s to %s", rx, rt);
         return 1;
     }
-    if (w->o[xt2].conn == SW_NONE) {
-        if (w->o[w3a].conn != SW_NONE) return act_on(s, "disconnect", w3, buf, cap);
-        sw_session_referent(s, w3a, rt, sizeof rt);
+    if (w->o[xt2].conn == M2_SW_NONE) {
+        if (w->o[w3a].conn != M2_SW_NONE) return act_on(s, "disconnect", w3, buf, cap);
+        m2_sw_session_referent(s, w3a, rt, sizeof rt);
         snprintf(buf, cap, "connect %s to %s", rx, rt);
         return 1;
     }
     /* let the current settle (two wait1, as the gold path does), then read the part */
     if (w->moves - w->last_connect_move < 4) { snprintf(buf, cap, "wait1"); return 1; }
-    int on = (w->o[part].flags & F_ON) != 0;
-    int box = sw_find_named(w, workshop, on ? p->box_conductive : p->box_nonconductive);
+    int on = (w->o[part].flags & M2_SW_F_ON) != 0;
+    int box = m2_sw_find_named(w, workshop, on ? p->box_conductive : p->box_nonconductive);
     return act_move(s, carrier, box, buf, cap);
 }
 
 /* ---------------- chemistry-mix-paint (secondary / tertiary) ---------------- */
 
-static int paint_in(const sw_world *w, int container, const char *name) {
+static int paint_in(const m2_sw_world *w, int container, const char *name) {
     for (int i = 0; i < w->n; i++)
-        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == container && !strcmp(w->o[i].name, name)) return i;
-    return SW_NONE;
+        if (!(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent == container && !strcmp(w->o[i].name, name)) return i;
+    return M2_SW_NONE;
 }
 
 /* The cup (inside the task's paint furniture) that holds paint `name`. */
-static int cup_with(const sw_world *w, int furniture, const char *name) {
+static int cup_with(const m2_sw_world *w, int furniture, const char *name) {
     for (int i = 0; i < w->n; i++)
-        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == furniture && w->o[i].kind == K_CUP && paint_in(w, i, name) != SW_NONE)
+        if (!(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent == furniture && w->o[i].kind == M2_SW_K_CUP && paint_in(w, i, name) != M2_SW_NONE)
             return i;
-    return SW_NONE;
+    return M2_SW_NONE;
 }
 
-static int oracle_paint(sw_session *s, const sw_params *p, int tertiary, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_goalseq *gs = &w->gs;
+static int oracle_paint(m2_sw_session *s, const m2_sw_params *p, int tertiary, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_goalseq *gs = &w->gs;
     int mixer = p->mixer, furn = p->furniture;
-    if (mixer == SW_NONE || furn == SW_NONE) return -1;
+    if (mixer == M2_SW_NONE || furn == M2_SW_NONE) return -1;
     int r;
     int carrying = 0;
-    for (int i = 0; i < w->n; i++) if (w->o[i].kind == K_CUP && in_inventory(w, i)) carrying = 1;
-    if (!carrying && w->o[w->agent].parent != sw_room(w, p->location) && gs->cur == 0) {
-        r = nav_step(s, sw_room(w, p->location), buf, cap);
+    for (int i = 0; i < w->n; i++) if (w->o[i].kind == M2_SW_K_CUP && in_inventory(w, i)) carrying = 1;
+    if (!carrying && w->o[w->agent].parent != m2_sw_room(w, p->location) && gs->cur == 0) {
+        r = nav_step(s, m2_sw_room(w, p->location), buf, cap);
         if (r) return r;
     }
     const char *target = gs->cur == 0 ? p->secondary : p->tertiary;
     int made = paint_in(w, mixer, target);
-    if (made != SW_NONE) {
-        r = nav_step(s, sw_room_of(w, mixer), buf, cap);
+    if (made != M2_SW_NONE) {
+        r = nav_step(s, m2_sw_room_of(w, mixer), buf, cap);
         if (r) return r;
         return act_on(s, "focus on", made, buf, cap);
     }
-    if ((w->o[furn].flags & F_CLOSABLE) && !(w->o[furn].flags & F_OPEN)) {
-        r = nav_step(s, sw_room_of(w, furn), buf, cap);
+    if ((w->o[furn].flags & M2_SW_F_CLOSABLE) && !(w->o[furn].flags & M2_SW_F_OPEN)) {
+        r = nav_step(s, m2_sw_room_of(w, furn), buf, cap);
         if (r) return r;
         return act_on(s, "open", furn, buf, cap);
     }
-    const char (*need)[SW_NAME] = gs->cur == 0 ? p->in_sec : p->in_ter;
+    const char (*need)[M2_SW_NAME] = gs->cur == 0 ? p->in_sec : p->in_ter;
     for (int k = 0; k < 2; k++) {
-        if (paint_in(w, mixer, need[k]) != SW_NONE) continue;
+        if (paint_in(w, mixer, need[k]) != M2_SW_NONE) continue;
         int cup = cup_with(w, furn, need[k]);
-        if (cup == SW_NONE) {
+        if (cup == M2_SW_NONE) {
             /* used up here: any other cup of that paint (a carried one first, then this room, then the house) */
-            int here = sw_room(w, p->location);
-            for (int pass = 0; pass < 3 && cup == SW_NONE; pass++)
-                for (int i = 0; i < w->n && cup == SW_NONE; i++) {
-                    if (w->o[i].kind != K_CUP || i == mixer || (w->o[i].flags & F_DELETED) || paint_in(w, i, need[k]) == SW_NONE) continue;
+            int here = m2_sw_room(w, p->location);
+            for (int pass = 0; pass < 3 && cup == M2_SW_NONE; pass++)
+                for (int i = 0; i < w->n && cup == M2_SW_NONE; i++) {
+                    if (w->o[i].kind != M2_SW_K_CUP || i == mixer || (w->o[i].flags & M2_SW_F_DELETED) || paint_in(w, i, need[k]) == M2_SW_NONE) continue;
                     if (pass == 0 && !in_inventory(w, i)) continue;
-                    if (pass == 1 && sw_room_of(w, i) != here) continue;
+                    if (pass == 1 && m2_sw_room_of(w, i) != here) continue;
                     cup = i;
                 }
-            if (cup == SW_NONE) return -1;
-            if (sw_room_of(w, cup) != here && !in_inventory(w, cup)) {
-                int rr = nav_step(s, sw_room_of(w, cup), buf, cap);
+            if (cup == M2_SW_NONE) return -1;
+            if (m2_sw_room_of(w, cup) != here && !in_inventory(w, cup)) {
+                int rr = nav_step(s, m2_sw_room_of(w, cup), buf, cap);
                 if (rr) return rr;
-                for (int c = w->o[cup].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
-                    if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+                for (int c = w->o[cup].parent; c != M2_SW_NONE && w->o[c].kind != M2_SW_K_ROOM; c = w->o[c].parent)
+                    if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
                 return act_on(s, "pick up", cup, buf, cap);
             }
             if (w->o[w->agent].parent != here) {
@@ -625,44 +625,44 @@ static int oracle_paint(sw_session *s, const sw_params *p, int tertiary, char *b
         return pour_into(s, cup, mixer, buf, cap);
     }
     (void)tertiary;
-    r = nav_step(s, sw_room_of(w, mixer), buf, cap);
+    r = nav_step(s, m2_sw_room_of(w, mixer), buf, cap);
     if (r) return r;
     return act_on(s, "mix", mixer, buf, cap);
 }
 
 /* ---------------- chemistry-mix ---------------- */
 
-static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
+static int oracle_chemistry(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
     int pot = p->pot;
     int r;
     int result = paint_in(w, pot, p->result);
-    if (result != SW_NONE) return act_on(s, "focus on", result, buf, cap);
+    if (result != M2_SW_NONE) return act_on(s, "focus on", result, buf, cap);
     /* the pot sits in a sink being filled: switch the water off, take the pot back */
     int holder = w->o[pot].parent;
-    if (holder != SW_NONE && w->o[holder].kind == K_SINK) {
-        if (water_in(w, pot) == SW_NONE) {
-            if (!(w->o[holder].flags & F_ON)) return act_on(s, "activate", holder, buf, cap);
+    if (holder != M2_SW_NONE && w->o[holder].kind == M2_SW_K_SINK) {
+        if (water_in(w, pot) == M2_SW_NONE) {
+            if (!(w->o[holder].flags & M2_SW_F_ON)) return act_on(s, "activate", holder, buf, cap);
             snprintf(buf, cap, "wait1");
             return 1;
         }
-        if (w->o[holder].flags & F_ON) return act_on(s, "deactivate", holder, buf, cap);
+        if (w->o[holder].flags & M2_SW_F_ON) return act_on(s, "deactivate", holder, buf, cap);
         return act_on(s, "pick up", pot, buf, cap);
     }
     if (!in_inventory(w, pot)) {
-        r = nav_step(s, sw_room_of(w, pot), buf, cap);
+        r = nav_step(s, m2_sw_room_of(w, pot), buf, cap);
         if (r) return r;
         int c = w->o[pot].parent;
-        if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+        if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
         return act_on(s, "pick up", pot, buf, cap);
     }
     int read = 0;
     for (int i = 0; i < w->n_used; i++) if (!strcmp(w->used[i][0], "read") && !strcmp(w->used[i][1], "recipe")) read = 1;
     if (!read) {
-        int recipe = sw_find_named(w, SW_NONE, "recipe");
-        if (recipe == SW_NONE) return -1;
+        int recipe = m2_sw_find_named(w, M2_SW_NONE, "recipe");
+        if (recipe == M2_SW_NONE) return -1;
         if (!in_inventory(w, recipe)) {
-            r = nav_step(s, sw_room_of(w, recipe), buf, cap);
+            r = nav_step(s, m2_sw_room_of(w, recipe), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", recipe, buf, cap);
         }
@@ -670,39 +670,39 @@ static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t
     }
     for (int k = 0; k < p->n_inputs; k++) {
         const char *in = p->inputs[k];
-        if (paint_in(w, pot, in) != SW_NONE) continue;
+        if (paint_in(w, pot, in) != M2_SW_NONE) continue;
         if (!strcmp(in, "water")) {
-            int sink = nearest_working_sink(w, sw_room_of(w, w->agent));
-            if (sink == SW_NONE) return -1;
-            r = nav_step(s, sw_room_of(w, sink), buf, cap);
+            int sink = nearest_working_sink(w, m2_sw_room_of(w, w->agent));
+            if (sink == M2_SW_NONE) return -1;
+            r = nav_step(s, m2_sw_room_of(w, sink), buf, cap);
             if (r) return r;
             return act_move(s, pot, sink, buf, cap);
         }
         if (strstr(in, " paint")) {
-            int cup = SW_NONE;
-            for (int i = 0; i < w->n && cup == SW_NONE; i++)
-                if (w->o[i].kind == K_CUP && i != pot && !(w->o[i].flags & F_DELETED) && paint_in(w, i, in) != SW_NONE) cup = i;
-            if (cup == SW_NONE) return -1;
-            r = nav_step(s, sw_room_of(w, cup), buf, cap);
+            int cup = M2_SW_NONE;
+            for (int i = 0; i < w->n && cup == M2_SW_NONE; i++)
+                if (w->o[i].kind == M2_SW_K_CUP && i != pot && !(w->o[i].flags & M2_SW_F_DELETED) && paint_in(w, i, in) != M2_SW_NONE) cup = i;
+            if (cup == M2_SW_NONE) return -1;
+            r = nav_step(s, m2_sw_room_of(w, cup), buf, cap);
             if (r) return r;
-            for (int c = w->o[cup].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
-                if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+            for (int c = w->o[cup].parent; c != M2_SW_NONE && w->o[c].kind != M2_SW_K_ROOM; c = w->o[c].parent)
+                if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
             return pour_into(s, cup, pot, buf, cap);
         }
         /* a solid ingredient: the first one not already in the pot, preferring the recipe's room */
-        int x = SW_NONE, home = sw_room(w, p->location);
-        for (int pass = 0; pass < 2 && x == SW_NONE; pass++)
-            for (int i = 0; i < w->n && x == SW_NONE; i++) {
-                if ((w->o[i].flags & F_DELETED) || strcmp(w->o[i].name, in) || sw_is_inside(w, i, pot) || w->o[i].parent == SW_NONE) continue;
-                if (pass == 0 && sw_room_of(w, i) != home && !in_inventory(w, i)) continue;
+        int x = M2_SW_NONE, home = m2_sw_room(w, p->location);
+        for (int pass = 0; pass < 2 && x == M2_SW_NONE; pass++)
+            for (int i = 0; i < w->n && x == M2_SW_NONE; i++) {
+                if ((w->o[i].flags & M2_SW_F_DELETED) || strcmp(w->o[i].name, in) || m2_sw_is_inside(w, i, pot) || w->o[i].parent == M2_SW_NONE) continue;
+                if (pass == 0 && m2_sw_room_of(w, i) != home && !in_inventory(w, i)) continue;
                 x = i;
             }
-        if (x == SW_NONE) return -1;
+        if (x == M2_SW_NONE) return -1;
         if (!in_inventory(w, x)) {
-            r = nav_step(s, sw_room_of(w, x), buf, cap);
+            r = nav_step(s, m2_sw_room_of(w, x), buf, cap);
             if (r) return r;
-            for (int c = w->o[x].parent; c != SW_NONE && w->o[c].kind != K_ROOM; c = w->o[c].parent)
-                if ((w->o[c].flags & F_CLOSABLE) && !(w->o[c].flags & F_OPEN)) return act_on(s, "open", c, buf, cap);
+            for (int c = w->o[x].parent; c != M2_SW_NONE && w->o[c].kind != M2_SW_K_ROOM; c = w->o[c].parent)
+                if ((w->o[c].flags & M2_SW_F_CLOSABLE) && !(w->o[c].flags & M2_SW_F_OPEN)) return act_on(s, "open", c, buf, cap);
             return act_on(s, "pick up", x, buf, cap);
         }
         return act_move(s, x, pot, buf, cap);
@@ -714,80 +714,80 @@ static int oracle_chemistry(sw_session *s, const sw_params *p, char *buf, size_t
 
 /* identify-life-stages-2: go outside; focus on a tree of the type in the wanted stage when one is there,
  * otherwise wait a tick for one of them to grow into it. */
-static int oracle_life_stages2(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
+static int oracle_life_stages2(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
     static const char *const stages[4] = {"seed", "seedling", "adult", "reproducing"};
     if (w->gs.cur >= 4) return -1;
-    int outside = sw_room(w, p->location);
+    int outside = m2_sw_room(w, p->location);
     int r = nav_step(s, outside, buf, cap);
     if (r) return r;
     for (int i = 0; i < w->n; i++)
-        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && sw_is_inside(w, i, outside) &&
-            !strcmp(w->o[i].alt, p->part) && !strcmp(sw_life_stage_name(w, i), stages[w->gs.cur]))
+        if (w->o[i].kind == M2_SW_K_PLANT && !(w->o[i].flags & M2_SW_F_DELETED) && m2_sw_is_inside(w, i, outside) &&
+            !strcmp(w->o[i].alt, p->part) && !strcmp(m2_sw_life_stage_name(w, i), stages[w->gs.cur]))
             return act_on(s, "focus on", i, buf, cap);
     snprintf(buf, cap, "wait1");
     return 1;
 }
 
-static int oracle_life_stages(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
+static int oracle_life_stages(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
     int x = p->part_id;
-    if (x == SW_NONE || w->gs.cur >= p->n_stages) return -1;
-    int r = nav_step(s, sw_room_of(w, x), buf, cap);
+    if (x == M2_SW_NONE || w->gs.cur >= p->n_stages) return -1;
+    int r = nav_step(s, m2_sw_room_of(w, x), buf, cap);
     if (r) return r;
-    const char *want = sw_life_family_stage(p->family, w->gs.cur);
-    if (!strcmp(sw_life_stage_name(w, x), want)) return act_on(s, "focus on", x, buf, cap);
+    const char *want = m2_sw_life_family_stage(p->family, w->gs.cur);
+    if (!strcmp(m2_sw_life_stage_name(w, x), want)) return act_on(s, "focus on", x, buf, cap);
     /* not there yet: let the animal grow (a stage that is already over cannot come back) */
     int idx_now = w->o[x].stage, idx_want = w->gs.cur;
     if (idx_now > idx_want) return -1;
-    snprintf(buf, cap, sw_life_ticks_left(w, x) > 11 ? "wait" : "wait1");
+    snprintf(buf, cap, m2_sw_life_ticks_left(w, x) > 11 ? "wait" : "wait1");
     return 1;
 }
 
 /* ---------------- grow-plant ---------------- */
 
-/* First live object named `name` (by id) directly in `parent`, or anywhere when parent is SW_NONE. */
-static int first_named_in(const sw_world *w, const char *name, int parent) {
+/* First live object named `name` (by id) directly in `parent`, or anywhere when parent is M2_SW_NONE. */
+static int first_named_in(const m2_sw_world *w, const char *name, int parent) {
     for (int i = 0; i < w->n; i++)
-        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent != SW_NONE && !strcmp(w->o[i].name, name) &&
-            (parent == SW_NONE || w->o[i].parent == parent))
+        if (!(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent != M2_SW_NONE && !strcmp(w->o[i].name, name) &&
+            (parent == M2_SW_NONE || w->o[i].parent == parent))
             return i;
-    return SW_NONE;
+    return M2_SW_NONE;
 }
 
 /* The gold path of TaskGrowPlant, driven by the state: seed jar -> soil in flower pot 1 (already there,
  * moved from the greenhouse floor, or dug up outside with the shovel) -> a seed into the pot -> focus on
  * it -> keep water in the pot (jug filled at the greenhouse sink) until the plant is an adult -> wait. */
-static int oracle_grow(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    int greenhouse = sw_room(w, "greenhouse");
-    int pot = sw_find_named(w, greenhouse, "flower pot 1");
-    if (pot == SW_NONE) return -1;
-    int plant = SW_NONE;
-    for (int i = 0; i < w->n && plant == SW_NONE; i++)
-        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && w->o[i].parent == pot && !strcmp(w->o[i].alt, p->object))
+static int oracle_grow(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    int greenhouse = m2_sw_room(w, "greenhouse");
+    int pot = m2_sw_find_named(w, greenhouse, "flower pot 1");
+    if (pot == M2_SW_NONE) return -1;
+    int plant = M2_SW_NONE;
+    for (int i = 0; i < w->n && plant == M2_SW_NONE; i++)
+        if (w->o[i].kind == M2_SW_K_PLANT && !(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent == pot && !strcmp(w->o[i].alt, p->object))
             plant = i;
     int r;
-    if (plant == SW_NONE) {
-        int jar = first_named_in(w, "seed jar", SW_NONE);
-        if (jar == SW_NONE) return -1;
+    if (plant == M2_SW_NONE) {
+        int jar = first_named_in(w, "seed jar", M2_SW_NONE);
+        if (jar == M2_SW_NONE) return -1;
         if (!in_inventory(w, jar)) {
-            r = nav_step(s, sw_room_of(w, jar), buf, cap);
+            r = nav_step(s, m2_sw_room_of(w, jar), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", jar, buf, cap);
         }
-        if (first_named_in(w, "soil", pot) == SW_NONE) {
+        if (first_named_in(w, "soil", pot) == M2_SW_NONE) {
             int soil = first_named_in(w, "soil", w->inventory);
-            if (soil == SW_NONE) soil = first_named_in(w, "soil", greenhouse);
-            if (soil == SW_NONE) {
+            if (soil == M2_SW_NONE) soil = first_named_in(w, "soil", greenhouse);
+            if (soil == M2_SW_NONE) {
                 /* dig: shovel first, then the ground outside */
-                int outside = sw_room(w, "outside");
+                int outside = m2_sw_room(w, "outside");
                 soil = first_named_in(w, "soil", outside);
-                if (soil == SW_NONE) {
-                    int shovel = first_named_in(w, "shovel", SW_NONE);
-                    if (shovel == SW_NONE) return -1;
+                if (soil == M2_SW_NONE) {
+                    int shovel = first_named_in(w, "shovel", M2_SW_NONE);
+                    if (shovel == M2_SW_NONE) return -1;
                     if (!in_inventory(w, shovel)) {
-                        r = nav_step(s, sw_room_of(w, shovel), buf, cap);
+                        r = nav_step(s, m2_sw_room_of(w, shovel), buf, cap);
                         if (r) return r;
                         return act_on(s, "pick up", shovel, buf, cap);
                     }
@@ -806,8 +806,8 @@ static int oracle_grow(sw_session *s, const sw_params *p, char *buf, size_t cap)
         }
         r = nav_step(s, greenhouse, buf, cap);
         if (r) return r;
-        char pref[SW_REF_LEN];
-        sw_session_referent(s, pot, pref, sizeof pref);
+        char pref[M2_SW_REF_LEN];
+        m2_sw_session_referent(s, pot, pref, sizeof pref);
         if (!pref[0]) return -1;
         /* five identical seeds: the parser asks which one; the oracle answers 0 next step */
         snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);
@@ -817,92 +817,92 @@ static int oracle_grow(sw_session *s, const sw_params *p, char *buf, size_t cap)
     if (r) return r;
     if (w->focus != plant) return act_on(s, "focus on", plant, buf, cap);
     int stage = w->o[plant].stage;
-    if ((stage == PLANT_SEED || stage == PLANT_SEEDLING) && water_in(w, pot) == SW_NONE) {
-        int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
-        if (sink == SW_NONE || jug == SW_NONE) return -1;
-        if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pot, buf, cap);
+    if ((stage == M2_SW_PLANT_SEED || stage == M2_SW_PLANT_SEEDLING) && water_in(w, pot) == M2_SW_NONE) {
+        int sink = m2_sw_find_named(w, greenhouse, "sink"), jug = m2_sw_find_named(w, greenhouse, "jug");
+        if (sink == M2_SW_NONE || jug == M2_SW_NONE) return -1;
+        if (water_in(w, jug) != M2_SW_NONE) return pour_into(s, jug, pot, buf, cap);
         if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
-        if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+        if (!(w->o[sink].flags & M2_SW_F_ON)) return act_on(s, "activate", sink, buf, cap);
         snprintf(buf, cap, "wait1");
         return 1;
     }
-    if (stage >= PLANT_REPRODUCING) return -1;
-    int left = sw_life_ticks_left(w, plant);
+    if (stage >= M2_SW_PLANT_REPRODUCING) return -1;
+    int left = m2_sw_life_ticks_left(w, plant);
     snprintf(buf, cap, left > 6 ? "wait" : "wait1");
     return 1;
 }
 
 /* ---------------- grow-fruit ---------------- */
 
-static int count_named_in(const sw_world *w, const char *name, int parent) {
+static int count_named_in(const m2_sw_world *w, const char *name, int parent) {
     int n = 0;
     for (int i = 0; i < w->n; i++)
-        if (!(w->o[i].flags & F_DELETED) && w->o[i].parent == parent && !strcmp(w->o[i].name, name)) n++;
+        if (!(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent == parent && !strcmp(w->o[i].name, name)) n++;
     return n;
 }
 
 /* TaskGrowPlant's grow-fruit gold path, from the state: seed jar; soil into all three pots (moved from
  * the floor or dug up outside); a seed in each; water each pot while its plant is a seed or seedling;
  * close the greenhouse doors and open the bee hive; wait for a fruit of the right type and focus on it. */
-static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    int greenhouse = sw_room(w, "greenhouse"), outside = sw_room(w, "outside");
+static int oracle_grow_fruit(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    int greenhouse = m2_sw_room(w, "greenhouse"), outside = m2_sw_room(w, "outside");
     /* three trees like the original's gold path; two (enough to cross-pollinate) when the soil must be
      * dug up outside, to stay well inside the 50-action budget */
     int np = p->mode == 2 ? 2 : 3;
     int pots[3], plants[3], r;
     for (int i = 0; i < np; i++) {
-        char nm[SW_NAME];
+        char nm[M2_SW_NAME];
         snprintf(nm, sizeof nm, "flower pot %d", i + 1);
-        pots[i] = sw_find_named(w, greenhouse, nm);
-        if (pots[i] == SW_NONE) return -1;
-        plants[i] = SW_NONE;
-        for (int j = 0; j < w->n && plants[i] == SW_NONE; j++)
-            if (w->o[j].kind == K_PLANT && !(w->o[j].flags & F_DELETED) && w->o[j].parent == pots[i] && !strcmp(w->o[j].alt, p->object))
+        pots[i] = m2_sw_find_named(w, greenhouse, nm);
+        if (pots[i] == M2_SW_NONE) return -1;
+        plants[i] = M2_SW_NONE;
+        for (int j = 0; j < w->n && plants[i] == M2_SW_NONE; j++)
+            if (w->o[j].kind == M2_SW_K_PLANT && !(w->o[j].flags & M2_SW_F_DELETED) && w->o[j].parent == pots[i] && !strcmp(w->o[j].alt, p->object))
                 plants[i] = j;
     }
     int need_soil = 0, unplanted = 0;
     for (int i = 0; i < np; i++) {
-        if (plants[i] == SW_NONE) unplanted++;
-        if (first_named_in(w, "soil", pots[i]) == SW_NONE) need_soil++;
+        if (plants[i] == M2_SW_NONE) unplanted++;
+        if (first_named_in(w, "soil", pots[i]) == M2_SW_NONE) need_soil++;
     }
     if (unplanted) {
-        int jar = first_named_in(w, "seed jar", SW_NONE);
-        if (jar == SW_NONE) return -1;
+        int jar = first_named_in(w, "seed jar", M2_SW_NONE);
+        if (jar == M2_SW_NONE) return -1;
         if (!in_inventory(w, jar)) {
-            r = nav_step(s, sw_room_of(w, jar), buf, cap);
+            r = nav_step(s, m2_sw_room_of(w, jar), buf, cap);
             if (r) return r;
             return act_on(s, "pick up", jar, buf, cap);
         }
         int have = count_named_in(w, "soil", w->inventory) + count_named_in(w, "soil", greenhouse);
         if (have < need_soil) {
-            int shovel = first_named_in(w, "shovel", SW_NONE);
-            if (shovel == SW_NONE) return -1;
+            int shovel = first_named_in(w, "shovel", M2_SW_NONE);
+            if (shovel == M2_SW_NONE) return -1;
             if (!in_inventory(w, shovel)) {
-                r = nav_step(s, sw_room_of(w, shovel), buf, cap);
+                r = nav_step(s, m2_sw_room_of(w, shovel), buf, cap);
                 if (r) return r;
                 return act_on(s, "pick up", shovel, buf, cap);
             }
             r = nav_step(s, outside, buf, cap);
             if (r) return r;
             int soil = first_named_in(w, "soil", outside);
-            if (soil != SW_NONE) return act_on(s, "pick up", soil, buf, cap);
+            if (soil != M2_SW_NONE) return act_on(s, "pick up", soil, buf, cap);
             snprintf(buf, cap, "use shovel in inventory on ground");
             return 1;
         }
         r = nav_step(s, greenhouse, buf, cap);
         if (r) return r;
         for (int i = 0; i < np; i++) {
-            if (first_named_in(w, "soil", pots[i]) != SW_NONE) continue;
+            if (first_named_in(w, "soil", pots[i]) != M2_SW_NONE) continue;
             int soil = first_named_in(w, "soil", w->inventory);
-            if (soil == SW_NONE) soil = first_named_in(w, "soil", greenhouse);
-            if (soil == SW_NONE) return -1;
+            if (soil == M2_SW_NONE) soil = first_named_in(w, "soil", greenhouse);
+            if (soil == M2_SW_NONE) return -1;
             return act_move(s, soil, pots[i], buf, cap);
         }
         for (int i = 0; i < np; i++) {
-            if (plants[i] != SW_NONE) continue;
-            char pref[SW_REF_LEN];
-            sw_session_referent(s, pots[i], pref, sizeof pref);
+            if (plants[i] != M2_SW_NONE) continue;
+            char pref[M2_SW_REF_LEN];
+            m2_sw_session_referent(s, pots[i], pref, sizeof pref);
             if (!pref[0]) return -1;
             snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);
             return 1;
@@ -913,50 +913,50 @@ static int oracle_grow_fruit(sw_session *s, const sw_params *p, char *buf, size_
     /* a fruit of the right type: focus on it */
     for (int i = 0; i < np; i++) {
         int f = first_named_in(w, p->object, plants[i]);
-        if (f != SW_NONE) return act_on(s, "focus on", f, buf, cap);
+        if (f != M2_SW_NONE) return act_on(s, "focus on", f, buf, cap);
     }
     /* water the pots of seeds and seedlings */
     for (int i = 0; i < np; i++) {
         int st = w->o[plants[i]].stage;
-        if ((st != PLANT_SEED && st != PLANT_SEEDLING) || water_in(w, pots[i]) != SW_NONE) continue;
-        int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
-        if (sink == SW_NONE || jug == SW_NONE) return -1;
-        if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pots[i], buf, cap);
+        if ((st != M2_SW_PLANT_SEED && st != M2_SW_PLANT_SEEDLING) || water_in(w, pots[i]) != M2_SW_NONE) continue;
+        int sink = m2_sw_find_named(w, greenhouse, "sink"), jug = m2_sw_find_named(w, greenhouse, "jug");
+        if (sink == M2_SW_NONE || jug == M2_SW_NONE) return -1;
+        if (water_in(w, jug) != M2_SW_NONE) return pour_into(s, jug, pots[i], buf, cap);
         if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
-        if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+        if (!(w->o[sink].flags & M2_SW_F_ON)) return act_on(s, "activate", sink, buf, cap);
         break;
     }
     /* keep the bees in: close the greenhouse doors, then open the hive */
     for (int d = 0; d < w->n; d++)
-        if (w->o[d].kind == K_DOOR && (w->o[d].flags & F_OPEN) && sw_door_other(w, d, greenhouse) != SW_NONE)
+        if (w->o[d].kind == M2_SW_K_DOOR && (w->o[d].flags & M2_SW_F_OPEN) && m2_sw_door_other(w, d, greenhouse) != M2_SW_NONE)
             return act_on(s, "close", d, buf, cap);
-    int hive = sw_find_named(w, greenhouse, "bee hive");
-    if (hive != SW_NONE && !(w->o[hive].flags & F_OPEN)) return act_on(s, "open", hive, buf, cap);
+    int hive = m2_sw_find_named(w, greenhouse, "bee hive");
+    if (hive != M2_SW_NONE && !(w->o[hive].flags & M2_SW_F_OPEN)) return act_on(s, "open", hive, buf, cap);
     /* wait: one tick at a time once a flower is pollinated or a seed/seedling needs watering soon */
     int fine = 0;
     for (int i = 0; i < w->n; i++)
-        if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].extra > 0) fine = 1;
+        if (w->o[i].kind == M2_SW_K_FLOWER && !(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].extra > 0) fine = 1;
     snprintf(buf, cap, fine ? "wait1" : "wait");
     return 1;
 }
 
 /* ---------------- mendelian genetics ---------------- */
 
-/* The pea plant (has_genes) directly in `pot`, SW_NONE if none. */
-static int pea_in(const sw_world *w, int pot) {
+/* The pea plant (has_genes) directly in `pot`, M2_SW_NONE if none. */
+static int pea_in(const m2_sw_world *w, int pot) {
     for (int i = 0; i < w->n; i++)
-        if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && w->o[i].parent == pot && w->o[i].has_genes) return i;
-    return SW_NONE;
+        if (w->o[i].kind == M2_SW_K_PLANT && !(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent == pot && w->o[i].has_genes) return i;
+    return M2_SW_NONE;
 }
 
 /* Water `pot` with the jug filled at the greenhouse sink (one action of it). */
-static int water_pot(sw_session *s, int greenhouse, int pot, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    int sink = sw_find_named(w, greenhouse, "sink"), jug = sw_find_named(w, greenhouse, "jug");
-    if (sink == SW_NONE || jug == SW_NONE) return -1;
-    if (water_in(w, jug) != SW_NONE) return pour_into(s, jug, pot, buf, cap);
+static int water_pot(m2_sw_session *s, int greenhouse, int pot, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    int sink = m2_sw_find_named(w, greenhouse, "sink"), jug = m2_sw_find_named(w, greenhouse, "jug");
+    if (sink == M2_SW_NONE || jug == M2_SW_NONE) return -1;
+    if (water_in(w, jug) != M2_SW_NONE) return pour_into(s, jug, pot, buf, cap);
     if (w->o[jug].parent != sink) return act_move(s, jug, sink, buf, cap);
-    if (!(w->o[sink].flags & F_ON)) return act_on(s, "activate", sink, buf, cap);
+    if (!(w->o[sink].flags & M2_SW_F_ON)) return act_on(s, "activate", sink, buf, cap);
     snprintf(buf, cap, "wait1");
     return 1;
 }
@@ -969,83 +969,83 @@ static int water_pot(sw_session *s, int greenhouse, int pot, char *buf, size_t c
  * flower traits its first flower. The
  * asked value shown by the offspring -> dominant box, else the recessive box. (The original grows 6 seeds,
  * plants 4 and counts the adults' phenotypes.) */
-static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    int greenhouse = sw_room(w, "greenhouse");
+static int oracle_mendel(m2_sw_session *s, const m2_sw_params *p, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    int greenhouse = m2_sw_room(w, "greenhouse");
     int r = nav_step(s, greenhouse, buf, cap);
     if (r) return r;
     int pots[3], plants[3];
     for (int i = 0; i < 3; i++) {
-        char nm[SW_NAME];
+        char nm[M2_SW_NAME];
         snprintf(nm, sizeof nm, "flower pot %d", p->pots[i]);
-        pots[i] = sw_find_named(w, greenhouse, nm);
-        if (pots[i] == SW_NONE) return -1;
+        pots[i] = m2_sw_find_named(w, greenhouse, nm);
+        if (pots[i] == M2_SW_NONE) return -1;
         plants[i] = pea_in(w, pots[i]);
     }
     for (int i = 0; i < 2; i++) {
-        if (plants[i] != SW_NONE) continue;
-        char pref[SW_REF_LEN];
-        sw_session_referent(s, pots[i], pref, sizeof pref);
+        if (plants[i] != M2_SW_NONE) continue;
+        char pref[M2_SW_REF_LEN];
+        m2_sw_session_referent(s, pots[i], pref, sizeof pref);
         if (!pref[0]) return -1;
         snprintf(buf, cap, "move %s seed in seed jar to %s", p->object, pref);   /* two seeds: the dialogue picks one */
         return 1;
     }
     /* an offspring: a pea seed grown on a parent, or the one planted in the third pot */
     int child = plants[2];
-    if (child == SW_NONE)
-        for (int i = 0; i < w->n && child == SW_NONE; i++)
-            if (w->o[i].kind == K_PLANT && !(w->o[i].flags & F_DELETED) && w->o[i].has_genes && w->o[i].stage == PLANT_SEED &&
-                w->o[i].parent != SW_NONE && (w->o[i].parent == plants[0] || w->o[i].parent == plants[1]))
+    if (child == M2_SW_NONE)
+        for (int i = 0; i < w->n && child == M2_SW_NONE; i++)
+            if (w->o[i].kind == M2_SW_K_PLANT && !(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].has_genes && w->o[i].stage == M2_SW_PLANT_SEED &&
+                w->o[i].parent != M2_SW_NONE && (w->o[i].parent == plants[0] || w->o[i].parent == plants[1]))
                 child = i;
-    if (child != SW_NONE) {
-        int st = w->o[child].stage, kind = sw_species_tab[p->family].kind[p->mode], visible;
-        if (kind == TR_SEED_SHAPE || kind == TR_SEED_COLOR) visible = st == PLANT_SEED;
-        else if (kind == TR_FLOWER_COLOR || kind == TR_FLOWER_SIZE) {   /* shown by its flowers */
+    if (child != M2_SW_NONE) {
+        int st = w->o[child].stage, kind = m2_sw_species_tab[p->family].kind[p->mode], visible;
+        if (kind == M2_SW_TR_SEED_SHAPE || kind == M2_SW_TR_SEED_COLOR) visible = st == M2_SW_PLANT_SEED;
+        else if (kind == M2_SW_TR_FLOWER_COLOR || kind == M2_SW_TR_FLOWER_SIZE) {   /* shown by its flowers */
             visible = 0;
             for (int i = 0; i < w->n; i++)
-                if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].parent == child) visible = 1;
-        } else visible = st == PLANT_ADULT || st == PLANT_REPRODUCING;   /* height, leaves */
+                if (w->o[i].kind == M2_SW_K_FLOWER && !(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].parent == child) visible = 1;
+        } else visible = st == M2_SW_PLANT_ADULT || st == M2_SW_PLANT_REPRODUCING;   /* height, leaves */
         if (visible) {
-            int shows = sw_plant_trait_dominant(w, child, p->mode) == p->steep;
-            int box = sw_find_named(w, greenhouse, shows ? p->box_above : p->box_below);
-            if (box == SW_NONE) return -1;
+            int shows = m2_sw_plant_trait_dominant(w, child, p->mode) == p->steep;
+            int box = m2_sw_find_named(w, greenhouse, shows ? p->box_above : p->box_below);
+            if (box == M2_SW_NONE) return -1;
             return act_on(s, "focus on", box, buf, cap);
         }
-        if (plants[2] == SW_NONE) {
+        if (plants[2] == M2_SW_NONE) {
             /* by name: the only seeds left are offspring (the session's shortest unique referent of a seed
              * on a plant can be a generic one such as "living thing" that the parser then resolves widely) */
-            char pref[SW_REF_LEN];
-            sw_session_referent(s, pots[2], pref, sizeof pref);
+            char pref[M2_SW_REF_LEN];
+            m2_sw_session_referent(s, pots[2], pref, sizeof pref);
             if (!pref[0]) return -1;
             snprintf(buf, cap, "move %s seed to %s", p->object, pref);
             return 1;
         }
-        if ((st == PLANT_SEED || st == PLANT_SEEDLING) && water_in(w, pots[2]) == SW_NONE)
+        if ((st == M2_SW_PLANT_SEED || st == M2_SW_PLANT_SEEDLING) && water_in(w, pots[2]) == M2_SW_NONE)
             return water_pot(s, greenhouse, pots[2], buf, cap);
-        int left = st == PLANT_REPRODUCING ? 5 - w->o[child].stage_ticks : sw_life_ticks_left(w, child);
+        int left = st == M2_SW_PLANT_REPRODUCING ? 5 - w->o[child].stage_ticks : m2_sw_life_ticks_left(w, child);
         snprintf(buf, cap, left > 6 ? "wait" : "wait1");
         return 1;
     }
     /* the parents: water seeds and seedlings */
     for (int i = 0; i < 2; i++) {
         int st = w->o[plants[i]].stage;
-        if ((st == PLANT_SEED || st == PLANT_SEEDLING) && water_in(w, pots[i]) == SW_NONE)
+        if ((st == M2_SW_PLANT_SEED || st == M2_SW_PLANT_SEEDLING) && water_in(w, pots[i]) == M2_SW_NONE)
             return water_pot(s, greenhouse, pots[i], buf, cap);
     }
     /* keep the bees in: close the greenhouse doors, then open the hive */
     for (int d = 0; d < w->n; d++)
-        if (w->o[d].kind == K_DOOR && (w->o[d].flags & F_OPEN) && sw_door_other(w, d, greenhouse) != SW_NONE)
+        if (w->o[d].kind == M2_SW_K_DOOR && (w->o[d].flags & M2_SW_F_OPEN) && m2_sw_door_other(w, d, greenhouse) != M2_SW_NONE)
             return act_on(s, "close", d, buf, cap);
-    int hive = sw_find_named(w, greenhouse, "bee hive");
-    if (hive != SW_NONE && !(w->o[hive].flags & F_OPEN)) return act_on(s, "open", hive, buf, cap);
+    int hive = m2_sw_find_named(w, greenhouse, "bee hive");
+    if (hive != M2_SW_NONE && !(w->o[hive].flags & M2_SW_F_OPEN)) return act_on(s, "open", hive, buf, cap);
     /* one tick at a time once a flower is pollinated, or a parent is about to sprout / grow up (a seedling
      * makes no progress until watered, and the episode has only 100 ticks for two generations) */
     int fine = 0;
     for (int i = 0; i < w->n; i++)
-        if (w->o[i].kind == K_FLOWER && !(w->o[i].flags & F_DELETED) && w->o[i].extra > 0) fine = 1;
+        if (w->o[i].kind == M2_SW_K_FLOWER && !(w->o[i].flags & M2_SW_F_DELETED) && w->o[i].extra > 0) fine = 1;
     for (int i = 0; i < 2; i++) {
         int st = w->o[plants[i]].stage;
-        if ((st == PLANT_SEED || st == PLANT_SEEDLING) && sw_life_ticks_left(w, plants[i]) < 11) fine = 1;
+        if ((st == M2_SW_PLANT_SEED || st == M2_SW_PLANT_SEEDLING) && m2_sw_life_ticks_left(w, plants[i]) < 11) fine = 1;
     }
     snprintf(buf, cap, fine ? "wait1" : "wait");
     return 1;
@@ -1060,10 +1060,10 @@ static int oracle_mendel(sw_session *s, const sw_params *p, char *buf, size_t ca
  * bottom; on a 10 degree plane that takes 116 ticks, more than the 100-move episode.) The unordered goals
  * b1/aTime1/dTime1/readTime1, b2/... (indices 2..9) record where the experiment stands; each plane keeps
  * what the last "look at" showed (seen_move, seen_pos), so the oracle needs no memory of its own. */
-static int oracle_planes(sw_session *s, const sw_params *p, int by_surface, char *buf, size_t cap) {
-    sw_world *w = &s->w;
-    const sw_goalseq *gs = &w->gs;
-    int r = nav_step(s, sw_room(w, p->location), buf, cap);
+static int oracle_planes(m2_sw_session *s, const m2_sw_params *p, int by_surface, char *buf, size_t cap) {
+    m2_sw_world *w = &s->w;
+    const m2_sw_goalseq *gs = &w->gs;
+    int r = nav_step(s, m2_sw_room(w, p->location), buf, cap);
     if (r) return r;
     int watch = p->watch_id, block = p->block_id;
     if (!in_inventory(w, watch)) return act_on(s, "pick up", watch, buf, cap);
@@ -1086,8 +1086,8 @@ static int oracle_planes(sw_session *s, const sw_params *p, int by_surface, char
     return act_on(s, "focus on", p->plane_id[pick], buf, cap);
 }
 
-int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_t cap) {
-    const char *name = sw_tasks[task].name;
+int m2_sw_oracle_next(m2_sw_session *s, int task, const m2_sw_params *p, char *buf, size_t cap) {
+    const char *name = m2_sw_tasks[task].name;
     if (s->n_amb > 0) {
         /* identical objects (seeds in the jar, piles of soil): the grow tasks move one that is not yet
          * where it should be (not already in a flower pot); other tasks take the first option */
@@ -1095,9 +1095,9 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
         if (!strncmp(name, "grow-", 5) || !strncmp(name, "mendelian-", 10))
             for (int i = 0; i < s->n_amb; i++) {
                 int x = s->amb[i].obj[0], y = s->amb[i].obj[1], in_pot = 0;
-                if (x == SW_NONE || y == SW_NONE) break;
-                for (int c = s->w.o[x].parent; c != SW_NONE; c = s->w.o[c].parent)
-                    if (s->w.o[c].kind == K_FLOWERPOT) in_pot = 1;
+                if (x == M2_SW_NONE || y == M2_SW_NONE) break;
+                for (int c = s->w.o[x].parent; c != M2_SW_NONE; c = s->w.o[c].parent)
+                    if (s->w.o[c].kind == M2_SW_K_FLOWERPOT) in_pot = 1;
                 if (!in_pot) { pick = i; break; }
             }
         snprintf(buf, cap, "%d", pick);
@@ -1107,7 +1107,7 @@ int sw_oracle_next(sw_session *s, int task, const sw_params *p, char *buf, size_
     int r = -1;
     if (!strncmp(name, "find-", 5)) r = oracle_find(s, task, p, buf, cap);
     else if (!strncmp(name, "lifespan-", 9)) r = oracle_lifespan(s, task, p, buf, cap);
-    else if (sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
+    else if (m2_sw_state_task_mode(name) >= 0) r = oracle_change_state(s, p, buf, cap);
     else if (!strcmp(name, "use-thermometer")) r = oracle_thermometer(s, p, buf, cap);
     else if (!strncmp(name, "measure-melting-point-", 22)) r = oracle_melting(s, p, buf, cap);
     else if (!strncmp(name, "test-conductivity", 17)) r = oracle_conductivity(s, p, buf, cap);

@@ -90,29 +90,29 @@ static void tokenize(const char *in, char *out, size_t cap) {
 
 /* ---------------- referents ---------------- */
 
-static void add_ref(sw_refs *r, const char *s) {
-    if (r->n >= SW_MAX_REFS || strlen(s) <= 1) return;
-    char t[SW_REF_LEN];
+static void add_ref(m2_sw_refs *r, const char *s) {
+    if (r->n >= M2_SW_MAX_REFS || strlen(s) <= 1) return;
+    char t[M2_SW_REF_LEN];
     tokenize(s, t, sizeof t);
     if (strlen(t) <= 1) return;
     for (int i = 0; i < r->n; i++) if (!strcmp(r->r[i], t)) return;
-    snprintf(r->r[r->n++], SW_REF_LEN, "%s", t);
+    snprintf(r->r[r->n++], M2_SW_REF_LEN, "%s", t);
 }
 
 /* Content-specific references for cups/pots ("cup containing water"). */
-static void content_refs(const sw_world *w, int obj, const char *const *base, int nb, sw_refs *r) {
-    char cont[SW_REF_LEN * 2] = "";
+static void content_refs(const m2_sw_world *w, int obj, const char *const *base, int nb, m2_sw_refs *r) {
+    char cont[M2_SW_REF_LEN * 2] = "";
     int kids[64];
-    int k = sw_children(w, obj, kids, 64, 0);
-    char names[16][SW_NAME * 2];
+    int k = m2_sw_children(w, obj, kids, 64, 0);
+    char names[16][M2_SW_NAME * 2];
     int nn = 0;
     for (int i = 0; i < k && nn < 16; i++) {
-        if (w->o[kids[i]].flags & F_HIDDEN) continue;
-        sw_descript_name(w, kids[i], names[nn++], sizeof names[0]);
+        if (w->o[kids[i]].flags & M2_SW_F_HIDDEN) continue;
+        m2_sw_descript_name(w, kids[i], names[nn++], sizeof names[0]);
     }
     for (int i = 1; i < nn; i++)
         for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-            char t[SW_NAME * 2];
+            char t[M2_SW_NAME * 2];
             memcpy(t, names[j], sizeof t); memcpy(names[j], names[j - 1], sizeof t); memcpy(names[j - 1], t, sizeof t);
         }
     if (!nn) snprintf(cont, sizeof cont, "nothing");
@@ -121,29 +121,29 @@ static void content_refs(const sw_world *w, int obj, const char *const *base, in
         strncat(cont, names[i], sizeof cont - strlen(cont) - 1);
     }
     for (int i = 0; i < nb; i++) {
-        char t[SW_REF_LEN * 3];
+        char t[M2_SW_REF_LEN * 3];
         add_ref(r, base[i]);
         snprintf(t, sizeof t, "%s containing %s", base[i], cont);
-        if (strlen(t) < SW_REF_LEN) add_ref(r, t);
+        if (strlen(t) < M2_SW_REF_LEN) add_ref(r, t);
     }
 }
 
 /* The object's own referents (getReferents), from the perspective of `persp` (for doors). */
-static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
-    const sw_obj *o = &w->o[obj];
-    char dn[SW_NAME * 2], t[SW_REF_LEN];
-    sw_descript_name(w, obj, dn, sizeof dn);
-    const char *mat = o->mat >= 0 ? sw_materials[o->mat].name : "";
+static void base_referents(const m2_sw_world *w, int obj, int persp, m2_sw_refs *r) {
+    const m2_sw_obj *o = &w->o[obj];
+    char dn[M2_SW_NAME * 2], t[M2_SW_REF_LEN];
+    m2_sw_descript_name(w, obj, dn, sizeof dn);
+    const char *mat = o->mat >= 0 ? m2_sw_materials[o->mat].name : "";
     switch (o->kind) {
-    case K_UNIVERSE: add_ref(r, "universe"); break;
-    case K_ROOM: add_ref(r, "room"); add_ref(r, o->name); break;
-    case K_OUTSIDE: add_ref(r, "outside"); add_ref(r, o->name); break;
-    case K_AGENT: add_ref(r, "agent"); add_ref(r, "self"); break;
-    case K_INVENTORY: add_ref(r, "inventory"); break;
-    case K_DOOR: {
-        int other = persp != SW_NONE ? sw_door_other(w, obj, persp) : SW_NONE;
+    case M2_SW_K_UNIVERSE: add_ref(r, "universe"); break;
+    case M2_SW_K_ROOM: add_ref(r, "room"); add_ref(r, o->name); break;
+    case M2_SW_K_OUTSIDE: add_ref(r, "outside"); add_ref(r, o->name); break;
+    case M2_SW_K_AGENT: add_ref(r, "agent"); add_ref(r, "self"); break;
+    case M2_SW_K_INVENTORY: add_ref(r, "inventory"); break;
+    case M2_SW_K_DOOR: {
+        int other = persp != M2_SW_NONE ? m2_sw_door_other(w, obj, persp) : M2_SW_NONE;
         add_ref(r, "door");
-        if (other != SW_NONE) {
+        if (other != M2_SW_NONE) {
             snprintf(t, sizeof t, "door to %s", w->o[other].name); add_ref(r, t);
             snprintf(t, sizeof t, "%s door", w->o[other].name); add_ref(r, t);
         } else {
@@ -152,44 +152,44 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         }
         break;
     }
-    case K_SUBSTANCE: add_ref(r, "substance"); add_ref(r, o->name); break;
-    case K_CUP: case K_FLOWERPOT: case K_BOOKSHELF: {
+    case M2_SW_K_SUBSTANCE: add_ref(r, "substance"); add_ref(r, o->name); break;
+    case M2_SW_K_CUP: case M2_SW_K_FLOWERPOT: case M2_SW_K_BOOKSHELF: {
         const char *base[4]; int nb = 0;
         if (!strcmp(o->name, "metal pot")) { base[nb++] = "pot"; base[nb++] = "metal pot"; }
         else if (!strcmp(o->name, "bowl")) { base[nb++] = "bowl"; base[nb++] = "wood bowl"; }
         else if (!strcmp(o->name, "jug")) { base[nb++] = "jug"; }
         else if (!strcmp(o->name, "glass jar")) { base[nb++] = "jar"; base[nb++] = "glass jar"; }
-        else if (o->kind == K_FLOWERPOT) { base[nb++] = "pot"; base[nb++] = "flower pot"; }
-        else if (o->kind == K_BOOKSHELF) { base[nb++] = "shelf"; base[nb++] = "book shelf"; }
+        else if (o->kind == M2_SW_K_FLOWERPOT) { base[nb++] = "pot"; base[nb++] = "flower pot"; }
+        else if (o->kind == M2_SW_K_BOOKSHELF) { base[nb++] = "shelf"; base[nb++] = "book shelf"; }
         else if (strstr(o->name, "cup")) { base[nb++] = "cup"; }
         base[nb++] = o->name;
         content_refs(w, obj, base, nb, r);
         break;
     }
-    case K_SURFACE: case K_CLOSABLE: case K_BED: case K_COUCH: {
+    case M2_SW_K_SURFACE: case M2_SW_K_CLOSABLE: case M2_SW_K_BED: case M2_SW_K_COUCH: {
         add_ref(r, o->name);
         if (*mat) { snprintf(t, sizeof t, "%s %s", mat, o->name); add_ref(r, t); }
         if (!strcmp(o->name, "large cupboard")) add_ref(r, "cupboard");
         if (!strcmp(o->name, "ultra low temperature freezer")) add_ref(r, "freezer");
         break;
     }
-    case K_DRAWER: add_ref(r, "drawer"); add_ref(r, "wood table"); break;
-    case K_BEEHIVE: add_ref(r, "bee hive"); add_ref(r, "hive"); add_ref(r, "beehive"); break;
-    case K_STOVE: add_ref(r, "stove"); break;
-    case K_OVEN:
+    case M2_SW_K_DRAWER: add_ref(r, "drawer"); add_ref(r, "wood table"); break;
+    case M2_SW_K_BEEHIVE: add_ref(r, "bee hive"); add_ref(r, "hive"); add_ref(r, "beehive"); break;
+    case M2_SW_K_STOVE: add_ref(r, "stove"); break;
+    case M2_SW_K_OVEN:
         if (!strcmp(o->name, "blast furnace")) add_ref(r, "furnace");
         add_ref(r, o->name);
         break;
-    case K_ANIMAL: {
-        const char *stage = sw_life_stage_name(w, obj);
+    case M2_SW_K_ANIMAL: {
+        const char *stage = m2_sw_life_stage_name(w, obj);
         add_ref(r, "living thing"); add_ref(r, "organism"); add_ref(r, o->name); add_ref(r, dn);
         snprintf(t, sizeof t, "%s %s", stage, o->name); add_ref(r, t);
         snprintf(t, sizeof t, "%s %s", stage, dn); add_ref(r, t);
         break;
     }
-    case K_PLANT: {
+    case M2_SW_K_PLANT: {
         /* FruitingTree.getReferents; a sickly plant answers to all of them with "sick " in front too */
-        const char *stage = sw_life_stage_name(w, obj);
+        const char *stage = m2_sw_life_stage_name(w, obj);
         int first = r->n;
         add_ref(r, "living thing"); add_ref(r, "organism"); add_ref(r, o->name);
         snprintf(t, sizeof t, "%s in the %s stage", o->name, stage); add_ref(r, t);
@@ -201,16 +201,16 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         }
         break;
     }
-    case K_FLOWER:
+    case M2_SW_K_FLOWER:
         add_ref(r, "flower"); add_ref(r, o->name);
         if (o->extra > 0) { add_ref(r, "wilting flower"); snprintf(t, sizeof t, "wilting %s", o->name); add_ref(r, t); }
         break;
-    case K_POLLEN:
+    case M2_SW_K_POLLEN:
         add_ref(r, "pollen");
-        if (o->door_a != SW_NONE) { snprintf(t, sizeof t, "%s pollen", w->o[o->door_a].alt); add_ref(r, t); }
+        if (o->door_a != M2_SW_NONE) { snprintf(t, sizeof t, "%s pollen", w->o[o->door_a].alt); add_ref(r, t); }
         break;
-    case K_ANSWERBOX: add_ref(r, "box"); add_ref(r, o->name); break;
-    case K_PLANE:
+    case M2_SW_K_ANSWERBOX: add_ref(r, "box"); add_ref(r, o->name); break;
+    case M2_SW_K_PLANE:
         /* InclinedPlane.getReferents */
         add_ref(r, "inclined plane"); add_ref(r, "plane"); add_ref(r, dn);
         if (o->alt[0]) {
@@ -219,12 +219,12 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
             snprintf(t, sizeof t, "%s %s", dn, o->alt); add_ref(r, t);
         }
         break;
-    case K_STOPWATCH: add_ref(r, "stopwatch"); add_ref(r, "watch"); add_ref(r, "timer"); add_ref(r, o->name); break;
-    case K_PICTURE:
+    case M2_SW_K_STOPWATCH: add_ref(r, "stopwatch"); add_ref(r, "watch"); add_ref(r, "timer"); add_ref(r, o->name); break;
+    case M2_SW_K_PICTURE:
         add_ref(r, o->name);
         snprintf(t, sizeof t, "%s of %s", o->name, o->alt); add_ref(r, t);
         break;
-    case K_BOOK:
+    case M2_SW_K_BOOK:
         add_ref(r, "book"); add_ref(r, o->alt);
         snprintf(t, sizeof t, "book by %s", o->alt2); add_ref(r, t);
         snprintf(t, sizeof t, "%s book", o->alt); add_ref(r, t);
@@ -232,27 +232,27 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         snprintf(t, sizeof t, "%s by %s", o->name, o->alt2); add_ref(r, t);
         snprintf(t, sizeof t, "%s called %s", o->name, o->alt); add_ref(r, t);
         break;
-    case K_TERMINAL: {
-        const char *pn = o->parent != SW_NONE ? w->o[o->parent].name : "";
+    case M2_SW_K_TERMINAL: {
+        const char *pn = o->parent != M2_SW_NONE ? w->o[o->parent].name : "";
         add_ref(r, "terminal"); add_ref(r, o->name);
         snprintf(t, sizeof t, "%s on %s", o->name, pn); add_ref(r, t);
         snprintf(t, sizeof t, "%s %s", pn, o->name); add_ref(r, t);
         break;
     }
-    case K_LIGHTBULB:
+    case M2_SW_K_LIGHTBULB:
         if (strstr(o->name, "light bulb")) { add_ref(r, "light"); add_ref(r, "light bulb"); }
         else if (strstr(o->name, "motor")) { add_ref(r, "motor"); add_ref(r, "electric motor"); }
         else if (strstr(o->name, "buzzer")) { add_ref(r, "buzzer"); add_ref(r, "electric buzzer"); }
         add_ref(r, o->name);
         break;
-    case K_SWITCH: case K_WIRE: add_ref(r, "component"); add_ref(r, o->name); break;
-    case K_PAINT: add_ref(r, "paint"); add_ref(r, o->name); break;
-    case K_RECIPE:
+    case M2_SW_K_SWITCH: case M2_SW_K_WIRE: add_ref(r, "component"); add_ref(r, o->name); break;
+    case M2_SW_K_PAINT: add_ref(r, "paint"); add_ref(r, o->name); break;
+    case M2_SW_K_RECIPE:
         add_ref(r, o->name); add_ref(r, o->alt);
         snprintf(t, sizeof t, "%s called %s", o->name, o->alt); add_ref(r, t);
         break;
-    case K_BATTERY: add_ref(r, "generator"); add_ref(r, o->name); break;
-    case K_THING:
+    case M2_SW_K_BATTERY: add_ref(r, "generator"); add_ref(r, o->name); break;
+    case M2_SW_K_THING:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "metal fork")) add_ref(r, "steel fork");
         if (!strcmp(o->name, "plastic fork")) add_ref(r, "plastic fork");
@@ -260,7 +260,7 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
         if (strstr(o->name, "unknown substance")) add_ref(r, "unknown substance");
         if (strstr(o->name, " block")) add_ref(r, "block");
         break;
-    case K_FOOD:
+    case M2_SW_K_FOOD:
         add_ref(r, o->name); add_ref(r, dn);
         if (!strcmp(o->name, "apple")) add_ref(r, "red apple");
         if (!strcmp(o->name, "apricot")) add_ref(r, "orange apricot");
@@ -271,9 +271,9 @@ static void base_referents(const sw_world *w, int obj, int persp, sw_refs *r) {
 }
 
 /* Joins two already-tokenized referents ("apple" + " in " + "bowl"): no re-tokenizing needed. */
-static void add_join(sw_refs *r, const char *a, const char *mid, const char *b) {
+static void add_join(m2_sw_refs *r, const char *a, const char *mid, const char *b) {
     size_t la = strlen(a), lm = strlen(mid), lb = strlen(b);
-    if (r->n >= SW_MAX_REFS || la + lm + lb >= SW_REF_LEN) return;
+    if (r->n >= M2_SW_MAX_REFS || la + lm + lb >= M2_SW_REF_LEN) return;
     char *d = r->r[r->n];
     memcpy(d, a, la);
     memcpy(d + la, mid, lm);
@@ -282,14 +282,14 @@ static void add_join(sw_refs *r, const char *a, const char *mid, const char *b) 
     r->n++;
 }
 
-void sw_object_referents(const sw_world *w, int obj, int persp, sw_refs *out) {
-    sw_refs base = {0};
+void m2_sw_object_referents(const m2_sw_world *w, int obj, int persp, m2_sw_refs *out) {
+    m2_sw_refs base = {0};
     base_referents(w, obj, persp, &base);
     out->n = 0;
     int c = w->o[obj].parent;
-    sw_refs cref = {0};
-    if (c != SW_NONE) base_referents(w, c, persp, &cref);
-    /* the bare referents first, so a long container list cannot crowd them out of SW_MAX_REFS */
+    m2_sw_refs cref = {0};
+    if (c != M2_SW_NONE) base_referents(w, c, persp, &cref);
+    /* the bare referents first, so a long container list cannot crowd them out of M2_SW_MAX_REFS */
     for (int i = 0; i < base.n; i++) add_join(out, base.r[i], "", "");
     for (int i = 0; i < base.n; i++) {
         for (int j = 0; j < cref.n; j++) {
@@ -307,24 +307,24 @@ static int vis_add(int *out, int n, int cap, int id) {
     return n;
 }
 
-static int accessible_rec(const sw_world *w, int parent, int *out, int n, int cap) {
-    int kids[SW_MAX_OBJ];
-    int k = sw_children(w, parent, kids, SW_MAX_OBJ, 0);
+static int accessible_rec(const m2_sw_world *w, int parent, int *out, int n, int cap) {
+    int kids[M2_SW_MAX_OBJ];
+    int k = m2_sw_children(w, parent, kids, M2_SW_MAX_OBJ, 0);
     for (int i = 0; i < k; i++) {
         n = vis_add(out, n, cap, kids[i]);
-        if (w->o[kids[i]].flags & F_OPEN) n = accessible_rec(w, kids[i], out, n, cap);
+        if (w->o[kids[i]].flags & M2_SW_F_OPEN) n = accessible_rec(w, kids[i], out, n, cap);
     }
     return n;
 }
 
-int sw_visible_objects(const sw_world *w, int *out, int cap) {
+int m2_sw_visible_objects(const m2_sw_world *w, int *out, int cap) {
     int room = w->o[w->agent].parent;
     int n = 0;
     n = vis_add(out, n, cap, room);
     for (int i = 0; i < w->n; i++) {
-        if (w->o[i].kind != K_DOOR) continue;
-        int other = sw_door_other(w, i, room);
-        if (other == SW_NONE) continue;
+        if (w->o[i].kind != M2_SW_K_DOOR) continue;
+        int other = m2_sw_door_other(w, i, room);
+        if (other == M2_SW_NONE) continue;
         n = vis_add(out, n, cap, i);
         n = vis_add(out, n, cap, other);
     }
@@ -334,7 +334,7 @@ int sw_visible_objects(const sw_world *w, int *out, int cap) {
     /* electrical terminals of everything visible (hidden ones too: the parser sees them) */
     int base = n;
     for (int i = 0; i < w->n; i++) {
-        if (w->o[i].kind != K_TERMINAL || (w->o[i].flags & F_DELETED)) continue;
+        if (w->o[i].kind != M2_SW_K_TERMINAL || (w->o[i].flags & M2_SW_F_DELETED)) continue;
         int p = w->o[i].parent;
         for (int j = 0; j < base; j++) if (out[j] == p) { n = vis_add(out, n, cap, i); break; }
     }
@@ -344,15 +344,15 @@ int sw_visible_objects(const sw_world *w, int *out, int cap) {
     return n;
 }
 
-static void compute_visible(sw_session *s) {
+static void compute_visible(m2_sw_session *s) {
     if (s->vis_valid) return;
     s->vis_valid = 1;
-    s->n_vis = sw_visible_objects(&s->w, s->vis, SW_MAX_OBJ);
+    s->n_vis = m2_sw_visible_objects(&s->w, s->vis, M2_SW_MAX_OBJ);
     int room = s->w.o[s->w.agent].parent;
-    for (int i = 0; i < s->n_vis; i++) sw_object_referents(&s->w, s->vis[i], room, &s->refs[i]);
+    for (int i = 0; i < s->n_vis; i++) m2_sw_object_referents(&s->w, s->vis[i], room, &s->refs[i]);
 }
 
-void sw_session_referent(sw_session *s, int obj, char *buf, size_t cap) {
+void m2_sw_session_referent(m2_sw_session *s, int obj, char *buf, size_t cap) {
     compute_visible(s);
     buf[0] = 0;
     int vi = -1;
@@ -381,7 +381,7 @@ void sw_session_referent(sw_session *s, int obj, char *buf, size_t cap) {
 
 /* ---------------- matching ---------------- */
 
-typedef struct match_set { sw_match m[SW_MAX_MATCH]; int n; } match_set;
+typedef struct match_set { m2_sw_match m[M2_SW_MAX_MATCH]; int n; } match_set;
 
 static void push_match(match_set *ms, int action, const int *objs, int nobj) {
     for (int i = 0; i < ms->n; i++) {
@@ -390,16 +390,16 @@ static void push_match(match_set *ms, int action, const int *objs, int nobj) {
         for (int k = 0; k < nobj; k++) if (ms->m[i].obj[k] != objs[k]) same = 0;
         if (same) return;
     }
-    if (ms->n >= SW_MAX_MATCH) return;
-    sw_match *m = &ms->m[ms->n++];
+    if (ms->n >= M2_SW_MAX_MATCH) return;
+    m2_sw_match *m = &ms->m[ms->n++];
     m->action = (int16_t)action;
-    m->obj[0] = (int16_t)(nobj > 0 ? objs[0] : SW_NONE);
-    m->obj[1] = (int16_t)(nobj > 1 ? objs[1] : SW_NONE);
+    m->obj[0] = (int16_t)(nobj > 0 ? objs[0] : M2_SW_NONE);
+    m->obj[1] = (int16_t)(nobj > 1 ? objs[1] : M2_SW_NONE);
 }
 
 static const char *skip_spaces(const char *s) { while (*s == ' ') s++; return s; }
 
-static void match_rec(sw_session *s, int action, int pi, const char *in, int *objs, int nobj, match_set *ms) {
+static void match_rec(m2_sw_session *s, int action, int pi, const char *in, int *objs, int nobj, match_set *ms) {
     const action_def *a = &actions[action];
     if (pi >= a->npat || pi >= 4) {
         if (!*skip_spaces(in)) push_match(ms, action, objs, nobj);
@@ -436,110 +436,110 @@ static void first_alt(const char *pat, char *buf, size_t cap) {
 }
 
 /* Human-readable form of a match, for the ambiguity dialogue ("focus on apple (in bowl, in counter)"). */
-static void describe_match(const sw_world *w, const sw_match *m, sw_sb *b) {
+static void describe_match(const m2_sw_world *w, const m2_sw_match *m, m2_sw_sb *b) {
     const action_def *a = &actions[m->action];
     int room = w->o[w->agent].parent, oi = 0;
     for (int i = 0; i < a->npat; i++) {
-        if (i) sw_sb_puts(b, " ");
+        if (i) m2_sw_sb_puts(b, " ");
         if (strcmp(a->pat[i], "$")) {
             char alt[64];
             first_alt(a->pat[i], alt, sizeof alt);
-            sw_sb_puts(b, alt);
+            m2_sw_sb_puts(b, alt);
             continue;
         }
         int obj = m->obj[oi++];
-        char dn[SW_NAME * 2];
-        sw_sb_puts(b, sw_descript_name(w, obj, dn, sizeof dn));
+        char dn[M2_SW_NAME * 2];
+        m2_sw_sb_puts(b, m2_sw_descript_name(w, obj, dn, sizeof dn));
         int c = w->o[obj].parent, first = 1, guard = 0;
-        if (c != SW_NONE) sw_sb_puts(b, " (");
-        while (c != SW_NONE && guard++ < 32) {
-            sw_sb_printf(b, "%sin %s", first ? "" : ", ", w->o[c].name);
+        if (c != M2_SW_NONE) m2_sw_sb_puts(b, " (");
+        while (c != M2_SW_NONE && guard++ < 32) {
+            m2_sw_sb_printf(b, "%sin %s", first ? "" : ", ", w->o[c].name);
             first = 0;
             if (c == room) break;
             c = w->o[c].parent;
         }
-        if (!first) sw_sb_puts(b, ")");
+        if (!first) m2_sw_sb_puts(b, ")");
     }
 }
 
 /* ---------------- running actions ---------------- */
 
-static void say(sw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(sw_sb *b, const char *fmt, ...) {
+static void say(m2_sw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(m2_sw_sb *b, const char *fmt, ...) {
     char tmp[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    sw_sb_puts(b, tmp);
+    m2_sw_sb_puts(b, tmp);
 }
 
 /* Checks shared by move / pick up / put down (ActionMoveObject.isValidAction). */
-static int can_move(const sw_world *w, int obj, int dest, sw_sb *b) {
-    const sw_obj *o = &w->o[obj], *d = &w->o[dest];
-    if (!(o->flags & F_MOVABLE)) { say(b, "The %s is not moveable.", o->name); return 0; }
+static int can_move(const m2_sw_world *w, int obj, int dest, m2_sw_sb *b) {
+    const m2_sw_obj *o = &w->o[obj], *d = &w->o[dest];
+    if (!(o->flags & M2_SW_F_MOVABLE)) { say(b, "The %s is not moveable.", o->name); return 0; }
     if (obj == dest) { say(b, "You can't move something into itself."); return 0; }
-    if (o->mat >= 0 && o->state == ST_LIQUID) {
+    if (o->mat >= 0 && o->state == M2_SW_ST_LIQUID) {
         say(b, "You can't pick up a liquid directly.  Try pouring it from one container to another, or dunking empty containers into containers filled with the liquid.");
         return 0;
     }
-    if (o->mat >= 0 && o->state == ST_GAS) { say(b, "You can't pick up a gas directly."); return 0; }
-    if (!(d->flags & F_CONTAINER)) { say(b, "That can't be moved there."); return 0; }
-    if (!(d->flags & F_OPEN)) { say(b, "That can't be moved there, because the %s isn't open.", d->name); return 0; }
-    if (sw_is_inside(w, dest, obj)) { say(b, "You can't move something into itself."); return 0; }
+    if (o->mat >= 0 && o->state == M2_SW_ST_GAS) { say(b, "You can't pick up a gas directly."); return 0; }
+    if (!(d->flags & M2_SW_F_CONTAINER)) { say(b, "That can't be moved there."); return 0; }
+    if (!(d->flags & M2_SW_F_OPEN)) { say(b, "That can't be moved there, because the %s isn't open.", d->name); return 0; }
+    if (m2_sw_is_inside(w, dest, obj)) { say(b, "You can't move something into itself."); return 0; }
     return 1;
 }
 
-static void do_move(sw_world *w, int obj, int dest, sw_sb *b) {
-    sw_move(w, obj, dest);
-    if (sw_is_electrically_connected(w, obj)) {
+static void do_move(m2_sw_world *w, int obj, int dest, m2_sw_sb *b) {
+    m2_sw_move(w, obj, dest);
+    if (m2_sw_is_electrically_connected(w, obj)) {
         say(b, "(disconnecting %s)", w->o[obj].name);
-        sw_disconnect(w, obj);
+        m2_sw_disconnect(w, obj);
     }
     say(b, "You move the %s to the %s.", w->o[obj].name, w->o[dest].name);
 }
 
 /* ActionConnectElectrical.getTerminal: a terminal, or a plain object's free (hidden) terminal. */
-static int get_terminal(sw_world *w, int x, sw_sb *b) {
-    const sw_obj *o = &w->o[x];
-    if (o->kind == K_TERMINAL) return x;
-    if (o->kind == K_LIGHTBULB || o->kind == K_SWITCH || o->kind == K_BATTERY) {
+static int get_terminal(m2_sw_world *w, int x, m2_sw_sb *b) {
+    const m2_sw_obj *o = &w->o[x];
+    if (o->kind == M2_SW_K_TERMINAL) return x;
+    if (o->kind == M2_SW_K_LIGHTBULB || o->kind == M2_SW_K_SWITCH || o->kind == M2_SW_K_BATTERY) {
         say(b, "Connections must specify specific points of contact on polarized electrical components (e.g. anode, cathode)");
-        return SW_NONE;
+        return M2_SW_NONE;
     }
-    if (o->kind == K_WIRE) {
+    if (o->kind == M2_SW_K_WIRE) {
         say(b, "Connections must specify specific points of contact on unpolarized electrical components (e.g. terminal 1, terminal 2)");
-        return SW_NONE;
+        return M2_SW_NONE;
     }
-    if (o->kind == K_ROOM || o->kind == K_OUTSIDE || o->kind == K_UNIVERSE || o->kind == K_DOOR || o->kind == K_AGENT ||
-        o->kind == K_INVENTORY || sw_ensure_terminals(w, x)) {
+    if (o->kind == M2_SW_K_ROOM || o->kind == M2_SW_K_OUTSIDE || o->kind == M2_SW_K_UNIVERSE || o->kind == M2_SW_K_DOOR || o->kind == M2_SW_K_AGENT ||
+        o->kind == M2_SW_K_INVENTORY || m2_sw_ensure_terminals(w, x)) {
         say(b, "It's not clear how to connect something to %s", o->name);
-        return SW_NONE;
+        return M2_SW_NONE;
     }
     for (int k = 0; k < 2; k++) {
-        int t = sw_terminal_of(w, x, k);
-        if (t != SW_NONE && w->o[t].conn == SW_NONE) return t;
+        int t = m2_sw_terminal_of(w, x, k);
+        if (t != M2_SW_NONE && w->o[t].conn == M2_SW_NONE) return t;
     }
     say(b, "%s is already connected, and must be disconnected before it can be connected to something else", o->name);
-    return SW_NONE;
+    return M2_SW_NONE;
 }
 
-static int run_action(sw_session *s, const sw_match *m) {
-    sw_world *w = &s->w;
-    sw_sb *b = &s->out;
+static int run_action(m2_sw_session *s, const m2_sw_match *m) {
+    m2_sw_world *w = &s->w;
+    m2_sw_sb *b = &s->out;
     int x = m->obj[0], y = m->obj[1];
-    sw_obj *ox = x != SW_NONE ? &w->o[x] : NULL;
+    m2_sw_obj *ox = x != M2_SW_NONE ? &w->o[x] : NULL;
     switch (m->action) {
     case A_OPEN: case A_CLOSE: {
         int open = m->action == A_OPEN;
         const char *verb = open ? "open" : "closed";
-        if (ox->kind == K_DOOR || (ox->flags & F_CONTAINER)) {
-            if (ox->kind != K_DOOR && !(ox->flags & F_CLOSABLE)) {
+        if (ox->kind == M2_SW_K_DOOR || (ox->flags & M2_SW_F_CONTAINER)) {
+            if (ox->kind != M2_SW_K_DOOR && !(ox->flags & M2_SW_F_CLOSABLE)) {
                 say(b, "The %s is not %s.", ox->name, open ? "openable" : "closeable");
                 break;
             }
-            if (!!(ox->flags & F_OPEN) == open) { say(b, "The %s is already %s.", ox->name, verb); break; }
-            if (open) ox->flags |= F_OPEN; else ox->flags &= ~F_OPEN;
+            if (!!(ox->flags & M2_SW_F_OPEN) == open) { say(b, "The %s is already %s.", ox->name, verb); break; }
+            if (open) ox->flags |= M2_SW_F_OPEN; else ox->flags &= ~M2_SW_F_OPEN;
             say(b, "The %s is now %s.", ox->name, verb);
         } else {
             say(b, "The %s is not %s.", ox->name, open ? "openable" : "closeable");
@@ -548,43 +548,43 @@ static int run_action(sw_session *s, const sw_match *m) {
     }
     case A_ACTIVATE: case A_DEACTIVATE: {
         int on = m->action == A_ACTIVATE;
-        if (!(ox->flags & F_DEVICE)) { say(b, "The %s is not something that can be activated.", ox->name); break; }
-        if (!!(ox->flags & F_ON) == on) { say(b, "The %s is already %s.", ox->name, on ? "activated" : "deactivated"); break; }
-        if (ox->flags & F_BROKEN) { say(b, "The %s appears broken, and can't be activated or deactivated.", ox->name); break; }
-        if (on) ox->flags |= F_ON; else ox->flags &= ~F_ON;
+        if (!(ox->flags & M2_SW_F_DEVICE)) { say(b, "The %s is not something that can be activated.", ox->name); break; }
+        if (!!(ox->flags & M2_SW_F_ON) == on) { say(b, "The %s is already %s.", ox->name, on ? "activated" : "deactivated"); break; }
+        if (ox->flags & M2_SW_F_BROKEN) { say(b, "The %s appears broken, and can't be activated or deactivated.", ox->name); break; }
+        if (on) ox->flags |= M2_SW_F_ON; else ox->flags &= ~M2_SW_F_ON;
         say(b, "The %s is now %s.", ox->name, on ? "activated" : "deactivated");
         break;
     }
-    case A_LOOK_AROUND: sw_look_around(w, b); break;
+    case A_LOOK_AROUND: m2_sw_look_around(w, b); break;
     case A_LOOK_AT:
-        if (ox->flags & F_HIDDEN) { say(b, "<ERROR: attempting to view hidden object>"); break; }
-        sw_describe(w, x, 1, b);
+        if (ox->flags & M2_SW_F_HIDDEN) { say(b, "<ERROR: attempting to view hidden object>"); break; }
+        m2_sw_describe(w, x, 1, b);
         w->look_serial++;
         snprintf(w->look_name, sizeof w->look_name, "%s", ox->name);
-        sw_descript_name(w, x, w->look_dname, sizeof w->look_dname);
-        if (ox->kind == K_PLANE) {
-            int kids[8], k = sw_children(w, x, kids, 8, 1);
+        m2_sw_descript_name(w, x, w->look_dname, sizeof w->look_dname);
+        if (ox->kind == M2_SW_K_PLANE) {
+            int kids[8], k = m2_sw_children(w, x, kids, 8, 1);
             for (int i = 0; i < k; i++)
-                if (!(w->o[kids[i]].flags & F_HIDDEN)) { ox->seen_move = w->moves; ox->seen_pos = w->o[kids[i]].plane_pos; break; }
+                if (!(w->o[kids[i]].flags & M2_SW_F_HIDDEN)) { ox->seen_move = w->moves; ox->seen_pos = w->o[kids[i]].plane_pos; break; }
         }
         break;
     case A_LOOK_IN:
-        if (!(ox->flags & F_CONTAINER) || ox->kind == K_DOOR) { say(b, "It's not clear how to look inside of that."); break; }
-        if (!(ox->flags & F_OPEN)) { say(b, "The %s isn't open, so you can't see inside.", ox->name); break; }
+        if (!(ox->flags & M2_SW_F_CONTAINER) || ox->kind == M2_SW_K_DOOR) { say(b, "It's not clear how to look inside of that."); break; }
+        if (!(ox->flags & M2_SW_F_OPEN)) { say(b, "The %s isn't open, so you can't see inside.", ox->name); break; }
         {
             int kids[64];
-            int k = sw_children(w, x, kids, 64, 1);
+            int k = m2_sw_children(w, x, kids, 64, 1);
             if (!k) say(b, "There is nothing in the %s.", ox->name);
             else {
                 say(b, "Inside the %s is: \n", ox->name);
                 for (int i = 0; i < k; i++) {
-                    if (w->o[kids[i]].flags & F_HIDDEN) continue;
-                    sw_sb_puts(b, "\t");
-                    sw_describe(w, kids[i], 0, b);
-                    sw_sb_puts(b, "\n");
+                    if (w->o[kids[i]].flags & M2_SW_F_HIDDEN) continue;
+                    m2_sw_sb_puts(b, "\t");
+                    m2_sw_describe(w, kids[i], 0, b);
+                    m2_sw_sb_puts(b, "\n");
                 }
             }
-            sw_sb_puts(b, "\n");
+            m2_sw_sb_puts(b, "\n");
         }
         break;
     case A_MOVE:
@@ -603,50 +603,50 @@ static int run_action(sw_session *s, const sw_match *m) {
         break;
     }
     case A_POUR: {
-        sw_obj *oy = &w->o[y];
-        int is_cont = (ox->flags & F_CONTAINER) && ox->kind != K_DOOR;
+        m2_sw_obj *oy = &w->o[y];
+        int is_cont = (ox->flags & M2_SW_F_CONTAINER) && ox->kind != M2_SW_K_DOOR;
         if (x == y) { say(b, "You can't move something into itself."); break; }
-        if (!(ox->flags & F_MOVABLE)) { say(b, "The %s is not moveable.", ox->name); break; }
+        if (!(ox->flags & M2_SW_F_MOVABLE)) { say(b, "The %s is not moveable.", ox->name); break; }
         if (!is_cont) {
-            if (ox->parent == SW_NONE) { say(b, "The %s can't be poured out because it doesn't appear to be in a container.", ox->name); break; }
-            if (!(w->o[ox->parent].flags & F_MOVABLE)) { say(b, "The %s the %s is in is not movable.", w->o[ox->parent].name, ox->name); break; }
-            if (ox->mat >= 0 && ox->state == ST_SOLID) { say(b, "I'm not sure how to pour a solid. "); break; }
-            if (ox->mat >= 0 && ox->state == ST_GAS) { say(b, "You can't pour a gas directly. "); break; }
-        } else if (!(ox->flags & F_OPEN)) { say(b, "The %s can't be poured out, because it's not open.", ox->name); break; }
-        if (!(oy->flags & F_CONTAINER) || oy->kind == K_DOOR) { say(b, "That can't be moved there, because it's not a container."); break; }
-        if (!(oy->flags & F_OPEN)) { say(b, "That can't be moved there, because the %s isn't open.", oy->name); break; }
-        if (sw_is_inside(w, y, x)) { say(b, "You can't move something into itself."); break; }
+            if (ox->parent == M2_SW_NONE) { say(b, "The %s can't be poured out because it doesn't appear to be in a container.", ox->name); break; }
+            if (!(w->o[ox->parent].flags & M2_SW_F_MOVABLE)) { say(b, "The %s the %s is in is not movable.", w->o[ox->parent].name, ox->name); break; }
+            if (ox->mat >= 0 && ox->state == M2_SW_ST_SOLID) { say(b, "I'm not sure how to pour a solid. "); break; }
+            if (ox->mat >= 0 && ox->state == M2_SW_ST_GAS) { say(b, "You can't pour a gas directly. "); break; }
+        } else if (!(ox->flags & M2_SW_F_OPEN)) { say(b, "The %s can't be poured out, because it's not open.", ox->name); break; }
+        if (!(oy->flags & M2_SW_F_CONTAINER) || oy->kind == M2_SW_K_DOOR) { say(b, "That can't be moved there, because it's not a container."); break; }
+        if (!(oy->flags & M2_SW_F_OPEN)) { say(b, "That can't be moved there, because the %s isn't open.", oy->name); break; }
+        if (m2_sw_is_inside(w, y, x)) { say(b, "You can't move something into itself."); break; }
         if (is_cont) {
             int kids[64];
-            int k = sw_children(w, x, kids, 64, 0);
+            int k = m2_sw_children(w, x, kids, 64, 0);
             if (!k) { say(b, "The %s is empty, so there's nothing to pour.", ox->name); break; }
-            for (int i = 0; i < k; i++) if (w->o[kids[i]].flags & F_MOVABLE) sw_move(w, kids[i], y);
+            for (int i = 0; i < k; i++) if (w->o[kids[i]].flags & M2_SW_F_MOVABLE) m2_sw_move(w, kids[i], y);
             say(b, "You pour the contents of the %s into the %s.", ox->name, oy->name);
         } else {
-            sw_move(w, x, y);
+            m2_sw_move(w, x, y);
             say(b, "You pour the %s into the %s.", ox->name, oy->name);
         }
         break;
     }
     case A_FOCUS: {
-        char dn[SW_NAME * 2];
+        char dn[M2_SW_NAME * 2];
         w->focus = x;
-        say(b, "You focus on the %s.", sw_descript_name(w, x, dn, sizeof dn));
+        say(b, "You focus on the %s.", m2_sw_descript_name(w, x, dn, sizeof dn));
         break;
     }
     case A_GO: {
-        int here = sw_room_of(w, w->agent);
-        if (ox->kind == K_DOOR) {
-            if (!(ox->flags & F_OPEN)) { say(b, "The %s is not open.", ox->name); break; }
-            int other = sw_door_other(w, x, w->o[w->agent].parent);
-            if (other == SW_NONE) { say(b, "The door doesn't appear to go anywhere."); break; }
-            sw_move(w, w->agent, other);
+        int here = m2_sw_room_of(w, w->agent);
+        if (ox->kind == M2_SW_K_DOOR) {
+            if (!(ox->flags & M2_SW_F_OPEN)) { say(b, "The %s is not open.", ox->name); break; }
+            int other = m2_sw_door_other(w, x, w->o[w->agent].parent);
+            if (other == M2_SW_NONE) { say(b, "The door doesn't appear to go anywhere."); break; }
+            m2_sw_move(w, w->agent, other);
             say(b, "You move through the %s to the %s.", ox->name, w->o[other].name);
-        } else if (ox->kind == K_ROOM || ox->kind == K_OUTSIDE) {
-            int door = here != SW_NONE ? sw_door_between(w, here, x) : SW_NONE;
-            if (door == SW_NONE) { say(b, "It's not clear how to get there from here."); break; }
-            if (!(w->o[door].flags & F_OPEN)) { say(b, "The door is not open."); break; }
-            sw_move(w, w->agent, x);
+        } else if (ox->kind == M2_SW_K_ROOM || ox->kind == M2_SW_K_OUTSIDE) {
+            int door = here != M2_SW_NONE ? m2_sw_door_between(w, here, x) : M2_SW_NONE;
+            if (door == M2_SW_NONE) { say(b, "It's not clear how to get there from here."); break; }
+            if (!(w->o[door].flags & M2_SW_F_OPEN)) { say(b, "The door is not open."); break; }
+            m2_sw_move(w, w->agent, x);
             say(b, "You move to the %s.", ox->name);
         } else {
             say(b, "Its not clear how to go to/through a %s.", ox->name);
@@ -655,77 +655,77 @@ static int run_action(sw_session *s, const sw_match *m) {
     }
     case A_WAIT: say(b, "You decide to wait for 10 iterations."); break;
     case A_WAIT1: say(b, "You decide to wait for 1 iterations."); break;
-    case A_INVENTORY: sw_inventory_text(w, b); break;
-    case A_TASK: sw_sb_puts(b, s->task_desc); break;
-    case A_RESET_TASK: say(b, "You reset the goal progress and focus."); w->focus = SW_NONE; break;
+    case A_INVENTORY: m2_sw_inventory_text(w, b); break;
+    case A_TASK: m2_sw_sb_puts(b, s->task_desc); break;
+    case A_RESET_TASK: say(b, "You reset the goal progress and focus."); w->focus = M2_SW_NONE; break;
     case A_EAT:
-        if (!(ox->flags & F_MOVABLE) || ox->kind != K_FOOD) { say(b, "It's not clear how to eat that."); break; }
+        if (!(ox->flags & M2_SW_F_MOVABLE) || ox->kind != M2_SW_K_FOOD) { say(b, "It's not clear how to eat that."); break; }
         say(b, "You eat the %s.", ox->name);
-        sw_delete(w, x);
+        m2_sw_delete(w, x);
         break;
     case A_USE: {
-        if (w->n_used < SW_MAX_USES) {
-            memcpy(w->used[w->n_used][0], ox->name, SW_NAME);
-            memcpy(w->used[w->n_used][1], w->o[y].name, SW_NAME);
+        if (w->n_used < M2_SW_MAX_USES) {
+            memcpy(w->used[w->n_used][0], ox->name, M2_SW_NAME);
+            memcpy(w->used[w->n_used][1], w->o[y].name, M2_SW_NAME);
             w->n_used++;
         }
-        if (!strcmp(ox->name, "shovel") && !strcmp(w->o[y].name, "ground") && w->o[y].parent != SW_NONE) {
+        if (!strcmp(ox->name, "shovel") && !strcmp(w->o[y].name, "ground") && w->o[y].parent != M2_SW_NONE) {
             /* Shovelling.doShovel: a hole in the ground and a pile of soil next to it */
             int loc = w->o[y].parent;
-            int hole = sw_new(w, K_THING, "hole", loc);
-            if (hole != SW_NONE) w->o[hole].flags &= ~F_MOVABLE;
-            int soil = sw_new(w, K_THING, "soil", loc);
-            if (soil != SW_NONE) sw_set_material(w, soil, "soil");
+            int hole = m2_sw_new(w, M2_SW_K_THING, "hole", loc);
+            if (hole != M2_SW_NONE) w->o[hole].flags &= ~M2_SW_F_MOVABLE;
+            int soil = m2_sw_new(w, M2_SW_K_THING, "soil", loc);
+            if (soil != M2_SW_NONE) m2_sw_set_material(w, soil, "soil");
             say(b, "You dig a hole in the ground, and place the soil nearby.");
             break;
         }
-        if (ox->kind == K_THERMOMETER) {
-            const sw_obj *oy = &w->o[y];
+        if (ox->kind == M2_SW_K_THERMOMETER) {
+            const m2_sw_obj *oy = &w->o[y];
             if (oy->mat < 0) { say(b, "That thing doesn't appear to have a temperature that the thermometer can read. "); break; }
-            say(b, "the thermometer measures a temperature of %.0f degrees celsius", sw_java_round(oy->temp) + 0.0);
+            say(b, "the thermometer measures a temperature of %.0f degrees celsius", m2_sw_java_round(oy->temp) + 0.0);
             break;
         }
         say(b, "I'm not sure how to use the %s on the %s.", ox->name, w->o[y].name);
         break;
     }
     case A_READ:
-        if (w->n_used < SW_MAX_USES) {
+        if (w->n_used < M2_SW_MAX_USES) {
             memcpy(w->used[w->n_used][0], "read", 5);
-            memcpy(w->used[w->n_used][1], ox->name, SW_NAME);
+            memcpy(w->used[w->n_used][1], ox->name, M2_SW_NAME);
             w->n_used++;
         }
-        if (ox->kind == K_RECIPE) say(b, "The recipe reads:\n%s", w->recipe_text);
-        else if (ox->kind == K_BOOK) say(b, "The book reads:\n%s by %s\n", ox->alt, ox->alt2);
+        if (ox->kind == M2_SW_K_RECIPE) say(b, "The recipe reads:\n%s", w->recipe_text);
+        else if (ox->kind == M2_SW_K_BOOK) say(b, "The book reads:\n%s by %s\n", ox->alt, ox->alt2);
         else say(b, "There's nothing written on the %s.", ox->name);
         break;
     case A_MIX: {
         int kids[4];
         /* ActionMix.isValidAction: fewer than two things gives no message at all */
-        if (sw_children(w, x, kids, 4, 0) <= 1) break;
-        sw_mix(w, x, b);
+        if (m2_sw_children(w, x, kids, 4, 0) <= 1) break;
+        m2_sw_mix(w, x, b);
         break;
     }
     case A_DUNK:
-        if (!(ox->flags & F_CONTAINER)) { say(b, "You can only dunk containers."); break; }
+        if (!(ox->flags & M2_SW_F_CONTAINER)) { say(b, "You can only dunk containers."); break; }
         say(b, "Dunking the %s into the %s doesn't seem to do anything.", ox->name, w->o[y].name);
         break;
     case A_CONNECT: {
         int ta = get_terminal(w, x, b);
-        if (ta == SW_NONE) break;
+        if (ta == M2_SW_NONE) break;
         int tb = get_terminal(w, y, b);
-        if (tb == SW_NONE) break;
+        if (tb == M2_SW_NONE) break;
         if (ta == tb) { say(b, "Something can't be connected to itself."); break; }
         for (int k = 0; k < 2; k++) {
             int t = k ? tb : ta;
-            if (w->o[t].conn != SW_NONE) {
+            if (w->o[t].conn != M2_SW_NONE) {
                 say(b, "%s on %s is already connected, and must be disconnected before it can be connected to something else",
                     w->o[t].name, w->o[w->o[t].parent].name);
-                t = SW_NONE;
-                ta = SW_NONE;
+                t = M2_SW_NONE;
+                ta = M2_SW_NONE;
                 break;
             }
         }
-        if (ta == SW_NONE) break;
+        if (ta == M2_SW_NONE) break;
         w->o[ta].conn = (int16_t)tb;
         w->o[tb].conn = (int16_t)ta;
         w->last_connect_move = w->moves;
@@ -734,15 +734,15 @@ static int run_action(sw_session *s, const sw_match *m) {
         break;
     }
     case A_DISCONNECT:
-        if (ox->kind == K_TERMINAL) {
+        if (ox->kind == M2_SW_K_TERMINAL) {
             say(b, "You must disconnect entire objects (such as %s) instead of just single terminals", w->o[ox->parent].name);
             break;
         }
-        sw_disconnect(w, x);
+        m2_sw_disconnect(w, x);
         say(b, "%s has been disconnected", ox->name);
         break;
     case A_FLUSH:
-        if (ox->kind != K_TOILET) { say(b, "It's not clear how to flush that."); break; }
+        if (ox->kind != M2_SW_K_TOILET) { say(b, "It's not clear how to flush that."); break; }
         say(b, "The %s flushes.", ox->name);
         break;
     }
@@ -750,7 +750,7 @@ static int run_action(sw_session *s, const sw_match *m) {
 }
 
 /* Trim and collapse runs of spaces (AgentInterface.step post-processing). */
-static void tidy(sw_sb *b) {
+static void tidy(m2_sw_sb *b) {
     if (!b->s) return;
     size_t j = 0;
     for (size_t i = 0; i < b->n; i++) {
@@ -766,25 +766,25 @@ static void tidy(sw_sb *b) {
     b->s[b->n] = 0;
 }
 
-static int execute(sw_session *s, const sw_match *m) {
-    sw_world *w = &s->w;
+static int execute(m2_sw_session *s, const m2_sw_match *m) {
+    m2_sw_world *w = &s->w;
     int takes_time = run_action(s, m);
     s->vis_valid = 0;
-    sw_goals_tick(w);
+    m2_sw_goals_tick(w);
     if (!takes_time) return 0;
     /* the action's own tick, then one more per waited iteration (AgentInterface.step loop) */
     int ticks = m->action == A_WAIT ? 11 : m->action == A_WAIT1 ? 2 : 1;
     for (int t = 0; t < ticks; t++) {
-        sw_tick(w);
+        m2_sw_tick(w);
         w->moves++;
-        sw_goals_tick(w);
+        m2_sw_goals_tick(w);
     }
     return 1;
 }
 
-int sw_session_step(sw_session *s, const char *input, int *valid) {
+int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
     s->vis_valid = 0;   /* the world may have changed since the last look (and changes below) */
-    sw_sb_reset(&s->out);
+    m2_sw_sb_reset(&s->out);
     *valid = 0;
     char in[512];
     tokenize(input ? input : "", in, sizeof in);
@@ -796,16 +796,16 @@ int sw_session_step(sw_session *s, const char *input, int *valid) {
         int n = s->n_amb;
         s->n_amb = 0;
         if (!in[0] || !end || *end) {
-            sw_sb_printf(&s->out, "ERROR: Unknown response (%s).  Action cancelled.", input ? input : "");
+            m2_sw_sb_printf(&s->out, "ERROR: Unknown response (%s).  Action cancelled.", input ? input : "");
             tidy(&s->out);
             return 0;
         }
         if (v < 0 || v >= n) {
-            sw_sb_printf(&s->out, "ERROR: Value out of range (%s).  Action cancelled.", input);
+            m2_sw_sb_printf(&s->out, "ERROR: Value out of range (%s).  Action cancelled.", input);
             tidy(&s->out);
             return 0;
         }
-        sw_match m = s->amb[v];
+        m2_sw_match m = s->amb[v];
         *valid = 1;
         int t = execute(s, &m);
         tidy(&s->out);
@@ -813,14 +813,14 @@ int sw_session_step(sw_session *s, const char *input, int *valid) {
     }
 
     if (!strcmp(in, "help")) {
-        sw_sb_puts(&s->out, "Possible actions: ");
+        m2_sw_sb_puts(&s->out, "Possible actions: ");
         for (int a = 0; a < A_COUNT; a++) {
-            sw_sb_puts(&s->out, "\n\t");
+            m2_sw_sb_puts(&s->out, "\n\t");
             for (int i = 0; i < actions[a].npat; i++) {
                 char alt[64];
-                if (i) sw_sb_puts(&s->out, " ");
-                if (!strcmp(actions[a].pat[i], "$")) sw_sb_puts(&s->out, "OBJ");
-                else { first_alt(actions[a].pat[i], alt, sizeof alt); sw_sb_puts(&s->out, alt); }
+                if (i) m2_sw_sb_puts(&s->out, " ");
+                if (!strcmp(actions[a].pat[i], "$")) m2_sw_sb_puts(&s->out, "OBJ");
+                else { first_alt(actions[a].pat[i], alt, sizeof alt); m2_sw_sb_puts(&s->out, alt); }
             }
         }
         return 0;
@@ -832,16 +832,16 @@ int sw_session_step(sw_session *s, const char *input, int *valid) {
     int objs[4];
     for (int a = 0; a < A_COUNT; a++) match_rec(s, a, 0, in, objs, 0, &ms);
     if (ms.n == 0) {
-        sw_sb_puts(&s->out, "No known action matches that input.");
+        m2_sw_sb_puts(&s->out, "No known action matches that input.");
         return 0;
     }
     if (ms.n > 1) {
         *valid = 1;
-        sw_sb_puts(&s->out, "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):\n");
+        m2_sw_sb_puts(&s->out, "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):\n");
         for (int i = 0; i < ms.n; i++) {
-            sw_sb_printf(&s->out, "%d:\t", i);
+            m2_sw_sb_printf(&s->out, "%d:\t", i);
             describe_match(&s->w, &ms.m[i], &s->out);
-            sw_sb_puts(&s->out, "\n");
+            m2_sw_sb_puts(&s->out, "\n");
             s->amb[i] = ms.m[i];
         }
         s->n_amb = ms.n;
@@ -855,61 +855,61 @@ int sw_session_step(sw_session *s, const char *input, int *valid) {
 
 /* ---------------- admissible actions ---------------- */
 
-void sw_admissible(sw_session *s, sw_sb *b) {
-    sw_world *w = &s->w;
+void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b) {
+    m2_sw_world *w = &s->w;
     if (s->n_amb > 0) {
-        for (int i = 0; i < s->n_amb; i++) sw_sb_printf(b, "%d\n", i);
+        for (int i = 0; i < s->n_amb; i++) m2_sw_sb_printf(b, "%d\n", i);
         return;
     }
-    sw_sb_puts(b, "look around\ninventory\nwait\nwait1\ntask\n");
-    int vis[SW_MAX_OBJ];
-    int nv = sw_visible_objects(w, vis, SW_MAX_OBJ);
-    char (*ref)[SW_REF_LEN] = malloc((size_t)nv * SW_REF_LEN);
+    m2_sw_sb_puts(b, "look around\ninventory\nwait\nwait1\ntask\n");
+    int vis[M2_SW_MAX_OBJ];
+    int nv = m2_sw_visible_objects(w, vis, M2_SW_MAX_OBJ);
+    char (*ref)[M2_SW_REF_LEN] = malloc((size_t)nv * M2_SW_REF_LEN);
     if (!ref) return;
-    for (int i = 0; i < nv; i++) sw_session_referent(s, vis[i], ref[i], SW_REF_LEN);
+    for (int i = 0; i < nv; i++) m2_sw_session_referent(s, vis[i], ref[i], M2_SW_REF_LEN);
     int here = w->o[w->agent].parent;
     for (int i = 0; i < nv; i++) {
         int x = vis[i];
-        const sw_obj *o = &w->o[x];
+        const m2_sw_obj *o = &w->o[x];
         if (!ref[i][0] || x == w->agent || x == w->inventory) continue;
-        if (o->kind == K_ROOM || o->kind == K_OUTSIDE) {
-            if (x != here) sw_sb_printf(b, "go to %s\n", ref[i]);
+        if (o->kind == M2_SW_K_ROOM || o->kind == M2_SW_K_OUTSIDE) {
+            if (x != here) m2_sw_sb_printf(b, "go to %s\n", ref[i]);
             continue;
         }
-        sw_sb_printf(b, "look at %s\n", ref[i]);
-        sw_sb_printf(b, "focus on %s\n", ref[i]);
-        if ((o->kind == K_DOOR || (o->flags & F_CLOSABLE))) sw_sb_printf(b, "%s %s\n", (o->flags & F_OPEN) ? "close" : "open", ref[i]);
-        if (o->flags & F_DEVICE) sw_sb_printf(b, "%s %s\n", (o->flags & F_ON) ? "deactivate" : "activate", ref[i]);
-        if ((o->flags & F_CONTAINER) && (o->flags & F_OPEN) && o->kind != K_DOOR) sw_sb_printf(b, "look in %s\n", ref[i]);
-        int liquid = o->mat >= 0 && o->state != ST_SOLID;
-        if ((o->flags & F_MOVABLE) && !liquid) {
-            if (o->parent == w->inventory) sw_sb_printf(b, "put down %s\n", ref[i]);
-            else sw_sb_printf(b, "pick up %s\n", ref[i]);
+        m2_sw_sb_printf(b, "look at %s\n", ref[i]);
+        m2_sw_sb_printf(b, "focus on %s\n", ref[i]);
+        if ((o->kind == M2_SW_K_DOOR || (o->flags & M2_SW_F_CLOSABLE))) m2_sw_sb_printf(b, "%s %s\n", (o->flags & M2_SW_F_OPEN) ? "close" : "open", ref[i]);
+        if (o->flags & M2_SW_F_DEVICE) m2_sw_sb_printf(b, "%s %s\n", (o->flags & M2_SW_F_ON) ? "deactivate" : "activate", ref[i]);
+        if ((o->flags & M2_SW_F_CONTAINER) && (o->flags & M2_SW_F_OPEN) && o->kind != M2_SW_K_DOOR) m2_sw_sb_printf(b, "look in %s\n", ref[i]);
+        int liquid = o->mat >= 0 && o->state != M2_SW_ST_SOLID;
+        if ((o->flags & M2_SW_F_MOVABLE) && !liquid) {
+            if (o->parent == w->inventory) m2_sw_sb_printf(b, "put down %s\n", ref[i]);
+            else m2_sw_sb_printf(b, "pick up %s\n", ref[i]);
         }
-        if (o->kind == K_FOOD) sw_sb_printf(b, "eat %s\n", ref[i]);
-        if (o->kind == K_BOOK) sw_sb_printf(b, "read %s\n", ref[i]);
+        if (o->kind == M2_SW_K_FOOD) m2_sw_sb_printf(b, "eat %s\n", ref[i]);
+        if (o->kind == M2_SW_K_BOOK) m2_sw_sb_printf(b, "read %s\n", ref[i]);
     }
     /* mixing, pouring cups into other open containers, and wiring free terminals together */
     for (int i = 0; i < nv; i++) {
         int x = vis[i];
-        const sw_obj *o = &w->o[x];
-        if (!ref[i][0] || !(o->flags & F_CONTAINER) || !(o->flags & F_OPEN) || o->kind == K_DOOR) continue;
-        int kids[4], k = sw_children(w, x, kids, 4, 0);
-        if (k >= 2 && o->kind == K_CUP) sw_sb_printf(b, "mix %s\n", ref[i]);
-        if (k >= 1 && o->kind == K_CUP && (o->flags & F_MOVABLE))
+        const m2_sw_obj *o = &w->o[x];
+        if (!ref[i][0] || !(o->flags & M2_SW_F_CONTAINER) || !(o->flags & M2_SW_F_OPEN) || o->kind == M2_SW_K_DOOR) continue;
+        int kids[4], k = m2_sw_children(w, x, kids, 4, 0);
+        if (k >= 2 && o->kind == M2_SW_K_CUP) m2_sw_sb_printf(b, "mix %s\n", ref[i]);
+        if (k >= 1 && o->kind == M2_SW_K_CUP && (o->flags & M2_SW_F_MOVABLE))
             for (int j = 0; j < nv; j++) {
-                const sw_obj *oy = &w->o[vis[j]];
-                if (vis[j] == x || !ref[j][0] || oy->kind != K_CUP || !(oy->flags & F_OPEN)) continue;
-                sw_sb_printf(b, "pour %s into %s\n", ref[i], ref[j]);
+                const m2_sw_obj *oy = &w->o[vis[j]];
+                if (vis[j] == x || !ref[j][0] || oy->kind != M2_SW_K_CUP || !(oy->flags & M2_SW_F_OPEN)) continue;
+                m2_sw_sb_printf(b, "pour %s into %s\n", ref[i], ref[j]);
             }
     }
     for (int i = 0; i < nv; i++) {
-        const sw_obj *t = &w->o[vis[i]];
-        if (t->kind != K_TERMINAL || (t->flags & F_HIDDEN) || t->conn != SW_NONE || !ref[i][0]) continue;
+        const m2_sw_obj *t = &w->o[vis[i]];
+        if (t->kind != M2_SW_K_TERMINAL || (t->flags & M2_SW_F_HIDDEN) || t->conn != M2_SW_NONE || !ref[i][0]) continue;
         for (int j = i + 1; j < nv; j++) {
-            const sw_obj *u = &w->o[vis[j]];
-            if (u->kind != K_TERMINAL || (u->flags & F_HIDDEN) || u->conn != SW_NONE || !ref[j][0] || u->parent == t->parent) continue;
-            sw_sb_printf(b, "connect %s to %s\n", ref[i], ref[j]);
+            const m2_sw_obj *u = &w->o[vis[j]];
+            if (u->kind != M2_SW_K_TERMINAL || (u->flags & M2_SW_F_HIDDEN) || u->conn != M2_SW_NONE || !ref[j][0] || u->parent == t->parent) continue;
+            m2_sw_sb_printf(b, "connect %s to %s\n", ref[i], ref[j]);
         }
     }
     /* moves: inventory items into visible open containers; thermometer uses */
@@ -918,27 +918,27 @@ void sw_admissible(sw_session *s, sw_sb *b) {
         if (w->o[x].parent != w->inventory || !ref[i][0]) continue;
         for (int j = 0; j < nv; j++) {
             int y = vis[j];
-            const sw_obj *oy = &w->o[y];
-            if (y == x || !ref[j][0] || !(oy->flags & F_CONTAINER) || !(oy->flags & F_OPEN) || oy->kind == K_DOOR) continue;
+            const m2_sw_obj *oy = &w->o[y];
+            if (y == x || !ref[j][0] || !(oy->flags & M2_SW_F_CONTAINER) || !(oy->flags & M2_SW_F_OPEN) || oy->kind == M2_SW_K_DOOR) continue;
             if (y == w->inventory || y == w->agent) continue;
-            if (w->o[x].kind == K_THERMOMETER) continue;
-            sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
+            if (w->o[x].kind == M2_SW_K_THERMOMETER) continue;
+            m2_sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
         }
-        if (w->o[x].kind == K_THERMOMETER)
+        if (w->o[x].kind == M2_SW_K_THERMOMETER)
             for (int j = 0; j < nv; j++)
-                if (vis[j] != x && w->o[vis[j]].mat >= 0 && ref[j][0]) sw_sb_printf(b, "use %s on %s\n", ref[i], ref[j]);
+                if (vis[j] != x && w->o[vis[j]].mat >= 0 && ref[j][0]) m2_sw_sb_printf(b, "use %s on %s\n", ref[i], ref[j]);
     }
     /* movable things lying in the room (or on another plane) onto an inclined plane: the experiment's first step */
     for (int j = 0; j < nv; j++) {
         int y = vis[j];
-        if (w->o[y].kind != K_PLANE || !ref[j][0]) continue;
+        if (w->o[y].kind != M2_SW_K_PLANE || !ref[j][0]) continue;
         for (int i = 0; i < nv; i++) {
             int x = vis[i], px = w->o[x].parent;
-            if (x == y || !ref[i][0] || !(w->o[x].flags & F_MOVABLE) || px == y || px == SW_NONE) continue;
-            if (w->o[x].kind == K_PLANE || w->o[x].kind == K_TERMINAL || w->o[x].kind == K_DOOR) continue;
-            if (w->o[x].mat >= 0 && w->o[x].state == ST_GAS) continue;   /* the room's air */
-            if (px != w->o[w->agent].parent && w->o[px].kind != K_PLANE) continue;
-            sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
+            if (x == y || !ref[i][0] || !(w->o[x].flags & M2_SW_F_MOVABLE) || px == y || px == M2_SW_NONE) continue;
+            if (w->o[x].kind == M2_SW_K_PLANE || w->o[x].kind == M2_SW_K_TERMINAL || w->o[x].kind == M2_SW_K_DOOR) continue;
+            if (w->o[x].mat >= 0 && w->o[x].state == M2_SW_ST_GAS) continue;   /* the room's air */
+            if (px != w->o[w->agent].parent && w->o[px].kind != M2_SW_K_PLANE) continue;
+            m2_sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
         }
     }
     free(ref);

@@ -11,12 +11,12 @@
 
 typedef struct sw_env {
     m2_env base;
-    sw_session s;
+    m2_sw_session s;
     int task, variation, loaded;
-    sw_params params;
+    m2_sw_params params;
     int last_score;         /* x100 */
     int steps;
-    sw_sb adm;              /* admissible actions, '\n' separated, then split in place */
+    m2_sw_sb adm;              /* admissible actions, '\n' separated, then split in place */
     const char **adm_list;
     int adm_n, adm_cap;
 } sw_env;
@@ -26,9 +26,9 @@ static int create(m2_env **out, const char *data_path, m2_err *err) {
     *out = NULL;
     sw_env *e = calloc(1, sizeof *e);
     if (!e) return m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory");
-    e->s.refs = calloc(SW_MAX_OBJ, sizeof *e->s.refs);
+    e->s.refs = calloc(M2_SW_MAX_OBJ, sizeof *e->s.refs);
     if (!e->s.refs) { free(e); return m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory"); }
-    e->base.cls = &m2_scienceworld_class;
+    e->base.cls = &m2_sw_class;
     e->task = -1;
     *out = &e->base;
     return 0;
@@ -37,32 +37,32 @@ static int create(m2_env **out, const char *data_path, m2_err *err) {
 static void destroy(m2_env *env) {
     sw_env *e = (sw_env *)env;
     if (!e) return;
-    sw_sb_free(&e->s.out);
-    sw_sb_free(&e->adm);
+    m2_sw_sb_free(&e->s.out);
+    m2_sw_sb_free(&e->adm);
     free(e->adm_list);
     free(e->s.refs);
     free(e);
 }
 
-static int num_task_families(const m2_env *env) { (void)env; return SW_NUM_TASKS; }
+static int num_task_families(const m2_env *env) { (void)env; return M2_SW_NUM_TASKS; }
 
 static const char *task_family_name(const m2_env *env, int i) {
     (void)env;
-    return (i >= 0 && i < SW_NUM_TASKS) ? sw_tasks[i].name : NULL;
+    return (i >= 0 && i < M2_SW_NUM_TASKS) ? m2_sw_tasks[i].name : NULL;
 }
 
 static int split_count(int t, m2_split split) {
     int lo, hi;
-    sw_split_range(sw_tasks[t].n_variations, split, &lo, &hi);
+    m2_sw_split_range(m2_sw_tasks[t].n_variations, split, &lo, &hi);
     return hi - lo;
 }
 
 /* Resolves a task name; -1 with err for unknown or not-yet-implemented tasks. */
 static int resolve_task(const char *task, m2_err *err) {
-    int t = sw_task_find(task);
+    int t = m2_sw_task_find(task);
     if (t < 0) return m2_errorf(err, M2_ENOTFOUND, "scienceworld: unknown task '%s' (see `multi2 tasks --env scienceworld`)", task);
-    if (!sw_tasks[t].implemented)
-        return m2_errorf(err, M2_EUNSUPPORTED, "scienceworld: task '%s' is not implemented yet", sw_tasks[t].name);
+    if (!m2_sw_tasks[t].implemented)
+        return m2_errorf(err, M2_EUNSUPPORTED, "scienceworld: task '%s' is not implemented yet", m2_sw_tasks[t].name);
     return t;
 }
 
@@ -71,7 +71,7 @@ static int num_episodes(m2_env *env, const char *task, m2_split split, m2_err *e
     if (split < M2_SPLIT_TRAIN || split > M2_SPLIT_OOD) return m2_errorf(err, M2_EINVAL, "scienceworld: bad split %d", (int)split);
     if (!task) {   /* every implemented task, in table order */
         int n = 0;
-        for (int t = 0; t < SW_NUM_TASKS; t++) if (sw_tasks[t].implemented) n += split_count(t, split);
+        for (int t = 0; t < M2_SW_NUM_TASKS; t++) if (m2_sw_tasks[t].implemented) n += split_count(t, split);
         return n;
     }
     int t = resolve_task(task, err);
@@ -87,8 +87,8 @@ static int locate(const char *task, m2_split split, int index, int *t_out, int *
         t = resolve_task(task, err);
         if (t < 0) return -1;
     } else {
-        for (int i = 0; i < SW_NUM_TASKS; i++) {
-            if (!sw_tasks[i].implemented) continue;
+        for (int i = 0; i < M2_SW_NUM_TASKS; i++) {
+            if (!m2_sw_tasks[i].implemented) continue;
             int n = split_count(i, split);
             if (index < n) { t = i; break; }
             index -= n;
@@ -96,40 +96,40 @@ static int locate(const char *task, m2_split split, int index, int *t_out, int *
         if (t < 0) return m2_errorf(err, M2_EINVAL, "scienceworld: episode index out of range for split %s", m2_split_name(split));
     }
     int lo, hi;
-    sw_split_range(sw_tasks[t].n_variations, split, &lo, &hi);
+    m2_sw_split_range(m2_sw_tasks[t].n_variations, split, &lo, &hi);
     if (index < 0 || index >= hi - lo)
         return m2_errorf(err, M2_EINVAL, "scienceworld: episode index %d out of range (task %s, split %s has %d)", index,
-                         sw_tasks[t].name, m2_split_name(split), hi - lo);
+                         m2_sw_tasks[t].name, m2_split_name(split), hi - lo);
     *t_out = t;
     *v_out = lo + index;
     return 0;
 }
 
 static int score100(const sw_env *e) {
-    double s = sw_goals_score(&e->s.w);
+    double s = m2_sw_goals_score(&e->s.w);
     return (int)nearbyint(s * 100.0);
 }
 
 /* Builds the world of (task, variation) into the session. */
 static int load(sw_env *e, int t, int v) {
-    sw_session *s = &e->s;
-    sw_world *w = &s->w;
+    m2_sw_session *s = &e->s;
+    m2_sw_world *w = &s->w;
     memset(w, 0, sizeof *w);
     s->n_amb = 0;
     s->vis_valid = 0;
-    w->focus = SW_NONE;
-    sw_jrand r;
-    sw_jrand_seed(&r, v);
-    w->universe = sw_new(w, K_UNIVERSE, "universe", SW_NONE);
-    sw_build_house(w, &r);
+    w->focus = M2_SW_NONE;
+    m2_sw_jrand r;
+    m2_sw_jrand_seed(&r, v);
+    w->universe = m2_sw_new(w, M2_SW_K_UNIVERSE, "universe", M2_SW_NONE);
+    m2_sw_build_house(w, &r);
     /* agent in a random location (locations sorted by name) */
-    int locs[16], nl = sw_children(w, w->universe, locs, 16, 1);
-    int start = locs[sw_jrand_next_int(&r, nl)];
-    w->agent = sw_new(w, K_AGENT, "agent", start);
-    w->inventory = sw_new(w, K_INVENTORY, "inventory", w->agent);
-    if (sw_task_setup(t, v, w, s->task_desc, sizeof s->task_desc, &e->params) != 0) return -1;
-    if (w->n >= SW_MAX_OBJ) return -1;
-    sw_goals_tick(w);   /* records the starting location */
+    int locs[16], nl = m2_sw_children(w, w->universe, locs, 16, 1);
+    int start = locs[m2_sw_jrand_next_int(&r, nl)];
+    w->agent = m2_sw_new(w, M2_SW_K_AGENT, "agent", start);
+    w->inventory = m2_sw_new(w, M2_SW_K_INVENTORY, "inventory", w->agent);
+    if (m2_sw_task_setup(t, v, w, s->task_desc, sizeof s->task_desc, &e->params) != 0) return -1;
+    if (w->n >= M2_SW_MAX_OBJ) return -1;
+    m2_sw_goals_tick(w);   /* records the starting location */
     e->task = t;
     e->variation = v;
     e->loaded = 1;
@@ -143,9 +143,9 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
     sw_env *e = (sw_env *)env;
     int t, v;
     if (locate(task, split, index, &t, &v, err)) return -1;
-    if (load(e, t, v)) return m2_errorf(err, M2_EINVAL, "scienceworld: cannot set up %s variation %d", sw_tasks[t].name, v);
-    sw_sb_reset(&e->s.out);
-    sw_look_around(&e->s.w, &e->s.out);
+    if (load(e, t, v)) return m2_errorf(err, M2_EINVAL, "scienceworld: cannot set up %s variation %d", m2_sw_tasks[t].name, v);
+    m2_sw_sb_reset(&e->s.out);
+    m2_sw_look_around(&e->s.w, &e->s.out);
     if (e->s.out.oom) return m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory");
     memset(first, 0, sizeof *first);
     first->observation = e->s.out.s;
@@ -168,10 +168,10 @@ static int step(m2_env *env, const char *action, m2_step_result *res) {
         return 0;
     }
     int valid = 0;
-    sw_session_step(&e->s, action ? action : "", &valid);
+    m2_sw_session_step(&e->s, action ? action : "", &valid);
     e->steps++;
     if (e->s.out.oom) {
-        sw_sb_free(&e->s.out);
+        m2_sw_sb_free(&e->s.out);
         res->observation = "ERROR: out of memory";
     } else if (!e->s.out.s || !e->s.out.s[0]) {
         /* what the Python API answers for an action that printed nothing */
@@ -180,7 +180,7 @@ static int step(m2_env *env, const char *action, m2_step_result *res) {
         res->observation = e->s.out.s;
     }
     int sc = score100(e);
-    const sw_goalseq *gs = &e->s.w.gs;
+    const m2_sw_goalseq *gs = &e->s.w.gs;
     res->score = (float)sc;
     res->reward = (float)(sc - e->last_score);
     e->last_score = sc;
@@ -195,8 +195,8 @@ static int admissible(m2_env *env, const char *const **out, int *n) {
     *out = NULL;
     *n = 0;
     if (!e->loaded) return 0;
-    sw_sb_reset(&e->adm);
-    sw_admissible(&e->s, &e->adm);
+    m2_sw_sb_reset(&e->adm);
+    m2_sw_admissible(&e->s, &e->adm);
     if (e->adm.oom || !e->adm.s) return -1;
     int count = 0;
     for (size_t i = 0; i < e->adm.n; i++) if (e->adm.s[i] == '\n') count++;
@@ -223,7 +223,7 @@ static int admissible(m2_env *env, const char *const **out, int *n) {
 static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
     sw_env *e = (sw_env *)env;
     if (!e->loaded) return m2_errorf(err, M2_EINVAL, "scienceworld: oracle called before reset");
-    if (sw_oracle_next(&e->s, e->task, &e->params, buf, cap)) {
+    if (m2_sw_oracle_next(&e->s, e->task, &e->params, buf, cap)) {
         if (cap) buf[0] = 0;
         return -1;
     }
@@ -263,18 +263,18 @@ static int segment(const m2_env *env, const char *const *acts, const char *const
 static char *describe(m2_env *env, const char *task, m2_split split, int index, m2_err *err) {
     int t, v;
     if (locate(task, split, index, &t, &v, err)) return NULL;
-    sw_params p;
-    sw_variation_params(t, v, &p);
+    m2_sw_params p;
+    m2_sw_variation_params(t, v, &p);
     /* the task text needs the world set up; use a scratch session */
     sw_env *tmp = NULL;
     m2_env *te = NULL;
     if (create(&te, NULL, err)) return NULL;
     tmp = (sw_env *)te;
-    if (load(tmp, t, v)) { destroy(te); m2_errorf(err, M2_EINVAL, "scienceworld: cannot set up %s variation %d", sw_tasks[t].name, v); return NULL; }
+    if (load(tmp, t, v)) { destroy(te); m2_errorf(err, M2_EINVAL, "scienceworld: cannot set up %s variation %d", m2_sw_tasks[t].name, v); return NULL; }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "env", "scienceworld");
-    cJSON_AddStringToObject(o, "task", sw_tasks[t].name);
-    cJSON_AddStringToObject(o, "task_id", sw_tasks[t].id);
+    cJSON_AddStringToObject(o, "task", m2_sw_tasks[t].name);
+    cJSON_AddStringToObject(o, "task_id", m2_sw_tasks[t].id);
     cJSON_AddStringToObject(o, "split", m2_split_name(split));
     cJSON_AddNumberToObject(o, "index", index);
     cJSON_AddNumberToObject(o, "variation", v);
@@ -287,7 +287,7 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
     return js;
 }
 
-const m2_env_class m2_scienceworld_class = {
+const m2_env_class m2_sw_class = {
     .name = "scienceworld",
     .score_max = 100,
     .create = create,

@@ -144,10 +144,10 @@ static const char *const tc_embedded_json[] = {
     "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"BPF\",\"###\",\"S S\"],\"key\":{\"B\":{\"item\":\"minecraft:book\"},\"P\":{\"item\":\"minecraft:paper\"},\"F\":{\"item\":\"minecraft:feather\"},\"#\":{\"tag\":\"minecraft:wooden_slab\"},\"S\":{\"item\":\"minecraft:stick\"}},\"result\":{\"item\":\"minecraft:writing_desk\"}}",
 };
 
-int m2_textcraft_embedded_count(void) { return (int)(sizeof tc_embedded_names / sizeof tc_embedded_names[0]); }
+int m2_tc_embedded_count(void) { return (int)(sizeof tc_embedded_names / sizeof tc_embedded_names[0]); }
 
-void m2_textcraft_embedded_file(int i, const char **name, const char **json) {
-    int ok = i >= 0 && i < m2_textcraft_embedded_count();
+void m2_tc_embedded_file(int i, const char **name, const char **json) {
+    int ok = i >= 0 && i < m2_tc_embedded_count();
     *name = ok ? tc_embedded_names[i] : NULL;
     *json = ok ? tc_embedded_json[i] : NULL;
 }

@@ -8,7 +8,7 @@
 
 #define TC_MAX_NAMES 16384   /* transitive-dependency bitsets are n_names^2 bits */
 
-int tc_ivec_push(tc_ivec *v, int x) {
+int m2_tc_ivec_push(m2_tc_ivec *v, int x) {
     if (v->n == v->cap) {
         int nc = v->cap ? v->cap * 2 : 8;
         int *a = realloc(v->a, (size_t)nc * sizeof *a);
@@ -19,9 +19,9 @@ int tc_ivec_push(tc_ivec *v, int x) {
     return 0;
 }
 
-void tc_ivec_free(tc_ivec *v) { free(v->a); v->a = NULL; v->n = v->cap = 0; }
+void m2_tc_ivec_free(m2_tc_ivec *v) { free(v->a); v->a = NULL; v->n = v->cap = 0; }
 
-uint64_t tc_fnv1a(const char *s, size_t n) {
+uint64_t m2_tc_fnv1a(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ull; }
     return h;
@@ -29,12 +29,12 @@ uint64_t tc_fnv1a(const char *s, size_t n) {
 
 /* ---- name table ---- */
 
-static int hash_rebuild(tc_tree *t, int cap) {
+static int hash_rebuild(m2_tc_tree *t, int cap) {
     int *h = malloc((size_t)cap * sizeof *h);
     if (!h) return -1;
     for (int i = 0; i < cap; i++) h[i] = -1;
     for (int i = 0; i < t->n_names; i++) {
-        uint64_t k = tc_fnv1a(t->names[i].id, (size_t)t->names[i].id_len);
+        uint64_t k = m2_tc_fnv1a(t->names[i].id, (size_t)t->names[i].id_len);
         int j = (int)(k & (uint64_t)(cap - 1));
         while (h[j] >= 0) j = (j + 1) & (cap - 1);
         h[j] = i;
@@ -44,9 +44,9 @@ static int hash_rebuild(tc_tree *t, int cap) {
     return 0;
 }
 
-int tc_find(const tc_tree *t, const char *id, int len) {
+int m2_tc_find(const m2_tc_tree *t, const char *id, int len) {
     if (!t->hash_cap) return -1;
-    uint64_t k = tc_fnv1a(id, (size_t)len);
+    uint64_t k = m2_tc_fnv1a(id, (size_t)len);
     for (int j = (int)(k & (uint64_t)(t->hash_cap - 1));; j = (j + 1) & (t->hash_cap - 1)) {
         int i = t->hash[j];
         if (i < 0) return -1;
@@ -54,18 +54,18 @@ int tc_find(const tc_tree *t, const char *id, int len) {
     }
 }
 
-int tc_find_typed(const tc_tree *t, const char *typed, int len) {
+int m2_tc_find_typed(const m2_tc_tree *t, const char *typed, int len) {
     if (!t->hash_cap) return -1;
-    uint64_t h = tc_fnv1a(TC_NS, TC_NS_LEN);
+    uint64_t h = m2_tc_fnv1a(M2_TC_NS, M2_TC_NS_LEN);
     for (int i = 0; i < len; i++) { h ^= (unsigned char)(typed[i] == ' ' ? '_' : typed[i]); h *= 1099511628211ull; }
     for (int j = (int)(h & (uint64_t)(t->hash_cap - 1));; j = (j + 1) & (t->hash_cap - 1)) {
         int i = t->hash[j];
         if (i < 0) return -1;
-        const tc_name *nm = &t->names[i];
-        if (nm->id_len != TC_NS_LEN + len || memcmp(nm->id, TC_NS, TC_NS_LEN)) continue;
+        const m2_tc_name *nm = &t->names[i];
+        if (nm->id_len != M2_TC_NS_LEN + len || memcmp(nm->id, M2_TC_NS, M2_TC_NS_LEN)) continue;
         int k = 0;
         for (; k < len; k++)
-            if (nm->id[TC_NS_LEN + k] != (typed[k] == ' ' ? '_' : typed[k])) break;
+            if (nm->id[M2_TC_NS_LEN + k] != (typed[k] == ' ' ? '_' : typed[k])) break;
         if (k == len) return i;
     }
 }
@@ -77,7 +77,7 @@ static char *display_of(const char *id) {
     if (!d) return NULL;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
-        if (!strncmp(id + i, TC_NS, TC_NS_LEN)) { i += TC_NS_LEN; continue; }
+        if (!strncmp(id + i, M2_TC_NS, M2_TC_NS_LEN)) { i += M2_TC_NS_LEN; continue; }
         d[o++] = id[i] == '_' ? ' ' : id[i];
         i++;
     }
@@ -85,16 +85,16 @@ static char *display_of(const char *id) {
     return d;
 }
 
-static int intern(tc_tree *t, const char *id, size_t len) {
-    int f = tc_find(t, id, (int)len);
+static int intern(m2_tc_tree *t, const char *id, size_t len) {
+    int f = m2_tc_find(t, id, (int)len);
     if (f >= 0) return f;
     if (t->n_names == t->cap_names) {
         int nc = t->cap_names ? t->cap_names * 2 : 256;
-        tc_name *a = realloc(t->names, (size_t)nc * sizeof *a);
+        m2_tc_name *a = realloc(t->names, (size_t)nc * sizeof *a);
         if (!a) return -1;
         t->names = a; t->cap_names = nc;
     }
-    tc_name *nm = &t->names[t->n_names];
+    m2_tc_name *nm = &t->names[t->n_names];
     memset(nm, 0, sizeof *nm);
     nm->id = malloc(len + 1);
     if (!nm->id) return -1;
@@ -111,7 +111,7 @@ static int intern(tc_tree *t, const char *id, size_t len) {
     if (t->n_names * 2 > t->hash_cap) {
         if (hash_rebuild(t, t->hash_cap ? t->hash_cap * 2 : 512)) return -1;
     } else {
-        int j = (int)(tc_fnv1a(nm->id, len) & (uint64_t)(t->hash_cap - 1));
+        int j = (int)(m2_tc_fnv1a(nm->id, len) & (uint64_t)(t->hash_cap - 1));
         while (t->hash[j] >= 0) j = (j + 1) & (t->hash_cap - 1);
         t->hash[j] = t->n_names - 1;
     }
@@ -120,16 +120,16 @@ static int intern(tc_tree *t, const char *id, size_t len) {
 
 /* ---- parsing one file ---- */
 
-typedef struct parse_ctx { tc_tree *t; const char *file; m2_err *err; } parse_ctx;
+typedef struct parse_ctx { m2_tc_tree *t; const char *file; m2_err *err; } parse_ctx;
 
-static int add_ing(tc_tree *t, int name, int count, int is_tag) {
+static int add_ing(m2_tc_tree *t, int name, int count, int is_tag) {
     if (t->n_ings == t->cap_ings) {
         int nc = t->cap_ings ? t->cap_ings * 2 : 1024;
-        tc_ing *a = realloc(t->ings, (size_t)nc * sizeof *a);
+        m2_tc_ing *a = realloc(t->ings, (size_t)nc * sizeof *a);
         if (!a) return -1;
         t->ings = a; t->cap_ings = nc;
     }
-    t->ings[t->n_ings++] = (tc_ing){name, count, is_tag};
+    t->ings[t->n_ings++] = (m2_tc_ing){name, count, is_tag};
     return 0;
 }
 
@@ -165,7 +165,7 @@ static int count_sub(const char *s, const char *key) {
 
 /* Returns 1 if the file holds a crafting recipe (appended, kept=undecided), 0 if another type. */
 static int parse_recipe(parse_ctx *c, const cJSON *root, int file_idx) {
-    tc_tree *t = c->t;
+    m2_tc_tree *t = c->t;
     if (!cJSON_IsObject(root)) return m2_errorf(c->err, M2_EFORMAT, "%s: expected a JSON object at top level", c->file);
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
     if (!type) return m2_errorf(c->err, M2_EFORMAT, "%s: field 'type': missing", c->file);
@@ -239,11 +239,11 @@ static int parse_recipe(parse_ctx *c, const cJSON *root, int file_idx) {
     if (grp) {
         if (!cJSON_IsString(grp)) return m2_errorf(c->err, M2_EFORMAT, "%s: field 'group': expected a string", c->file);
         size_t gl = strlen(grp->valuestring);
-        char *g = malloc(TC_NS_LEN + gl + 1);
+        char *g = malloc(M2_TC_NS_LEN + gl + 1);
         if (!g) return m2_errorf(c->err, M2_ENOMEM, "%s: out of memory", c->file);
-        memcpy(g, TC_NS, TC_NS_LEN);
-        memcpy(g + TC_NS_LEN, grp->valuestring, gl + 1);
-        group = intern(t, g, TC_NS_LEN + gl);
+        memcpy(g, M2_TC_NS, M2_TC_NS_LEN);
+        memcpy(g + M2_TC_NS_LEN, grp->valuestring, gl + 1);
+        group = intern(t, g, M2_TC_NS_LEN + gl);
         free(g);
         if (group < 0) return m2_errorf(c->err, M2_ENOMEM, "%s: out of memory", c->file);
     }
@@ -253,12 +253,12 @@ static int parse_recipe(parse_ctx *c, const cJSON *root, int file_idx) {
 
     if (t->n_recipes == t->cap_recipes) {
         int nc = t->cap_recipes ? t->cap_recipes * 2 : 256;
-        tc_recipe *a = realloc(t->recipes, (size_t)nc * sizeof *a);
+        m2_tc_recipe *a = realloc(t->recipes, (size_t)nc * sizeof *a);
         if (!a) return m2_errorf(c->err, M2_ENOMEM, "%s: out of memory", c->file);
         t->recipes = a; t->cap_recipes = nc;
     }
     /* out_tag holds the group name for now; pass 2 decides what it means */
-    t->recipes[t->n_recipes++] = (tc_recipe){.out = out, .out_count = (int)count, .out_tag = group,
+    t->recipes[t->n_recipes++] = (m2_tc_recipe){.out = out, .out_count = (int)count, .out_tag = group,
                                              .ing0 = ing0, .n_ing = t->n_ings - ing0, .line = -1,
                                              .file = file_idx, .depth = -1};
     return 1;
@@ -266,11 +266,11 @@ static int parse_recipe(parse_ctx *c, const cJSON *root, int file_idx) {
 
 /* ---- pass 2: skips, groups, cycles (ADaPT's _load_recipes bookkeeping, in file order) ---- */
 
-static int ends_with_block(const tc_name *n) {
+static int ends_with_block(const m2_tc_name *n) {
     return n->id_len >= 6 && !memcmp(n->id + n->id_len - 6, "_block", 6);
 }
 
-static int register_recipes(tc_tree *t, tc_ivec *kept, m2_err *err) {
+static int register_recipes(m2_tc_tree *t, m2_tc_ivec *kept, m2_err *err) {
     int nn = t->n_names;
     if (nn > TC_MAX_NAMES)
         return m2_errorf(err, M2_EUNSUPPORTED, "recipes: %d distinct item and tag names (more than %d are not supported)", nn, TC_MAX_NAMES);
@@ -278,8 +278,8 @@ static int register_recipes(tc_tree *t, tc_ivec *kept, m2_err *err) {
     uint64_t *deps = calloc((size_t)nn * words, sizeof *deps);
     if (!deps && nn) return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
     for (int r = 0; r < t->n_recipes; r++) {
-        tc_recipe *rc = &t->recipes[r];
-        const tc_ing *in = &t->ings[rc->ing0];
+        m2_tc_recipe *rc = &t->recipes[r];
+        const m2_tc_ing *in = &t->ings[rc->ing0];
         if (rc->n_ing == 1 && ends_with_block(&t->names[in[0].name])) { t->stats.n_skipped_block++; rc->out_tag = -2; continue; }
         int out = rc->out, tag = rc->out_tag;
         if (tag >= 0 && tag != out) { t->names[tag].is_tag = 1; t->names[out].tag_of = tag; }
@@ -289,9 +289,9 @@ static int register_recipes(tc_tree *t, tc_ivec *kept, m2_err *err) {
             if (d[out / 64] >> (out % 64) & 1) skip = 1;
         }
         if (skip) { t->stats.n_skipped_cycle++; rc->out_tag = -2; continue; }
-        tc_name *o = &t->names[out];
-        if (!o->item_recipes.n && tc_ivec_push(&t->craft_order, out)) goto oom;
-        if (tc_ivec_push(&o->item_recipes, r) || tc_ivec_push(kept, r)) goto oom;
+        m2_tc_name *o = &t->names[out];
+        if (!o->item_recipes.n && m2_tc_ivec_push(&t->craft_order, out)) goto oom;
+        if (m2_tc_ivec_push(&o->item_recipes, r) || m2_tc_ivec_push(kept, r)) goto oom;
         uint64_t *dout = deps + (size_t)out * words;
         for (int i = 0; i < rc->n_ing; i++) {
             int nm = in[i].name;
@@ -299,7 +299,7 @@ static int register_recipes(tc_tree *t, tc_ivec *kept, m2_err *err) {
             const uint64_t *d = deps + (size_t)nm * words;
             for (size_t w = 0; w < words; w++) dout[w] |= d[w];
         }
-        if (tag >= 0 && tc_ivec_push(&t->names[tag].tag_recipes, r)) goto oom;
+        if (tag >= 0 && m2_tc_ivec_push(&t->names[tag].tag_recipes, r)) goto oom;
     }
     free(deps);
     return 0;
@@ -309,16 +309,16 @@ oom:
 }
 
 /* clean_up_recipes: an input tag none of whose members has a recipe becomes a plain item. */
-static int clean_up(tc_tree *t, const tc_ivec *kept, m2_err *err) {
+static int clean_up(m2_tc_tree *t, const m2_tc_ivec *kept, m2_err *err) {
     for (int i = 0; i < t->n_names; i++)
-        if (t->names[i].tag_of >= 0 && tc_ivec_push(&t->names[t->names[i].tag_of].members, i))
+        if (t->names[i].tag_of >= 0 && m2_tc_ivec_push(&t->names[t->names[i].tag_of].members, i))
             return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
     for (int k = 0; k < kept->n; k++) {
-        tc_recipe *rc = &t->recipes[kept->a[k]];
+        m2_tc_recipe *rc = &t->recipes[kept->a[k]];
         for (int i = 0; i < rc->n_ing; i++) {
-            tc_ing *g = &t->ings[rc->ing0 + i];
+            m2_tc_ing *g = &t->ings[rc->ing0 + i];
             if (!g->is_tag) continue;
-            const tc_ivec *m = &t->names[g->name].members;
+            const m2_tc_ivec *m = &t->names[g->name].members;
             int ok = 0;
             for (int j = 0; j < m->n && !ok; j++) ok = t->names[m->a[j]].item_recipes.n > 0;
             if (!ok) {
@@ -334,28 +334,28 @@ static int clean_up(tc_tree *t, const tc_ivec *kept, m2_err *err) {
 
 /* get_min_depth, memoised; a name met again while being computed counts as unreachable (ADaPT
  * would recurse forever on such a cycle). */
-static int depth_of(tc_tree *t, int name, int level);
+static int depth_of(m2_tc_tree *t, int name, int level);
 
-static int recipe_depth(tc_tree *t, int r, int level) {
-    tc_recipe *rc = &t->recipes[r];
+static int recipe_depth(m2_tc_tree *t, int r, int level) {
+    m2_tc_recipe *rc = &t->recipes[r];
     int d = 0;
     for (int i = 0; i < rc->n_ing; i++) {
         int x = depth_of(t, t->ings[rc->ing0 + i].name, level + 1);
-        x = x >= TC_DEPTH_INF ? TC_DEPTH_INF : x + 1;
+        x = x >= M2_TC_DEPTH_INF ? M2_TC_DEPTH_INF : x + 1;
         if (x > d) d = x;
     }
     rc->depth = d;
     return d;
 }
 
-static int depth_of(tc_tree *t, int name, int level) {
-    tc_name *n = &t->names[name];
+static int depth_of(m2_tc_tree *t, int name, int level) {
+    m2_tc_name *n = &t->names[name];
     if (n->depth >= 0) return n->depth;
-    if (n->depth == -2 || level > 4096) return TC_DEPTH_INF;
-    const tc_ivec *rs = n->item_recipes.n ? &n->item_recipes : &n->tag_recipes;
+    if (n->depth == -2 || level > 4096) return M2_TC_DEPTH_INF;
+    const m2_tc_ivec *rs = n->item_recipes.n ? &n->item_recipes : &n->tag_recipes;
     if (!rs->n) { n->depth = 0; return 0; }
     n->depth = -2;
-    int best = TC_DEPTH_INF;
+    int best = M2_TC_DEPTH_INF;
     for (int i = 0; i < rs->n; i++) {
         int d = recipe_depth(t, rs->a[i], level);
         if (d < best) best = d;
@@ -365,7 +365,7 @@ static int depth_of(tc_tree *t, int name, int level) {
 }
 
 /* Recipe command line: "craft N out using c1 in1, c2 in2". */
-static int build_lines(tc_tree *t, const tc_ivec *kept, m2_err *err) {
+static int build_lines(m2_tc_tree *t, const m2_tc_ivec *kept, m2_err *err) {
     int cap = 16;
     while (cap < kept->n * 2 + 2) cap *= 2;
     int *h = malloc((size_t)cap * sizeof *h);
@@ -374,7 +374,7 @@ static int build_lines(tc_tree *t, const tc_ivec *kept, m2_err *err) {
     if (!h) return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
     for (int i = 0; i < cap; i++) h[i] = -1;
     for (int k = 0; k < kept->n; k++) {
-        tc_recipe *rc = &t->recipes[kept->a[k]];
+        m2_tc_recipe *rc = &t->recipes[kept->a[k]];
         size_t need = 64 + (size_t)t->names[rc->out].disp_len;
         for (int i = 0; i < rc->n_ing; i++) need += 16 + (size_t)t->names[t->ings[rc->ing0 + i].name].disp_len;
         if (need > tcap) {
@@ -384,10 +384,10 @@ static int build_lines(tc_tree *t, const tc_ivec *kept, m2_err *err) {
         }
         int n = sprintf(tmp, "craft %d %s using ", rc->out_count, t->names[rc->out].disp);
         for (int i = 0; i < rc->n_ing; i++) {
-            const tc_ing *g = &t->ings[rc->ing0 + i];
+            const m2_tc_ing *g = &t->ings[rc->ing0 + i];
             n += sprintf(tmp + n, "%s%d %s", i ? ", " : "", g->count, t->names[g->name].disp);
         }
-        uint64_t hv = tc_fnv1a(tmp, (size_t)n);
+        uint64_t hv = m2_tc_fnv1a(tmp, (size_t)n);
         int j = (int)(hv & (uint64_t)(cap - 1));
         for (; h[j] >= 0; j = (j + 1) & (cap - 1))
             if (t->line_len[h[j]] == n && !memcmp(t->lines[h[j]], tmp, (size_t)n)) break;
@@ -427,18 +427,18 @@ static int cmp_src(const void *a, const void *b) {
     return strcmp(((const src_ref *)a)->name, ((const src_ref *)b)->name);
 }
 
-int tc_tree_build(tc_tree *t, const tc_src *files, int n, m2_err *err) {
+int m2_tc_tree_build(m2_tc_tree *t, const m2_tc_src *files, int n, m2_err *err) {
     memset(t, 0, sizeof *t);
     if (n <= 0) return m2_errorf(err, M2_EFORMAT, "recipes: no recipe files");
     src_ref *order = malloc((size_t)n * sizeof *order);
-    tc_ivec kept = {0};
+    m2_tc_ivec kept = {0};
     if (!order) return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
     for (int i = 0; i < n; i++) order[i] = (src_ref){files[i].name, i};
     /* sorted file names: the documented deterministic order (ADaPT used os.listdir order) */
     qsort(order, (size_t)n, sizeof *order, cmp_src);
     t->stats.n_files = n;
     for (int k = 0; k < n; k++) {
-        const tc_src *f = &files[order[k].idx];
+        const m2_tc_src *f = &files[order[k].idx];
         const char *end = NULL;
         cJSON *root = cJSON_ParseWithLengthOpts(f->text, f->len, &end, 0);
         if (!root) {
@@ -455,7 +455,7 @@ int tc_tree_build(tc_tree *t, const tc_src *files, int n, m2_err *err) {
     if (register_recipes(t, &kept, err) || clean_up(t, &kept, err)) goto fail;
     t->stats.n_kept = kept.n;
     for (int i = 0; i < t->n_names; i++) {
-        tc_name *nm = &t->names[i];
+        m2_tc_name *nm = &t->names[i];
         depth_of(t, i, 0);
         t->stats.n_items += nm->is_item;
         t->stats.n_tags += nm->is_tag;
@@ -464,10 +464,10 @@ int tc_tree_build(tc_tree *t, const tc_src *files, int n, m2_err *err) {
             if (nm->best < 0 || t->recipes[r].depth < t->recipes[nm->best].depth) nm->best = r;
         }
         for (int j = 0; j < nm->item_recipes.n; j++) {
-            const tc_recipe *rc = &t->recipes[nm->item_recipes.a[j]];
+            const m2_tc_recipe *rc = &t->recipes[nm->item_recipes.a[j]];
             for (int g = 0; g < rc->n_ing; g++) {
-                tc_ivec *u = &t->names[t->ings[rc->ing0 + g].name].uses;
-                if ((!u->n || u->a[u->n - 1] != nm->item_recipes.a[j]) && tc_ivec_push(u, nm->item_recipes.a[j])) {
+                m2_tc_ivec *u = &t->names[t->ings[rc->ing0 + g].name].uses;
+                if ((!u->n || u->a[u->n - 1] != nm->item_recipes.a[j]) && m2_tc_ivec_push(u, nm->item_recipes.a[j])) {
                     m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
                     goto fail;
                 }
@@ -481,17 +481,17 @@ int tc_tree_build(tc_tree *t, const tc_src *files, int n, m2_err *err) {
     for (int i = 0; i < t->craft_order.n; i++) {
         int d = t->names[t->craft_order.a[i]].depth;
         t->stats.depth_hist[d < M2_TC_MAX_DEPTH_HIST ? d : M2_TC_MAX_DEPTH_HIST - 1]++;
-        if (d < TC_DEPTH_INF && d > maxd) maxd = d;
+        if (d < M2_TC_DEPTH_INF && d > maxd) maxd = d;
     }
     for (int d = maxd; d >= 2; d--)
         for (int i = 0; i < t->craft_order.n; i++) {
             int it = t->craft_order.a[i];
             if (t->names[it].depth != d) continue;
-            if (tc_ivec_push(&t->goals, it)) { m2_errorf(err, M2_ENOMEM, "recipes: out of memory"); goto fail; }
+            if (m2_tc_ivec_push(&t->goals, it)) { m2_errorf(err, M2_ENOMEM, "recipes: out of memory"); goto fail; }
             /* split by a hash of the goal id: 2 in 10 goal items are held out as OOD */
-            int ood = tc_fnv1a(t->names[it].id, (size_t)t->names[it].id_len) % 10 < 2;
-            if (tc_ivec_push(&t->split_goals[ood ? M2_SPLIT_OOD : M2_SPLIT_TRAIN], it) ||
-                (!ood && tc_ivec_push(&t->split_goals[M2_SPLIT_ID], it))) {
+            int ood = m2_tc_fnv1a(t->names[it].id, (size_t)t->names[it].id_len) % 10 < 2;
+            if (m2_tc_ivec_push(&t->split_goals[ood ? M2_SPLIT_OOD : M2_SPLIT_TRAIN], it) ||
+                (!ood && m2_tc_ivec_push(&t->split_goals[M2_SPLIT_ID], it))) {
                 m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
                 goto fail;
             }
@@ -499,35 +499,35 @@ int tc_tree_build(tc_tree *t, const tc_src *files, int n, m2_err *err) {
     t->stats.n_goals = t->goals.n;
     for (int s = 0; s < 3; s++) t->stats.split_goals[s] = t->split_goals[s].n;
     free(order);
-    tc_ivec_free(&kept);
+    m2_tc_ivec_free(&kept);
     return 0;
 fail:
     free(order);
-    tc_ivec_free(&kept);
-    tc_tree_free(t);
+    m2_tc_ivec_free(&kept);
+    m2_tc_tree_free(t);
     return -1;
 }
 
-void tc_tree_free(tc_tree *t) {
+void m2_tc_tree_free(m2_tc_tree *t) {
     for (int i = 0; i < t->n_names; i++) {
-        tc_name *n = &t->names[i];
+        m2_tc_name *n = &t->names[i];
         free(n->id); free(n->disp);
-        tc_ivec_free(&n->item_recipes); tc_ivec_free(&n->tag_recipes);
-        tc_ivec_free(&n->uses); tc_ivec_free(&n->members);
+        m2_tc_ivec_free(&n->item_recipes); m2_tc_ivec_free(&n->tag_recipes);
+        m2_tc_ivec_free(&n->uses); m2_tc_ivec_free(&n->members);
     }
     free(t->names); free(t->hash); free(t->recipes); free(t->ings);
     for (int i = 0; i < t->n_lines; i++) free(t->lines[i]);
     free(t->lines); free(t->line_len); free(t->line_recipe);
-    tc_ivec_free(&t->craft_order); tc_ivec_free(&t->goals);
-    for (int s = 0; s < 3; s++) tc_ivec_free(&t->split_goals[s]);
+    m2_tc_ivec_free(&t->craft_order); m2_tc_ivec_free(&t->goals);
+    for (int s = 0; s < 3; s++) m2_tc_ivec_free(&t->split_goals[s]);
     memset(t, 0, sizeof *t);
 }
 
-int tc_is_craftable(const tc_tree *t, int name) {
+int m2_tc_is_craftable(const m2_tc_tree *t, int name) {
     return name >= 0 && (t->names[name].item_recipes.n || t->names[name].tag_recipes.n);
 }
 
 /* get succeeds for a known item that is neither craftable nor a tag. */
-int tc_is_gettable(const tc_tree *t, int name) {
-    return name >= 0 && !tc_is_craftable(t, name) && !t->names[name].is_tag && t->names[name].is_item;
+int m2_tc_is_gettable(const m2_tc_tree *t, int name) {
+    return name >= 0 && !m2_tc_is_craftable(t, name) && !t->names[name].is_tag && t->names[name].is_item;
 }

@@ -10,33 +10,33 @@
 
 enum { PLAN_OK = 0, PLAN_EMITTED = 1, PLAN_FAIL = -1 };
 
-static void vset(tc_env *e, int name, int64_t v) {
-    if (!e->name_mark[name]) { e->name_mark[name] = 1; tc_ivec_push(&e->vtouched, name); }
+static void vset(m2_tc_env *e, int name, int64_t v) {
+    if (!e->name_mark[name]) { e->name_mark[name] = 1; m2_tc_ivec_push(&e->vtouched, name); }
     e->vinv[name] = v;
 }
 
 /* The item recipe of least depth whose line is listed this episode (first on ties). */
-static int listed_recipe(const tc_env *e, int item) {
-    const tc_tree *t = &e->t;
-    const tc_ivec *rs = &t->names[item].item_recipes;
+static int listed_recipe(const m2_tc_env *e, int item) {
+    const m2_tc_tree *t = &e->t;
+    const m2_tc_ivec *rs = &t->names[item].item_recipes;
     int best = -1;
     for (int i = 0; i < rs->n; i++) {
-        const tc_recipe *rc = &t->recipes[rs->a[i]];
+        const m2_tc_recipe *rc = &t->recipes[rs->a[i]];
         if (!e->line_listed[rc->line]) continue;
         if (best < 0 || rc->depth < t->recipes[best].depth) best = rs->a[i];
     }
     return best;
 }
 
-static int obtainable(const tc_env *e, int item) {
-    return tc_is_gettable(&e->t, item) || listed_recipe(e, item) >= 0;
+static int obtainable(const m2_tc_env *e, int item) {
+    return m2_tc_is_gettable(&e->t, item) || listed_recipe(e, item) >= 0;
 }
 
 /* A concrete item for a tag input: one already held in the needed amount, else the one held most,
  * else the shallowest obtainable member (first on ties). */
-static int pick_member(const tc_env *e, const int64_t *inv, int tag, int64_t need) {
-    const tc_tree *t = &e->t;
-    const tc_ivec *m = &t->names[tag].members;
+static int pick_member(const m2_tc_env *e, const int64_t *inv, int tag, int64_t need) {
+    const m2_tc_tree *t = &e->t;
+    const m2_tc_ivec *m = &t->names[tag].members;
     int best = -1;
     for (int i = 0; i < m->n; i++) {
         int c = m->a[i];
@@ -52,47 +52,47 @@ static int pick_member(const tc_env *e, const int64_t *inv, int tag, int64_t nee
     return best;
 }
 
-static void emit_craft(tc_env *e, const tc_recipe *rc, const int *conc) {
-    const tc_tree *t = &e->t;
-    tc_buf *a = &e->act;
-    tc_buf_clear(a);
-    tc_buf_puts(a, "craft ");
-    tc_buf_putll(a, rc->out_count);
-    tc_buf_putc(a, ' ');
-    tc_buf_puts(a, t->names[rc->out].disp);
-    tc_buf_puts(a, " using ");
+static void emit_craft(m2_tc_env *e, const m2_tc_recipe *rc, const int *conc) {
+    const m2_tc_tree *t = &e->t;
+    m2_tc_buf *a = &e->act;
+    m2_tc_buf_clear(a);
+    m2_tc_buf_puts(a, "craft ");
+    m2_tc_buf_putll(a, rc->out_count);
+    m2_tc_buf_putc(a, ' ');
+    m2_tc_buf_puts(a, t->names[rc->out].disp);
+    m2_tc_buf_puts(a, " using ");
     for (int g = 0; g < rc->n_ing; g++) {
-        if (g) tc_buf_puts(a, ", ");
-        tc_buf_putll(a, t->ings[rc->ing0 + g].count);
-        tc_buf_putc(a, ' ');
-        tc_buf_puts(a, t->names[conc[g]].disp);
+        if (g) m2_tc_buf_puts(a, ", ");
+        m2_tc_buf_putll(a, t->ings[rc->ing0 + g].count);
+        m2_tc_buf_putc(a, ' ');
+        m2_tc_buf_puts(a, t->names[conc[g]].disp);
     }
 }
 
 /* Makes n of item available in the virtual inventory and reserves them (so sibling inputs cannot
  * use them); emits the first action still needed and stops there. */
-static int need(tc_env *e, int item, int64_t n, int level) {
-    const tc_tree *t = &e->t;
+static int need(m2_tc_env *e, int item, int64_t n, int level) {
+    const m2_tc_tree *t = &e->t;
     if (level > TC_ORACLE_MAX_LEVEL) return PLAN_FAIL;
     int64_t have = e->vinv[item];
     if (have < n) {
         int64_t missing = n - have;
-        if (tc_is_gettable(t, item)) {
-            tc_buf_clear(&e->act);
-            tc_buf_puts(&e->act, "get ");
-            tc_buf_putll(&e->act, missing);
-            tc_buf_putc(&e->act, ' ');
-            tc_buf_puts(&e->act, t->names[item].disp);
+        if (m2_tc_is_gettable(t, item)) {
+            m2_tc_buf_clear(&e->act);
+            m2_tc_buf_puts(&e->act, "get ");
+            m2_tc_buf_putll(&e->act, missing);
+            m2_tc_buf_putc(&e->act, ' ');
+            m2_tc_buf_puts(&e->act, t->names[item].disp);
             return PLAN_EMITTED;
         }
         int r = listed_recipe(e, item);
         if (r < 0) return PLAN_FAIL;
-        const tc_recipe *rc = &t->recipes[r];
+        const m2_tc_recipe *rc = &t->recipes[r];
         if (rc->n_ing > TC_ORACLE_MAX_ING) return PLAN_FAIL;
         int64_t batches = (missing + rc->out_count - 1) / rc->out_count;
         int conc[TC_ORACLE_MAX_ING];
         for (int g = 0; g < rc->n_ing; g++) {
-            const tc_ing *ing = &t->ings[rc->ing0 + g];
+            const m2_tc_ing *ing = &t->ings[rc->ing0 + g];
             int64_t k = batches * ing->count;
             int c = ing->is_tag ? pick_member(e, e->vinv, ing->name, k) : ing->name;
             if (c < 0) return PLAN_FAIL;
@@ -107,7 +107,7 @@ static int need(tc_env *e, int item, int64_t n, int level) {
     return PLAN_OK;
 }
 
-int tc_oracle_next(tc_env *e, char *buf, size_t cap, m2_err *err) {
+int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
     if (e->goal < 0) return m2_errorf(err, M2_EINVAL, "textcraft oracle: no episode (call reset first)");
     if (e->won) return m2_errorf(err, M2_EINVAL, "textcraft oracle: the goal is already crafted");
     e->vtouched.n = 0;
@@ -125,43 +125,43 @@ int tc_oracle_next(tc_env *e, char *buf, size_t cap, m2_err *err) {
 /* "inventory", a get for every fetchable item of the goal's tree (count as one recipe uses it),
  * then every listed line with tag inputs replaced by a concrete member (the one held most, else
  * the shallowest obtainable one). */
-int tc_admissible(tc_env *e, const char *const **actions, int *n) {
-    const tc_tree *t = &e->t;
-    tc_buf *b = &e->adm_text;
-    tc_buf_clear(b);
+int m2_tc_admissible(m2_tc_env *e, const char *const **actions, int *n) {
+    const m2_tc_tree *t = &e->t;
+    m2_tc_buf *b = &e->adm_text;
+    m2_tc_buf_clear(b);
     e->adm_off.n = 0;
     *actions = NULL; *n = 0;
     if (e->goal < 0) return 0;
-#define ADM_PUSH() tc_ivec_push(&e->adm_off, (int)b->n)
-#define ADM_END() tc_buf_putc(b, 0)
-    ADM_PUSH(); tc_buf_puts(b, "inventory"); ADM_END();
+#define ADM_PUSH() m2_tc_ivec_push(&e->adm_off, (int)b->n)
+#define ADM_END() m2_tc_buf_putc(b, 0)
+    ADM_PUSH(); m2_tc_buf_puts(b, "inventory"); ADM_END();
     e->vtouched.n = 0;
     for (int i = 0; i < e->tree_recipes.n; i++) {
-        const tc_recipe *rc = &t->recipes[e->tree_recipes.a[i]];
+        const m2_tc_recipe *rc = &t->recipes[e->tree_recipes.a[i]];
         for (int g = 0; g < rc->n_ing; g++) {
-            const tc_ing *ing = &t->ings[rc->ing0 + g];
+            const m2_tc_ing *ing = &t->ings[rc->ing0 + g];
             int nm = ing->name;
-            if (!tc_is_gettable(t, nm) || e->name_mark[nm]) continue;
+            if (!m2_tc_is_gettable(t, nm) || e->name_mark[nm]) continue;
             e->name_mark[nm] = 1;
-            tc_ivec_push(&e->vtouched, nm);
+            m2_tc_ivec_push(&e->vtouched, nm);
             ADM_PUSH();
-            tc_buf_puts(b, "get "); tc_buf_putll(b, ing->count); tc_buf_putc(b, ' '); tc_buf_puts(b, t->names[nm].disp);
+            m2_tc_buf_puts(b, "get "); m2_tc_buf_putll(b, ing->count); m2_tc_buf_putc(b, ' '); m2_tc_buf_puts(b, t->names[nm].disp);
             ADM_END();
         }
     }
     for (int i = 0; i < e->vtouched.n; i++) e->name_mark[e->vtouched.a[i]] = 0;
     e->vtouched.n = 0;
     for (int i = 0; i < e->block_lines.n; i++) {
-        const tc_recipe *rc = &t->recipes[t->line_recipe[e->block_lines.a[i]]];
+        const m2_tc_recipe *rc = &t->recipes[t->line_recipe[e->block_lines.a[i]]];
         ADM_PUSH();
-        tc_buf_puts(b, "craft "); tc_buf_putll(b, rc->out_count); tc_buf_putc(b, ' ');
-        tc_buf_puts(b, t->names[rc->out].disp); tc_buf_puts(b, " using ");
+        m2_tc_buf_puts(b, "craft "); m2_tc_buf_putll(b, rc->out_count); m2_tc_buf_putc(b, ' ');
+        m2_tc_buf_puts(b, t->names[rc->out].disp); m2_tc_buf_puts(b, " using ");
         for (int g = 0; g < rc->n_ing; g++) {
-            const tc_ing *ing = &t->ings[rc->ing0 + g];
+            const m2_tc_ing *ing = &t->ings[rc->ing0 + g];
             int c = ing->is_tag ? pick_member(e, e->inv, ing->name, 0) : ing->name;
             if (c < 0) c = ing->name;
-            if (g) tc_buf_puts(b, ", ");
-            tc_buf_putll(b, ing->count); tc_buf_putc(b, ' '); tc_buf_puts(b, t->names[c].disp);
+            if (g) m2_tc_buf_puts(b, ", ");
+            m2_tc_buf_putll(b, ing->count); m2_tc_buf_putc(b, ' '); m2_tc_buf_puts(b, t->names[c].disp);
         }
         ADM_END();
     }
@@ -199,7 +199,7 @@ static void subgoal_text(m2_subgoal *sg, long n, const char *id, int idlen) {
     char disp[200];
     int o = 0;
     for (int i = 0; i < idlen && o < (int)sizeof disp - 1;) {
-        if (!strncmp(id + i, TC_NS, TC_NS_LEN)) { i += TC_NS_LEN; continue; }
+        if (!strncmp(id + i, M2_TC_NS, M2_TC_NS_LEN)) { i += M2_TC_NS_LEN; continue; }
         disp[o++] = id[i] == '_' ? ' ' : id[i];
         i++;
     }
@@ -210,7 +210,7 @@ static void subgoal_text(m2_subgoal *sg, long n, const char *id, int idlen) {
 /* One sub-goal per crafted item: a run of successful crafts of the same item (batches), with the
  * steps before it since the previous sub-goal (gets, inventory, failed actions). Steps after the
  * last craft form a final sub-goal "craft 1 <goal>". */
-int tc_segment(const tc_env *e, const char *const *actions, const char *const *observations, int n_steps,
+int m2_tc_segment(const m2_tc_env *e, const char *const *actions, const char *const *observations, int n_steps,
                m2_subgoal *out, int cap) {
     (void)actions;
     int ns = 0, start = 0;

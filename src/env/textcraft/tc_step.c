@@ -9,9 +9,9 @@ static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
 
 /* Digits as Python prints int(digits): leading zeros dropped. */
-static void put_int_text(tc_buf *b, const char *d, int n) {
+static void put_int_text(m2_tc_buf *b, const char *d, int n) {
     while (n > 1 && d[0] == '0') { d++; n--; }
-    tc_buf_put(b, d, (size_t)n);
+    m2_tc_buf_put(b, d, (size_t)n);
 }
 
 static int64_t parse_count(const char *d, int n) {
@@ -24,51 +24,51 @@ static int64_t parse_count(const char *d, int n) {
 }
 
 /* "minecraft:" + typed with ' ' -> '_' (the item id ADaPT builds from typed text). */
-static void put_typed_id(tc_buf *b, const char *s, int n) {
-    tc_buf_put(b, TC_NS, TC_NS_LEN);
+static void put_typed_id(m2_tc_buf *b, const char *s, int n) {
+    m2_tc_buf_put(b, M2_TC_NS, M2_TC_NS_LEN);
     size_t at = b->n;
-    tc_buf_put(b, s, (size_t)n);
+    m2_tc_buf_put(b, s, (size_t)n);
     for (size_t i = at; i < b->n; i++) if (b->p[i] == ' ') b->p[i] = '_';
 }
 
 /* Python repr() of "minecraft:" + typed-as-id: quotes and escapes as CPython writes them for the
  * ASCII range and the C1/Latin-1 non-printables; other UTF-8 is copied as is. */
-static void put_repr_typed_id(tc_buf *b, const char *s, int n) {
+static void put_repr_typed_id(m2_tc_buf *b, const char *s, int n) {
     int sq = 0, dq = 0;
     for (int i = 0; i < n; i++) { sq |= s[i] == '\''; dq |= s[i] == '"'; }
     char q = sq && !dq ? '"' : '\'';
-    tc_buf_putc(b, q);
-    tc_buf_put(b, TC_NS, TC_NS_LEN);
+    m2_tc_buf_putc(b, q);
+    m2_tc_buf_put(b, M2_TC_NS, M2_TC_NS_LEN);
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == ' ') c = '_';
         char esc[4] = {'\\', 'x', 0, 0};
-        if (c == '\\' || c == (unsigned char)q) { tc_buf_putc(b, '\\'); tc_buf_putc(b, (char)c); }
-        else if (c == '\t') tc_buf_put(b, "\\t", 2);
-        else if (c == '\n') tc_buf_put(b, "\\n", 2);
-        else if (c == '\r') tc_buf_put(b, "\\r", 2);
-        else if (c < 0x20 || c == 0x7f) { esc[2] = hex[c >> 4]; esc[3] = hex[c & 15]; tc_buf_put(b, esc, 4); }
+        if (c == '\\' || c == (unsigned char)q) { m2_tc_buf_putc(b, '\\'); m2_tc_buf_putc(b, (char)c); }
+        else if (c == '\t') m2_tc_buf_put(b, "\\t", 2);
+        else if (c == '\n') m2_tc_buf_put(b, "\\n", 2);
+        else if (c == '\r') m2_tc_buf_put(b, "\\r", 2);
+        else if (c < 0x20 || c == 0x7f) { esc[2] = hex[c >> 4]; esc[3] = hex[c & 15]; m2_tc_buf_put(b, esc, 4); }
         else if (c == 0xc2 && i + 1 < n && ((unsigned char)s[i + 1] <= 0xa0 || (unsigned char)s[i + 1] == 0xad) &&
                  (unsigned char)s[i + 1] >= 0x80) {
             unsigned char d = (unsigned char)s[++i];
             esc[2] = hex[d >> 4]; esc[3] = hex[d & 15];
-            tc_buf_put(b, esc, 4);
-        } else tc_buf_putc(b, (char)c);
+            m2_tc_buf_put(b, esc, 4);
+        } else m2_tc_buf_putc(b, (char)c);
     }
-    tc_buf_putc(b, q);
+    m2_tc_buf_putc(b, q);
 }
 
-static void inv_add(tc_env *e, int name, int64_t amt) {
+static void inv_add(m2_tc_env *e, int name, int64_t amt) {
     if (!e->inv_has[name]) {
-        if (tc_ivec_push(&e->inv_order, name)) return;   /* out of memory: item not added */
+        if (m2_tc_ivec_push(&e->inv_order, name)) return;   /* out of memory: item not added */
         e->inv_has[name] = 1;
         e->inv[name] = 0;
     }
     e->inv[name] = e->inv[name] > INT64_MAX - amt ? INT64_MAX : e->inv[name] + amt;
 }
 
-static void inv_remove(tc_env *e, int name, int64_t amt) {
+static void inv_remove(m2_tc_env *e, int name, int64_t amt) {
     if (!e->inv_has[name]) return;
     e->inv[name] -= amt;
     if (e->inv[name] > 0) return;
@@ -83,11 +83,11 @@ static void inv_remove(tc_env *e, int name, int64_t amt) {
         }
 }
 
-static int grow_typed(tc_env *e, int n) {
+static int grow_typed(m2_tc_env *e, int n) {
     if (n <= e->typed_cap) return 0;
     int nc = e->typed_cap ? e->typed_cap : 16;
     while (nc < n) nc *= 2;
-    tc_typed *t = realloc(e->typed, (size_t)nc * sizeof *t);
+    m2_tc_typed *t = realloc(e->typed, (size_t)nc * sizeof *t);
     if (!t) return -1;
     e->typed = t;
     uint8_t *u = realloc(e->used, (size_t)nc);
@@ -97,28 +97,28 @@ static int grow_typed(tc_env *e, int n) {
     return 0;
 }
 
-static void fail_not_enough(tc_env *e, int out_is_tag, const char *os, int on) {
-    tc_buf_puts(&e->obs, "Could not find enough items to craft ");
-    if (out_is_tag) tc_buf_puts(&e->obs, "None");
+static void fail_not_enough(m2_tc_env *e, int out_is_tag, const char *os, int on) {
+    m2_tc_buf_puts(&e->obs, "Could not find enough items to craft ");
+    if (out_is_tag) m2_tc_buf_puts(&e->obs, "None");
     else put_typed_id(&e->obs, os, on);
 }
 
 /* craft (.*) using (.*): output text [os, os+on), inputs text [is, is+in) */
-static void do_craft(tc_env *e, const char *os, int on, const char *is, int in, m2_step_result *res) {
-    tc_tree *t = &e->t;
-    tc_buf *o = &e->obs;
+static void do_craft(m2_tc_env *e, const char *os, int on, const char *is, int in, m2_step_result *res) {
+    m2_tc_tree *t = &e->t;
+    m2_tc_buf *o = &e->obs;
     /* output: "N item" or "item" (count 1) */
     const char *cd = "1"; int cdn = 1;
     int j = 0;
     while (j < on && is_digit(os[j])) j++;
     if (j > 0 && j < on && os[j] == ' ') { cd = os; cdn = j; os += j + 1; on -= j + 1; }
-    int out = tc_find_typed(t, os, on);
+    int out = m2_tc_find_typed(t, os, on);
     int out_is_tag = out >= 0 && t->names[out].is_tag;
 
     /* inputs: split on ',', strip, each "([0-9]+) (.*)" else "Wrong item format: ..." */
     int n = 1;
     for (int i = 0; i < in; i++) n += is[i] == ',';
-    if (grow_typed(e, n)) { tc_buf_puts(o, "Could not execute craft"); return; }
+    if (grow_typed(e, n)) { m2_tc_buf_puts(o, "Could not execute craft"); return; }
     const char *p = is, *end = is + in;
     for (int k = 0; k < n; k++) {
         const char *q = memchr(p, ',', (size_t)(end - p));
@@ -129,21 +129,21 @@ static void do_craft(tc_env *e, const char *os, int on, const char *is, int in, 
         int dn = 0;
         while (a + dn < b && is_digit(a[dn])) dn++;
         if (dn == 0 || a + dn >= b || a[dn] != ' ') {
-            tc_buf_puts(o, "Wrong item format: ");
-            tc_buf_put(o, a, (size_t)(b - a));
+            m2_tc_buf_puts(o, "Wrong item format: ");
+            m2_tc_buf_put(o, a, (size_t)(b - a));
             return;
         }
-        tc_typed *ty = &e->typed[k];
+        m2_tc_typed *ty = &e->typed[k];
         ty->digits = a; ty->dlen = dn;
         ty->count = parse_count(a, dn);
         ty->s = a + dn + 1; ty->len = (int)(b - ty->s);
-        ty->name = tc_find_typed(t, ty->s, ty->len);
+        ty->name = m2_tc_find_typed(t, ty->s, ty->len);
         ty->is_tag = ty->name >= 0 && t->names[ty->name].is_tag;
         p = q + 1;
     }
     /* has_items: each input on its own, by concrete item id */
     for (int k = 0; k < n; k++) {
-        const tc_typed *ty = &e->typed[k];
+        const m2_tc_typed *ty = &e->typed[k];
         if (ty->is_tag || ty->name < 0 || !e->inv_has[ty->name] || e->inv[ty->name] < ty->count) {
             fail_not_enough(e, out_is_tag, os, on);
             return;
@@ -153,13 +153,13 @@ static void do_craft(tc_env *e, const char *os, int on, const char *is, int in, 
      * matches an item whose group is that tag */
     int found = -1;
     if (out >= 0 && !out_is_tag) {
-        const tc_ivec *rs = &t->names[out].item_recipes;
+        const m2_tc_ivec *rs = &t->names[out].item_recipes;
         for (int r = 0; r < rs->n && found < 0; r++) {
-            const tc_recipe *rc = &t->recipes[rs->a[r]];
+            const m2_tc_recipe *rc = &t->recipes[rs->a[r]];
             memset(e->used, 0, (size_t)n);
             int ok = 1;
             for (int g = 0; g < rc->n_ing && ok; g++) {
-                const tc_ing *ing = &t->ings[rc->ing0 + g];
+                const m2_tc_ing *ing = &t->ings[rc->ing0 + g];
                 int m = -1;
                 for (int k = 0; k < n && m < 0; k++) {
                     if (e->used[k]) continue;
@@ -174,21 +174,21 @@ static void do_craft(tc_env *e, const char *os, int on, const char *is, int in, 
         }
     }
     if (found < 0) {
-        tc_buf_puts(o, "Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=");
-        if (out_is_tag) { put_repr_typed_id(o, os, on); tc_buf_puts(o, ", item_id=None)"); }
-        else { tc_buf_puts(o, "None, item_id="); put_repr_typed_id(o, os, on); tc_buf_putc(o, ')'); }
-        tc_buf_puts(o, ", count=");
+        m2_tc_buf_puts(o, "Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=");
+        if (out_is_tag) { put_repr_typed_id(o, os, on); m2_tc_buf_puts(o, ", item_id=None)"); }
+        else { m2_tc_buf_puts(o, "None, item_id="); put_repr_typed_id(o, os, on); m2_tc_buf_putc(o, ')'); }
+        m2_tc_buf_puts(o, ", count=");
         put_int_text(o, cd, cdn);
-        tc_buf_putc(o, ')');
+        m2_tc_buf_putc(o, ')');
         return;
     }
     for (int k = 0; k < n; k++) inv_remove(e, e->typed[k].name, e->typed[k].count);
-    const tc_recipe *rc = &t->recipes[found];
+    const m2_tc_recipe *rc = &t->recipes[found];
     inv_add(e, rc->out, rc->out_count);
-    tc_buf_puts(o, "Crafted ");
-    tc_buf_putll(o, rc->out_count);
-    tc_buf_putc(o, ' ');
-    tc_buf_put(o, t->names[rc->out].id, (size_t)t->names[rc->out].id_len);
+    m2_tc_buf_puts(o, "Crafted ");
+    m2_tc_buf_putll(o, rc->out_count);
+    m2_tc_buf_putc(o, ' ');
+    m2_tc_buf_put(o, t->names[rc->out].id, (size_t)t->names[rc->out].id_len);
     res->valid = 1;
     if (rc->out == e->goal) {
         res->reward = 1.f;
@@ -197,47 +197,47 @@ static void do_craft(tc_env *e, const char *os, int on, const char *is, int in, 
 }
 
 /* get ([0-9]+) (.*) */
-static void do_get(tc_env *e, const char *d, int dn, const char *s, int n, m2_step_result *res) {
-    tc_tree *t = &e->t;
-    int nm = tc_find_typed(t, s, n);
-    if (!tc_is_gettable(t, nm)) {
-        tc_buf_puts(&e->obs, "Could not find ");
-        tc_buf_put(&e->obs, s, (size_t)n);
+static void do_get(m2_tc_env *e, const char *d, int dn, const char *s, int n, m2_step_result *res) {
+    m2_tc_tree *t = &e->t;
+    int nm = m2_tc_find_typed(t, s, n);
+    if (!m2_tc_is_gettable(t, nm)) {
+        m2_tc_buf_puts(&e->obs, "Could not find ");
+        m2_tc_buf_put(&e->obs, s, (size_t)n);
         return;
     }
     inv_add(e, nm, parse_count(d, dn));
-    tc_buf_puts(&e->obs, "Got ");
+    m2_tc_buf_puts(&e->obs, "Got ");
     put_int_text(&e->obs, d, dn);
-    tc_buf_putc(&e->obs, ' ');
-    tc_buf_put(&e->obs, s, (size_t)n);
+    m2_tc_buf_putc(&e->obs, ' ');
+    m2_tc_buf_put(&e->obs, s, (size_t)n);
     res->valid = 1;
 }
 
-static void do_inventory(tc_env *e, m2_step_result *res) {
-    tc_buf *o = &e->obs;
-    tc_buf_puts(o, "Inventory: ");
-    if (!e->inv_order.n) tc_buf_puts(o, "You are not carrying anything.");
+static void do_inventory(m2_tc_env *e, m2_step_result *res) {
+    m2_tc_buf *o = &e->obs;
+    m2_tc_buf_puts(o, "Inventory: ");
+    if (!e->inv_order.n) m2_tc_buf_puts(o, "You are not carrying anything.");
     for (int i = 0; i < e->inv_order.n; i++) {
         int nm = e->inv_order.a[i];
-        tc_buf_putc(o, '[');
-        tc_buf_put(o, e->t.names[nm].disp, (size_t)e->t.names[nm].disp_len);
-        tc_buf_puts(o, "] (");
-        tc_buf_putll(o, e->inv[nm]);
-        tc_buf_puts(o, ") ");
+        m2_tc_buf_putc(o, '[');
+        m2_tc_buf_put(o, e->t.names[nm].disp, (size_t)e->t.names[nm].disp_len);
+        m2_tc_buf_puts(o, "] (");
+        m2_tc_buf_putll(o, e->inv[nm]);
+        m2_tc_buf_puts(o, ") ");
     }
     res->valid = 1;
 }
 
-int tc_step(tc_env *e, const char *action, m2_step_result *res) {
+int m2_tc_step(m2_tc_env *e, const char *action, m2_step_result *res) {
     size_t alen = strlen(action);
     const char *nl = memchr(action, '\n', alen);
     size_t L = nl ? (size_t)(nl - action) : alen;   /* '.' does not match a newline */
-    tc_buf_clear(&e->obs);
+    m2_tc_buf_clear(&e->obs);
     *res = (m2_step_result){0};
     int handled = 0;
     if (e->goal < 0) {
-        tc_buf_puts(&e->obs, "Could not execute ");
-        tc_buf_put(&e->obs, action, alen);
+        m2_tc_buf_puts(&e->obs, "Could not execute ");
+        m2_tc_buf_put(&e->obs, action, alen);
         handled = 1;
     }
     if (!handled && L >= 13 && !memcmp(action, "craft ", 6)) {
@@ -258,8 +258,8 @@ int tc_step(tc_env *e, const char *action, m2_step_result *res) {
     }
     if (!handled && alen >= 9 && !memcmp(action, "inventory", 9)) { do_inventory(e, res); handled = 1; }
     if (!handled) {
-        tc_buf_puts(&e->obs, "Could not execute ");
-        tc_buf_put(&e->obs, action, alen);
+        m2_tc_buf_puts(&e->obs, "Could not execute ");
+        m2_tc_buf_put(&e->obs, action, alen);
     }
     res->observation = e->obs.p ? e->obs.p : "";
     res->won = e->won;

@@ -13,7 +13,7 @@
 
 /* ---- buffers ---- */
 
-int tc_buf_reserve(tc_buf *b, size_t cap) {
+int m2_tc_buf_reserve(m2_tc_buf *b, size_t cap) {
     if (cap + 1 <= b->cap) return 0;
     size_t nc = b->cap ? b->cap : 256;
     while (nc < cap + 1) nc *= 2;
@@ -22,16 +22,16 @@ int tc_buf_reserve(tc_buf *b, size_t cap) {
     b->p = p; b->cap = nc;
     return 0;
 }
-void tc_buf_clear(tc_buf *b) { b->n = 0; if (b->p) b->p[0] = 0; }
-void tc_buf_put(tc_buf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap && tc_buf_reserve(b, (b->n + n) * 2)) return;   /* out of memory: truncated */
+void m2_tc_buf_clear(m2_tc_buf *b) { b->n = 0; if (b->p) b->p[0] = 0; }
+void m2_tc_buf_put(m2_tc_buf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap && m2_tc_buf_reserve(b, (b->n + n) * 2)) return;   /* out of memory: truncated */
     memcpy(b->p + b->n, s, n);
     b->n += n;
     b->p[b->n] = 0;
 }
-void tc_buf_puts(tc_buf *b, const char *s) { tc_buf_put(b, s, strlen(s)); }
-void tc_buf_putc(tc_buf *b, char c) { tc_buf_put(b, &c, 1); }
-void tc_buf_putll(tc_buf *b, long long v) {
+void m2_tc_buf_puts(m2_tc_buf *b, const char *s) { m2_tc_buf_put(b, s, strlen(s)); }
+void m2_tc_buf_putc(m2_tc_buf *b, char c) { m2_tc_buf_put(b, &c, 1); }
+void m2_tc_buf_putll(m2_tc_buf *b, long long v) {
     char tmp[24];
     int i = 23;
     int neg = v < 0;
@@ -39,14 +39,14 @@ void tc_buf_putll(tc_buf *b, long long v) {
     tmp[i] = 0;
     do { tmp[--i] = (char)('0' + u % 10); u /= 10; } while (u);
     if (neg) tmp[--i] = '-';
-    tc_buf_put(b, tmp + i, (size_t)(23 - i));
+    m2_tc_buf_put(b, tmp + i, (size_t)(23 - i));
 }
-static void buf_free(tc_buf *b) { free(b->p); b->p = NULL; b->n = b->cap = 0; }
+static void buf_free(m2_tc_buf *b) { free(b->p); b->p = NULL; b->n = b->cap = 0; }
 
 /* ---- creation ---- */
 
-static int env_init(tc_env *e, m2_err *err) {
-    tc_tree *t = &e->t;
+static int env_init(m2_tc_env *e, m2_err *err) {
+    m2_tc_tree *t = &e->t;
     size_t nn = (size_t)t->n_names + 1, nr = (size_t)t->n_recipes + 1, nl = (size_t)t->n_lines + 1;
     e->inv = calloc(nn, sizeof *e->inv);
     e->vinv = calloc(nn, sizeof *e->vinv);
@@ -58,7 +58,7 @@ static int env_init(tc_env *e, m2_err *err) {
     (void)nr;
     if (!e->inv || !e->vinv || !e->inv_has || !e->line_listed || !e->line_mark || !e->name_mark || !e->tree_cache)
         return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
-    if (tc_buf_reserve(&e->obs, 4096) || tc_buf_reserve(&e->task_text, 4096) || tc_buf_reserve(&e->act, 1024))
+    if (m2_tc_buf_reserve(&e->obs, 4096) || m2_tc_buf_reserve(&e->task_text, 4096) || m2_tc_buf_reserve(&e->act, 1024))
         return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
     e->goal = -1;
     strcpy(e->task_name, "craft");
@@ -66,38 +66,38 @@ static int env_init(tc_env *e, m2_err *err) {
 }
 
 static void destroy(m2_env *env) {
-    tc_env *e = (tc_env *)env;
+    m2_tc_env *e = (m2_tc_env *)env;
     if (!e) return;
-    if (e->tree_cache) for (int i = 0; i < e->t.n_names; i++) tc_ivec_free(&e->tree_cache[i]);
-    tc_tree_free(&e->t);
+    if (e->tree_cache) for (int i = 0; i < e->t.n_names; i++) m2_tc_ivec_free(&e->tree_cache[i]);
+    m2_tc_tree_free(&e->t);
     free(e->inv); free(e->vinv); free(e->inv_has); free(e->line_listed); free(e->line_mark);
     free(e->name_mark); free(e->tree_cache); free(e->typed); free(e->used); free(e->adm);
-    tc_ivec_free(&e->adm_off); tc_ivec_free(&e->tree_recipes); tc_ivec_free(&e->block_lines);
-    tc_ivec_free(&e->inv_order); tc_ivec_free(&e->cand); tc_ivec_free(&e->vtouched);
+    m2_tc_ivec_free(&e->adm_off); m2_tc_ivec_free(&e->tree_recipes); m2_tc_ivec_free(&e->block_lines);
+    m2_tc_ivec_free(&e->inv_order); m2_tc_ivec_free(&e->cand); m2_tc_ivec_free(&e->vtouched);
     buf_free(&e->obs); buf_free(&e->task_text); buf_free(&e->act); buf_free(&e->adm_text);
     free(e);
 }
 
-extern const m2_env_class m2_textcraft_class;
+extern const m2_env_class m2_tc_class;
 
-static int create_from_src(m2_env **out, const tc_src *src, int n, m2_err *err) {
+static int create_from_src(m2_env **out, const m2_tc_src *src, int n, m2_err *err) {
     *out = NULL;
-    tc_env *e = calloc(1, sizeof *e);
+    m2_tc_env *e = calloc(1, sizeof *e);
     if (!e) return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
-    e->base.cls = &m2_textcraft_class;
-    if (tc_tree_build(&e->t, src, n, err)) { free(e); return -1; }
+    e->base.cls = &m2_tc_class;
+    if (m2_tc_tree_build(&e->t, src, n, err)) { free(e); return -1; }
     if (env_init(e, err)) { destroy(&e->base); return -1; }
     *out = &e->base;
     return 0;
 }
 
-int m2_textcraft_create_from_memory(m2_env **out, const char *const *names, const char *const *texts,
+int m2_tc_create_from_memory(m2_env **out, const char *const *names, const char *const *texts,
                                     const size_t *lens, int n, m2_err *err) {
     *out = NULL;
     if (n <= 0) return m2_errorf(err, M2_EFORMAT, "textcraft: no recipe files given");
-    tc_src *src = malloc((size_t)n * sizeof *src);
+    m2_tc_src *src = malloc((size_t)n * sizeof *src);
     if (!src) return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
-    for (int i = 0; i < n; i++) src[i] = (tc_src){names[i], texts[i], lens ? lens[i] : strlen(texts[i])};
+    for (int i = 0; i < n; i++) src[i] = (m2_tc_src){names[i], texts[i], lens ? lens[i] : strlen(texts[i])};
     int rc = create_from_src(out, src, n, err);
     free(src);
     return rc;
@@ -134,7 +134,7 @@ static int create_from_dir(m2_env **out, const char *path, m2_err *err) {
     }
     DIR *d = opendir(dir);
     if (!d) return m2_errorf(err, M2_EIO, "%s: cannot open folder", dir);
-    tc_src *src = NULL;
+    m2_tc_src *src = NULL;
     char **bufs = NULL;
     int n = 0, cap = 0, rc = -1;
     struct dirent *de;
@@ -146,7 +146,7 @@ static int create_from_dir(m2_env **out, const char *path, m2_err *err) {
         if (is_dir(full)) continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 256;
-            tc_src *s2 = realloc(src, (size_t)cap * sizeof *s2);
+            m2_tc_src *s2 = realloc(src, (size_t)cap * sizeof *s2);
             char **b2 = s2 ? realloc(bufs, (size_t)cap * 2 * sizeof *b2) : NULL;
             if (s2) src = s2;
             if (!s2 || !b2) { m2_errorf(err, M2_ENOMEM, "%s: out of memory", dir); goto done; }
@@ -158,7 +158,7 @@ static int create_from_dir(m2_env **out, const char *path, m2_err *err) {
         bufs[2 * n] = text;
         bufs[2 * n + 1] = strdup(full);
         if (!bufs[2 * n + 1]) { free(text); m2_errorf(err, M2_ENOMEM, "%s: out of memory", dir); goto done; }
-        src[n] = (tc_src){bufs[2 * n + 1], text, len};
+        src[n] = (m2_tc_src){bufs[2 * n + 1], text, len};
         n++;
     }
     rc = create_from_src(out, src, n, err);
@@ -173,11 +173,11 @@ done:
 static int create(m2_env **out, const char *data_path, m2_err *err) {
     *out = NULL;
     if (data_path && *data_path) return create_from_dir(out, data_path, err);
-    int n = m2_textcraft_embedded_count();
-    tc_src *src = malloc((size_t)n * sizeof *src);
+    int n = m2_tc_embedded_count();
+    m2_tc_src *src = malloc((size_t)n * sizeof *src);
     if (!src) return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
     for (int i = 0; i < n; i++) {
-        m2_textcraft_embedded_file(i, &src[i].name, &src[i].text);
+        m2_tc_embedded_file(i, &src[i].name, &src[i].text);
         src[i].len = strlen(src[i].text);
     }
     int rc = create_from_src(out, src, n, err);
@@ -192,14 +192,14 @@ static const char *task_family_name(const m2_env *env, int i) { (void)env; retur
 
 /* task: NULL/"craft" = the split's goals; "all" = every goal in ADaPT's order (index = ADaPT seed);
  * otherwise a craftable item ("oak sign" or "minecraft:oak_sign") as the only goal. */
-static int goal_list(tc_env *e, const char *task, m2_split split, const int **list, int *n, int *single, m2_err *err) {
-    tc_tree *t = &e->t;
+static int goal_list(m2_tc_env *e, const char *task, m2_split split, const int **list, int *n, int *single, m2_err *err) {
+    m2_tc_tree *t = &e->t;
     if ((int)split < 0 || (int)split > 2) return m2_errorf(err, M2_EINVAL, "textcraft: unknown split %d", (int)split);
     if (!task || !*task || !strcmp(task, "craft")) { *list = t->split_goals[split].a; *n = t->split_goals[split].n; return 0; }
     if (!strcmp(task, "all")) { *list = t->goals.a; *n = t->goals.n; return 0; }
-    int nm = tc_find(t, task, (int)strlen(task));
-    if (nm < 0 || !t->names[nm].item_recipes.n) nm = tc_find_typed(t, task, (int)strlen(task));
-    if (nm < 0 || !t->names[nm].item_recipes.n || t->names[nm].depth >= TC_DEPTH_INF)
+    int nm = m2_tc_find(t, task, (int)strlen(task));
+    if (nm < 0 || !t->names[nm].item_recipes.n) nm = m2_tc_find_typed(t, task, (int)strlen(task));
+    if (nm < 0 || !t->names[nm].item_recipes.n || t->names[nm].depth >= M2_TC_DEPTH_INF)
         return m2_errorf(err, M2_ENOTFOUND, "textcraft: unknown task '%s' (use 'craft', 'all' or a craftable item name)", task);
     *single = nm;
     *list = single;
@@ -209,41 +209,41 @@ static int goal_list(tc_env *e, const char *task, m2_split split, const int **li
 
 static int num_episodes(m2_env *env, const char *task, m2_split split, m2_err *err) {
     const int *list = NULL; int n = 0, single = -1;
-    if (goal_list((tc_env *)env, task, split, &list, &n, &single, err)) return -1;
+    if (goal_list((m2_tc_env *)env, task, split, &list, &n, &single, err)) return -1;
     return n;
 }
 
 /* traverse_recipe_tree: every recipe reachable from the goal (item recipes, or the tag's recipes
  * for a tag), depth-first in recipe order; each name expanded once. */
-static int tree_walk(tc_env *e, int name, tc_ivec *out, int level) {
-    tc_tree *t = &e->t;
+static int tree_walk(m2_tc_env *e, int name, m2_tc_ivec *out, int level) {
+    m2_tc_tree *t = &e->t;
     if (e->name_mark[name] || level > 4096) return 0;
     e->name_mark[name] = 1;
-    if (tc_ivec_push(&e->vtouched, name)) return -1;
-    const tc_ivec *rs = t->names[name].item_recipes.n ? &t->names[name].item_recipes : &t->names[name].tag_recipes;
+    if (m2_tc_ivec_push(&e->vtouched, name)) return -1;
+    const m2_tc_ivec *rs = t->names[name].item_recipes.n ? &t->names[name].item_recipes : &t->names[name].tag_recipes;
     for (int i = 0; i < rs->n; i++) {
-        const tc_recipe *rc = &t->recipes[rs->a[i]];
-        if (tc_ivec_push(out, rs->a[i])) return -1;
+        const m2_tc_recipe *rc = &t->recipes[rs->a[i]];
+        if (m2_tc_ivec_push(out, rs->a[i])) return -1;
         for (int g = 0; g < rc->n_ing; g++)
             if (tree_walk(e, t->ings[rc->ing0 + g].name, out, level + 1)) return -1;
     }
     return 0;
 }
 
-static const tc_ivec *goal_tree(tc_env *e, int goal, m2_err *err) {
-    tc_ivec *c = &e->tree_cache[goal];
+static const m2_tc_ivec *goal_tree(m2_tc_env *e, int goal, m2_err *err) {
+    m2_tc_ivec *c = &e->tree_cache[goal];
     if (c->n) return c;
     e->vtouched.n = 0;
     int rc = tree_walk(e, goal, c, 0);
     for (int i = 0; i < e->vtouched.n; i++) e->name_mark[e->vtouched.a[i]] = 0;
     e->vtouched.n = 0;
-    if (rc) { tc_ivec_free(c); m2_errorf(err, M2_ENOMEM, "textcraft: out of memory"); return NULL; }
+    if (rc) { m2_tc_ivec_free(c); m2_errorf(err, M2_ENOMEM, "textcraft: out of memory"); return NULL; }
     return c;
 }
 
 static int reset(m2_env *env, const char *task, m2_split split, int index, uint64_t seed, m2_step_result *first, m2_err *err) {
-    tc_env *e = (tc_env *)env;
-    tc_tree *t = &e->t;
+    m2_tc_env *e = (m2_tc_env *)env;
+    m2_tc_tree *t = &e->t;
     const int *list = NULL; int n = 0, single = -1;
     if (goal_list(e, task, split, &list, &n, &single, err)) return -1;
     if (n <= 0) return m2_errorf(err, M2_ENOTFOUND, "textcraft: split '%s' has no goals of depth >= 2", m2_split_name(split));
@@ -255,7 +255,7 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
                     : ((uint64_t)split + 1) << 40 | (uint64_t)index;
     m2_rng rng;
     m2_rng_seed_stream(&rng, seed, stream);
-    const tc_ivec *tree = goal_tree(e, goal, err);
+    const m2_tc_ivec *tree = goal_tree(e, goal, err);
     if (!tree) return -1;
 
     /* clear the previous episode */
@@ -268,14 +268,14 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
      * recipe up to 10 recipes using it, minus tree lines; then up to 10 of those */
     for (int i = 0; i < tree->n; i++) {
         int l = t->recipes[tree->a[i]].line;
-        if (!e->line_mark[l]) { e->line_mark[l] = 1; if (tc_ivec_push(&e->block_lines, l)) goto oom; }
+        if (!e->line_mark[l]) { e->line_mark[l] = 1; if (m2_tc_ivec_push(&e->block_lines, l)) goto oom; }
     }
     int n_tree_lines = e->block_lines.n;
     e->cand.n = 0;
     for (int i = 0; i < tree->n; i++) {
-        const tc_recipe *rc = &t->recipes[tree->a[i]];
+        const m2_tc_recipe *rc = &t->recipes[tree->a[i]];
         for (int g = 0; g < rc->n_ing; g++) {
-            const tc_ivec *u = &t->names[t->ings[rc->ing0 + g].name].uses;
+            const m2_tc_ivec *u = &t->names[t->ings[rc->ing0 + g].name].uses;
             int k = u->n < TC_DISTRACTORS ? u->n : TC_DISTRACTORS;
             int picked[TC_DISTRACTORS];
             for (int j = 0; j < k; j++) {
@@ -289,7 +289,7 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
                 }
                 picked[j] = p;
                 int l = t->recipes[u->a[p]].line;
-                if (!e->line_mark[l]) { e->line_mark[l] = 2; if (tc_ivec_push(&e->cand, l)) goto oom; }
+                if (!e->line_mark[l]) { e->line_mark[l] = 2; if (m2_tc_ivec_push(&e->cand, l)) goto oom; }
             }
         }
     }
@@ -297,14 +297,14 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
     for (int j = 0; j < nd; j++) {   /* partial Fisher-Yates: nd distinct candidates */
         int r = j + (int)m2_rng_below(&rng, (uint32_t)(e->cand.n - j));
         int tmp = e->cand.a[j]; e->cand.a[j] = e->cand.a[r]; e->cand.a[r] = tmp;
-        if (tc_ivec_push(&e->block_lines, e->cand.a[j])) goto oom;
+        if (m2_tc_ivec_push(&e->block_lines, e->cand.a[j])) goto oom;
     }
     for (int i = 0; i < e->cand.n; i++) e->line_mark[e->cand.a[i]] = 0;
     for (int i = 0; i < n_tree_lines; i++) e->line_mark[e->block_lines.a[i]] = 0;
     m2_rng_shuffle_u32(&rng, (uint32_t *)e->block_lines.a, (uint32_t)e->block_lines.n);
     for (int i = 0; i < e->block_lines.n; i++) e->line_listed[e->block_lines.a[i]] = 1;
     e->tree_recipes.n = 0;
-    for (int i = 0; i < tree->n; i++) if (tc_ivec_push(&e->tree_recipes, tree->a[i])) goto oom;
+    for (int i = 0; i < tree->n; i++) if (m2_tc_ivec_push(&e->tree_recipes, tree->a[i])) goto oom;
 
     e->goal = goal;
     e->goal_depth = t->names[goal].depth;
@@ -313,22 +313,22 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
     snprintf(e->task_name, sizeof e->task_name, "%s", single >= 0 ? "item" : (task && !strcmp(task, "all")) ? "all" : "craft");
 
     /* "Crafting commands:\n" + lines + "\n\nGoal: craft " + goal + "." (ADaPT's reset text) */
-    tc_buf *o = &e->obs;
-    tc_buf_clear(o);
-    tc_buf_puts(o, "Crafting commands:\n");
+    m2_tc_buf *o = &e->obs;
+    m2_tc_buf_clear(o);
+    m2_tc_buf_puts(o, "Crafting commands:\n");
     for (int i = 0; i < e->block_lines.n; i++) {
-        if (i) tc_buf_putc(o, '\n');
-        tc_buf_put(o, t->lines[e->block_lines.a[i]], (size_t)t->line_len[e->block_lines.a[i]]);
+        if (i) m2_tc_buf_putc(o, '\n');
+        m2_tc_buf_put(o, t->lines[e->block_lines.a[i]], (size_t)t->line_len[e->block_lines.a[i]]);
     }
-    tc_buf_puts(o, "\n\nGoal: craft ");
-    tc_buf_puts(o, t->names[goal].disp);
-    tc_buf_putc(o, '.');
+    m2_tc_buf_puts(o, "\n\nGoal: craft ");
+    m2_tc_buf_puts(o, t->names[goal].disp);
+    m2_tc_buf_putc(o, '.');
     /* task text as Multi² builds it from the reset text: "craft X\n\nCrafting commands:\n..." */
-    tc_buf_clear(&e->task_text);
-    tc_buf_puts(&e->task_text, "craft ");
-    tc_buf_puts(&e->task_text, t->names[goal].disp);
-    tc_buf_puts(&e->task_text, "\n\n");
-    tc_buf_put(&e->task_text, o->p, o->n - (size_t)t->names[goal].disp_len - 15);
+    m2_tc_buf_clear(&e->task_text);
+    m2_tc_buf_puts(&e->task_text, "craft ");
+    m2_tc_buf_puts(&e->task_text, t->names[goal].disp);
+    m2_tc_buf_puts(&e->task_text, "\n\n");
+    m2_tc_buf_put(&e->task_text, o->p, o->n - (size_t)t->names[goal].disp_len - 15);
     if (first) *first = (m2_step_result){.observation = o->p, .valid = 1};
     return 0;
 oom:
@@ -336,25 +336,25 @@ oom:
 }
 
 static const char *task_text(const m2_env *env) {
-    const tc_env *e = (const tc_env *)env;
+    const m2_tc_env *e = (const m2_tc_env *)env;
     return e->goal >= 0 ? e->task_text.p : "";
 }
 
 static int step(m2_env *env, const char *action, m2_step_result *res) {
-    return tc_step((tc_env *)env, action ? action : "", res);
+    return m2_tc_step((m2_tc_env *)env, action ? action : "", res);
 }
 
-static int admissible(m2_env *env, const char *const **actions, int *n) { return tc_admissible((tc_env *)env, actions, n); }
+static int admissible(m2_env *env, const char *const **actions, int *n) { return m2_tc_admissible((m2_tc_env *)env, actions, n); }
 
-static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) { return tc_oracle_next((tc_env *)env, buf, cap, err); }
+static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) { return m2_tc_oracle_next((m2_tc_env *)env, buf, cap, err); }
 
 static int segment(const m2_env *env, const char *const *actions, const char *const *observations, int n_steps,
                    m2_subgoal *out, int cap) {
-    return tc_segment((const tc_env *)env, actions, observations, n_steps, out, cap);
+    return m2_tc_segment((const m2_tc_env *)env, actions, observations, n_steps, out, cap);
 }
 
 static char *describe(m2_env *env, const char *task, m2_split split, int index, m2_err *err) {
-    tc_env *e = (tc_env *)env;
+    m2_tc_env *e = (m2_tc_env *)env;
     m2_step_result first;
     if (reset(env, task, split, index, 0, &first, err)) return NULL;
     cJSON *o = cJSON_CreateObject();
@@ -378,24 +378,24 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
 
 /* ---- public extras ---- */
 
-static const tc_env *as_tc(const m2_env *env) { return env && env->cls == &m2_textcraft_class ? (const tc_env *)env : NULL; }
+static const m2_tc_env *as_tc(const m2_env *env) { return env && env->cls == &m2_tc_class ? (const m2_tc_env *)env : NULL; }
 
-int m2_textcraft_stats_get(const m2_env *env, m2_textcraft_stats *st) {
-    const tc_env *e = as_tc(env);
+int m2_tc_stats_get(const m2_env *env, m2_tc_stats *st) {
+    const m2_tc_env *e = as_tc(env);
     if (!e) return -1;
     *st = e->t.stats;
     return 0;
 }
-const char *m2_textcraft_goal(const m2_env *env) { const tc_env *e = as_tc(env); return e && e->goal >= 0 ? e->t.names[e->goal].disp : NULL; }
-const char *m2_textcraft_goal_id(const m2_env *env) { const tc_env *e = as_tc(env); return e && e->goal >= 0 ? e->t.names[e->goal].id : NULL; }
-int m2_textcraft_goal_depth(const m2_env *env) { const tc_env *e = as_tc(env); return e && e->goal >= 0 ? e->goal_depth : -1; }
-int m2_textcraft_command_count(const m2_env *env) { const tc_env *e = as_tc(env); return e ? e->block_lines.n : 0; }
-const char *m2_textcraft_command(const m2_env *env, int i) {
-    const tc_env *e = as_tc(env);
+const char *m2_tc_goal(const m2_env *env) { const m2_tc_env *e = as_tc(env); return e && e->goal >= 0 ? e->t.names[e->goal].disp : NULL; }
+const char *m2_tc_goal_id(const m2_env *env) { const m2_tc_env *e = as_tc(env); return e && e->goal >= 0 ? e->t.names[e->goal].id : NULL; }
+int m2_tc_goal_depth(const m2_env *env) { const m2_tc_env *e = as_tc(env); return e && e->goal >= 0 ? e->goal_depth : -1; }
+int m2_tc_command_count(const m2_env *env) { const m2_tc_env *e = as_tc(env); return e ? e->block_lines.n : 0; }
+const char *m2_tc_command(const m2_env *env, int i) {
+    const m2_tc_env *e = as_tc(env);
     return e && i >= 0 && i < e->block_lines.n ? e->t.lines[e->block_lines.a[i]] : NULL;
 }
 
-const m2_env_class m2_textcraft_class = {
+const m2_env_class m2_tc_class = {
     .name = "textcraft",
     .score_max = 1,
     .create = create,

@@ -9,7 +9,7 @@ typedef struct m2_env m2_env;
 
 #define M2_TC_MAX_DEPTH_HIST 8
 
-typedef struct m2_textcraft_stats {
+typedef struct m2_tc_stats {
     int n_files;            /* JSON files read */
     int n_crafting;         /* crafting_shaped + crafting_shapeless recipes */
     int n_other_type;       /* other recipe types (smelting, stonecutting, ...): ignored */
@@ -22,23 +22,23 @@ typedef struct m2_textcraft_stats {
     int depth_hist[M2_TC_MAX_DEPTH_HIST];  /* craftable items by min depth (last bucket: deeper) */
     int n_goals;            /* craftable items of depth >= 2 */
     int split_goals[3];     /* goal items in train / id / ood (id uses the train items) */
-} m2_textcraft_stats;
+} m2_tc_stats;
 
 /* Creates a TextCraft env from n recipe files given as (file name, JSON text). Files are processed
  * in ascending strcmp order of their names, whatever order they are given in. */
-int m2_textcraft_create_from_memory(m2_env **out, const char *const *names, const char *const *texts,
+int m2_tc_create_from_memory(m2_env **out, const char *const *names, const char *const *texts,
                                     const size_t *lens, int n, m2_err *err);
-int m2_textcraft_stats_get(const m2_env *env, m2_textcraft_stats *st);
+int m2_tc_stats_get(const m2_env *env, m2_tc_stats *st);
 /* The current goal: display name ("oak sign"), item id ("minecraft:oak_sign") and crafting depth. */
-const char *m2_textcraft_goal(const m2_env *env);
-const char *m2_textcraft_goal_id(const m2_env *env);
-int m2_textcraft_goal_depth(const m2_env *env);
+const char *m2_tc_goal(const m2_env *env);
+const char *m2_tc_goal_id(const m2_env *env);
+int m2_tc_goal_depth(const m2_env *env);
 /* The command lines listed in the current episode's block, in display order. */
-int m2_textcraft_command_count(const m2_env *env);
-const char *m2_textcraft_command(const m2_env *env, int i);
+int m2_tc_command_count(const m2_env *env);
+const char *m2_tc_command(const m2_env *env, int i);
 
 /* The project's own recipe set compiled into the binary (data/textcraft/recipes/). */
-int m2_textcraft_embedded_count(void);
-void m2_textcraft_embedded_file(int i, const char **name, const char **json);
+int m2_tc_embedded_count(void);
+void m2_tc_embedded_file(int i, const char **name, const char **json);
 
 #endif
