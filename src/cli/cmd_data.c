@@ -60,8 +60,9 @@ int cmd_data(int argc, char **argv) {
         return 1;
     }
     m2_rollout_opts ro = {.policy = medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, .max_steps = o.max_steps,
-                          .noise = o.noise, .policy_seed = o.seed};
-    int n_high = 0, n_low = 0, skipped = 0, wins = 0, steps = 0, noisy = 0;
+                          .noise = o.noise, .policy_seed = o.seed, .hierarchical = 1,
+                          .subgoal_budget = medium ? M2_SUBGOAL_BUDGET_DEFAULT : 0};
+    int n_high = 0, n_low = 0, skipped = 0, wins = 0, steps = 0, noisy = 0, segs_ok = 0;
     rc = 0;
     for (int i = 0; i < o.episodes && !rc; i++) {
         m2_env_traj t;
@@ -83,6 +84,7 @@ int cmd_data(int argc, char **argv) {
             wins += t.won;
             steps += t.n;
             noisy += t.noisy_steps;
+            for (int g = 0; g < t.n_subgoals; g++) segs_ok += t.subgoals[g].success;
             cJSON_Delete(h);
             cJSON_Delete(ls);
         }
@@ -102,6 +104,7 @@ int cmd_data(int argc, char **argv) {
             cJSON_AddNumberToObject(j, "success", n_high ? (double)wins / n_high : 0);
             cJSON_AddNumberToObject(j, "high_records", n_high);
             cJSON_AddNumberToObject(j, "low_records", n_low);
+            cJSON_AddNumberToObject(j, "successful_segments", segs_ok);
             cJSON_AddNumberToObject(j, "steps", steps);
             cJSON_AddNumberToObject(j, "noisy_steps", noisy);
             cJSON_AddStringToObject(j, "out", o.out);
@@ -110,9 +113,10 @@ int cmd_data(int argc, char **argv) {
             cJSON_Delete(j);
         }
         else
-            printf("%s %s %s: %d episodes written (%d skipped), %d high and %d low records, success %.4f -> %s/{high,low}.jsonl\n",
+            printf("%s %s %s: %d episodes written (%d skipped), %d high and %d low records, success %.4f, successful "
+                   "sub-goal segments %d/%d (%.1f %%) -> %s/{high,low}.jsonl\n",
                    env->cls->name, m2_split_name(o.split), o.variant, n_high, skipped, n_high, n_low,
-                   n_high ? (double)wins / n_high : 0, o.out);
+                   n_high ? (double)wins / n_high : 0, segs_ok, n_low, n_low ? 100.0 * segs_ok / n_low : 0.0, o.out);
     }
     m2_env_destroy(env);
     return rc;

@@ -26,7 +26,19 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
     cJSON *h = cJSON_CreateObject(), *ls = cJSON_CreateArray();
     if (!sg || !acts || !obs || !h || !ls) goto oom;
     for (int i = 0; i < t->n; i++) { acts[i] = t->steps[i].action; obs[i] = t->steps[i].observation; }
-    int ns = t->n && env->cls->segment ? env->cls->segment(env, acts, obs, t->n, sg, M2_MAX_SUBGOALS) : 0;
+    /* the sub-goals a hierarchical rollout pursued, each judged by the environment; else the
+     * segmenter's code rules over the finished trajectory (what happened = what was pursued) */
+    int judged = t->n_subgoals > 0;
+    int ns = 0;
+    if (judged) {
+        for (int g = 0; g < t->n_subgoals && ns < M2_MAX_SUBGOALS; g++, ns++) {
+            snprintf(sg[ns].text, sizeof sg[ns].text, "%s", t->subgoals[g].text);
+            sg[ns].first = t->subgoals[g].first;
+            sg[ns].last = t->subgoals[g].last;
+        }
+    } else {
+        ns = t->n && env->cls->segment ? env->cls->segment(env, acts, obs, t->n, sg, M2_MAX_SUBGOALS) : 0;
+    }
     if (ns < 0) { free(sg); free(acts); free(obs); cJSON_Delete(h); cJSON_Delete(ls);
                   return m2_errorf(err, M2_EINVAL, "%s: segmenter failed", env->cls->name); }
 
@@ -42,8 +54,8 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
     free(td);
     cJSON *hobs = cJSON_AddArrayToObject(h, "obs"), *hsub = cJSON_AddArrayToObject(h, "subtask");
     cJSON *hrew = cJSON_AddArrayToObject(h, "reward"), *hsc = cJSON_AddArrayToObject(h, "score");
-    cJSON *hdone = cJSON_AddArrayToObject(h, "done");
-    if (!hobs || !hsub || !hrew || !hsc || !hdone) goto oom;
+    cJSON *hdone = cJSON_AddArrayToObject(h, "done"), *hok = cJSON_AddArrayToObject(h, "subgoal_success");
+    if (!hobs || !hsub || !hrew || !hsc || !hdone || !hok) goto oom;
     if (add_str_owned(hobs, m2_prompt_state(NULL, 0, t->first_obs))) goto oom;
     for (int g = 0; g < ns; g++) {
         int a = sg[g].first, b = sg[g].last;
@@ -52,11 +64,12 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
         if (b < a) continue;
         float rew = 0;
         for (int i = a; i <= b; i++) rew += t->steps[i].reward;
-        int completed = g < ns - 1 || t->won;
+        int completed = judged ? t->subgoals[g].success : (g < ns - 1 || t->won);
         if (add_str_owned(hobs, m2_prompt_state(acts + a, b - a + 1, obs[b])) || add_str(hsub, sg[g].text)) goto oom;
         cJSON_AddItemToArray(hrew, cJSON_CreateNumber(rew));
         cJSON_AddItemToArray(hsc, cJSON_CreateNumber(t->steps[b].score));
         cJSON_AddItemToArray(hdone, cJSON_CreateBool(t->steps[b].done));
+        cJSON_AddItemToArray(hok, cJSON_CreateBool(completed));
 
         cJSON *l = cJSON_CreateObject();
         if (!l) goto oom;
@@ -66,6 +79,7 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
         cJSON_AddNumberToObject(l, "subgoal_index", g);
         cJSON_AddStringToObject(l, "variant", variant);
         cJSON_AddStringToObject(l, "subgoal", sg[g].text);   /* plain text; "subtask" holds the prompted one */
+        cJSON_AddBoolToObject(l, "success", completed);
         cJSON_AddStringToObject(l, "task", t->task_text);
         char *lc = m2_prompt_low_context(sg[g].text, 1);
         if (!lc) goto oom;
@@ -81,7 +95,9 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
             if (add_str_owned(lo, m2_prompt_low_obs(obs[i])) || add_str_owned(la, m2_prompt_low_action(acts[i], last))) goto oom;
             cJSON_AddItemToArray(lr, cJSON_CreateNumber(last ? 1 : 0));
             cJSON_AddItemToArray(lsc, cJSON_CreateNumber(last ? 1 : 0));
-            cJSON_AddItemToArray(ld, cJSON_CreateBool(last));
+            /* one rule for the critic: every segment ends in a terminal state, at its sub-goal's
+             * completion or when its budget (or the episode) ran out; nothing bootstraps past it */
+            cJSON_AddItemToArray(ld, cJSON_CreateBool(i == b));
             cJSON_AddItemToArray(le, cJSON_CreateNumber(t->steps[i].reward));
         }
     }

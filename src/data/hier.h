@@ -10,10 +10,12 @@
 
 typedef struct cJSON cJSON;
 
-/* Segments t (finished on env) and returns the high record and the low records (an array), as cJSON
- * objects the caller deletes. variant names the data ("expert", "medium"). Sub-goal h counts as
- * completed (flag True, intrinsic reward 1 on its last step) unless it is the last one of an
- * episode that was not won. */
+/* The high record and the low records (an array) of t, as cJSON objects the caller deletes.
+ * variant names the data ("expert", "medium"). Sub-goals: those a hierarchical rollout pursued
+ * (t->subgoals), each completed exactly when the environment's predicate held at its end; else the
+ * env's segmenter over the finished trajectory, where every sub-goal counts as completed but the last
+ * one of an episode that was not won. A completed sub-goal has flag True and intrinsic reward 1 on its
+ * last step; every segment's last step is terminal (done = true) for the critic. */
 int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant, cJSON **high, cJSON **lows, m2_err *err);
 
 /* One record per line (compact JSON + '\n'). */

@@ -9,6 +9,8 @@
 void m2_env_traj_free(m2_env_traj *t) {
     if (!t) return;
     for (int i = 0; i < t->n; i++) { free(t->steps[i].action); free(t->steps[i].observation); }
+    for (int i = 0; i < t->n_subgoals; i++) free(t->subgoals[i].text);
+    free(t->subgoals);
     free(t->steps); free(t->task); free(t->task_text); free(t->first_obs);
     memset(t, 0, sizeof *t);
 }
@@ -42,6 +44,20 @@ static int push_step(m2_env_traj *t, const char *action, const m2_step_result *r
     t->score = r->score;
     t->won = r->won;
     return 0;
+}
+
+static m2_env_subgoal_rec *push_subgoal(m2_env_traj *t, const char *text, int first) {
+    if (t->n_subgoals == t->cap_subgoals) {
+        int nc = t->cap_subgoals ? t->cap_subgoals * 2 : 16;
+        m2_env_subgoal_rec *s = realloc(t->subgoals, (size_t)nc * sizeof *s);
+        if (!s) return NULL;
+        t->subgoals = s; t->cap_subgoals = nc;
+    }
+    m2_env_subgoal_rec *s = &t->subgoals[t->n_subgoals];
+    *s = (m2_env_subgoal_rec){.text = strdup(text), .first = first, .last = first - 1};
+    if (!s->text) return NULL;
+    t->n_subgoals++;
+    return s;
 }
 
 /* Medium noise, wrong number: the last integer of the expert action moved by 1 or 2 (never below
@@ -78,7 +94,18 @@ int m2_rollout(m2_env *env, const char *task, m2_split split, int index, uint64_
     char *act = malloc(M2_ACTION_CAP), *alt = malloc(M2_ACTION_CAP);
     if (!act || !alt) { free(act); free(alt); goto oom; }
     int rc = 0;
+    int hier = opts->hierarchical && c->subgoal_next && c->subgoal_done;
+    m2_env_subgoal_rec *sg = NULL;   /* the sub-goal being pursued (hierarchical) */
+    int sg_steps = 0;
     for (int step = 0; step < opts->max_steps && !r.done; step++) {
+        if (hier && !sg) {
+            char text[512];
+            m2_err serr = {0};
+            if (c->subgoal_next(env, text, sizeof text, &serr)) break;   /* the expert has no sub-goal: over */
+            if (!(sg = push_subgoal(out, text, step))) { free(act); free(alt); goto oom; }
+            if (c->subgoal_begin) c->subgoal_begin(env, text);
+            sg_steps = 0;
+        }
         const char *a = act;
         m2_err oerr = {0};
         if (opts->policy == M2_POLICY_RANDOM) {
@@ -101,6 +128,17 @@ int m2_rollout(m2_env *env, const char *task, m2_split split, int index, uint64_
         }
         if (c->step(env, a, &r)) { rc = m2_errorf(err, M2_EINVAL, "%s: step failed", c->name); break; }
         if (push_step(out, a, &r)) { free(act); free(alt); goto oom; }
+        if (sg) {
+            sg = &out->subgoals[out->n_subgoals - 1];   /* push_step does not move it; be explicit */
+            sg->last = step;
+            sg_steps++;
+            sg->success = c->subgoal_done(env, sg->text) == 1;
+            if (sg->success || r.done || (opts->subgoal_budget > 0 && sg_steps >= opts->subgoal_budget)) sg = NULL;
+        }
+    }
+    /* a sub-goal begun on the last step the limit allowed, with no step of its own, is no segment */
+    if (hier && out->n_subgoals && out->subgoals[out->n_subgoals - 1].last < out->subgoals[out->n_subgoals - 1].first) {
+        free(out->subgoals[--out->n_subgoals].text);
     }
     free(act); free(alt);
     return rc;

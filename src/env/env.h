@@ -67,6 +67,16 @@ typedef struct m2_env_class {
     /* Code-rule segmenter over a finished trajectory; returns the number of sub-goals (<= cap). */
     int (*segment)(const m2_env *env, const char *const *actions, const char *const *observations,
                    int n_steps, m2_subgoal *out, int cap);
+    /* Sub-goals judged by the environment itself (one rule for expert, medium and online data):
+     * subgoal_next writes the sub-goal the expert pursues from the CURRENT state (named as the
+     * segmenter names them; 0, or -1 with err when the expert has none); subgoal_begin marks the
+     * state a sub-goal starts from (what counting predicates such as "craft 4 stick" compare
+     * against); subgoal_done says whether `subgoal` holds now: 1 yes, 0 no (also for text that is
+     * no sub-goal the environment can read). Every sub-goal is named so that its last action is
+     * the one the text names, so the executor can tell from what it has seen when it is done. */
+    int (*subgoal_next)(m2_env *env, char *buf, size_t cap, m2_err *err);
+    void (*subgoal_begin)(m2_env *env, const char *subgoal);
+    int (*subgoal_done)(m2_env *env, const char *subgoal);
     /* A JSON object (malloc'd string) describing episode (task, split, index) for `multi2 tasks`. */
     char *(*describe)(m2_env *env, const char *task, m2_split split, int index, m2_err *err);
 } m2_env_class;

@@ -10,7 +10,7 @@
 /* Expert/medium data generation (pre-training trains on its text): episodes are rolled out with the
  * environment step budget of eval.step_limit. */
 #define DATA_READS "env.", "data.path", "data.expert_episodes", "data.medium_episodes", "data.medium_noise", \
-    "eval.step_limit", "run.seed"
+    "eval.step_limit", "sys2.subgoal_budget", "run.seed"
 
 static const char *const reads_pretrain[] = {DATA_READS, "data.state_sep", "model.", "pretrain.", "optim.",
                                              "run.threads", NULL};
@@ -24,10 +24,10 @@ static const char *const reads_sys2_offline[] = {MODEL_STAGE_READS, "heads.", "s
                                                  NULL};
 /* Rollouts use the evaluation's action length and step budget; the critic update the offline
  * expectile and head-gradient switch. */
-static const char *const reads_sys2_online[] = {MODEL_STAGE_READS, "heads.", "sys2.online.", "sys2.offline.expectile",
+static const char *const reads_sys2_online[] = {MODEL_STAGE_READS, "heads.", "sys2.online.", "sys2.subgoal_budget", "sys2.offline.expectile",
                                                 "sys2.offline.head_grad_to_adapter", "eval.max_new_tokens",
                                                 "eval.step_limit", NULL};
-static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", NULL};
+static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", "sys2.subgoal_budget", NULL};
 static const char *const reads_report[] = {NULL};   /* the eval records only */
 
 const m2_stage m2_pipe_stages[M2_N_STAGES] = {

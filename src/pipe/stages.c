@@ -628,6 +628,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
     lc.step_limit = (int)cfg->eval_step_limit;
+    lc.subgoal_budget = (int)cfg->sys2_subgoal_budget;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     m2_online_opts o = {0};
@@ -708,6 +709,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
     lc.step_limit = (int)cfg->eval_step_limit;
+    lc.subgoal_budget = (int)cfg->sys2_subgoal_budget;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;

@@ -89,7 +89,8 @@ static cJSON *flat_record(const m2_env_traj *t, const char *variant) {
 }
 
 static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, const char *variant,
-                       int first, int count, FILE *flat, const char *flat_path, int *written, m2_err *err) {
+                       int first, int count, FILE *flat, const char *flat_path, int *written, int *segs, int *segs_ok,
+                       m2_err *err) {
     char sub[1200], ph[1300], pl[1300], th[1400], tl[1400];
     snprintf(sub, sizeof sub, "%s/%s", dir, variant);
     if (m2_mkdir_p(sub, err)) return -1;
@@ -107,8 +108,12 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, c
     if (n_ep == 0) m2_errorf(err, M2_EINVAL, "%s: no training episodes", env->cls->name);
     int medium = !strcmp(variant, "medium");
     m2_rollout_opts ro = {.policy = medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, .max_steps = (int)cfg->eval_step_limit,
-                          .noise = (float)cfg->data_medium_noise, .policy_seed = pw_seed(cfg, PW_SEED_MEDIUM_NOISE)};
-    *written = 0;
+                          .noise = (float)cfg->data_medium_noise, .policy_seed = pw_seed(cfg, PW_SEED_MEDIUM_NOISE),
+                          /* sub-goal by sub-goal, each judged by the environment: the expert pursues
+                           * each until it holds; the medium executor has the agent's budget and fails
+                           * sub-goals it cannot finish within it */
+                          .hierarchical = 1, .subgoal_budget = medium ? (int)cfg->sys2_subgoal_budget : 0};
+    *written = *segs = *segs_ok = 0;
     for (int k = 0; rc == 0 && k < count; k++) {
         int idx = (first + k) % n_ep;
         m2_env_traj t;
@@ -130,7 +135,11 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, c
         cJSON_Delete(h);
         cJSON_Delete(ls);
         m2_env_traj_free(&t);
-        if (!rc) (*written)++;
+        if (!rc) {
+            (*written)++;
+            *segs += t.n_subgoals;
+            for (int g = 0; g < t.n_subgoals; g++) *segs_ok += t.subgoals[g].success;
+        }
     }
     int r1 = close_rename(fh, th, ph, err), r2 = close_rename(fl, tl, pl, err);
     return rc ? rc : (r1 ? r1 : r2);
@@ -155,11 +164,11 @@ int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_
     snprintf(fp, sizeof fp, "%s/flat.jsonl", dir);
     FILE *flat = open_tmp(fp, ft, sizeof ft);
     int rc = flat ? 0 : m2_errorf(err, M2_EIO, "%s: cannot create", fp);
-    int n_exp = 0, n_med = 0;
+    int n_exp = 0, n_med = 0, s_exp = 0, ok_exp = 0, s_med = 0, ok_med = 0;
     int E = (int)cfg->data_expert_episodes;
     int M = cfg->data_medium_episodes >= 0 ? (int)cfg->data_medium_episodes : (E / 2 > 0 ? E / 2 : 1);
-    if (!rc) rc = gen_variant(env, cfg, dir, "expert", 0, E, flat, fp, &n_exp, err);
-    if (!rc && M > 0) rc = gen_variant(env, cfg, dir, "medium", E, M, flat, fp, &n_med, err);
+    if (!rc) rc = gen_variant(env, cfg, dir, "expert", 0, E, flat, fp, &n_exp, &s_exp, &ok_exp, err);
+    if (!rc && M > 0) rc = gen_variant(env, cfg, dir, "medium", E, M, flat, fp, &n_med, &s_med, &ok_med, err);
     if (flat) {
         int r = close_rename(flat, ft, fp, err);
         if (!rc) rc = r;
@@ -167,7 +176,10 @@ int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_
     m2_env_destroy(env);
     if (!rc && n_exp == 0) rc = m2_errorf(err, M2_EINVAL, "data: the expert solved none of %d episodes", E);
     if (!rc) rc = m2_write_file_atomic(done, "ok\n", 3, err);
-    if (!rc && out) fprintf(out, "data: %d expert + %d medium episodes in %s\n", n_exp, n_med, dir);
+    if (!rc && out)
+        fprintf(out, "data: %d expert + %d medium episodes in %s; successful sub-goal segments: expert %d/%d (%.1f %%), "
+                "medium %d/%d (%.1f %%)\n", n_exp, n_med, dir, ok_exp, s_exp, s_exp ? 100.0 * ok_exp / s_exp : 0.0, ok_med,
+                s_med, s_med ? 100.0 * ok_med / s_med : 0.0);
     return rc;
 }
 

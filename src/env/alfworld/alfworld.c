@@ -293,6 +293,17 @@ static int segment(const m2_env *env, const char *const *actions, const char *co
     return m2_aw_segment(&e->scene, actions, observations, n_steps, out, cap);
 }
 
+static int subgoal_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
+    aw_env *e = (aw_env *)env;
+    if (!e->have_scene) return m2_errorf(err, M2_EINVAL, "alfworld: no episode (call reset first)");
+    return m2_aw_subgoal_next(&e->scene, &e->st, e->oracle_mode, buf, cap, err);
+}
+static void subgoal_begin(m2_env *env, const char *subgoal) { (void)env; (void)subgoal; }   /* predicates read the state */
+static int subgoal_done(m2_env *env, const char *subgoal) {
+    aw_env *e = (aw_env *)env;
+    return e->have_scene && m2_aw_subgoal_done(&e->scene, &e->st, subgoal);
+}
+
 static const char *const room_names[] = {"kitchen", "living room", "bedroom", "bathroom"};
 
 static char *describe(m2_env *env, const char *task, m2_split split, int index, m2_err *err) {
@@ -331,5 +342,8 @@ const m2_env_class m2_aw_class = {
     .admissible = admissible,
     .oracle_next = oracle_next,
     .segment = segment,
+    .subgoal_next = subgoal_next,
+    .subgoal_begin = subgoal_begin,
+    .subgoal_done = subgoal_done,
     .describe = describe,
 };

@@ -225,6 +225,13 @@ int m2_aw_oracle_mode(const m2_aw_scene *s, const m2_aw_state *st, int mode, cha
 int m2_aw_set_oracle(m2_env *env, const char *mode, m2_err *err);
 /* Glider-style sub-goals over a finished trajectory: "find apple", "take apple 1 from countertop 1",
  * "heat apple 1 with microwave 1", "put apple 1 in/on fridge 1", "use desklamp 1" (contiguous cover). */
+/* Sub-goals, named so that the executor knows it is done when it issues the action the text names:
+ * "take <class>" (finding and taking one sub-goal: its last action is the take), "heat|cool|clean
+ * <object> with <appliance>", "put <object> in/on <receptacle>", "use <lamp>", and "put down
+ * <object>" (hands full of a wrong object). next: the one the expert (mode) pursues from st;
+ * done: 1 when the text holds in st (names may be instances, "apple 1", or classes, "apple"). */
+int m2_aw_subgoal_next(const m2_aw_scene *s, const m2_aw_state *st, int mode, char *buf, size_t cap, m2_err *err);
+int m2_aw_subgoal_done(const m2_aw_scene *s, const m2_aw_state *st, const char *subgoal);
 int m2_aw_segment(const m2_aw_scene *s, const char *const *actions, const char *const *observations, int n,
                   m2_subgoal *out, int cap);
 

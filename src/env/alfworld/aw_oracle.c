@@ -168,6 +168,120 @@ int m2_aw_oracle_mode(const m2_aw_scene *s, const m2_aw_state *st, int mode, cha
     return emit(s, M2_AW_C_TAKE, best, r, buf, cap, err);
 }
 
+/* ---------------------------------------------------------------- sub-goals */
+
+static void class_of(const char *name, char *out, size_t cap);
+
+/* Does `name` ("apple 1", or the class "apple") name object/receptacle `full`? */
+static int names(const char *full, const char *name, size_t len) {
+    if (strlen(full) == len && !strncmp(full, name, len)) return 1;
+    char c[M2_AW_NAME_MAX];
+    class_of(full, c, sizeof c);
+    return strlen(c) == len && !strncmp(c, name, len);
+}
+
+static int goal_bit(const m2_aw_goal *g) {
+    return g->type == M2_AW_CLEAN ? M2_AW_S_CLEAN : g->type == M2_AW_HEAT ? M2_AW_S_HOT : g->type == M2_AW_COOL ? M2_AW_S_COOL : 0;
+}
+
+int m2_aw_subgoal_next(const m2_aw_scene *s, const m2_aw_state *st, int mode, char *buf, size_t cap, m2_err *err) {
+    const m2_aw_goal *g = &s->goal;
+    if (m2_aw_won(s, st)) return m2_errorf(err, M2_EINVAL, "alfworld: the goal already holds");
+    if (g->obj_cls < 0 || g->obj_cls >= s->n_cls) return m2_errorf(err, M2_EINVAL, "alfworld: scene has no goal");
+    int h = st->held;
+    char c[M2_AW_NAME_MAX];
+    if (h >= 0 && s->objs[h].cls != g->obj_cls) {
+        snprintf(buf, cap, "put down %s", s->objs[h].name);
+        return 0;
+    }
+    if (h < 0) {
+        for (int i = 0; i < s->n_obj; i++) {
+            int o = s->obj_order[i];
+            if (s->objs[o].cls != g->obj_cls) continue;
+            class_of(s->objs[o].name, c, sizeof c);
+            snprintf(buf, cap, "take %s", c);
+            return 0;
+        }
+        return m2_errorf(err, M2_ENOTFOUND, "alfworld: no %s in the scene", s->cls_name[g->obj_cls]);
+    }
+    if (g->type == M2_AW_LOOK) {
+        int lamp = -1;
+        for (int i = 0; i < s->n_obj; i++) {
+            int o = s->obj_order[i];
+            if (s->objs[o].cls != g->toggle_cls) continue;
+            if (known(s, st, mode, o)) { lamp = o; break; }
+            if (lamp < 0) lamp = o;
+        }
+        if (lamp < 0) return m2_errorf(err, M2_ENOTFOUND, "alfworld: no lamp in the scene");
+        snprintf(buf, cap, "use %s", s->objs[lamp].name);
+        return 0;
+    }
+    int need = goal_bit(g);
+    if (need && !(st->bits[h] & need)) {
+        int app_cls = g->type == M2_AW_CLEAN ? s->cls_sinkbasin : g->type == M2_AW_HEAT ? s->cls_microwave : s->cls_fridge;
+        int app = app_cls >= 0 ? pick_recep(s, st, app_cls) : -1;
+        if (app < 0) return m2_errorf(err, M2_ENOTFOUND, "alfworld: no appliance for %s", m2_aw_task_type_name(g->type));
+        snprintf(buf, cap, "%s %s with %s", g->type == M2_AW_CLEAN ? "clean" : g->type == M2_AW_HEAT ? "heat" : "cool",
+                 s->objs[h].name, s->receps[app].name);
+        return 0;
+    }
+    int t = target_recep(s, st);
+    if (t < 0) return m2_errorf(err, M2_ENOTFOUND, "alfworld: no %s in the scene", s->cls_name[g->recep_cls]);
+    snprintf(buf, cap, "put %s in/on %s", s->objs[h].name, s->receps[t].name);
+    return 0;
+}
+
+int m2_aw_subgoal_done(const m2_aw_scene *s, const m2_aw_state *st, const char *text) {
+    char t[512];
+    snprintf(t, sizeof t, "%s", text ? text : "");
+    size_t n = strlen(t);
+    while (n && (t[n - 1] == ' ' || t[n - 1] == '.' || t[n - 1] == '\n')) t[--n] = 0;
+    char *x = t;
+    while (*x == ' ') x++;
+    if (!strncmp(x, "put down ", 9)) {
+        x += 9;
+        return st->held < 0 || !names(s->objs[st->held].name, x, strlen(x));
+    }
+    if (!strncmp(x, "take ", 5)) {
+        x += 5;
+        char *from = strstr(x, " from ");
+        size_t len = from ? (size_t)(from - x) : strlen(x);
+        return st->held >= 0 && names(s->objs[st->held].name, x, len);
+    }
+    if (!strncmp(x, "use ", 4)) {
+        x += 4;
+        for (int o = 0; o < s->n_obj; o++)
+            if ((st->bits[o] & M2_AW_S_TOGGLED) && names(s->objs[o].name, x, strlen(x))) return 1;
+        return 0;
+    }
+    int bit = !strncmp(x, "heat ", 5) ? M2_AW_S_HOT : !strncmp(x, "cool ", 5) ? M2_AW_S_COOL
+            : !strncmp(x, "clean ", 6) ? M2_AW_S_CLEAN : 0;
+    if (bit) {
+        x = strchr(x, ' ') + 1;
+        char *with = strstr(x, " with ");
+        size_t len = with ? (size_t)(with - x) : strlen(x);
+        for (int o = 0; o < s->n_obj; o++)
+            if ((st->bits[o] & bit) && names(s->objs[o].name, x, len)) return 1;
+        return 0;
+    }
+    if (!strncmp(x, "put ", 4)) {
+        x += 4;
+        static const char *const seps[] = {" in/on ", " in ", " on "};
+        char *sep = NULL;
+        size_t sl = 0;
+        for (int i = 0; i < 3 && !sep; i++) if ((sep = strstr(x, seps[i]))) sl = strlen(seps[i]);
+        if (!sep) return 0;
+        size_t len = (size_t)(sep - x);
+        const char *r = sep + sl;
+        for (int o = 0; o < s->n_obj; o++) {
+            int in = st->in[o];
+            if (in >= 0 && names(s->objs[o].name, x, len) && names(s->receps[in].name, r, strlen(r))) return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- segmenter */
 
 /* "apple 1" -> "apple" */
@@ -198,11 +312,11 @@ int m2_aw_segment(const m2_aw_scene *s, const char *const *actions, const char *
         if (m2_aw_parse(s, act, &c)) continue;
         switch (c.verb) {
         case M2_AW_C_TAKE:
+            /* finding and taking is one sub-goal: it ends on the take, which the executor knows it
+             * issues ("find X" ended on the step that revealed X, unknowable when acting) */
             class_of(s->objs[c.a].name, a, sizeof a);
-            snprintf(text, sizeof text, "find %s", a);
-            k = push(out, cap, k, start, i - 1, text);
-            snprintf(text, sizeof text, "take %s from %s", s->objs[c.a].name, s->receps[c.b].name);
-            k = push(out, cap, k, i, i, text);
+            snprintf(text, sizeof text, "take %s", a);
+            k = push(out, cap, k, start, i, text);
             start = i + 1;
             break;
         case M2_AW_C_HEAT: case M2_AW_C_COOL: case M2_AW_C_CLEAN:
@@ -228,7 +342,7 @@ int m2_aw_segment(const m2_aw_scene *s, const char *const *actions, const char *
         /* trailing steps that completed nothing: they served the next sub-goal, named from the task */
         snprintf(b, sizeof b, "%s", s->goal.obj_cls >= 0 ? s->cls_name[s->goal.obj_cls] : "object");
         for (char *p = b; *p; p++) *p = (char)tolower((unsigned char)*p);
-        snprintf(text, sizeof text, "find %s", b);
+        snprintf(text, sizeof text, "take %s", b);
         k = push(out, cap, k, start, n - 1, text);
     }
     return k;

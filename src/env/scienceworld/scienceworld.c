@@ -16,6 +16,8 @@ typedef struct sw_env {
     m2_sw_params params;
     int last_score;         /* x100 */
     int steps;
+    char last_action[256];     /* the step before: what non-navigation sub-goals are judged on */
+    int last_valid;
     m2_sw_sb adm;              /* admissible actions, '\n' separated, then split in place */
     const char **adm_list;
     int adm_n, adm_cap;
@@ -170,6 +172,8 @@ static int step(m2_env *env, const char *action, m2_step_result *res) {
     int valid = 0;
     m2_sw_session_step(&e->s, action ? action : "", &valid);
     e->steps++;
+    snprintf(e->last_action, sizeof e->last_action, "%s", action ? action : "");
+    e->last_valid = valid;
     if (e->s.out.oom) {
         m2_sw_sb_free(&e->s.out);
         res->observation = "ERROR: out of memory";
@@ -228,6 +232,46 @@ static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
         return -1;
     }
     return 0;
+}
+
+/* Sub-goals: navigation is "go to <room>" (done once the agent is in it: its last action is the
+ * "go to" the text names); every other sub-goal is one action (done once that action was the last
+ * one and the simulator accepted it), as the segmenter below names them. */
+static void room_of_nav(const char *a, char *out, size_t cap) {
+    snprintf(out, cap, "go to %s", !strncmp(a, "go to ", 6) ? a + 6 : a + 13);
+}
+static int is_nav(const char *a);
+
+static int subgoal_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
+    char a[512];
+    if (oracle_next(env, a, sizeof a, err)) {
+        if (err && !err->code) m2_errorf(err, M2_ENOTFOUND, "scienceworld: the oracle has no next action");
+        return -1;
+    }
+    if (is_nav(a)) room_of_nav(a, buf, cap);
+    else snprintf(buf, cap, "%s", a);
+    return 0;
+}
+
+static void subgoal_begin(m2_env *env, const char *subgoal) {
+    sw_env *e = (sw_env *)env;
+    (void)subgoal;
+    e->last_action[0] = 0;   /* an action sub-goal needs its action done within the sub-goal */
+    e->last_valid = 0;
+}
+
+static int subgoal_done(m2_env *env, const char *subgoal) {
+    sw_env *e = (sw_env *)env;
+    if (!e->loaded || !subgoal) return 0;
+    char t[256];
+    snprintf(t, sizeof t, "%s", subgoal);
+    size_t n = strlen(t);
+    while (n && (t[n - 1] == ' ' || t[n - 1] == '.' || t[n - 1] == '\n')) t[--n] = 0;
+    if (!strncmp(t, "go to ", 6)) {
+        const m2_sw_world *w = &e->s.w;
+        return !strcmp(w->o[w->o[w->agent].parent].name, t + 6);
+    }
+    return e->last_valid && !strcmp(e->last_action, t);
 }
 
 /* Sub-goal segmenter (code rules): runs of navigation ("open door to X", "go to X") form one
@@ -301,5 +345,8 @@ const m2_env_class m2_sw_class = {
     .admissible = admissible,
     .oracle_next = oracle_next,
     .segment = segment,
+    .subgoal_next = subgoal_next,
+    .subgoal_begin = subgoal_begin,
+    .subgoal_done = subgoal_done,
     .describe = describe,
 };

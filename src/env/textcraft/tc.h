@@ -101,12 +101,21 @@ typedef struct m2_tc_env {
     int64_t *vinv; m2_tc_ivec vtouched; m2_tc_buf act;
     /* admissible */
     m2_tc_buf adm_text; const char **adm; int adm_cap; m2_tc_ivec adm_off;
+    /* sub-goals: the recipe the oracle's last planned action serves and its batches; the item and
+     * count a sub-goal started from */
+    int plan_recipe, cur_recipe; int64_t plan_batches, cur_batches;
+    int sg_item; int64_t sg_base;
     /* per-goal tree cache */
     m2_tc_ivec *tree_cache;
 } m2_tc_env;
 
 int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err);
 int m2_tc_admissible(m2_tc_env *e, const char *const **actions, int *n);
+/* Sub-goals "craft N <item>" (also "get N <item>"): the next one the oracle pursues, its start, and
+ * whether N more of the item are held than when it started. */
+int m2_tc_subgoal_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err);
+void m2_tc_subgoal_begin(m2_tc_env *e, const char *subgoal);
+int m2_tc_subgoal_done(m2_tc_env *e, const char *subgoal);
 int m2_tc_segment(const m2_tc_env *e, const char *const *actions, const char *const *observations, int n_steps,
                m2_subgoal *out, int cap);
 int m2_tc_step(m2_tc_env *e, const char *action, m2_step_result *res);

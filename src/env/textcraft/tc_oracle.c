@@ -78,6 +78,8 @@ static int need(m2_tc_env *e, int item, int64_t n, int level) {
     if (have < n) {
         int64_t missing = n - have;
         if (m2_tc_is_gettable(t, item)) {
+            e->plan_recipe = e->cur_recipe;     /* the get serves the recipe being prepared */
+            e->plan_batches = e->cur_batches;
             m2_tc_buf_clear(&e->act);
             m2_tc_buf_puts(&e->act, "get ");
             m2_tc_buf_putll(&e->act, missing);
@@ -91,6 +93,10 @@ static int need(m2_tc_env *e, int item, int64_t n, int level) {
         if (rc->n_ing > TC_ORACLE_MAX_ING) return PLAN_FAIL;
         int64_t batches = (missing + rc->out_count - 1) / rc->out_count;
         int conc[TC_ORACLE_MAX_ING];
+        int outer = e->cur_recipe;
+        int64_t outer_batches = e->cur_batches;
+        e->cur_recipe = r;
+        e->cur_batches = batches;
         for (int g = 0; g < rc->n_ing; g++) {
             const m2_tc_ing *ing = &t->ings[rc->ing0 + g];
             int64_t k = batches * ing->count;
@@ -100,6 +106,10 @@ static int need(m2_tc_env *e, int item, int64_t n, int level) {
             int s = need(e, c, k, level + 1);
             if (s != PLAN_OK) return s;
         }
+        e->cur_recipe = outer;
+        e->cur_batches = outer_batches;
+        e->plan_recipe = r;
+        e->plan_batches = batches;
         emit_craft(e, rc, conc);
         return PLAN_EMITTED;
     }
@@ -111,6 +121,8 @@ int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
     if (e->goal < 0) return m2_errorf(err, M2_EINVAL, "textcraft oracle: no episode (call reset first)");
     if (e->won) return m2_errorf(err, M2_EINVAL, "textcraft oracle: the goal is already crafted");
     e->vtouched.n = 0;
+    e->cur_recipe = e->plan_recipe = -1;
+    e->cur_batches = e->plan_batches = 0;
     for (int i = 0; i < e->inv_order.n; i++) vset(e, e->inv_order.a[i], e->inv[e->inv_order.a[i]]);
     int s = need(e, e->goal, e->vinv[e->goal] + 1, 0);
     for (int i = 0; i < e->vtouched.n; i++) { e->vinv[e->vtouched.a[i]] = 0; e->name_mark[e->vtouched.a[i]] = 0; }
@@ -120,6 +132,51 @@ int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
     if (e->act.n + 1 > cap) return m2_errorf(err, M2_EINVAL, "textcraft oracle: action longer than the buffer (%zu bytes)", cap);
     memcpy(buf, e->act.p, e->act.n + 1);
     return 0;
+}
+
+/* ---------------------------------------------------------------- sub-goals */
+
+int m2_tc_subgoal_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
+    char act[1024];
+    if (m2_tc_oracle_next(e, act, sizeof act, err)) return -1;
+    if (e->plan_recipe < 0) return m2_errorf(err, M2_ENOTFOUND, "textcraft: the oracle's action serves no recipe");
+    const m2_tc_recipe *rc = &e->t.recipes[e->plan_recipe];
+    int n = snprintf(buf, cap, "craft %lld %s", (long long)(rc->out_count * e->plan_batches), e->t.names[rc->out].disp);
+    if (n < 0 || (size_t)n >= cap) return m2_errorf(err, M2_EINVAL, "textcraft: sub-goal longer than the buffer");
+    return 0;
+}
+
+/* "craft N <item>" / "get N <item>" (N optional: 1) -> the item and N; -1 when unreadable. */
+static int parse_subgoal(const m2_tc_env *e, const char *text, int64_t *n) {
+    while (*text == ' ') text++;
+    const char *p;
+    if (!strncmp(text, "craft ", 6)) p = text + 6;
+    else if (!strncmp(text, "get ", 4)) p = text + 4;
+    else return -1;
+    char *end;
+    long long k = strtoll(p, &end, 10);
+    if (end != p && *end == ' ') { p = end + 1; *n = k > 0 ? k : 1; } else *n = 1;
+    size_t len = strlen(p);
+    while (len && (p[len - 1] == ' ' || p[len - 1] == '.' || p[len - 1] == '\n')) len--;
+    for (int i = 0; i < e->t.n_names; i++) {
+        const m2_tc_name *nm = &e->t.names[i];
+        if (nm->is_item && (size_t)nm->disp_len == len && !strncmp(nm->disp, p, len)) return i;
+    }
+    return -1;
+}
+
+void m2_tc_subgoal_begin(m2_tc_env *e, const char *subgoal) {
+    int64_t n;
+    e->sg_item = parse_subgoal(e, subgoal ? subgoal : "", &n);
+    e->sg_base = e->sg_item >= 0 ? e->inv[e->sg_item] : 0;
+}
+
+int m2_tc_subgoal_done(m2_tc_env *e, const char *subgoal) {
+    int64_t n;
+    int item = parse_subgoal(e, subgoal ? subgoal : "", &n);
+    if (item < 0 || e->goal < 0) return 0;
+    int64_t base = item == e->sg_item ? e->sg_base : 0;
+    return e->inv[item] >= base + n;
 }
 
 /* "inventory", a get for every fetchable item of the goal's tree (count as one recipe uses it),

@@ -262,6 +262,8 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
     for (int i = 0; i < e->block_lines.n; i++) e->line_listed[e->block_lines.a[i]] = 0;
     e->block_lines.n = 0;
     for (int i = 0; i < e->inv_order.n; i++) { e->inv[e->inv_order.a[i]] = 0; e->inv_has[e->inv_order.a[i]] = 0; }
+    e->sg_item = -1;
+    e->sg_base = 0;
     e->inv_order.n = 0;
 
     /* tree lines (deduplicated, first-seen order), then distractors: for each input of each tree
@@ -348,6 +350,12 @@ static int admissible(m2_env *env, const char *const **actions, int *n) { return
 
 static int oracle_next(m2_env *env, char *buf, size_t cap, m2_err *err) { return m2_tc_oracle_next((m2_tc_env *)env, buf, cap, err); }
 
+static int subgoal_next(m2_env *env, char *buf, size_t cap, m2_err *err) {
+    return m2_tc_subgoal_next((m2_tc_env *)env, buf, cap, err);
+}
+static void subgoal_begin(m2_env *env, const char *subgoal) { m2_tc_subgoal_begin((m2_tc_env *)env, subgoal); }
+static int subgoal_done(m2_env *env, const char *subgoal) { return m2_tc_subgoal_done((m2_tc_env *)env, subgoal); }
+
 static int segment(const m2_env *env, const char *const *actions, const char *const *observations, int n_steps,
                    m2_subgoal *out, int cap) {
     return m2_tc_segment((const m2_tc_env *)env, actions, observations, n_steps, out, cap);
@@ -409,5 +417,8 @@ const m2_env_class m2_tc_class = {
     .admissible = admissible,
     .oracle_next = oracle_next,
     .segment = segment,
+    .subgoal_next = subgoal_next,
+    .subgoal_begin = subgoal_begin,
+    .subgoal_done = subgoal_done,
     .describe = describe,
 };
