@@ -73,6 +73,13 @@ static int ap_segment(const m2_env *e, const char *const *actions, const char *c
     }
     return k;
 }
+/* Predicates: "collect apples" holds with 2 apples held, "eat" once eaten. */
+static int ap_subgoal_done(m2_env *e, const char *sg) {
+    apples *a = (apples *)e;
+    if (!strcmp(sg, "collect apples")) return a->n >= 2;
+    if (!strcmp(sg, "eat")) return !strcmp(a->obs, "yum");
+    return 0;
+}
 static char *ap_describe(m2_env *e, const char *task, m2_split s, int index, m2_err *err) {
     char *d = malloc(64);
     snprintf(d, 64, "{\"difficulty\":\"%s\"}", index % 2 ? "hard" : "easy");
@@ -81,7 +88,7 @@ static char *ap_describe(m2_env *e, const char *task, m2_split s, int index, m2_
 const m2_env_class apples_class = {
     .name = "apples", .create = ap_create, .destroy = ap_destroy, .num_episodes = ap_num_episodes,
     .reset = ap_reset, .task_text = ap_task, .step = ap_step, .oracle_next = ap_oracle,
-    .segment = ap_segment, .describe = ap_describe,
+    .segment = ap_segment, .describe = ap_describe, .subgoal_done = ap_subgoal_done,
 };
 
 /* ---------------- parser ---------------- */
@@ -206,8 +213,13 @@ static void loop_expert_episode(void **state) {
     assert_int_equal(segs[0].n_states, 3);   /* o_0, o_1, o_2 */
     assert_string_equal(segs[0].states[2], "Obs: a2");
     assert_string_equal(segs[1].actions[0], "eat apple; True");
+    /* System 2's one reward: 1 on the last step of a sub-goal flagged done while it holds; every
+     * segment ends terminal */
     assert_true(segs[1].rewards[0] == 1.f && segs[1].dones[0] == 1.f);
-    assert_true(m2_traj_return(&segs[1]) == 1.f && m2_traj_return(&segs[0]) == 0.f);
+    assert_true(segs[0].rewards[0] == 0.f && segs[0].dones[0] == 0.f);
+    assert_true(segs[0].rewards[1] == 1.f && segs[0].dones[1] == 1.f);
+    assert_true(m2_traj_return(&segs[1]) == 1.f && m2_traj_return(&segs[0]) == 1.f);
+    assert_true(ep.sub[0].success && ep.sub[1].success);
     /* they pack */
     m2_packed p;
     assert_int_equal(m2_pack_traj(&tok, &segs[0], 0, &p, &err), 0);
@@ -490,8 +502,8 @@ static void replay_buffer(void **state) {
     m2_replay_free(&r2);
 }
 
-/* Online collection: expert episodes on the apples env; the "collect apples" segments earn no env
- * reward (failures, dropped at keep_fail 0), the "eat" segments earn 1 (kept). */
+/* Online collection: expert episodes on the apples env; both sub-goals are flagged done while they
+ * hold, so every segment succeeds and is kept (the env's own reward, 0 for collecting, plays no part). */
 static void collect_into_replay(void **state) {
     m2_err err = {0};
     m2_env *env = NULL;
@@ -510,10 +522,10 @@ static void collect_into_replay(void **state) {
     assert_int_equal(st.episodes, 2);
     assert_int_equal(st.successes, 2);
     assert_int_equal(st.segments, 4);
-    assert_int_equal(st.kept, 2);
+    assert_int_equal(st.kept, 4);
     assert_int_equal(st.steps, 6);
-    assert_int_equal(m2_replay_size(&buf), 2);
-    assert_string_equal(m2_replay_at(&buf, 0)->seg.actions[0], "eat apple; True");
+    assert_int_equal(m2_replay_size(&buf), 4);
+    assert_string_equal(m2_replay_at(&buf, 1)->seg.actions[0], "eat apple; True");
     assert_int_equal(m2_replay_at(&buf, 0)->online, 1);
     m2_replay_free(&buf);
     ap_destroy(env);
@@ -521,6 +533,52 @@ static void collect_into_replay(void **state) {
 
 /* The real TextCraft (embedded recipes): the expert plan through the control loop succeeds with one
  * System 1 call per segmenter sub-goal, and its System 2 segments read back as records would. */
+
+/* A scripted policy: outputs[i] on call i (the last one repeated). */
+typedef struct scripted { const char *const *out; int n, i; } scripted;
+static int scripted_gen(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
+    scripted *s = ctx;
+    *out = strdup(s->out[s->i < s->n ? s->i : s->n - 1]);
+    s->i++;
+    *np = *ng = 0;
+    return 0;
+}
+
+/* System 2's reward needs both: its done flag AND the environment's predicate. A flag raised too
+ * early (one apple of two) fails the sub-goal; one that holds but is never flagged fails when its
+ * budget runs out; flagging while it holds succeeds. */
+static void subgoal_reward_needs_flag_and_predicate(void **state) {
+    m2_err err = {0};
+    m2_env *env = NULL;
+    ap_create(&env, NULL, &err);
+    static const char *const high[] = {"collect apples"};
+    static const char *const low[] = {"take apple; True", "take apple; False", "take apple; False", "take apple; True"};
+    scripted h = {high, 1, 0}, l = {low, 4, 0};
+    m2_policy s1 = {.ctx = &h, .generate = scripted_gen}, s2 = {.ctx = &l, .generate = scripted_gen};
+    m2_loop_cfg cfg = short_cfg();
+    cfg.step_limit = 4;
+    cfg.subgoal_budget = 2;
+    m2_episode ep;
+    assert_int_equal(m2_run_episode(env, NULL, M2_SPLIT_TRAIN, 0, 0, &s1, &s2, &cfg, &ep, &err), 0);
+    assert_int_equal(ep.n_sub, 3);
+    assert_false(ep.sub[0].success);   /* flagged with one apple */
+    assert_false(ep.sub[1].success);   /* holds after its first step, never flagged: the budget ends it */
+    assert_true(ep.sub[2].success);    /* flagged while it holds */
+    m2_traj *segs;
+    int ns;
+    assert_int_equal(m2_episode_segments(&ep, &cfg, &segs, &ns, &err), 0);
+    assert_int_equal(ns, 3);
+    assert_true(segs[0].rewards[0] == 0.f && segs[0].dones[0] == 1.f);
+    assert_int_equal(segs[1].n_actions, 2);
+    assert_true(segs[1].rewards[0] == 0.f && segs[1].rewards[1] == 0.f);
+    assert_true(segs[1].dones[0] == 0.f && segs[1].dones[1] == 1.f);
+    assert_true(segs[2].rewards[0] == 1.f && segs[2].dones[0] == 1.f);
+    for (int k = 0; k < ns; k++) m2_traj_free(&segs[k]);
+    free(segs);
+    m2_episode_free(&ep);
+    ap_destroy(env);
+}
+
 static void textcraft_expert_loop(void **state) {
     m2_err err = {0};
     m2_env *env = NULL;
@@ -591,6 +649,7 @@ int main(void) {
         cmocka_unit_test(replay_buffer),
         cmocka_unit_test(textcraft_expert_loop),
         cmocka_unit_test(collect_into_replay),
+        cmocka_unit_test(subgoal_reward_needs_flag_and_predicate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /* Online data collection for System 2 refinement (DESIGN.md §6): hierarchical rollouts with the
  * given policies (System 1 frozen), each episode's System 2 sub-goal segments pushed into the replay
- * buffer with success = segment return > 0 (failures kept with the buffer's keep ratio), as the
- * released online code does. */
+ * buffer with success = segment return > 0 (failures kept with the buffer's keep ratio). A segment's
+ * return is System 2's one reward (agent/loop.h m2_episode_segments): 1 when it flagged its sub-goal
+ * done while the environment's predicate held, else 0 — the sub-goal reward of the offline data, not
+ * the released online code's per-step environment reward (docs/pipeline.md). */
 #ifndef M2_AGENT_COLLECT_H
 #define M2_AGENT_COLLECT_H
 #include <stdio.h>

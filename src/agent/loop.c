@@ -141,6 +141,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         char *ls = low_state(obs);
         if (!ls || m2_traj_push_state(&low, ls, err)) { free(ls); goto out; }
         free(ls);
+        if (!cfg->flat && env->cls->subgoal_begin) env->cls->subgoal_begin(env, sub_text);
         int k = 0;
         while (!done && ep->steps < cfg->step_limit) {
             char *out = NULL;
@@ -169,6 +170,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
             st->valid = sr.valid;
             st->reward = sr.reward;
             st->done = sr.done;
+            st->met = cfg->flat ? sr.won : env->cls->subgoal_done ? env->cls->subgoal_done(env, sub_text) == 1 : 0;
             ep->steps++;
             sg->n++;
             k++;
@@ -187,6 +189,7 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
             free(s2);
             if (grow((void **)&group, &cap_group, n_group + 1, sizeof *group, err)) goto out;
             group[n_group++] = dupstr(action);
+            sg->success = cfg->flat ? st->met : st->flag && st->met;
             if (st->flag) { sg->flagged = 1; break; }
             if (!cfg->flat && cfg->subgoal_budget > 0 && k >= cfg->subgoal_budget) break;
         }
@@ -237,6 +240,7 @@ char *m2_episode_to_json(const m2_episode *ep) {
         if (sg->raw) cJSON_AddStringToObject(s, "raw", sg->raw);
         if (sg->state) cJSON_AddStringToObject(s, "state", sg->state);
         cJSON_AddBoolToObject(s, "flagged_done", sg->flagged);
+        cJSON_AddBoolToObject(s, "success", sg->success);
         cJSON *steps = cJSON_AddArrayToObject(s, "steps");
         for (int k = sg->first; k < sg->first + sg->n && k < ep->steps; k++) {
             const m2_step_rec *st = &ep->step[k];
@@ -276,11 +280,15 @@ int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **
         int bad = !lp || !s0 || m2_traj_set_prompt(t, lp, err) || m2_traj_push_state(t, s0, err);
         free(lp);
         free(s0);
-        for (int k = sg->first; !bad && k < sg->first + sg->n; k++) {
+        /* System 2's one reward, as offline (data/hier.h): 1 on the segment's last step when the
+         * sub-goal succeeded, else 0; the last step is terminal (completion, flag, budget or the
+         * episode's end), so the critic never bootstraps into the next sub-goal */
+        int end = sg->first + sg->n - 1;
+        for (int k = sg->first; !bad && k <= end; k++) {
             const m2_step_rec *st = &ep->step[k];
             char *s = low_state(st->obs);
-            bad = !s || m2_traj_push_action(t, st->raw, st->reward, (float)st->done, err) ||
-                  m2_traj_push_state(t, s, err);
+            float r = k == end && sg->success ? 1.f : 0.f;
+            bad = !s || m2_traj_push_action(t, st->raw, r, k == end ? 1.f : 0.f, err) || m2_traj_push_state(t, s, err);
             free(s);
         }
         if (bad) {

@@ -58,6 +58,7 @@ typedef struct m2_step_rec {
     int valid;          /* the env knew the command (env step_result.valid) */
     float reward;
     int done;
+    int met;            /* the environment's predicate for the sub-goal held after the step (flat: won) */
 } m2_step_rec;
 
 typedef struct m2_subgoal_rec {
@@ -67,6 +68,7 @@ typedef struct m2_subgoal_rec {
     char *obs0;         /* observation System 2 started the sub-goal from */
     int first, n;       /* steps [first, first + n) */
     int flagged;        /* ended by System 2's done flag */
+    int success;        /* System 2 flagged it done while the environment's predicate held (flat: won) */
 } m2_subgoal_rec;
 
 typedef struct m2_episode {

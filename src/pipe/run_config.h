@@ -126,6 +126,7 @@ extern const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS];
   X(FLOAT, sys1_sft_min_delta,  "sys1.sft.min_delta", "5e-4", 0, M2_INF, NULL, "improvement: absolute decrease of the validation loss") \
   X(FLOAT, sys1_sft_min_rel_improve, "sys1.sft.min_rel_improve", "1e-3", 0, 1, NULL, "improvement: relative decrease of the validation loss") \
   X(INT,   sys2_subgoal_budget, "sys2.subgoal_budget", "10", 1, M2_INF, NULL, "System 2 steps per sub-goal before System 1 is asked again (rollouts, evaluation); medium data: a sub-goal not done within it fails") \
+  X(BOOL,  sys1_sft_recovery,   "sys1.sft.recovery", "true", 1, 0, NULL, "also train on the medium episodes' states, each labelled with the sub-goal the expert gives from there (recovery after failed sub-goals; the paper trains on expert records only)") \
   /* System 2 warm-up SFT on "action; True|False" */ \
   X(FLOAT, sys2_warmup_lr,      "sys2.warmup.lr",    "1e-4", 0, 10, NULL, "learning rate") \
   X(INT,   sys2_warmup_epochs,  "sys2.warmup.epochs", "1",   0, M2_INF, NULL, "epochs over the low-level data") \

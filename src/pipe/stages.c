@@ -368,7 +368,10 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     float *best = NULL;
     m2_adapter *a = pw_adapter(&w, adapter_name, ctx->name, 1, err);
     if (!a) goto out;
-    if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 0, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
+    /* System 1 recovery: the medium high records label states after failed sub-goals with the
+     * expert's sub-goal from there (data/hier.h) */
+    int with_medium = sys1 && cfg->sys1_sft_recovery;
+    if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, with_medium, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
     if (m2_seqset_split(set.n, validate ? cfg->data_val_frac : 0.0, pw_seed(cfg, PW_SEED_SFT_SPLIT), &tr, &nt, &va, &nv, err)) goto out;
     if (!(c = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
     if (nv > 0 && !(cv = m2_ctx_create_chunked(w.m, ctx_tokens(cfg, batch, w.m), 0, (int)cfg->model_logit_chunk, err))) goto out;
