@@ -318,8 +318,10 @@ m2_adapter *pw_adapter(pw_world *w, const char *name, const char *before_stage, 
     }
     m2_lora_config lc;
     lora_cfg(w->cfg, name, &lc);
-    /* old rule 100 + name[0] + strlen(name): sys1 and sys2 both got 219 (fixed in the next commit) */
-    pw_seed_purpose p = !strcmp(name, "shared") ? PW_SEED_ADAPTER_SHARED : PW_SEED_ADAPTER_SYS1;
+    /* one purpose per adapter (the old rule 100 + name[0] + strlen(name) gave sys1 and sys2 the same
+     * seed, 219: the two roles started from the same random A factor) */
+    pw_seed_purpose p = !strcmp(name, "shared") ? PW_SEED_ADAPTER_SHARED
+                      : !strcmp(name, "sys1") ? PW_SEED_ADAPTER_SYS1 : PW_SEED_ADAPTER_SYS2;
     return m2_adapter_add(w->m, &lc, pw_seed(w->cfg, p), err);
 }
 
