@@ -134,12 +134,12 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, c
         cJSON_Delete(fr);
         cJSON_Delete(h);
         cJSON_Delete(ls);
-        m2_env_traj_free(&t);
         if (!rc) {
             (*written)++;
             *segs += t.n_subgoals;
             for (int g = 0; g < t.n_subgoals; g++) *segs_ok += t.subgoals[g].success;
         }
+        m2_env_traj_free(&t);
     }
     int r1 = close_rename(fh, th, ph, err), r2 = close_rename(fl, tl, pl, err);
     return rc ? rc : (r1 ? r1 : r2);

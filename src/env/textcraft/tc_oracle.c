@@ -117,16 +117,24 @@ static int need(m2_tc_env *e, int item, int64_t n, int level) {
     return PLAN_OK;
 }
 
-int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
-    if (e->goal < 0) return m2_errorf(err, M2_EINVAL, "textcraft oracle: no episode (call reset first)");
-    if (e->won) return m2_errorf(err, M2_EINVAL, "textcraft oracle: the goal is already crafted");
+/* Plans from the inventory plus `nx` pending gets (items xn, counts xc); the first action goes to
+ * e->act and its recipe to e->plan_recipe. */
+static int plan_next(m2_tc_env *e, const int *xn, const int64_t *xc, int nx) {
     e->vtouched.n = 0;
     e->cur_recipe = e->plan_recipe = -1;
     e->cur_batches = e->plan_batches = 0;
     for (int i = 0; i < e->inv_order.n; i++) vset(e, e->inv_order.a[i], e->inv[e->inv_order.a[i]]);
+    for (int i = 0; i < nx; i++) vset(e, xn[i], e->vinv[xn[i]] + xc[i]);
     int s = need(e, e->goal, e->vinv[e->goal] + 1, 0);
     for (int i = 0; i < e->vtouched.n; i++) { e->vinv[e->vtouched.a[i]] = 0; e->name_mark[e->vtouched.a[i]] = 0; }
     e->vtouched.n = 0;
+    return s;
+}
+
+int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
+    if (e->goal < 0) return m2_errorf(err, M2_EINVAL, "textcraft oracle: no episode (call reset first)");
+    if (e->won) return m2_errorf(err, M2_EINVAL, "textcraft oracle: the goal is already crafted");
+    int s = plan_next(e, NULL, NULL, 0);
     if (s != PLAN_EMITTED)
         return m2_errorf(err, M2_ENOTFOUND, "textcraft oracle: no way to craft %s from the listed commands", e->t.names[e->goal].disp);
     if (e->act.n + 1 > cap) return m2_errorf(err, M2_EINVAL, "textcraft oracle: action longer than the buffer (%zu bytes)", cap);
@@ -136,10 +144,32 @@ int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
 
 /* ---------------------------------------------------------------- sub-goals */
 
+/* The oracle's next CRAFT: its gets are assumed done (pending) until the plan's first action is a
+ * craft; that craft, with its batches, is the sub-goal (the gets before it serve it). */
+#define TC_SUBGOAL_MAX_GETS 64
 int m2_tc_subgoal_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
-    char act[1024];
-    if (m2_tc_oracle_next(e, act, sizeof act, err)) return -1;
-    if (e->plan_recipe < 0) return m2_errorf(err, M2_ENOTFOUND, "textcraft: the oracle's action serves no recipe");
+    if (e->goal < 0) return m2_errorf(err, M2_EINVAL, "textcraft: no episode (call reset first)");
+    if (e->won) return m2_errorf(err, M2_EINVAL, "textcraft: the goal is already crafted");
+    int xn[TC_SUBGOAL_MAX_GETS];
+    int64_t xc[TC_SUBGOAL_MAX_GETS];
+    int nx = 0;
+    for (;;) {
+        if (plan_next(e, xn, xc, nx) != PLAN_EMITTED)
+            return m2_errorf(err, M2_ENOTFOUND, "textcraft: no way to craft %s from the listed commands", e->t.names[e->goal].disp);
+        if (strncmp(e->act.p, "get ", 4)) break;   /* a craft */
+        if (nx == TC_SUBGOAL_MAX_GETS) return m2_errorf(err, M2_EINVAL, "textcraft: more than %d gets before a craft", nx);
+        /* "get N <item>": pending */
+        char *end;
+        long long k = strtoll(e->act.p + 4, &end, 10);
+        const char *name = end + 1;
+        int item = -1;
+        for (int i = 0; i < e->t.n_names && item < 0; i++)
+            if (e->t.names[i].is_item && !strcmp(e->t.names[i].disp, name) && m2_tc_is_gettable(&e->t, i)) item = i;
+        if (item < 0 || k <= 0) return m2_errorf(err, M2_EINVAL, "textcraft: cannot read the oracle's '%s'", e->act.p);
+        xn[nx] = item;
+        xc[nx++] = k;
+    }
+    if (e->plan_recipe < 0) return m2_errorf(err, M2_ENOTFOUND, "textcraft: the oracle's craft has no recipe");
     const m2_tc_recipe *rc = &e->t.recipes[e->plan_recipe];
     int n = snprintf(buf, cap, "craft %lld %s", (long long)(rc->out_count * e->plan_batches), e->t.names[rc->out].disp);
     if (n < 0 || (size_t)n >= cap) return m2_errorf(err, M2_EINVAL, "textcraft: sub-goal longer than the buffer");
