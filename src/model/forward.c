@@ -13,7 +13,6 @@
  * Batches with fewer sequences than threads (one long sequence, decoding-sized batches) run
  * op by op with every op split over the pool. */
 #include "model/forward.h"
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
