@@ -1,5 +1,6 @@
 #include "core/config.h"
 #include "core/fsutil.h"
+#include "core/strbuf.h"
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -634,47 +635,30 @@ const char *m2_cfg_format_value(const m2_cfg_field *f, const void *cfg, char *bu
     return buf;
 }
 
-typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (b->n + n + 1 > cap) cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) { b->oom = 1; return; }
-        b->p = q; b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
 /* A YAML double-quoted scalar; escapes what YAML readers reject in raw form. */
-static void sb_quoted(sbuf *b, const char *s) {
-    sb_put(b, "\"", 1);
+static void sb_quoted(m2_strbuf *b, const char *s) {
+    m2_strbuf_append(b, "\"", 1);
     const unsigned char *u = (const unsigned char *)s;
     while (*u) {
         unsigned c = *u;
         char esc[16];
-        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; sb_put(b, esc, 2); u++; continue; }
-        if (c == '\n') { sb_str(b, "\\n"); u++; continue; }
-        if (c == '\t') { sb_str(b, "\\t"); u++; continue; }
-        if (c < 0x20 || c == 0x7f) { snprintf(esc, sizeof esc, "\\x%02x", c); sb_str(b, esc); u++; continue; }
-        if (c < 0x80) { sb_put(b, (const char *)u, 1); u++; continue; }
+        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; m2_strbuf_append(b, esc, 2); u++; continue; }
+        if (c == '\n') { m2_strbuf_puts(b, "\\n"); u++; continue; }
+        if (c == '\t') { m2_strbuf_puts(b, "\\t"); u++; continue; }
+        if (c < 0x20 || c == 0x7f) { snprintf(esc, sizeof esc, "\\x%02x", c); m2_strbuf_puts(b, esc); u++; continue; }
+        if (c < 0x80) { m2_strbuf_append(b, (const char *)u, 1); u++; continue; }
         int n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
         unsigned cp = n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
         for (int i = 1; i < n; i++) cp = (cp << 6) | (u[i] & 0x3F);
         if ((cp >= 0x80 && cp <= 0x9F) || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF) {
             snprintf(esc, sizeof esc, "\\u%04x", cp);
-            sb_str(b, esc);
+            m2_strbuf_puts(b, esc);
         } else {
-            sb_put(b, (const char *)u, (size_t)n);
+            m2_strbuf_append(b, (const char *)u, (size_t)n);
         }
         u += n;
     }
-    sb_put(b, "\"", 1);
+    m2_strbuf_append(b, "\"", 1);
 }
 
 static int plain_safe(const char *s) {
@@ -684,27 +668,27 @@ static int plain_safe(const char *s) {
     return 1;
 }
 
-static void emit_value(sbuf *b, const m2_cfg_field *f, const void *cfg) {
+static void emit_value(m2_strbuf *b, const m2_cfg_field *f, const void *cfg) {
     char v[M2_CFG_STR_MAX + 64];
     m2_cfg_format_value(f, cfg, v, sizeof v);
     if (f->type == M2_CFG_STR) { sb_quoted(b, v); return; }
-    if (f->type == M2_CFG_ENUM) { if (plain_safe(v)) sb_str(b, v); else sb_quoted(b, v); return; }
+    if (f->type == M2_CFG_ENUM) { if (plain_safe(v)) m2_strbuf_puts(b, v); else sb_quoted(b, v); return; }
     if (f->type == M2_CFG_LIST) {
-        sb_str(b, "[");
+        m2_strbuf_puts(b, "[");
         char item[M2_CFG_STR_MAX];
         for (int i = 0; m2_cfg_list_item(v, i, item, sizeof item); i++) {
-            if (i) sb_str(b, ", ");
-            if (plain_safe(item)) sb_str(b, item); else sb_quoted(b, item);
+            if (i) m2_strbuf_puts(b, ", ");
+            if (plain_safe(item)) m2_strbuf_puts(b, item); else sb_quoted(b, item);
         }
-        sb_str(b, "]");
+        m2_strbuf_puts(b, "]");
         return;
     }
-    sb_str(b, v);
+    m2_strbuf_puts(b, v);
 }
 
 /* Emits every key under `prefix` (length plen, "" at the top), grouped by their next component in
  * order of first appearance, so a section is written once even if its rows are not contiguous. */
-static void emit_section(sbuf *b, const m2_cfg_schema *s, const void *cfg, const char *prefix, size_t plen,
+static void emit_section(m2_strbuf *b, const m2_cfg_schema *s, const void *cfg, const char *prefix, size_t plen,
                          int indent) {
     unsigned char *done = calloc((size_t)s->n_fields, 1);
     if (!done) { b->oom = 1; return; }
@@ -713,18 +697,18 @@ static void emit_section(sbuf *b, const m2_cfg_schema *s, const void *cfg, const
         if (done[i] || strncmp(k, prefix, plen) || (plen && k[plen] != '.')) continue;
         const char *rest = plen ? k + plen + 1 : k;
         const char *dot = strchr(rest, '.');
-        for (int j = 0; j < indent; j++) sb_str(b, "  ");
+        for (int j = 0; j < indent; j++) m2_strbuf_puts(b, "  ");
         if (!dot) {
-            sb_str(b, rest);
-            sb_str(b, ": ");
+            m2_strbuf_puts(b, rest);
+            m2_strbuf_puts(b, ": ");
             emit_value(b, &s->fields[i], cfg);
-            sb_str(b, "\n");
+            m2_strbuf_puts(b, "\n");
             done[i] = 1;
             continue;
         }
         size_t clen = (size_t)(dot - rest);
-        sb_put(b, rest, clen);
-        sb_str(b, ":\n");
+        m2_strbuf_append(b, rest, clen);
+        m2_strbuf_puts(b, ":\n");
         char sub[512];
         size_t slen = (size_t)(dot - k);
         if (slen >= sizeof sub) slen = sizeof sub - 1;
@@ -739,11 +723,10 @@ static void emit_section(sbuf *b, const m2_cfg_schema *s, const void *cfg, const
 }
 
 char *m2_cfg_to_yaml(const m2_cfg_schema *s, const void *cfg) {
-    sbuf b = {0};
-    sb_str(&b, "# Resolved multi2 config: every key, defaults included. `multi2 train --help-config` explains them.\n");
+    m2_strbuf b = {0};
+    m2_strbuf_puts(&b, "# Resolved multi2 config: every key, defaults included. `multi2 train --help-config` explains them.\n");
     emit_section(&b, s, cfg, "", 0, 0);
-    if (b.oom) { free(b.p); return NULL; }
-    return b.p;
+    return m2_strbuf_take(&b);   /* NULL when out of memory */
 }
 
 int m2_cfg_save(const m2_cfg_schema *s, const void *cfg, const char *path, m2_err *err) {

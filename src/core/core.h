@@ -8,6 +8,7 @@
 #include "core/pool.h"
 #include "core/timer.h"
 #include "core/fsutil.h"
+#include "core/strbuf.h"
 #include "core/config.h"
 #include "core/jsonl.h"
 #include "core/tblog.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/fsutil.h"
+#include "core/strbuf.h"
 
 int m2_run_exists(const char *dir) {
     char p[1200];
@@ -17,7 +18,7 @@ int m2_run_exists(const char *dir) {
 
 /* ---------------------------------------------------------------- metrics truncation */
 
-typedef struct trunc_ctx { int64_t max_step; char *out; size_t n, cap; int oom; } trunc_ctx;
+typedef struct trunc_ctx { int64_t max_step; m2_strbuf out; int oom; } trunc_ctx;
 
 static int keep_line(void *ctx, const cJSON *obj, long line_no) {
     trunc_ctx *t = ctx;
@@ -25,29 +26,19 @@ static int keep_line(void *ctx, const cJSON *obj, long line_no) {
     if (!cJSON_IsNumber(st) || st->valuedouble > (double)t->max_step) return 0;
     char *s = cJSON_PrintUnformatted(obj);
     if (!s) { t->oom = 1; return 1; }
-    size_t l = strlen(s);
-    if (t->n + l + 2 > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 4096;
-        while (t->n + l + 2 > cap) cap *= 2;
-        char *q = realloc(t->out, cap);
-        if (!q) { cJSON_free(s); t->oom = 1; return 1; }
-        t->out = q;
-        t->cap = cap;
-    }
-    memcpy(t->out + t->n, s, l);
-    t->n += l;
-    t->out[t->n++] = '\n';
+    int rc = m2_strbuf_puts(&t->out, s) || m2_strbuf_putc(&t->out, '\n');
     cJSON_free(s);
+    if (rc) { t->oom = 1; return 1; }
     return 0;
 }
 
 int m2_metrics_truncate(const char *path, int64_t max_step, m2_err *err) {
     if (!m2_path_exists(path)) return 0;
-    trunc_ctx t = {max_step, NULL, 0, 0, 0};
+    trunc_ctx t = {.max_step = max_step};
     int rc = m2_jsonl_read(path, keep_line, &t, 1, err);
     if (rc == 0 && t.oom) rc = m2_errorf(err, M2_ENOMEM, "%s: out of memory", path);
-    if (rc == 0) rc = m2_write_file_atomic(path, t.out ? t.out : "", t.n, err);
-    free(t.out);
+    if (rc == 0) rc = m2_write_file_atomic(path, m2_strbuf_str(&t.out), t.out.len, err);
+    m2_strbuf_free(&t.out);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/fsutil.h"
+#include "core/strbuf.h"
 
 /* ---------------------------------------------------------------- CRC-32C */
 
@@ -51,38 +52,23 @@ uint32_t m2_crc32c_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa
 
 /* ---------------------------------------------------------------- protobuf encoding */
 
-typedef struct pbuf { unsigned char *p; size_t n, cap; int oom; } pbuf;
-
-static void pb_put(pbuf *b, const void *s, size_t n) {
-    if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (b->n + n > cap) cap *= 2;
-        unsigned char *q = realloc(b->p, cap);
-        if (!q) { b->oom = 1; return; }
-        b->p = q; b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
-
-static void pb_varint(pbuf *b, uint64_t v) {
+static void pb_varint(m2_strbuf *b, uint64_t v) {
     unsigned char t[10];
     int n = 0;
     do { t[n] = (unsigned char)(v & 0x7F); v >>= 7; if (v) t[n] |= 0x80; n++; } while (v);
-    pb_put(b, t, (size_t)n);
+    m2_strbuf_append(b, t, (size_t)n);
 }
 
-static void pb_le(pbuf *b, uint64_t v, int bytes) {
+static void pb_le(m2_strbuf *b, uint64_t v, int bytes) {
     unsigned char t[8];
     for (int i = 0; i < bytes; i++) t[i] = (unsigned char)(v >> (8 * i));
-    pb_put(b, t, (size_t)bytes);
+    m2_strbuf_append(b, t, (size_t)bytes);
 }
 
-static void pb_bytes(pbuf *b, int field, const void *s, size_t n) {
+static void pb_bytes(m2_strbuf *b, int field, const void *s, size_t n) {
     pb_varint(b, ((uint64_t)field << 3) | 2);
     pb_varint(b, n);
-    pb_put(b, s, n);
+    m2_strbuf_append(b, s, n);
 }
 
 static double now_wall(void) {
@@ -92,7 +78,7 @@ static double now_wall(void) {
 }
 
 /* Event header fields shared by every record. */
-static void pb_event_head(pbuf *b, double wall_time, int64_t step) {
+static void pb_event_head(m2_strbuf *b, double wall_time, int64_t step) {
     uint64_t bits;
     memcpy(&bits, &wall_time, 8);
     pb_varint(b, (1 << 3) | 1);
@@ -129,11 +115,11 @@ int m2_tb_open(m2_tb_writer *w, const char *dir, m2_err *err) {
     }
     w->f = fopen(w->path, "wb");
     if (!w->f) return m2_errorf(err, M2_EIO, "%s: cannot create: %s", w->path, strerror(errno));
-    pbuf b = {0};
+    m2_strbuf b = {0};
     pb_event_head(&b, now_wall(), 0);
     pb_bytes(&b, 3, "brain.Event:2", 13);
-    int rc = b.oom ? m2_errorf(err, M2_ENOMEM, "out of memory") : write_record(w, b.p, b.n, err);
-    free(b.p);
+    int rc = b.oom ? m2_errorf(err, M2_ENOMEM, "out of memory") : write_record(w, (const unsigned char *)b.p, b.len, err);
+    m2_strbuf_free(&b);
     if (rc != 0) { fclose(w->f); w->f = NULL; }
     return rc;
 }
@@ -141,21 +127,23 @@ int m2_tb_open(m2_tb_writer *w, const char *dir, m2_err *err) {
 int m2_tb_scalars(m2_tb_writer *w, int64_t step, double wall_time, const char *const *tags, const float *values,
                   int n, m2_err *err) {
     if (!w->f) return m2_errorf(err, M2_EIO, "TensorBoard writer is closed");
-    pbuf summary = {0}, value = {0}, ev = {0};
-    for (int i = 0; i < n; i++) {
-        value.n = 0;
+    m2_strbuf summary = {0}, value = {0}, ev = {0};
+    int oom = 0;
+    for (int i = 0; i < n && !oom; i++) {
+        m2_strbuf_reset(&value);
         pb_bytes(&value, 1, tags[i], strlen(tags[i]));
         uint32_t bits;
         memcpy(&bits, &values[i], 4);
         pb_varint(&value, (2 << 3) | 5);
         pb_le(&value, bits, 4);
-        pb_bytes(&summary, 1, value.p, value.n);
+        oom = value.oom;   /* kept here: the next reset clears the buffer's own flag */
+        pb_bytes(&summary, 1, value.p, value.len);
     }
     pb_event_head(&ev, wall_time > 0 ? wall_time : now_wall(), step);
-    pb_bytes(&ev, 5, summary.p, summary.n);
-    int rc = (summary.oom || value.oom || ev.oom) ? m2_errorf(err, M2_ENOMEM, "out of memory")
-                                                  : write_record(w, ev.p, ev.n, err);
-    free(summary.p); free(value.p); free(ev.p);
+    pb_bytes(&ev, 5, summary.p, summary.len);
+    int rc = (oom || summary.oom || ev.oom) ? m2_errorf(err, M2_ENOMEM, "out of memory")
+                                            : write_record(w, (const unsigned char *)ev.p, ev.len, err);
+    m2_strbuf_free(&summary); m2_strbuf_free(&value); m2_strbuf_free(&ev);
     return rc;
 }
 

@@ -28,6 +28,11 @@ static inline m2_wref m2_wref_f32(const float *w, int rows, int cols) {
  * along the larger of M and N (small products run on the calling thread). */
 void m2_sgemm(m2_pool *pool, int transA, int transB, int M, int N, int K, float alpha,
               const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
+/* The same product as exactly one BLAS sgemm on the calling thread: no split and no small-shape
+ * path, so the bits are those of a plain sgemm whatever the shape. For callers without a pool
+ * (critic heads, LoRA merge), whose results must not depend on m2_sgemm's shape rules. */
+void m2_sgemm_serial(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float beta, float *C, int ldc);
 /* Makes OpenBLAS single-threaded (the pool parallelises instead). Idempotent. */
 void m2_blas_single_thread(void);
 

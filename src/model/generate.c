@@ -1,6 +1,5 @@
 /* KV-cache inference: prefill and batched decode over the same kernels as training. */
 #include "model/generate.h"
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #include "model/heads.h"
-#include <cblas.h>
+#include "kernels/matmul.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +90,7 @@ int m2_head_forward(m2_head *h, const float *hidden, const int *pos, int K, int 
     for (int k = 0; k < K; k++) memcpy(x + (size_t)k * H, hidden + (size_t)pos[k] * H, H * sizeof(float));
     /* a[K,F] = relu(x W1^T + b1) */
     for (int k = 0; k < K; k++) memcpy(a + (size_t)k * F, B1(p, H, F), F * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, F, H, 1.0f, x, H, W1(p, H, F), H, 1.0f, a, F);
+    m2_sgemm_serial(0, 1, K, F, H, 1.0f, x, H, W1(p, H, F), H, 1.0f, a, F);
     for (size_t i = 0; i < (size_t)K * F; i++) a[i] = a[i] > 0 ? a[i] : 0;
     for (int k = 0; k < K; k++) {
         float s = B2(p, H, F)[0];
@@ -125,10 +125,10 @@ int m2_head_backward(m2_head *h, const float *dout, const int *pos, int K, float
         for (int i = 0; i < F; i++) B1(g, H, F)[i] += dk[i];
     }
     /* dW1[F,H] += da^T x */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, F, H, K, 1.0f, da, F, x, H, 1.0f, W1(g, H, F), H);
+    m2_sgemm_serial(1, 0, F, H, K, 1.0f, da, F, x, H, 1.0f, W1(g, H, F), H);
     if (h->grad_to_body && dhidden) {
         float *dx = x;  /* reuse the cache: dx[K,H] = da W1 (cache is consumed) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, H, F, 1.0f, da, F, W1(w, H, F), H, 0.0f, dx, H);
+        m2_sgemm_serial(0, 0, K, H, F, 1.0f, da, F, W1(w, H, F), H, 0.0f, dx, H);
         for (int k = 0; k < K; k++) {
             float *dst = dhidden + (size_t)pos[k] * H;
             const float *s = dx + (size_t)k * H;

@@ -1,6 +1,6 @@
 #include "model/lora.h"
 #include "core/arena.h"
-#include <cblas.h>
+#include "kernels/matmul.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,8 +180,7 @@ static int merge_sign(m2_model *m, m2_adapter *a, float sign, m2_err *err) {
             if (!f) return m2_errorf(err, M2_ENOMEM, "lora '%s': out of memory merging %s", a->cfg.name, w->name);
             if (w->dtype != M2_DT_F32) m2_dequantize(w->dtype, w->data, f, n);
             /* W[out,in] += sign * scale * B[out,r] A[r,in] */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p->out, p->in, r, sign * a->scale,
-                        p->B, r, p->A, p->in, 1.0f, f, p->in);
+            m2_sgemm_serial(0, 0, p->out, p->in, r, sign * a->scale, p->B, r, p->A, p->in, 1.0f, f, p->in);
             if (w->dtype != M2_DT_F32) { m2_quantize(w->dtype, f, w->data, n); free(f); }
         }
     return 0;

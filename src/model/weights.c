@@ -1,7 +1,6 @@
 #include "model/weights.h"
 #include "model/lora.h"
 #include "model/heads.h"
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

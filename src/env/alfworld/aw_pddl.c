@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <stdarg.h>
 #include "core/fsutil.h"
+#include "core/strbuf.h"
 
 /* ---------------------------------------------------------------- S-expressions */
 
@@ -520,63 +520,36 @@ int m2_aw_load_twpddl(const char *path, m2_aw_scene *out, m2_err *err) {
 
 /* ---------------------------------------------------------------- writer */
 
-typedef struct dyn { char *p; size_t len, cap; int oom; } dyn;
-
-static void dputs(dyn *d, const char *s) {
-    size_t n = strlen(s);
-    if (d->oom) return;
-    if (d->len + n + 1 > d->cap) {
-        size_t nc = d->cap ? d->cap : 4096;
-        while (d->len + n + 1 > nc) nc *= 2;
-        char *p = realloc(d->p, nc);
-        if (!p) { d->oom = 1; return; }
-        d->p = p;
-        d->cap = nc;
-    }
-    memcpy(d->p + d->len, s, n + 1);
-    d->len += n;
-}
-
-static void dprintf_(dyn *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void dprintf_(dyn *d, const char *fmt, ...) {
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    dputs(d, buf);
-}
-
-static void goal_text(const m2_aw_scene *s, dyn *d) {
+static void goal_text(const m2_aw_scene *s, m2_strbuf *d) {
     const m2_aw_goal *g = &s->goal;
     const char *o = g->obj_cls >= 0 ? s->cls_name[g->obj_cls] : "None";
     const char *r = g->recep_cls >= 0 ? s->cls_name[g->recep_cls] : "None";
-    dputs(d, "    (:goal\n        (and\n");
+    m2_strbuf_puts(d, "    (:goal\n        (and\n");
     if (g->type == M2_AW_LOOK) {
-        dprintf_(d, "            (exists (?ot - object ?a - agent ?l - location)\n"
-                    "                (and (objectType ?ot %sType) (toggleable ?ot) (isToggled ?ot) (objectAtLocation ?ot ?l) (atLocation ?a ?l)))\n"
-                    "            (exists (?o - object ?a - agent)\n"
-                    "                (and (objectType ?o %sType) (holds ?a ?o)))\n", s->cls_name[g->toggle_cls], o);
+        m2_strbuf_appendf(d, "            (exists (?ot - object ?a - agent ?l - location)\n"
+                             "                (and (objectType ?ot %sType) (toggleable ?ot) (isToggled ?ot) (objectAtLocation ?ot ?l) (atLocation ?a ?l)))\n"
+                             "            (exists (?o - object ?a - agent)\n"
+                             "                (and (objectType ?o %sType) (holds ?a ?o)))\n", s->cls_name[g->toggle_cls], o);
     } else if (g->type == M2_AW_PICK_TWO) {
-        dprintf_(d, "            (exists (?r - receptacle)\n"
-                    "                (exists (?o1 - object)\n"
-                    "                    (and (inReceptacle ?o1 ?r) (objectType ?o1 %sType) (receptacleType ?r %sType)\n"
-                    "                        (exists (?o2 - object)\n"
-                    "                            (and (not (= ?o1 ?o2)) (objectType ?o2 %sType) (receptacleType ?r %sType) (inReceptacle ?o2 ?r))))))\n",
-                 o, r, o, r);
+        m2_strbuf_appendf(d, "            (exists (?r - receptacle)\n"
+                             "                (exists (?o1 - object)\n"
+                             "                    (and (inReceptacle ?o1 ?r) (objectType ?o1 %sType) (receptacleType ?r %sType)\n"
+                             "                        (exists (?o2 - object)\n"
+                             "                            (and (not (= ?o1 ?o2)) (objectType ?o2 %sType) (receptacleType ?r %sType) (inReceptacle ?o2 ?r))))))\n",
+                          o, r, o, r);
     } else {
         const char *st = g->type == M2_AW_CLEAN ? "(cleanable ?o) (isClean ?o) " : g->type == M2_AW_HEAT ? "(heatable ?o) (isHot ?o) "
                        : g->type == M2_AW_COOL ? "(coolable ?o) (isCool ?o) " : "";
-        dprintf_(d, "            (exists (?r - receptacle)\n"
-                    "                (exists (?o - object)\n"
-                    "                    (and %s(inReceptacle ?o ?r) (objectType ?o %sType) (receptacleType ?r %sType))))\n", st, o, r);
+        m2_strbuf_appendf(d, "            (exists (?r - receptacle)\n"
+                             "                (exists (?o - object)\n"
+                             "                    (and %s(inReceptacle ?o ?r) (objectType ?o %sType) (receptacleType ?r %sType))))\n", st, o, r);
     }
-    if (g->all_closed) dputs(d, "            (forall (?re - receptacle) (not (opened ?re)))\n");
-    dputs(d, "        )\n    )\n");
+    if (g->all_closed) m2_strbuf_puts(d, "            (forall (?re - receptacle) (not (opened ?re)))\n");
+    m2_strbuf_puts(d, "        )\n    )\n");
 }
 
 char *m2_aw_write_problem(const m2_aw_scene *s, m2_err *err) {
-    dyn d = {0};
+    m2_strbuf d = {0};
     char m[M2_AW_ID_MAX * 2];
     uint8_t *ocls = calloc((size_t)s->n_cls, 1), *rcls = calloc((size_t)s->n_cls, 1);
     if (!ocls || !rcls) { free(ocls); free(rcls); m2_errorf(err, M2_ENOMEM, "out of memory"); return NULL; }
@@ -585,58 +558,59 @@ char *m2_aw_write_problem(const m2_aw_scene *s, m2_err *err) {
     if (s->goal.obj_cls >= 0) ocls[s->goal.obj_cls] = 1;
     if (s->goal.toggle_cls >= 0) ocls[s->goal.toggle_cls] = 1;
     if (s->goal.recep_cls >= 0) rcls[s->goal.recep_cls] = 1;
-    dputs(&d, "(define (problem plan_multi2)\n    (:domain alfred)\n    (:objects\n        agent1 - agent\n");
-    for (int c = 0; c < s->n_cls; c++) if (ocls[c]) dprintf_(&d, "        %sType - otype\n", s->cls_name[c]);
-    for (int c = 0; c < s->n_cls; c++) if (rcls[c]) dprintf_(&d, "        %sType - rtype\n", s->cls_name[c]);
-    for (int i = 0; i < s->n_obj; i++) { m2_aw_mangle(s->objs[i].id, m, sizeof m); dprintf_(&d, "        %s - object\n", m); }
-    for (int i = 0; i < s->n_recep; i++) { m2_aw_mangle(s->receps[i].id, m, sizeof m); dprintf_(&d, "        %s - receptacle\n", m); }
-    for (int i = 0; i < s->n_loc; i++) { m2_aw_mangle(s->loc_id[i], m, sizeof m); dprintf_(&d, "        %s - location\n", m); }
-    dputs(&d, "    )\n    (:init\n");
+    m2_strbuf_puts(&d, "(define (problem plan_multi2)\n    (:domain alfred)\n    (:objects\n        agent1 - agent\n");
+    for (int c = 0; c < s->n_cls; c++) if (ocls[c]) m2_strbuf_appendf(&d, "        %sType - otype\n", s->cls_name[c]);
+    for (int c = 0; c < s->n_cls; c++) if (rcls[c]) m2_strbuf_appendf(&d, "        %sType - rtype\n", s->cls_name[c]);
+    for (int i = 0; i < s->n_obj; i++) { m2_aw_mangle(s->objs[i].id, m, sizeof m); m2_strbuf_appendf(&d, "        %s - object\n", m); }
+    for (int i = 0; i < s->n_recep; i++) { m2_aw_mangle(s->receps[i].id, m, sizeof m); m2_strbuf_appendf(&d, "        %s - receptacle\n", m); }
+    for (int i = 0; i < s->n_loc; i++) { m2_aw_mangle(s->loc_id[i], m, sizeof m); m2_strbuf_appendf(&d, "        %s - location\n", m); }
+    m2_strbuf_puts(&d, "    )\n    (:init\n");
     m2_aw_mangle(s->loc_id[s->start_loc], m, sizeof m);
-    dprintf_(&d, "        (atLocation agent1 %s)\n", m);
+    m2_strbuf_appendf(&d, "        (atLocation agent1 %s)\n", m);
     for (int i = 0; i < s->n_recep; i++) {
         char l[M2_AW_ID_MAX * 2];
         m2_aw_mangle(s->receps[i].id, m, sizeof m);
         m2_aw_mangle(s->loc_id[s->receps[i].loc], l, sizeof l);
-        dprintf_(&d, "        (receptacleType %s %sType)\n        (receptacleAtLocation %s %s)\n", m, s->cls_name[s->receps[i].cls], m, l);
-        if (s->receps[i].openable) dprintf_(&d, "        (openable %s)\n", m);
-        if (s->init_opened[i]) dprintf_(&d, "        (opened %s)\n", m);
+        m2_strbuf_appendf(&d, "        (receptacleType %s %sType)\n        (receptacleAtLocation %s %s)\n", m, s->cls_name[s->receps[i].cls], m, l);
+        if (s->receps[i].openable) m2_strbuf_appendf(&d, "        (openable %s)\n", m);
+        if (s->init_opened[i]) m2_strbuf_appendf(&d, "        (opened %s)\n", m);
     }
     for (int i = 0; i < s->n_obj; i++) {
         m2_aw_mangle(s->objs[i].id, m, sizeof m);
-        dprintf_(&d, "        (objectType %s %sType)\n", m, s->cls_name[s->objs[i].cls]);
+        m2_strbuf_appendf(&d, "        (objectType %s %sType)\n", m, s->cls_name[s->objs[i].cls]);
         int r = s->init_in[i];
         if (r >= 0) {
             char rm[M2_AW_ID_MAX * 2], l[M2_AW_ID_MAX * 2];
             m2_aw_mangle(s->receps[r].id, rm, sizeof rm);
             m2_aw_mangle(s->loc_id[s->receps[r].loc], l, sizeof l);
-            dprintf_(&d, "        (inReceptacle %s %s)\n        (objectAtLocation %s %s)\n", m, rm, m, l);
+            m2_strbuf_appendf(&d, "        (inReceptacle %s %s)\n        (objectAtLocation %s %s)\n", m, rm, m, l);
         } else if (s->floor_loc[i] >= 0) {
             char l[M2_AW_ID_MAX * 2];
             m2_aw_mangle(s->loc_id[s->floor_loc[i]], l, sizeof l);
-            dprintf_(&d, "        (objectAtLocation %s %s)\n", m, l);
+            m2_strbuf_appendf(&d, "        (objectAtLocation %s %s)\n", m, l);
         }
         for (size_t k = 0; k < sizeof fact_flags / sizeof fact_flags[0]; k++)
-            if (s->objs[i].flags & fact_flag_bits[k]) dprintf_(&d, "        (%s %s)\n", fact_flags[k], m);
+            if (s->objs[i].flags & fact_flag_bits[k]) m2_strbuf_appendf(&d, "        (%s %s)\n", fact_flags[k], m);
         for (size_t k = 0; k < sizeof fact_state / sizeof fact_state[0]; k++)
-            if (s->init_bits[i] & fact_state_bits[k]) dprintf_(&d, "        (%s %s)\n", fact_state[k], m);
+            if (s->init_bits[i] & fact_state_bits[k]) m2_strbuf_appendf(&d, "        (%s %s)\n", fact_state[k], m);
     }
     if (s->init_held >= 0) {
         m2_aw_mangle(s->objs[s->init_held].id, m, sizeof m);
-        dprintf_(&d, "        (holds agent1 %s)\n        (holdsAny agent1)\n", m);
+        m2_strbuf_appendf(&d, "        (holds agent1 %s)\n        (holdsAny agent1)\n", m);
     }
     for (int r = 0; r < s->n_cls; r++) {
         if (!rcls[r]) continue;
         for (int o = 0; o < s->n_cls; o++)
-            if (ocls[o] && s->can_contain[r * s->n_cls + o]) dprintf_(&d, "        (canContain %sType %sType)\n", s->cls_name[r], s->cls_name[o]);
+            if (ocls[o] && s->can_contain[r * s->n_cls + o]) m2_strbuf_appendf(&d, "        (canContain %sType %sType)\n", s->cls_name[r], s->cls_name[o]);
     }
-    dputs(&d, "    )\n");
+    m2_strbuf_puts(&d, "    )\n");
     goal_text(s, &d);
-    dputs(&d, ")\n");
+    m2_strbuf_puts(&d, ")\n");
     free(ocls);
     free(rcls);
-    if (d.oom) { free(d.p); m2_errorf(err, M2_ENOMEM, "out of memory"); return NULL; }
-    return d.p;
+    char *text = m2_strbuf_take(&d);
+    if (!text) m2_errorf(err, M2_ENOMEM, "out of memory");
+    return text;
 }
 
 static const char *const room_names[] = {"kitchen", "living room", "bedroom", "bathroom"};
@@ -651,26 +625,23 @@ char *m2_aw_write_twpddl(const m2_aw_scene *s, const m2_aw_tables *t, m2_err *er
     snprintf(desc, sizeof desc, "%s", tt);
     size_t dl = strlen(desc);
     if (dl && desc[dl - 1] == '.') desc[dl - 1] = 0;
-    dyn g = {0};
+    m2_strbuf g = {0};
     if (t && t->grammar_text && strstr(t->grammar_text, "UNKNOWN GOAL")) {
         const char *p = t->grammar_text, *q;
         while ((q = strstr(p, "UNKNOWN GOAL"))) {
-            char *chunk = strndup(p, (size_t)(q - p));
-            if (!chunk) { g.oom = 1; break; }
-            dputs(&g, chunk);
-            free(chunk);
-            dputs(&g, desc);
+            m2_strbuf_append(&g, p, (size_t)(q - p));
+            m2_strbuf_puts(&g, desc);
             p = q + 12;
         }
-        dputs(&g, p);
+        m2_strbuf_puts(&g, p);
     } else {
-        dprintf_(&g, "grammar :: \"\"\"\n    {\n        \"task\": [\n            {\n                \"rhs\": \"Your task is to: %s.\"\n"
-                     "            }\n        ]\n    }\n\"\"\";\n", desc);
+        m2_strbuf_appendf(&g, "grammar :: \"\"\"\n    {\n        \"task\": [\n            {\n                \"rhs\": \"Your task is to: %s.\"\n"
+                              "            }\n        ]\n    }\n\"\"\";\n", desc);
     }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "pddl_domain", t && t->domain_text ? t->domain_text
                                                 : ";; multi2: the alfred domain is built into the engine (src/env/alfworld)\n");
-    cJSON_AddStringToObject(o, "grammar", g.p ? g.p : "");
+    cJSON_AddStringToObject(o, "grammar", m2_strbuf_str(&g));
     cJSON_AddStringToObject(o, "pddl_problem", problem);
     cJSON_AddBoolToObject(o, "solvable", 1);
     cJSON *meta = cJSON_AddObjectToObject(o, "multi2");
@@ -682,8 +653,9 @@ char *m2_aw_write_twpddl(const m2_aw_scene *s, const m2_aw_tables *t, m2_err *er
     char *out = cJSON_Print(o);
     cJSON_Delete(o);
     free(problem);
-    free(g.p);
-    if (!out || g.oom) { free(out); m2_errorf(err, M2_ENOMEM, "out of memory"); return NULL; }
+    int oom = g.oom;
+    m2_strbuf_free(&g);
+    if (!out || oom) { free(out); m2_errorf(err, M2_ENOMEM, "out of memory"); return NULL; }
     return out;
 }
 

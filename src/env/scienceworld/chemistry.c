@@ -72,7 +72,7 @@ static const recipe three_recipes[] = {
 static const char *const all_paints[13] = {"red paint", "blue paint", "yellow paint", "violet paint", "green paint", "orange paint",
     "yellow-orange paint", "red-orange paint", "violet-red paint", "blue-violet paint", "green-blue paint", "green-yellow paint", "brown paint"};
 
-static int try_recipes(m2_sw_world *w, int container, const recipe *rs, int nr, int nin, m2_sw_sb *b) {
+static int try_recipes(m2_sw_world *w, int container, const recipe *rs, int nr, int nin, m2_strbuf *b) {
     for (int r = 0; r < nr; r++) {
         int found[3];
         int ok = 1;
@@ -88,20 +88,20 @@ static int try_recipes(m2_sw_world *w, int container, const recipe *rs, int nr, 
             id = m2_sw_new(w, rs[r].out_kind, rs[r].out, container);
             if (id != M2_SW_NONE && rs[r].out_material) m2_sw_set_material(w, id, rs[r].out_material);
         }
-        m2_sw_sb_puts(b, rs[r].msg);
+        m2_strbuf_puts(b, rs[r].msg);
         return 1;
     }
     return 0;
 }
 
-void m2_sw_mix(m2_sw_world *w, int container, m2_sw_sb *b) {
+void m2_sw_mix(m2_sw_world *w, int container, m2_strbuf *b) {
     int kids[64], k = 0, all[64];
     int n = m2_sw_children(w, container, all, 64, 0);
     for (int i = 0; i < n; i++) if (!(w->o[all[i]].flags & M2_SW_F_HIDDEN)) kids[k++] = all[i];
     char dn[M2_SW_NAME * 2];
-    if (k == 0) { m2_sw_sb_puts(b, "That container is empty, so there are no items to mix."); return; }
+    if (k == 0) { m2_strbuf_puts(b, "That container is empty, so there are no items to mix."); return; }
     if (k == 1) {
-        m2_sw_sb_printf(b, "There is only one thing (%s)", m2_sw_descript_name(w, kids[0], dn, sizeof dn));
+        m2_strbuf_appendf(b, "There is only one thing (%s)", m2_sw_descript_name(w, kids[0], dn, sizeof dn));
         return;
     }
     if (k == 2 && try_recipes(w, container, two_recipes, (int)(sizeof two_recipes / sizeof two_recipes[0]), 2, b)) return;
@@ -116,9 +116,9 @@ void m2_sw_mix(m2_sw_world *w, int container, m2_sw_sb *b) {
         if (nf == k) {
             for (int i = 0; i < nf; i++) m2_sw_delete(w, found[i]);
             m2_sw_add_paint(w, "brown paint", container);
-            m2_sw_sb_puts(b, "The paints mix to produce brown paint.");
+            m2_strbuf_puts(b, "The paints mix to produce brown paint.");
             return;
         }
     }
-    m2_sw_sb_printf(b, "Mixing the contents of the %s does not appear to produce anything new.", m2_sw_descript_name(w, container, dn, sizeof dn));
+    m2_strbuf_appendf(b, "Mixing the contents of the %s does not appear to produce anything new.", m2_sw_descript_name(w, container, dn, sizeof dn));
 }

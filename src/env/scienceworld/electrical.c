@@ -173,9 +173,9 @@ int m2_sw_connected_to_named(const m2_sw_world *w, int obj, const char *name) {
     return connected_walk(w, obj, t, name, 10);
 }
 
-void m2_sw_connected_to_str(const m2_sw_world *w, int terminal, m2_sw_sb *b) {
+void m2_sw_connected_to_str(const m2_sw_world *w, int terminal, m2_strbuf *b) {
     int c = w->o[terminal].conn;
-    if (c == M2_SW_NONE) { m2_sw_sb_puts(b, "nothing"); return; }
+    if (c == M2_SW_NONE) { m2_strbuf_puts(b, "nothing"); return; }
     int p = w->o[c].parent;
-    m2_sw_sb_printf(b, "a %s on %s", w->o[c].name, p != M2_SW_NONE ? w->o[p].name : "");
+    m2_strbuf_appendf(b, "a %s on %s", w->o[c].name, p != M2_SW_NONE ? w->o[p].name : "");
 }

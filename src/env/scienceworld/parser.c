@@ -436,46 +436,46 @@ static void first_alt(const char *pat, char *buf, size_t cap) {
 }
 
 /* Human-readable form of a match, for the ambiguity dialogue ("focus on apple (in bowl, in counter)"). */
-static void describe_match(const m2_sw_world *w, const m2_sw_match *m, m2_sw_sb *b) {
+static void describe_match(const m2_sw_world *w, const m2_sw_match *m, m2_strbuf *b) {
     const action_def *a = &actions[m->action];
     int room = w->o[w->agent].parent, oi = 0;
     for (int i = 0; i < a->npat; i++) {
-        if (i) m2_sw_sb_puts(b, " ");
+        if (i) m2_strbuf_puts(b, " ");
         if (strcmp(a->pat[i], "$")) {
             char alt[64];
             first_alt(a->pat[i], alt, sizeof alt);
-            m2_sw_sb_puts(b, alt);
+            m2_strbuf_puts(b, alt);
             continue;
         }
         int obj = m->obj[oi++];
         char dn[M2_SW_NAME * 2];
-        m2_sw_sb_puts(b, m2_sw_descript_name(w, obj, dn, sizeof dn));
+        m2_strbuf_puts(b, m2_sw_descript_name(w, obj, dn, sizeof dn));
         int c = w->o[obj].parent, first = 1, guard = 0;
-        if (c != M2_SW_NONE) m2_sw_sb_puts(b, " (");
+        if (c != M2_SW_NONE) m2_strbuf_puts(b, " (");
         while (c != M2_SW_NONE && guard++ < 32) {
-            m2_sw_sb_printf(b, "%sin %s", first ? "" : ", ", w->o[c].name);
+            m2_strbuf_appendf(b, "%sin %s", first ? "" : ", ", w->o[c].name);
             first = 0;
             if (c == room) break;
             c = w->o[c].parent;
         }
-        if (!first) m2_sw_sb_puts(b, ")");
+        if (!first) m2_strbuf_puts(b, ")");
     }
 }
 
 /* ---------------- running actions ---------------- */
 
-static void say(m2_sw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(m2_sw_sb *b, const char *fmt, ...) {
+static void say(m2_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(m2_strbuf *b, const char *fmt, ...) {
     char tmp[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    m2_sw_sb_puts(b, tmp);
+    m2_strbuf_puts(b, tmp);
 }
 
 /* Checks shared by move / pick up / put down (ActionMoveObject.isValidAction). */
-static int can_move(const m2_sw_world *w, int obj, int dest, m2_sw_sb *b) {
+static int can_move(const m2_sw_world *w, int obj, int dest, m2_strbuf *b) {
     const m2_sw_obj *o = &w->o[obj], *d = &w->o[dest];
     if (!(o->flags & M2_SW_F_MOVABLE)) { say(b, "The %s is not moveable.", o->name); return 0; }
     if (obj == dest) { say(b, "You can't move something into itself."); return 0; }
@@ -490,7 +490,7 @@ static int can_move(const m2_sw_world *w, int obj, int dest, m2_sw_sb *b) {
     return 1;
 }
 
-static void do_move(m2_sw_world *w, int obj, int dest, m2_sw_sb *b) {
+static void do_move(m2_sw_world *w, int obj, int dest, m2_strbuf *b) {
     m2_sw_move(w, obj, dest);
     if (m2_sw_is_electrically_connected(w, obj)) {
         say(b, "(disconnecting %s)", w->o[obj].name);
@@ -500,7 +500,7 @@ static void do_move(m2_sw_world *w, int obj, int dest, m2_sw_sb *b) {
 }
 
 /* ActionConnectElectrical.getTerminal: a terminal, or a plain object's free (hidden) terminal. */
-static int get_terminal(m2_sw_world *w, int x, m2_sw_sb *b) {
+static int get_terminal(m2_sw_world *w, int x, m2_strbuf *b) {
     const m2_sw_obj *o = &w->o[x];
     if (o->kind == M2_SW_K_TERMINAL) return x;
     if (o->kind == M2_SW_K_LIGHTBULB || o->kind == M2_SW_K_SWITCH || o->kind == M2_SW_K_BATTERY) {
@@ -526,7 +526,7 @@ static int get_terminal(m2_sw_world *w, int x, m2_sw_sb *b) {
 
 static int run_action(m2_sw_session *s, const m2_sw_match *m) {
     m2_sw_world *w = &s->w;
-    m2_sw_sb *b = &s->out;
+    m2_strbuf *b = &s->out;
     int x = m->obj[0], y = m->obj[1];
     m2_sw_obj *ox = x != M2_SW_NONE ? &w->o[x] : NULL;
     switch (m->action) {
@@ -579,12 +579,12 @@ static int run_action(m2_sw_session *s, const m2_sw_match *m) {
                 say(b, "Inside the %s is: \n", ox->name);
                 for (int i = 0; i < k; i++) {
                     if (w->o[kids[i]].flags & M2_SW_F_HIDDEN) continue;
-                    m2_sw_sb_puts(b, "\t");
+                    m2_strbuf_puts(b, "\t");
                     m2_sw_describe(w, kids[i], 0, b);
-                    m2_sw_sb_puts(b, "\n");
+                    m2_strbuf_puts(b, "\n");
                 }
             }
-            m2_sw_sb_puts(b, "\n");
+            m2_strbuf_puts(b, "\n");
         }
         break;
     case A_MOVE:
@@ -656,7 +656,7 @@ static int run_action(m2_sw_session *s, const m2_sw_match *m) {
     case A_WAIT: say(b, "You decide to wait for 10 iterations."); break;
     case A_WAIT1: say(b, "You decide to wait for 1 iterations."); break;
     case A_INVENTORY: m2_sw_inventory_text(w, b); break;
-    case A_TASK: m2_sw_sb_puts(b, s->task_desc); break;
+    case A_TASK: m2_strbuf_puts(b, s->task_desc); break;
     case A_RESET_TASK: say(b, "You reset the goal progress and focus."); w->focus = M2_SW_NONE; break;
     case A_EAT:
         if (!(ox->flags & M2_SW_F_MOVABLE) || ox->kind != M2_SW_K_FOOD) { say(b, "It's not clear how to eat that."); break; }
@@ -750,20 +750,20 @@ static int run_action(m2_sw_session *s, const m2_sw_match *m) {
 }
 
 /* Trim and collapse runs of spaces (AgentInterface.step post-processing). */
-static void tidy(m2_sw_sb *b) {
-    if (!b->s) return;
+static void tidy(m2_strbuf *b) {
+    if (!b->p) return;
     size_t j = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        if (b->s[i] == ' ' && j > 0 && b->s[j - 1] == ' ') continue;
-        b->s[j++] = b->s[i];
+    for (size_t i = 0; i < b->len; i++) {
+        if (b->p[i] == ' ' && j > 0 && b->p[j - 1] == ' ') continue;
+        b->p[j++] = b->p[i];
     }
-    b->s[j] = 0;
+    b->p[j] = 0;
     size_t st = 0;
-    while (st < j && isspace((unsigned char)b->s[st])) st++;
-    while (j > st && isspace((unsigned char)b->s[j - 1])) j--;
-    memmove(b->s, b->s + st, j - st);
-    b->n = j - st;
-    b->s[b->n] = 0;
+    while (st < j && isspace((unsigned char)b->p[st])) st++;
+    while (j > st && isspace((unsigned char)b->p[j - 1])) j--;
+    memmove(b->p, b->p + st, j - st);
+    b->len = j - st;
+    b->p[b->len] = 0;
 }
 
 static int execute(m2_sw_session *s, const m2_sw_match *m) {
@@ -784,7 +784,7 @@ static int execute(m2_sw_session *s, const m2_sw_match *m) {
 
 int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
     s->vis_valid = 0;   /* the world may have changed since the last look (and changes below) */
-    m2_sw_sb_reset(&s->out);
+    m2_strbuf_reset(&s->out);
     *valid = 0;
     char in[512];
     tokenize(input ? input : "", in, sizeof in);
@@ -796,12 +796,12 @@ int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
         int n = s->n_amb;
         s->n_amb = 0;
         if (!in[0] || !end || *end) {
-            m2_sw_sb_printf(&s->out, "ERROR: Unknown response (%s).  Action cancelled.", input ? input : "");
+            m2_strbuf_appendf(&s->out, "ERROR: Unknown response (%s).  Action cancelled.", input ? input : "");
             tidy(&s->out);
             return 0;
         }
         if (v < 0 || v >= n) {
-            m2_sw_sb_printf(&s->out, "ERROR: Value out of range (%s).  Action cancelled.", input);
+            m2_strbuf_appendf(&s->out, "ERROR: Value out of range (%s).  Action cancelled.", input);
             tidy(&s->out);
             return 0;
         }
@@ -813,14 +813,14 @@ int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
     }
 
     if (!strcmp(in, "help")) {
-        m2_sw_sb_puts(&s->out, "Possible actions: ");
+        m2_strbuf_puts(&s->out, "Possible actions: ");
         for (int a = 0; a < A_COUNT; a++) {
-            m2_sw_sb_puts(&s->out, "\n\t");
+            m2_strbuf_puts(&s->out, "\n\t");
             for (int i = 0; i < actions[a].npat; i++) {
                 char alt[64];
-                if (i) m2_sw_sb_puts(&s->out, " ");
-                if (!strcmp(actions[a].pat[i], "$")) m2_sw_sb_puts(&s->out, "OBJ");
-                else { first_alt(actions[a].pat[i], alt, sizeof alt); m2_sw_sb_puts(&s->out, alt); }
+                if (i) m2_strbuf_puts(&s->out, " ");
+                if (!strcmp(actions[a].pat[i], "$")) m2_strbuf_puts(&s->out, "OBJ");
+                else { first_alt(actions[a].pat[i], alt, sizeof alt); m2_strbuf_puts(&s->out, alt); }
             }
         }
         return 0;
@@ -832,16 +832,16 @@ int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
     int objs[4];
     for (int a = 0; a < A_COUNT; a++) match_rec(s, a, 0, in, objs, 0, &ms);
     if (ms.n == 0) {
-        m2_sw_sb_puts(&s->out, "No known action matches that input.");
+        m2_strbuf_puts(&s->out, "No known action matches that input.");
         return 0;
     }
     if (ms.n > 1) {
         *valid = 1;
-        m2_sw_sb_puts(&s->out, "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):\n");
+        m2_strbuf_puts(&s->out, "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):\n");
         for (int i = 0; i < ms.n; i++) {
-            m2_sw_sb_printf(&s->out, "%d:\t", i);
+            m2_strbuf_appendf(&s->out, "%d:\t", i);
             describe_match(&s->w, &ms.m[i], &s->out);
-            m2_sw_sb_puts(&s->out, "\n");
+            m2_strbuf_puts(&s->out, "\n");
             s->amb[i] = ms.m[i];
         }
         s->n_amb = ms.n;
@@ -855,13 +855,13 @@ int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
 
 /* ---------------- admissible actions ---------------- */
 
-void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b) {
+void m2_sw_admissible(m2_sw_session *s, m2_strbuf *b) {
     m2_sw_world *w = &s->w;
     if (s->n_amb > 0) {
-        for (int i = 0; i < s->n_amb; i++) m2_sw_sb_printf(b, "%d\n", i);
+        for (int i = 0; i < s->n_amb; i++) m2_strbuf_appendf(b, "%d\n", i);
         return;
     }
-    m2_sw_sb_puts(b, "look around\ninventory\nwait\nwait1\ntask\n");
+    m2_strbuf_puts(b, "look around\ninventory\nwait\nwait1\ntask\n");
     int vis[M2_SW_MAX_OBJ];
     int nv = m2_sw_visible_objects(w, vis, M2_SW_MAX_OBJ);
     char (*ref)[M2_SW_REF_LEN] = malloc((size_t)nv * M2_SW_REF_LEN);
@@ -873,21 +873,21 @@ void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b) {
         const m2_sw_obj *o = &w->o[x];
         if (!ref[i][0] || x == w->agent || x == w->inventory) continue;
         if (o->kind == M2_SW_K_ROOM || o->kind == M2_SW_K_OUTSIDE) {
-            if (x != here) m2_sw_sb_printf(b, "go to %s\n", ref[i]);
+            if (x != here) m2_strbuf_appendf(b, "go to %s\n", ref[i]);
             continue;
         }
-        m2_sw_sb_printf(b, "look at %s\n", ref[i]);
-        m2_sw_sb_printf(b, "focus on %s\n", ref[i]);
-        if ((o->kind == M2_SW_K_DOOR || (o->flags & M2_SW_F_CLOSABLE))) m2_sw_sb_printf(b, "%s %s\n", (o->flags & M2_SW_F_OPEN) ? "close" : "open", ref[i]);
-        if (o->flags & M2_SW_F_DEVICE) m2_sw_sb_printf(b, "%s %s\n", (o->flags & M2_SW_F_ON) ? "deactivate" : "activate", ref[i]);
-        if ((o->flags & M2_SW_F_CONTAINER) && (o->flags & M2_SW_F_OPEN) && o->kind != M2_SW_K_DOOR) m2_sw_sb_printf(b, "look in %s\n", ref[i]);
+        m2_strbuf_appendf(b, "look at %s\n", ref[i]);
+        m2_strbuf_appendf(b, "focus on %s\n", ref[i]);
+        if ((o->kind == M2_SW_K_DOOR || (o->flags & M2_SW_F_CLOSABLE))) m2_strbuf_appendf(b, "%s %s\n", (o->flags & M2_SW_F_OPEN) ? "close" : "open", ref[i]);
+        if (o->flags & M2_SW_F_DEVICE) m2_strbuf_appendf(b, "%s %s\n", (o->flags & M2_SW_F_ON) ? "deactivate" : "activate", ref[i]);
+        if ((o->flags & M2_SW_F_CONTAINER) && (o->flags & M2_SW_F_OPEN) && o->kind != M2_SW_K_DOOR) m2_strbuf_appendf(b, "look in %s\n", ref[i]);
         int liquid = o->mat >= 0 && o->state != M2_SW_ST_SOLID;
         if ((o->flags & M2_SW_F_MOVABLE) && !liquid) {
-            if (o->parent == w->inventory) m2_sw_sb_printf(b, "put down %s\n", ref[i]);
-            else m2_sw_sb_printf(b, "pick up %s\n", ref[i]);
+            if (o->parent == w->inventory) m2_strbuf_appendf(b, "put down %s\n", ref[i]);
+            else m2_strbuf_appendf(b, "pick up %s\n", ref[i]);
         }
-        if (o->kind == M2_SW_K_FOOD) m2_sw_sb_printf(b, "eat %s\n", ref[i]);
-        if (o->kind == M2_SW_K_BOOK) m2_sw_sb_printf(b, "read %s\n", ref[i]);
+        if (o->kind == M2_SW_K_FOOD) m2_strbuf_appendf(b, "eat %s\n", ref[i]);
+        if (o->kind == M2_SW_K_BOOK) m2_strbuf_appendf(b, "read %s\n", ref[i]);
     }
     /* mixing, pouring cups into other open containers, and wiring free terminals together */
     for (int i = 0; i < nv; i++) {
@@ -895,12 +895,12 @@ void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b) {
         const m2_sw_obj *o = &w->o[x];
         if (!ref[i][0] || !(o->flags & M2_SW_F_CONTAINER) || !(o->flags & M2_SW_F_OPEN) || o->kind == M2_SW_K_DOOR) continue;
         int kids[4], k = m2_sw_children(w, x, kids, 4, 0);
-        if (k >= 2 && o->kind == M2_SW_K_CUP) m2_sw_sb_printf(b, "mix %s\n", ref[i]);
+        if (k >= 2 && o->kind == M2_SW_K_CUP) m2_strbuf_appendf(b, "mix %s\n", ref[i]);
         if (k >= 1 && o->kind == M2_SW_K_CUP && (o->flags & M2_SW_F_MOVABLE))
             for (int j = 0; j < nv; j++) {
                 const m2_sw_obj *oy = &w->o[vis[j]];
                 if (vis[j] == x || !ref[j][0] || oy->kind != M2_SW_K_CUP || !(oy->flags & M2_SW_F_OPEN)) continue;
-                m2_sw_sb_printf(b, "pour %s into %s\n", ref[i], ref[j]);
+                m2_strbuf_appendf(b, "pour %s into %s\n", ref[i], ref[j]);
             }
     }
     for (int i = 0; i < nv; i++) {
@@ -909,7 +909,7 @@ void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b) {
         for (int j = i + 1; j < nv; j++) {
             const m2_sw_obj *u = &w->o[vis[j]];
             if (u->kind != M2_SW_K_TERMINAL || (u->flags & M2_SW_F_HIDDEN) || u->conn != M2_SW_NONE || !ref[j][0] || u->parent == t->parent) continue;
-            m2_sw_sb_printf(b, "connect %s to %s\n", ref[i], ref[j]);
+            m2_strbuf_appendf(b, "connect %s to %s\n", ref[i], ref[j]);
         }
     }
     /* moves: inventory items into visible open containers; thermometer uses */
@@ -922,11 +922,11 @@ void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b) {
             if (y == x || !ref[j][0] || !(oy->flags & M2_SW_F_CONTAINER) || !(oy->flags & M2_SW_F_OPEN) || oy->kind == M2_SW_K_DOOR) continue;
             if (y == w->inventory || y == w->agent) continue;
             if (w->o[x].kind == M2_SW_K_THERMOMETER) continue;
-            m2_sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
+            m2_strbuf_appendf(b, "move %s to %s\n", ref[i], ref[j]);
         }
         if (w->o[x].kind == M2_SW_K_THERMOMETER)
             for (int j = 0; j < nv; j++)
-                if (vis[j] != x && w->o[vis[j]].mat >= 0 && ref[j][0]) m2_sw_sb_printf(b, "use %s on %s\n", ref[i], ref[j]);
+                if (vis[j] != x && w->o[vis[j]].mat >= 0 && ref[j][0]) m2_strbuf_appendf(b, "use %s on %s\n", ref[i], ref[j]);
     }
     /* movable things lying in the room (or on another plane) onto an inclined plane: the experiment's first step */
     for (int j = 0; j < nv; j++) {
@@ -938,7 +938,7 @@ void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b) {
             if (w->o[x].kind == M2_SW_K_PLANE || w->o[x].kind == M2_SW_K_TERMINAL || w->o[x].kind == M2_SW_K_DOOR) continue;
             if (w->o[x].mat >= 0 && w->o[x].state == M2_SW_ST_GAS) continue;   /* the room's air */
             if (px != w->o[w->agent].parent && w->o[px].kind != M2_SW_K_PLANE) continue;
-            m2_sw_sb_printf(b, "move %s to %s\n", ref[i], ref[j]);
+            m2_strbuf_appendf(b, "move %s to %s\n", ref[i], ref[j]);
         }
     }
     free(ref);

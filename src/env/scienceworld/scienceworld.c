@@ -18,7 +18,7 @@ typedef struct sw_env {
     int steps;
     char last_action[256];     /* the step before: what non-navigation sub-goals are judged on */
     int last_valid;
-    m2_sw_sb adm;              /* admissible actions, '\n' separated, then split in place */
+    m2_strbuf adm;              /* admissible actions, '\n' separated, then split in place */
     const char **adm_list;
     int adm_n, adm_cap;
 } sw_env;
@@ -39,8 +39,8 @@ static int create(m2_env **out, const char *data_path, m2_err *err) {
 static void destroy(m2_env *env) {
     sw_env *e = (sw_env *)env;
     if (!e) return;
-    m2_sw_sb_free(&e->s.out);
-    m2_sw_sb_free(&e->adm);
+    m2_strbuf_free(&e->s.out);
+    m2_strbuf_free(&e->adm);
     free(e->adm_list);
     free(e->s.refs);
     free(e);
@@ -146,11 +146,11 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
     int t, v;
     if (locate(task, split, index, &t, &v, err)) return -1;
     if (load(e, t, v)) return m2_errorf(err, M2_EINVAL, "scienceworld: cannot set up %s variation %d", m2_sw_tasks[t].name, v);
-    m2_sw_sb_reset(&e->s.out);
+    m2_strbuf_reset(&e->s.out);
     m2_sw_look_around(&e->s.w, &e->s.out);
     if (e->s.out.oom) return m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory");
     memset(first, 0, sizeof *first);
-    first->observation = e->s.out.s;
+    first->observation = e->s.out.p;
     first->score = (float)e->last_score;
     first->valid = 1;
     return 0;
@@ -175,13 +175,13 @@ static int step(m2_env *env, const char *action, m2_step_result *res) {
     snprintf(e->last_action, sizeof e->last_action, "%s", action ? action : "");
     e->last_valid = valid;
     if (e->s.out.oom) {
-        m2_sw_sb_free(&e->s.out);
+        m2_strbuf_free(&e->s.out);
         res->observation = "ERROR: out of memory";
-    } else if (!e->s.out.s || !e->s.out.s[0]) {
+    } else if (!e->s.out.p || !e->s.out.p[0]) {
         /* what the Python API answers for an action that printed nothing */
         res->observation = "Unknown action. Type 'help' for a list of actions, and 'objects' for a list of possible object referents.";
     } else {
-        res->observation = e->s.out.s;
+        res->observation = e->s.out.p;
     }
     int sc = score100(e);
     const m2_sw_goalseq *gs = &e->s.w.gs;
@@ -199,18 +199,18 @@ static int admissible(m2_env *env, const char *const **out, int *n) {
     *out = NULL;
     *n = 0;
     if (!e->loaded) return 0;
-    m2_sw_sb_reset(&e->adm);
+    m2_strbuf_reset(&e->adm);
     m2_sw_admissible(&e->s, &e->adm);
-    if (e->adm.oom || !e->adm.s) return -1;
+    if (e->adm.oom || !e->adm.p) return -1;
     int count = 0;
-    for (size_t i = 0; i < e->adm.n; i++) if (e->adm.s[i] == '\n') count++;
+    for (size_t i = 0; i < e->adm.len; i++) if (e->adm.p[i] == '\n') count++;
     if (count > e->adm_cap) {
         const char **l = realloc(e->adm_list, (size_t)count * sizeof *l);
         if (!l) return -1;
         e->adm_list = l;
         e->adm_cap = count;
     }
-    char *p = e->adm.s;
+    char *p = e->adm.p;
     int k = 0;
     while (*p && k < count) {
         char *nl = strchr(p, '\n');

@@ -9,6 +9,7 @@
 #define M2_SW_H
 #include <stddef.h>
 #include <stdint.h>
+#include "core/strbuf.h"
 #include "env/env.h"
 
 #define M2_SW_MAX_OBJ 400
@@ -111,13 +112,6 @@ typedef struct m2_sw_material {
 extern const m2_sw_material m2_sw_materials[];
 int m2_sw_material_find(const char *name);
 
-/* A tiny growable string builder used for every observation. */
-typedef struct m2_sw_sb { char *s; size_t n, cap; int oom; } m2_sw_sb;
-void m2_sw_sb_reset(m2_sw_sb *b);
-void m2_sw_sb_puts(m2_sw_sb *b, const char *s);
-void m2_sw_sb_printf(m2_sw_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void m2_sw_sb_free(m2_sw_sb *b);
-
 /* java.util.Random (48-bit LCG), so variation worlds follow the original's seeded draws. */
 typedef struct m2_sw_jrand { uint64_t seed; } m2_sw_jrand;
 void m2_sw_jrand_seed(m2_sw_jrand *r, int64_t seed);
@@ -217,9 +211,9 @@ int m2_sw_door_between(const m2_sw_world *w, int a, int b);
 int m2_sw_door_other(const m2_sw_world *w, int door, int room);
 int m2_sw_is_inside(const m2_sw_world *w, int obj, int container);
 const char *m2_sw_descript_name(const m2_sw_world *w, int obj, char *buf, size_t cap);
-void m2_sw_describe(const m2_sw_world *w, int obj, int detailed, m2_sw_sb *b);
-void m2_sw_look_around(const m2_sw_world *w, m2_sw_sb *b);
-void m2_sw_inventory_text(const m2_sw_world *w, m2_sw_sb *b);
+void m2_sw_describe(const m2_sw_world *w, int obj, int detailed, m2_strbuf *b);
+void m2_sw_look_around(const m2_sw_world *w, m2_strbuf *b);
+void m2_sw_inventory_text(const m2_sw_world *w, m2_strbuf *b);
 void m2_sw_build_house(m2_sw_world *w, m2_sw_jrand *r);
 int m2_sw_room(const m2_sw_world *w, const char *name);
 int m2_sw_is_animal(const m2_sw_world *w, int obj);
@@ -271,11 +265,11 @@ int m2_sw_is_electrically_connected(const m2_sw_world *w, int obj);
 void m2_sw_disconnect(m2_sw_world *w, int obj);
 void m2_sw_elec_tick(m2_sw_world *w, int obj);                      /* generators, users, conductors */
 int m2_sw_connected_to_named(const m2_sw_world *w, int obj, const char *name);   /* areComponentsElectricallyConnected */
-void m2_sw_connected_to_str(const m2_sw_world *w, int terminal, m2_sw_sb *b);
+void m2_sw_connected_to_str(const m2_sw_world *w, int terminal, m2_strbuf *b);
 
 /* chemistry.c */
 int m2_sw_add_paint(m2_sw_world *w, const char *name, int parent);
-void m2_sw_mix(m2_sw_world *w, int container, m2_sw_sb *b);
+void m2_sw_mix(m2_sw_world *w, int container, m2_strbuf *b);
 
 /* physics.c */
 void m2_sw_tick(m2_sw_world *w);
@@ -292,7 +286,7 @@ typedef struct m2_sw_session {
     m2_sw_world w;
     m2_sw_match amb[M2_SW_MAX_MATCH]; int n_amb;   /* pending ambiguity dialogue (n_amb > 0) */
     char task_desc[600];
-    m2_sw_sb out;
+    m2_strbuf out;
     m2_sw_refs *refs;                           /* scratch: referents of visible objects */
     int vis[M2_SW_MAX_OBJ]; int n_vis;
     int vis_valid;                           /* refs/vis describe the current world state */
@@ -301,8 +295,8 @@ typedef struct m2_sw_session {
 /* Runs one input line: writes the observation to s->out; *valid = parsed into an action;
  * returns 1 when the action took time (ticks ran). */
 int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid);
-/* Admissible actions (newline-free strings) into an m2_sw_sb separated by '\n'. */
-void m2_sw_admissible(m2_sw_session *s, m2_sw_sb *b);
+/* Admissible actions (newline-free strings) into an m2_strbuf separated by '\n'. */
+void m2_sw_admissible(m2_sw_session *s, m2_strbuf *b);
 /* Unique referent from the agent's perspective (writes "" when the object is not visible). */
 void m2_sw_session_referent(m2_sw_session *s, int obj, char *buf, size_t cap);
 

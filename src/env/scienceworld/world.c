@@ -8,52 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------- string builder ---------------- */
-
-void m2_sw_sb_reset(m2_sw_sb *b) {
-    b->n = 0;
-    if (b->s) b->s[0] = 0;
-}
-
-static int sb_grow(m2_sw_sb *b, size_t extra) {
-    if (b->oom) return -1;
-    if (b->n + extra + 1 <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + extra + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) { b->oom = 1; return -1; }
-    b->s = s;
-    b->cap = cap;
-    return 0;
-}
-
-void m2_sw_sb_puts(m2_sw_sb *b, const char *s) {
-    size_t k = strlen(s);
-    if (sb_grow(b, k)) return;
-    memcpy(b->s + b->n, s, k + 1);
-    b->n += k;
-}
-
-void m2_sw_sb_printf(m2_sw_sb *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if ((size_t)k < sizeof tmp) { m2_sw_sb_puts(b, tmp); return; }
-    if (sb_grow(b, (size_t)k)) return;
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)k;
-}
-
-void m2_sw_sb_free(m2_sw_sb *b) {
-    free(b->s);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---------------- java.util.Random ---------------- */
 
 #define JR_MULT 0x5DEECE66DULL
@@ -551,54 +505,54 @@ const char *m2_sw_descript_name(const m2_sw_world *w, int obj, char *buf, size_t
 
 static int starts_vowel(const char *s) { return s[0] && strchr("aeiou", s[0]) != NULL; }
 
-static void list_children(const m2_sw_world *w, int parent, int multiline, m2_sw_sb *b) {
+static void list_children(const m2_sw_world *w, int parent, int multiline, m2_strbuf *b) {
     int kids[M2_SW_MAX_OBJ];
     int k = m2_sw_children(w, parent, kids, M2_SW_MAX_OBJ, 1);
     int shown = 0;
     for (int i = 0; i < k; i++) {
         if (w->o[kids[i]].flags & M2_SW_F_HIDDEN) continue;
         if (multiline) {
-            m2_sw_sb_puts(b, "\t");
+            m2_strbuf_puts(b, "\t");
             m2_sw_describe(w, kids[i], 0, b);
-            m2_sw_sb_puts(b, "\n");
+            m2_strbuf_puts(b, "\n");
         } else {
-            if (shown) m2_sw_sb_puts(b, ", ");
+            if (shown) m2_strbuf_puts(b, ", ");
             m2_sw_describe(w, kids[i], 0, b);
         }
         shown++;
     }
-    if (!shown) m2_sw_sb_puts(b, multiline ? "\tnothing" : "nothing");
+    if (!shown) m2_strbuf_puts(b, multiline ? "\tnothing" : "nothing");
 }
 
 static const char *state_word(int on) { return on ? "on" : "off"; }
 
-static void describe_contents_in(const m2_sw_world *w, int obj, const char *dn, int detailed, const char *prep, m2_sw_sb *b) {
+static void describe_contents_in(const m2_sw_world *w, int obj, const char *dn, int detailed, const char *prep, m2_strbuf *b) {
     if (detailed) {
-        m2_sw_sb_printf(b, "%s the %s is: \n", prep, dn);
+        m2_strbuf_appendf(b, "%s the %s is: \n", prep, dn);
         list_children(w, obj, 1, b);
     } else {
-        m2_sw_sb_printf(b, "%s the %s is: ", prep, dn);
+        m2_strbuf_appendf(b, "%s the %s is: ", prep, dn);
         list_children(w, obj, 0, b);
-        m2_sw_sb_puts(b, ".");
+        m2_strbuf_puts(b, ".");
     }
 }
 
-void m2_sw_describe(const m2_sw_world *w, int obj, int detailed, m2_sw_sb *b) {
+void m2_sw_describe(const m2_sw_world *w, int obj, int detailed, m2_strbuf *b) {
     const m2_sw_obj *o = &w->o[obj];
     char dn[M2_SW_NAME * 2];
     m2_sw_descript_name(w, obj, dn, sizeof dn);
     int open = (o->flags & M2_SW_F_OPEN) != 0;
     switch (o->kind) {
     case M2_SW_K_UNIVERSE:
-        m2_sw_sb_puts(b, "A universe. In this Universe, you see: ");
+        m2_strbuf_puts(b, "A universe. In this Universe, you see: ");
         list_children(w, obj, 1, b);
-        m2_sw_sb_puts(b, ".");
+        m2_strbuf_puts(b, ".");
         break;
     case M2_SW_K_ROOM: case M2_SW_K_OUTSIDE: {
-        if (o->kind == M2_SW_K_ROOM) m2_sw_sb_printf(b, "This room is called the %s. In it, you see: \n", dn);
-        else m2_sw_sb_printf(b, "This outside location is called the %s. Here you see: \n", dn);
+        if (o->kind == M2_SW_K_ROOM) m2_strbuf_appendf(b, "This room is called the %s. In it, you see: \n", dn);
+        else m2_strbuf_appendf(b, "This outside location is called the %s. Here you see: \n", dn);
         list_children(w, obj, 1, b);
-        m2_sw_sb_puts(b, "You also see:\n");
+        m2_strbuf_puts(b, "You also see:\n");
         /* doors: descriptions sorted as strings */
         char lines[16][M2_SW_NAME * 3];
         int nl = 0;
@@ -615,78 +569,78 @@ void m2_sw_describe(const m2_sw_world *w, int obj, int detailed, m2_sw_sb *b) {
                 char t[M2_SW_NAME * 3];
                 memcpy(t, lines[j], sizeof t); memcpy(lines[j], lines[j - 1], sizeof t); memcpy(lines[j - 1], t, sizeof t);
             }
-        if (!nl) m2_sw_sb_puts(b, "\tnothing");
-        for (int i = 0; i < nl; i++) m2_sw_sb_printf(b, "\t%s\n", lines[i]);
+        if (!nl) m2_strbuf_puts(b, "\tnothing");
+        for (int i = 0; i < nl; i++) m2_strbuf_appendf(b, "\t%s\n", lines[i]);
         break;
     }
-    case M2_SW_K_AGENT: m2_sw_sb_puts(b, "the agent"); break;
+    case M2_SW_K_AGENT: m2_strbuf_puts(b, "the agent"); break;
     case M2_SW_K_DOOR: {
         int here = m2_sw_room_of(w, w->agent);
         int other = m2_sw_door_other(w, obj, here);
         if (other != M2_SW_NONE)
-            m2_sw_sb_printf(b, "A door to the %s (that is %s)", w->o[other].name, open ? "open" : "closed");
+            m2_strbuf_appendf(b, "A door to the %s (that is %s)", w->o[other].name, open ? "open" : "closed");
         else
-            m2_sw_sb_printf(b, "A door that connects the %s to the %s (that is %s)", w->o[o->door_a].name,
+            m2_strbuf_appendf(b, "A door that connects the %s to the %s (that is %s)", w->o[o->door_a].name,
                          w->o[o->door_b].name, open ? "open" : "closed");
         break;
     }
-    case M2_SW_K_SUBSTANCE: m2_sw_sb_printf(b, "a substance called %s", dn); break;
+    case M2_SW_K_SUBSTANCE: m2_strbuf_appendf(b, "a substance called %s", dn); break;
     case M2_SW_K_INVENTORY: case M2_SW_K_CUP: case M2_SW_K_FLOWERPOT: case M2_SW_K_BOOKSHELF: case M2_SW_K_ANSWERBOX: case M2_SW_K_FIREPIT: case M2_SW_K_FOUNTAIN:
-        m2_sw_sb_printf(b, "a %s (containing ", dn);
+        m2_strbuf_appendf(b, "a %s (containing ", dn);
         list_children(w, obj, 0, b);
-        m2_sw_sb_puts(b, ")");
+        m2_strbuf_puts(b, ")");
         break;
     case M2_SW_K_SURFACE: case M2_SW_K_BED: case M2_SW_K_COUCH:
-        m2_sw_sb_printf(b, "a %s. ", dn);
+        m2_strbuf_appendf(b, "a %s. ", dn);
         describe_contents_in(w, obj, dn, detailed, "On", b);
         break;
     case M2_SW_K_CLOSABLE: case M2_SW_K_BEEHIVE:
-        m2_sw_sb_printf(b, "a %s", dn);
-        if ((o->flags & M2_SW_F_DEVICE) && !(o->flags & M2_SW_F_ON)) m2_sw_sb_puts(b, ", which is turned off");
-        m2_sw_sb_printf(b, ". The %s door is %s. ", dn, open ? "open" : "closed");
+        m2_strbuf_appendf(b, "a %s", dn);
+        if ((o->flags & M2_SW_F_DEVICE) && !(o->flags & M2_SW_F_ON)) m2_strbuf_puts(b, ", which is turned off");
+        m2_strbuf_appendf(b, ". The %s door is %s. ", dn, open ? "open" : "closed");
         if (open) describe_contents_in(w, obj, dn, (o->flags & M2_SW_F_DEVICE) ? 0 : detailed, "In", b);
         break;
     case M2_SW_K_DRAWER:
-        m2_sw_sb_printf(b, "a %s", dn);
+        m2_strbuf_appendf(b, "a %s", dn);
         if (detailed) {
-            if (!open) m2_sw_sb_puts(b, ". The drawer is closed.");
-            else { m2_sw_sb_puts(b, ". "); describe_contents_in(w, obj, dn, 1, "In", b); }
+            if (!open) m2_strbuf_puts(b, ". The drawer is closed.");
+            else { m2_strbuf_puts(b, ". "); describe_contents_in(w, obj, dn, 1, "In", b); }
         }
         break;
     case M2_SW_K_STOVE:
-        m2_sw_sb_printf(b, "a %s, which is turned %s. ", o->name, state_word(o->flags & M2_SW_F_ON));
+        m2_strbuf_appendf(b, "a %s, which is turned %s. ", o->name, state_word(o->flags & M2_SW_F_ON));
         describe_contents_in(w, obj, "stove", 0, "On", b);
         break;
     case M2_SW_K_OVEN:
-        m2_sw_sb_printf(b, "a %s, which is turned %s. The %s door is %s. ", dn, state_word(o->flags & M2_SW_F_ON), dn,
+        m2_strbuf_appendf(b, "a %s, which is turned %s. The %s door is %s. ", dn, state_word(o->flags & M2_SW_F_ON), dn,
                      open ? "open" : "closed");
         if (open) describe_contents_in(w, obj, dn, detailed, "In", b);
         break;
     case M2_SW_K_SINK:
-        m2_sw_sb_printf(b, "a %s, which is turned %s. ", dn, state_word(o->flags & M2_SW_F_ON));
+        m2_strbuf_appendf(b, "a %s, which is turned %s. ", dn, state_word(o->flags & M2_SW_F_ON));
         describe_contents_in(w, obj, dn, 0, "In", b);
-        if (detailed) m2_sw_sb_puts(b, " The drain is open.");
+        if (detailed) m2_strbuf_puts(b, " The drain is open.");
         break;
     case M2_SW_K_TOILET: {
         int kids[8];
-        m2_sw_sb_printf(b, "a %s. ", dn);
+        m2_strbuf_appendf(b, "a %s. ", dn);
         if (m2_sw_children(w, obj, kids, 8, 0) > 0) describe_contents_in(w, obj, dn, 0, "In", b);
         break;
     }
-    case M2_SW_K_PAINT: m2_sw_sb_puts(b, dn); break;
+    case M2_SW_K_PAINT: m2_strbuf_puts(b, dn); break;
     case M2_SW_K_FOOD:
-        if (!strcmp(o->name, "apple")) m2_sw_sb_printf(b, "a red %s", dn);
-        else if (!strcmp(o->name, "apricot")) m2_sw_sb_printf(b, "a orange %s", dn);
-        else if (!strcmp(o->name, "jam")) m2_sw_sb_printf(b, "red %s", dn);
-        else if (o->mat >= 0) m2_sw_sb_puts(b, dn);
-        else m2_sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
+        if (!strcmp(o->name, "apple")) m2_strbuf_appendf(b, "a red %s", dn);
+        else if (!strcmp(o->name, "apricot")) m2_strbuf_appendf(b, "a orange %s", dn);
+        else if (!strcmp(o->name, "jam")) m2_strbuf_appendf(b, "red %s", dn);
+        else if (o->mat >= 0) m2_strbuf_puts(b, dn);
+        else m2_strbuf_appendf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
     case M2_SW_K_THERMOMETER:
-        m2_sw_sb_printf(b, "a %s, currently reading a temperature of %.0f degrees celsius", dn, m2_sw_java_round(o->temp) + 0.0);
+        m2_strbuf_appendf(b, "a %s, currently reading a temperature of %.0f degrees celsius", dn, m2_sw_java_round(o->temp) + 0.0);
         break;
     case M2_SW_K_STOPWATCH:
-        m2_sw_sb_printf(b, "a %s, which is %s. ", dn, (o->flags & M2_SW_F_ON) ? "activated" : "deactivated");
-        if (detailed) m2_sw_sb_printf(b, "The time reads %d ticks.", (int)o->watch_user);
+        m2_strbuf_appendf(b, "a %s, which is %s. ", dn, (o->flags & M2_SW_F_ON) ? "activated" : "deactivated");
+        if (detailed) m2_strbuf_appendf(b, "The time reads %d ticks.", (int)o->watch_user);
         break;
     case M2_SW_K_PLANE: {
         /* InclinedPlane.getDescription: each object's position ("approximately N% down the plane") */
@@ -696,140 +650,140 @@ void m2_sw_describe(const m2_sw_world *w, int obj, int detailed, m2_sw_sb *b) {
             if (c->flags & M2_SW_F_HIDDEN) continue;
             char cdn[M2_SW_NAME * 2];
             m2_sw_descript_name(w, kids[i], cdn, sizeof cdn);
-            if (shown++) m2_sw_sb_printf(b, ", a %s", cdn);
-            else m2_sw_sb_printf(b, "an %s, with: a %s", dn, cdn);
-            if (c->plane_pos == 0.0) m2_sw_sb_puts(b, " at the bottom of the plane");
-            else if (c->plane_pos >= (double)0.99f) m2_sw_sb_puts(b, " at the top of the plane");
-            else m2_sw_sb_printf(b, " approximately %.0f%% down the plane", m2_sw_java_round(100.0 - 100.0 * c->plane_pos) + 0.0);
+            if (shown++) m2_strbuf_appendf(b, ", a %s", cdn);
+            else m2_strbuf_appendf(b, "an %s, with: a %s", dn, cdn);
+            if (c->plane_pos == 0.0) m2_strbuf_puts(b, " at the bottom of the plane");
+            else if (c->plane_pos >= (double)0.99f) m2_strbuf_puts(b, " at the top of the plane");
+            else m2_strbuf_appendf(b, " approximately %.0f%% down the plane", m2_sw_java_round(100.0 - 100.0 * c->plane_pos) + 0.0);
         }
-        if (!shown) m2_sw_sb_printf(b, "an %s", dn);
+        if (!shown) m2_strbuf_appendf(b, "an %s", dn);
         break;
     }
     case M2_SW_K_PICTURE:
-        if (!detailed) m2_sw_sb_printf(b, "a %s", dn);
-        else m2_sw_sb_printf(b, "a %s of %s.  The artist is listed as %s. ", dn, o->alt, o->alt2);
+        if (!detailed) m2_strbuf_appendf(b, "a %s", dn);
+        else m2_strbuf_appendf(b, "a %s of %s.  The artist is listed as %s. ", dn, o->alt, o->alt2);
         break;
     case M2_SW_K_BOOK:
-        m2_sw_sb_printf(b, "A %s titled %s by %s", dn, o->alt, o->alt2);
+        m2_strbuf_appendf(b, "A %s titled %s by %s", dn, o->alt, o->alt2);
         break;
     case M2_SW_K_ANIMAL:
-        m2_sw_sb_printf(b, "a %s", dn);
+        m2_strbuf_appendf(b, "a %s", dn);
         if (detailed && !strcmp(o->name, "bee")) {
             for (int i = 0; i < w->n; i++)
                 if (w->o[i].parent == obj && w->o[i].kind == M2_SW_K_POLLEN && !(w->o[i].flags & M2_SW_F_DELETED)) {
-                    m2_sw_sb_puts(b, ", that is covered in pollen");
+                    m2_strbuf_puts(b, ", that is covered in pollen");
                     break;
                 }
         }
         break;
     case M2_SW_K_PLANT: {
         /* FruitingTree.getDescription (sic "a apple seed") */
-        if (o->stage == M2_SW_PLANT_DEAD) { m2_sw_sb_printf(b, "a dead %s", o->name); break; }
+        if (o->stage == M2_SW_PLANT_DEAD) { m2_strbuf_appendf(b, "a dead %s", o->name); break; }
         if (o->stage == M2_SW_PLANT_SEED) {
             if (o->has_genes) {   /* PeaPlant / RandomGeneticsPlants: the seed shows its seed shape and colour */
                 const char *sh = plant_trait_value(w, obj, M2_SW_TR_SEED_SHAPE), *co = plant_trait_value(w, obj, M2_SW_TR_SEED_COLOR);
-                m2_sw_sb_printf(b, "a %s%s%s%s%s", sh, *sh ? " " : "", co, *co ? " " : "", o->name);
-            } else m2_sw_sb_printf(b, "a %s", o->name);
+                m2_strbuf_appendf(b, "a %s%s%s%s%s", sh, *sh ? " " : "", co, *co ? " " : "", o->name);
+            } else m2_strbuf_appendf(b, "a %s", o->name);
             break;
         }
-        m2_sw_sb_printf(b, "a %s in the %s stage", o->name, m2_sw_life_stage_name(w, obj));
+        m2_strbuf_appendf(b, "a %s in the %s stage", o->name, m2_sw_life_stage_name(w, obj));
         if (o->has_genes && (o->stage == M2_SW_PLANT_ADULT || o->stage == M2_SW_PLANT_REPRODUCING)) {
             /* " with a tall height", " with a short height and pointed leaves", " with medium leaves" */
             const char *h = plant_trait_value(w, obj, M2_SW_TR_PLANT_HEIGHT), *ls = plant_trait_value(w, obj, M2_SW_TR_LEAF_SIZE),
                        *lh = plant_trait_value(w, obj, M2_SW_TR_LEAF_SHAPE);
             if (*h || *ls || *lh) {
-                m2_sw_sb_puts(b, " with ");
-                if (*h) m2_sw_sb_printf(b, "a %s height", h);
-                if (*h && (*ls || *lh)) m2_sw_sb_puts(b, " and ");
-                if (*ls || *lh) m2_sw_sb_printf(b, "%s%s%s leaves", ls, *ls && *lh ? " " : "", lh);
+                m2_strbuf_puts(b, " with ");
+                if (*h) m2_strbuf_appendf(b, "a %s height", h);
+                if (*h && (*ls || *lh)) m2_strbuf_puts(b, " and ");
+                if (*ls || *lh) m2_strbuf_appendf(b, "%s%s%s leaves", ls, *ls && *lh ? " " : "", lh);
             }
         }
-        if (o->sickly) m2_sw_sb_puts(b, " (that looks unwell)");
+        if (o->sickly) m2_strbuf_puts(b, " (that looks unwell)");
         int kids[8];
         if (m2_sw_children(w, obj, kids, 8, 0) > 0) {
-            m2_sw_sb_printf(b, ". On the %s you see: ", o->name);
+            m2_strbuf_appendf(b, ". On the %s you see: ", o->name);
             list_children(w, obj, 0, b);
-            m2_sw_sb_puts(b, ". ");
+            m2_strbuf_puts(b, ". ");
         }
         break;
     }
     case M2_SW_K_LIGHTBULB: case M2_SW_K_SWITCH: case M2_SW_K_BATTERY: {
-        m2_sw_sb_printf(b, "a %s", dn);
-        if (!(o->kind == M2_SW_K_BATTERY && o->extra == M2_SW_GEN_BATTERY)) m2_sw_sb_printf(b, ", which is %s", state_word(o->flags & M2_SW_F_ON));
+        m2_strbuf_appendf(b, "a %s", dn);
+        if (!(o->kind == M2_SW_K_BATTERY && o->extra == M2_SW_GEN_BATTERY)) m2_strbuf_appendf(b, ", which is %s", state_word(o->flags & M2_SW_F_ON));
         if (detailed) {
-            m2_sw_sb_puts(b, ". its anode is connected to: ");
+            m2_strbuf_puts(b, ". its anode is connected to: ");
             m2_sw_connected_to_str(w, m2_sw_terminal_of(w, obj, 0), b);
-            m2_sw_sb_puts(b, ". its cathode is connected to: ");
+            m2_strbuf_puts(b, ". its cathode is connected to: ");
             m2_sw_connected_to_str(w, m2_sw_terminal_of(w, obj, 1), b);
-            m2_sw_sb_puts(b, ". ");
+            m2_strbuf_puts(b, ". ");
         }
         break;
     }
     case M2_SW_K_WIRE:
-        m2_sw_sb_printf(b, "a %s", dn);
+        m2_strbuf_appendf(b, "a %s", dn);
         if (detailed) {   /* (sic: the original has no separator here) */
-            m2_sw_sb_puts(b, "its terminal 1 is connected to: ");
+            m2_strbuf_puts(b, "its terminal 1 is connected to: ");
             m2_sw_connected_to_str(w, m2_sw_terminal_of(w, obj, 0), b);
-            m2_sw_sb_puts(b, ". its terminal 2 is connected to: ");
+            m2_strbuf_puts(b, ". its terminal 2 is connected to: ");
             m2_sw_connected_to_str(w, m2_sw_terminal_of(w, obj, 1), b);
-            m2_sw_sb_puts(b, ". ");
+            m2_strbuf_puts(b, ". ");
         }
         break;
     case M2_SW_K_TERMINAL: {
         int p = o->parent;
-        if (!detailed) m2_sw_sb_printf(b, "a %s on %s", dn, p != M2_SW_NONE ? w->o[p].name : "");
+        if (!detailed) m2_strbuf_appendf(b, "a %s on %s", dn, p != M2_SW_NONE ? w->o[p].name : "");
         else {
-            m2_sw_sb_printf(b, "a %s.  it is connected to: ", dn);
+            m2_strbuf_appendf(b, "a %s.  it is connected to: ", dn);
             m2_sw_connected_to_str(w, obj, b);
-            m2_sw_sb_puts(b, ". ");
+            m2_strbuf_puts(b, ". ");
         }
         break;
     }
-    case M2_SW_K_RECIPE: m2_sw_sb_printf(b, "A %s titled %s", dn, o->alt); break;
+    case M2_SW_K_RECIPE: m2_strbuf_appendf(b, "A %s titled %s", dn, o->alt); break;
     case M2_SW_K_FLOWER: {   /* Flower.getDescription: the plant's flower size and colour, if it has genes */
         const char *sz = "", *co = "";
         if (o->door_a != M2_SW_NONE && w->o[o->door_a].has_genes) {
             sz = plant_trait_value(w, o->door_a, M2_SW_TR_FLOWER_SIZE);
             co = plant_trait_value(w, o->door_a, M2_SW_TR_FLOWER_COLOR);
         }
-        m2_sw_sb_printf(b, "a %s%s%s%s%s%s", o->extra > 0 ? "wilting " : "", sz, *sz ? " " : "", co, *co ? " " : "", dn);
-        if (detailed) { m2_sw_sb_puts(b, ". Inside the flower is: "); list_children(w, obj, 0, b); }
+        m2_strbuf_appendf(b, "a %s%s%s%s%s%s", o->extra > 0 ? "wilting " : "", sz, *sz ? " " : "", co, *co ? " " : "", dn);
+        if (detailed) { m2_strbuf_puts(b, ". Inside the flower is: "); list_children(w, obj, 0, b); }
         break;
     }
     case M2_SW_K_POLLEN:
-        if (detailed && o->door_a != M2_SW_NONE) m2_sw_sb_printf(b, "%s%s", w->o[o->door_a].alt, dn);   /* (sic: no space) */
-        else m2_sw_sb_puts(b, dn);
+        if (detailed && o->door_a != M2_SW_NONE) m2_strbuf_appendf(b, "%s%s", w->o[o->door_a].alt, dn);   /* (sic: no space) */
+        else m2_strbuf_puts(b, dn);
         break;
     default:
-        if (!strcmp(o->name, "paper")) m2_sw_sb_printf(b, "A blank %s", dn);
+        if (!strcmp(o->name, "paper")) m2_strbuf_appendf(b, "A blank %s", dn);
         else if (!strcmp(o->name, "metal fork") || !strcmp(o->name, "plastic fork") || !strcmp(o->name, "paper clip") ||
             !strcmp(o->name, "aluminum foil") || (strlen(o->name) > 6 && !strcmp(o->name + strlen(o->name) - 6, " paper")))
-            m2_sw_sb_printf(b, "A %s", dn);
-        else if (!strcmp(o->name, "iron block") || !strcmp(o->name, "wood block")) m2_sw_sb_printf(b, "a %s", dn);
-        else if (strstr(o->name, "unknown substance")) m2_sw_sb_puts(b, dn);
-        else m2_sw_sb_printf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
+            m2_strbuf_appendf(b, "A %s", dn);
+        else if (!strcmp(o->name, "iron block") || !strcmp(o->name, "wood block")) m2_strbuf_appendf(b, "a %s", dn);
+        else if (strstr(o->name, "unknown substance")) m2_strbuf_puts(b, dn);
+        else m2_strbuf_appendf(b, "%s %s", starts_vowel(dn) ? "an" : "a", dn);
         break;
     }
 }
 
-void m2_sw_look_around(const m2_sw_world *w, m2_sw_sb *b) {
+void m2_sw_look_around(const m2_sw_world *w, m2_strbuf *b) {
     int here = w->o[w->agent].parent;
     m2_sw_describe(w, here, 1, b);
 }
 
-void m2_sw_inventory_text(const m2_sw_world *w, m2_sw_sb *b) {
-    m2_sw_sb_puts(b, "In your inventory, you see:\n");
+void m2_sw_inventory_text(const m2_sw_world *w, m2_strbuf *b) {
+    m2_strbuf_puts(b, "In your inventory, you see:\n");
     int kids[64];
     int k = m2_sw_children(w, w->inventory, kids, 64, 1);
     int shown = 0;
     for (int i = 0; i < k; i++) {
         if (w->o[kids[i]].flags & M2_SW_F_HIDDEN) continue;
-        m2_sw_sb_puts(b, "\t");
+        m2_strbuf_puts(b, "\t");
         m2_sw_describe(w, kids[i], 1, b);
-        m2_sw_sb_puts(b, "\n");
+        m2_strbuf_puts(b, "\n");
         shown++;
     }
-    if (!shown) m2_sw_sb_puts(b, "\tnothing");
+    if (!shown) m2_strbuf_puts(b, "\tnothing");
 }
 
 /* ---------------- object factories ---------------- */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "core/err.h"
 #include "core/rng.h"
+#include "core/strbuf.h"
 #include "env/env.h"
 #include "env/textcraft/textcraft.h"
 
@@ -67,15 +68,6 @@ int m2_tc_is_craftable(const m2_tc_tree *t, int name);
 int m2_tc_is_gettable(const m2_tc_tree *t, int name);
 uint64_t m2_tc_fnv1a(const char *s, size_t n);
 
-/* A growable byte buffer: grows only when a longer string is first needed. */
-typedef struct m2_tc_buf { char *p; size_t n, cap; } m2_tc_buf;
-int m2_tc_buf_reserve(m2_tc_buf *b, size_t cap);
-void m2_tc_buf_clear(m2_tc_buf *b);
-void m2_tc_buf_put(m2_tc_buf *b, const char *s, size_t n);   /* callers reserve first */
-void m2_tc_buf_puts(m2_tc_buf *b, const char *s);
-void m2_tc_buf_putc(m2_tc_buf *b, char c);
-void m2_tc_buf_putll(m2_tc_buf *b, long long v);
-
 /* A parsed typed ingredient of a craft action. */
 typedef struct m2_tc_typed { const char *s; int len; const char *digits; int dlen; int64_t count; int name; int is_tag; } m2_tc_typed;
 
@@ -93,14 +85,14 @@ typedef struct m2_tc_env {
     int64_t *inv;              /* per name count */
     uint8_t *inv_has;
     m2_tc_ivec inv_order;         /* Python dict insertion order */
-    m2_tc_buf obs, task_text;
+    m2_strbuf obs, task_text;
     m2_tc_typed *typed; int typed_cap;
     uint8_t *used; int used_cap;
     /* scratch */
     uint8_t *line_mark, *name_mark; m2_tc_ivec cand;
-    int64_t *vinv; m2_tc_ivec vtouched; m2_tc_buf act;
+    int64_t *vinv; m2_tc_ivec vtouched; m2_strbuf act;
     /* admissible */
-    m2_tc_buf adm_text; const char **adm; int adm_cap; m2_tc_ivec adm_off;
+    m2_strbuf adm_text; const char **adm; int adm_cap; m2_tc_ivec adm_off;
     /* sub-goals: the recipe the oracle's last planned action serves and its batches; the item and
      * count a sub-goal started from */
     int plan_recipe, cur_recipe; int64_t plan_batches, cur_batches;

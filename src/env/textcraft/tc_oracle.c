@@ -54,18 +54,18 @@ static int pick_member(const m2_tc_env *e, const int64_t *inv, int tag, int64_t 
 
 static void emit_craft(m2_tc_env *e, const m2_tc_recipe *rc, const int *conc) {
     const m2_tc_tree *t = &e->t;
-    m2_tc_buf *a = &e->act;
-    m2_tc_buf_clear(a);
-    m2_tc_buf_puts(a, "craft ");
-    m2_tc_buf_putll(a, rc->out_count);
-    m2_tc_buf_putc(a, ' ');
-    m2_tc_buf_puts(a, t->names[rc->out].disp);
-    m2_tc_buf_puts(a, " using ");
+    m2_strbuf *a = &e->act;
+    m2_strbuf_reset(a);
+    m2_strbuf_puts(a, "craft ");
+    m2_strbuf_put_int(a, rc->out_count);
+    m2_strbuf_putc(a, ' ');
+    m2_strbuf_puts(a, t->names[rc->out].disp);
+    m2_strbuf_puts(a, " using ");
     for (int g = 0; g < rc->n_ing; g++) {
-        if (g) m2_tc_buf_puts(a, ", ");
-        m2_tc_buf_putll(a, t->ings[rc->ing0 + g].count);
-        m2_tc_buf_putc(a, ' ');
-        m2_tc_buf_puts(a, t->names[conc[g]].disp);
+        if (g) m2_strbuf_puts(a, ", ");
+        m2_strbuf_put_int(a, t->ings[rc->ing0 + g].count);
+        m2_strbuf_putc(a, ' ');
+        m2_strbuf_puts(a, t->names[conc[g]].disp);
     }
 }
 
@@ -80,11 +80,11 @@ static int need(m2_tc_env *e, int item, int64_t n, int level) {
         if (m2_tc_is_gettable(t, item)) {
             e->plan_recipe = e->cur_recipe;     /* the get serves the recipe being prepared */
             e->plan_batches = e->cur_batches;
-            m2_tc_buf_clear(&e->act);
-            m2_tc_buf_puts(&e->act, "get ");
-            m2_tc_buf_putll(&e->act, missing);
-            m2_tc_buf_putc(&e->act, ' ');
-            m2_tc_buf_puts(&e->act, t->names[item].disp);
+            m2_strbuf_reset(&e->act);
+            m2_strbuf_puts(&e->act, "get ");
+            m2_strbuf_put_int(&e->act, missing);
+            m2_strbuf_putc(&e->act, ' ');
+            m2_strbuf_puts(&e->act, t->names[item].disp);
             return PLAN_EMITTED;
         }
         int r = listed_recipe(e, item);
@@ -137,8 +137,9 @@ int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err) {
     int s = plan_next(e, NULL, NULL, 0);
     if (s != PLAN_EMITTED)
         return m2_errorf(err, M2_ENOTFOUND, "textcraft oracle: no way to craft %s from the listed commands", e->t.names[e->goal].disp);
-    if (e->act.n + 1 > cap) return m2_errorf(err, M2_EINVAL, "textcraft oracle: action longer than the buffer (%zu bytes)", cap);
-    memcpy(buf, e->act.p, e->act.n + 1);
+    if (e->act.oom) return m2_errorf(err, M2_ENOMEM, "textcraft oracle: out of memory");
+    if (e->act.len + 1 > cap) return m2_errorf(err, M2_EINVAL, "textcraft oracle: action longer than the buffer (%zu bytes)", cap);
+    memcpy(buf, e->act.p, e->act.len + 1);
     return 0;
 }
 
@@ -214,14 +215,14 @@ int m2_tc_subgoal_done(m2_tc_env *e, const char *subgoal) {
  * the shallowest obtainable one). */
 int m2_tc_admissible(m2_tc_env *e, const char *const **actions, int *n) {
     const m2_tc_tree *t = &e->t;
-    m2_tc_buf *b = &e->adm_text;
-    m2_tc_buf_clear(b);
+    m2_strbuf *b = &e->adm_text;
+    m2_strbuf_reset(b);
     e->adm_off.n = 0;
     *actions = NULL; *n = 0;
     if (e->goal < 0) return 0;
-#define ADM_PUSH() m2_tc_ivec_push(&e->adm_off, (int)b->n)
-#define ADM_END() m2_tc_buf_putc(b, 0)
-    ADM_PUSH(); m2_tc_buf_puts(b, "inventory"); ADM_END();
+#define ADM_PUSH() m2_tc_ivec_push(&e->adm_off, (int)b->len)
+#define ADM_END() m2_strbuf_putc(b, 0)
+    ADM_PUSH(); m2_strbuf_puts(b, "inventory"); ADM_END();
     e->vtouched.n = 0;
     for (int i = 0; i < e->tree_recipes.n; i++) {
         const m2_tc_recipe *rc = &t->recipes[e->tree_recipes.a[i]];
@@ -232,7 +233,7 @@ int m2_tc_admissible(m2_tc_env *e, const char *const **actions, int *n) {
             e->name_mark[nm] = 1;
             m2_tc_ivec_push(&e->vtouched, nm);
             ADM_PUSH();
-            m2_tc_buf_puts(b, "get "); m2_tc_buf_putll(b, ing->count); m2_tc_buf_putc(b, ' '); m2_tc_buf_puts(b, t->names[nm].disp);
+            m2_strbuf_puts(b, "get "); m2_strbuf_put_int(b, ing->count); m2_strbuf_putc(b, ' '); m2_strbuf_puts(b, t->names[nm].disp);
             ADM_END();
         }
     }
@@ -241,19 +242,20 @@ int m2_tc_admissible(m2_tc_env *e, const char *const **actions, int *n) {
     for (int i = 0; i < e->block_lines.n; i++) {
         const m2_tc_recipe *rc = &t->recipes[t->line_recipe[e->block_lines.a[i]]];
         ADM_PUSH();
-        m2_tc_buf_puts(b, "craft "); m2_tc_buf_putll(b, rc->out_count); m2_tc_buf_putc(b, ' ');
-        m2_tc_buf_puts(b, t->names[rc->out].disp); m2_tc_buf_puts(b, " using ");
+        m2_strbuf_puts(b, "craft "); m2_strbuf_put_int(b, rc->out_count); m2_strbuf_putc(b, ' ');
+        m2_strbuf_puts(b, t->names[rc->out].disp); m2_strbuf_puts(b, " using ");
         for (int g = 0; g < rc->n_ing; g++) {
             const m2_tc_ing *ing = &t->ings[rc->ing0 + g];
             int c = ing->is_tag ? pick_member(e, e->inv, ing->name, 0) : ing->name;
             if (c < 0) c = ing->name;
-            if (g) m2_tc_buf_puts(b, ", ");
-            m2_tc_buf_putll(b, ing->count); m2_tc_buf_putc(b, ' '); m2_tc_buf_puts(b, t->names[c].disp);
+            if (g) m2_strbuf_puts(b, ", ");
+            m2_strbuf_put_int(b, ing->count); m2_strbuf_putc(b, ' '); m2_strbuf_puts(b, t->names[c].disp);
         }
         ADM_END();
     }
 #undef ADM_PUSH
 #undef ADM_END
+    if (b->oom) return -1;   /* out of memory: the list would be cut short */
     if (e->adm_off.n > e->adm_cap) {
         int nc = e->adm_off.n * 2;
         const char **a = realloc((void *)e->adm, (size_t)nc * sizeof *a);

@@ -9,9 +9,9 @@ static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
 
 /* Digits as Python prints int(digits): leading zeros dropped. */
-static void put_int_text(m2_tc_buf *b, const char *d, int n) {
+static void put_int_text(m2_strbuf *b, const char *d, int n) {
     while (n > 1 && d[0] == '0') { d++; n--; }
-    m2_tc_buf_put(b, d, (size_t)n);
+    m2_strbuf_append(b, d, (size_t)n);
 }
 
 static int64_t parse_count(const char *d, int n) {
@@ -24,39 +24,39 @@ static int64_t parse_count(const char *d, int n) {
 }
 
 /* "minecraft:" + typed with ' ' -> '_' (the item id ADaPT builds from typed text). */
-static void put_typed_id(m2_tc_buf *b, const char *s, int n) {
-    m2_tc_buf_put(b, M2_TC_NS, M2_TC_NS_LEN);
-    size_t at = b->n;
-    m2_tc_buf_put(b, s, (size_t)n);
-    for (size_t i = at; i < b->n; i++) if (b->p[i] == ' ') b->p[i] = '_';
+static void put_typed_id(m2_strbuf *b, const char *s, int n) {
+    m2_strbuf_append(b, M2_TC_NS, M2_TC_NS_LEN);
+    size_t at = b->len;
+    m2_strbuf_append(b, s, (size_t)n);
+    for (size_t i = at; i < b->len; i++) if (b->p[i] == ' ') b->p[i] = '_';
 }
 
 /* Python repr() of "minecraft:" + typed-as-id: quotes and escapes as CPython writes them for the
  * ASCII range and the C1/Latin-1 non-printables; other UTF-8 is copied as is. */
-static void put_repr_typed_id(m2_tc_buf *b, const char *s, int n) {
+static void put_repr_typed_id(m2_strbuf *b, const char *s, int n) {
     int sq = 0, dq = 0;
     for (int i = 0; i < n; i++) { sq |= s[i] == '\''; dq |= s[i] == '"'; }
     char q = sq && !dq ? '"' : '\'';
-    m2_tc_buf_putc(b, q);
-    m2_tc_buf_put(b, M2_TC_NS, M2_TC_NS_LEN);
+    m2_strbuf_putc(b, q);
+    m2_strbuf_append(b, M2_TC_NS, M2_TC_NS_LEN);
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == ' ') c = '_';
         char esc[4] = {'\\', 'x', 0, 0};
-        if (c == '\\' || c == (unsigned char)q) { m2_tc_buf_putc(b, '\\'); m2_tc_buf_putc(b, (char)c); }
-        else if (c == '\t') m2_tc_buf_put(b, "\\t", 2);
-        else if (c == '\n') m2_tc_buf_put(b, "\\n", 2);
-        else if (c == '\r') m2_tc_buf_put(b, "\\r", 2);
-        else if (c < 0x20 || c == 0x7f) { esc[2] = hex[c >> 4]; esc[3] = hex[c & 15]; m2_tc_buf_put(b, esc, 4); }
+        if (c == '\\' || c == (unsigned char)q) { m2_strbuf_putc(b, '\\'); m2_strbuf_putc(b, (char)c); }
+        else if (c == '\t') m2_strbuf_append(b, "\\t", 2);
+        else if (c == '\n') m2_strbuf_append(b, "\\n", 2);
+        else if (c == '\r') m2_strbuf_append(b, "\\r", 2);
+        else if (c < 0x20 || c == 0x7f) { esc[2] = hex[c >> 4]; esc[3] = hex[c & 15]; m2_strbuf_append(b, esc, 4); }
         else if (c == 0xc2 && i + 1 < n && ((unsigned char)s[i + 1] <= 0xa0 || (unsigned char)s[i + 1] == 0xad) &&
                  (unsigned char)s[i + 1] >= 0x80) {
             unsigned char d = (unsigned char)s[++i];
             esc[2] = hex[d >> 4]; esc[3] = hex[d & 15];
-            m2_tc_buf_put(b, esc, 4);
-        } else m2_tc_buf_putc(b, (char)c);
+            m2_strbuf_append(b, esc, 4);
+        } else m2_strbuf_putc(b, (char)c);
     }
-    m2_tc_buf_putc(b, q);
+    m2_strbuf_putc(b, q);
 }
 
 static void inv_add(m2_tc_env *e, int name, int64_t amt) {
@@ -98,15 +98,15 @@ static int grow_typed(m2_tc_env *e, int n) {
 }
 
 static void fail_not_enough(m2_tc_env *e, int out_is_tag, const char *os, int on) {
-    m2_tc_buf_puts(&e->obs, "Could not find enough items to craft ");
-    if (out_is_tag) m2_tc_buf_puts(&e->obs, "None");
+    m2_strbuf_puts(&e->obs, "Could not find enough items to craft ");
+    if (out_is_tag) m2_strbuf_puts(&e->obs, "None");
     else put_typed_id(&e->obs, os, on);
 }
 
 /* craft (.*) using (.*): output text [os, os+on), inputs text [is, is+in) */
 static void do_craft(m2_tc_env *e, const char *os, int on, const char *is, int in, m2_step_result *res) {
     m2_tc_tree *t = &e->t;
-    m2_tc_buf *o = &e->obs;
+    m2_strbuf *o = &e->obs;
     /* output: "N item" or "item" (count 1) */
     const char *cd = "1"; int cdn = 1;
     int j = 0;
@@ -118,7 +118,7 @@ static void do_craft(m2_tc_env *e, const char *os, int on, const char *is, int i
     /* inputs: split on ',', strip, each "([0-9]+) (.*)" else "Wrong item format: ..." */
     int n = 1;
     for (int i = 0; i < in; i++) n += is[i] == ',';
-    if (grow_typed(e, n)) { m2_tc_buf_puts(o, "Could not execute craft"); return; }
+    if (grow_typed(e, n)) { m2_strbuf_puts(o, "Could not execute craft"); return; }
     const char *p = is, *end = is + in;
     for (int k = 0; k < n; k++) {
         const char *q = memchr(p, ',', (size_t)(end - p));
@@ -129,8 +129,8 @@ static void do_craft(m2_tc_env *e, const char *os, int on, const char *is, int i
         int dn = 0;
         while (a + dn < b && is_digit(a[dn])) dn++;
         if (dn == 0 || a + dn >= b || a[dn] != ' ') {
-            m2_tc_buf_puts(o, "Wrong item format: ");
-            m2_tc_buf_put(o, a, (size_t)(b - a));
+            m2_strbuf_puts(o, "Wrong item format: ");
+            m2_strbuf_append(o, a, (size_t)(b - a));
             return;
         }
         m2_tc_typed *ty = &e->typed[k];
@@ -174,21 +174,21 @@ static void do_craft(m2_tc_env *e, const char *os, int on, const char *is, int i
         }
     }
     if (found < 0) {
-        m2_tc_buf_puts(o, "Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=");
-        if (out_is_tag) { put_repr_typed_id(o, os, on); m2_tc_buf_puts(o, ", item_id=None)"); }
-        else { m2_tc_buf_puts(o, "None, item_id="); put_repr_typed_id(o, os, on); m2_tc_buf_putc(o, ')'); }
-        m2_tc_buf_puts(o, ", count=");
+        m2_strbuf_puts(o, "Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=");
+        if (out_is_tag) { put_repr_typed_id(o, os, on); m2_strbuf_puts(o, ", item_id=None)"); }
+        else { m2_strbuf_puts(o, "None, item_id="); put_repr_typed_id(o, os, on); m2_strbuf_putc(o, ')'); }
+        m2_strbuf_puts(o, ", count=");
         put_int_text(o, cd, cdn);
-        m2_tc_buf_putc(o, ')');
+        m2_strbuf_putc(o, ')');
         return;
     }
     for (int k = 0; k < n; k++) inv_remove(e, e->typed[k].name, e->typed[k].count);
     const m2_tc_recipe *rc = &t->recipes[found];
     inv_add(e, rc->out, rc->out_count);
-    m2_tc_buf_puts(o, "Crafted ");
-    m2_tc_buf_putll(o, rc->out_count);
-    m2_tc_buf_putc(o, ' ');
-    m2_tc_buf_put(o, t->names[rc->out].id, (size_t)t->names[rc->out].id_len);
+    m2_strbuf_puts(o, "Crafted ");
+    m2_strbuf_put_int(o, rc->out_count);
+    m2_strbuf_putc(o, ' ');
+    m2_strbuf_append(o, t->names[rc->out].id, (size_t)t->names[rc->out].id_len);
     res->valid = 1;
     if (rc->out == e->goal) {
         res->reward = 1.f;
@@ -201,29 +201,29 @@ static void do_get(m2_tc_env *e, const char *d, int dn, const char *s, int n, m2
     m2_tc_tree *t = &e->t;
     int nm = m2_tc_find_typed(t, s, n);
     if (!m2_tc_is_gettable(t, nm)) {
-        m2_tc_buf_puts(&e->obs, "Could not find ");
-        m2_tc_buf_put(&e->obs, s, (size_t)n);
+        m2_strbuf_puts(&e->obs, "Could not find ");
+        m2_strbuf_append(&e->obs, s, (size_t)n);
         return;
     }
     inv_add(e, nm, parse_count(d, dn));
-    m2_tc_buf_puts(&e->obs, "Got ");
+    m2_strbuf_puts(&e->obs, "Got ");
     put_int_text(&e->obs, d, dn);
-    m2_tc_buf_putc(&e->obs, ' ');
-    m2_tc_buf_put(&e->obs, s, (size_t)n);
+    m2_strbuf_putc(&e->obs, ' ');
+    m2_strbuf_append(&e->obs, s, (size_t)n);
     res->valid = 1;
 }
 
 static void do_inventory(m2_tc_env *e, m2_step_result *res) {
-    m2_tc_buf *o = &e->obs;
-    m2_tc_buf_puts(o, "Inventory: ");
-    if (!e->inv_order.n) m2_tc_buf_puts(o, "You are not carrying anything.");
+    m2_strbuf *o = &e->obs;
+    m2_strbuf_puts(o, "Inventory: ");
+    if (!e->inv_order.n) m2_strbuf_puts(o, "You are not carrying anything.");
     for (int i = 0; i < e->inv_order.n; i++) {
         int nm = e->inv_order.a[i];
-        m2_tc_buf_putc(o, '[');
-        m2_tc_buf_put(o, e->t.names[nm].disp, (size_t)e->t.names[nm].disp_len);
-        m2_tc_buf_puts(o, "] (");
-        m2_tc_buf_putll(o, e->inv[nm]);
-        m2_tc_buf_puts(o, ") ");
+        m2_strbuf_putc(o, '[');
+        m2_strbuf_append(o, e->t.names[nm].disp, (size_t)e->t.names[nm].disp_len);
+        m2_strbuf_puts(o, "] (");
+        m2_strbuf_put_int(o, e->inv[nm]);
+        m2_strbuf_puts(o, ") ");
     }
     res->valid = 1;
 }
@@ -232,12 +232,12 @@ int m2_tc_step(m2_tc_env *e, const char *action, m2_step_result *res) {
     size_t alen = strlen(action);
     const char *nl = memchr(action, '\n', alen);
     size_t L = nl ? (size_t)(nl - action) : alen;   /* '.' does not match a newline */
-    m2_tc_buf_clear(&e->obs);
+    m2_strbuf_reset(&e->obs);
     *res = (m2_step_result){0};
     int handled = 0;
     if (e->goal < 0) {
-        m2_tc_buf_puts(&e->obs, "Could not execute ");
-        m2_tc_buf_put(&e->obs, action, alen);
+        m2_strbuf_puts(&e->obs, "Could not execute ");
+        m2_strbuf_append(&e->obs, action, alen);
         handled = 1;
     }
     if (!handled && L >= 13 && !memcmp(action, "craft ", 6)) {
@@ -258,12 +258,12 @@ int m2_tc_step(m2_tc_env *e, const char *action, m2_step_result *res) {
     }
     if (!handled && alen >= 9 && !memcmp(action, "inventory", 9)) { do_inventory(e, res); handled = 1; }
     if (!handled) {
-        m2_tc_buf_puts(&e->obs, "Could not execute ");
-        m2_tc_buf_put(&e->obs, action, alen);
+        m2_strbuf_puts(&e->obs, "Could not execute ");
+        m2_strbuf_append(&e->obs, action, alen);
     }
-    res->observation = e->obs.p ? e->obs.p : "";
+    res->observation = m2_strbuf_str(&e->obs);
     res->won = e->won;
     res->done = e->won;
     res->score = e->won ? 1.f : 0.f;
-    return 0;
+    return e->obs.oom ? -1 : 0;   /* out of memory: the observation is cut short */
 }

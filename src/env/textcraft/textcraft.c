@@ -11,38 +11,6 @@
 
 #define TC_DISTRACTORS 10   /* ADaPT: up to 10 uses sampled per input, then up to 10 distractors */
 
-/* ---- buffers ---- */
-
-int m2_tc_buf_reserve(m2_tc_buf *b, size_t cap) {
-    if (cap + 1 <= b->cap) return 0;
-    size_t nc = b->cap ? b->cap : 256;
-    while (nc < cap + 1) nc *= 2;
-    char *p = realloc(b->p, nc);
-    if (!p) return -1;
-    b->p = p; b->cap = nc;
-    return 0;
-}
-void m2_tc_buf_clear(m2_tc_buf *b) { b->n = 0; if (b->p) b->p[0] = 0; }
-void m2_tc_buf_put(m2_tc_buf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap && m2_tc_buf_reserve(b, (b->n + n) * 2)) return;   /* out of memory: truncated */
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-void m2_tc_buf_puts(m2_tc_buf *b, const char *s) { m2_tc_buf_put(b, s, strlen(s)); }
-void m2_tc_buf_putc(m2_tc_buf *b, char c) { m2_tc_buf_put(b, &c, 1); }
-void m2_tc_buf_putll(m2_tc_buf *b, long long v) {
-    char tmp[24];
-    int i = 23;
-    int neg = v < 0;
-    unsigned long long u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
-    tmp[i] = 0;
-    do { tmp[--i] = (char)('0' + u % 10); u /= 10; } while (u);
-    if (neg) tmp[--i] = '-';
-    m2_tc_buf_put(b, tmp + i, (size_t)(23 - i));
-}
-static void buf_free(m2_tc_buf *b) { free(b->p); b->p = NULL; b->n = b->cap = 0; }
-
 /* ---- creation ---- */
 
 static int env_init(m2_tc_env *e, m2_err *err) {
@@ -58,7 +26,7 @@ static int env_init(m2_tc_env *e, m2_err *err) {
     (void)nr;
     if (!e->inv || !e->vinv || !e->inv_has || !e->line_listed || !e->line_mark || !e->name_mark || !e->tree_cache)
         return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
-    if (m2_tc_buf_reserve(&e->obs, 4096) || m2_tc_buf_reserve(&e->task_text, 4096) || m2_tc_buf_reserve(&e->act, 1024))
+    if (m2_strbuf_reserve(&e->obs, 4096) || m2_strbuf_reserve(&e->task_text, 4096) || m2_strbuf_reserve(&e->act, 1024))
         return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
     e->goal = -1;
     strcpy(e->task_name, "craft");
@@ -74,7 +42,7 @@ static void destroy(m2_env *env) {
     free(e->name_mark); free(e->tree_cache); free(e->typed); free(e->used); free(e->adm);
     m2_tc_ivec_free(&e->adm_off); m2_tc_ivec_free(&e->tree_recipes); m2_tc_ivec_free(&e->block_lines);
     m2_tc_ivec_free(&e->inv_order); m2_tc_ivec_free(&e->cand); m2_tc_ivec_free(&e->vtouched);
-    buf_free(&e->obs); buf_free(&e->task_text); buf_free(&e->act); buf_free(&e->adm_text);
+    m2_strbuf_free(&e->obs); m2_strbuf_free(&e->task_text); m2_strbuf_free(&e->act); m2_strbuf_free(&e->adm_text);
     free(e);
 }
 
@@ -315,22 +283,23 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
     snprintf(e->task_name, sizeof e->task_name, "%s", single >= 0 ? "item" : (task && !strcmp(task, "all")) ? "all" : "craft");
 
     /* "Crafting commands:\n" + lines + "\n\nGoal: craft " + goal + "." (ADaPT's reset text) */
-    m2_tc_buf *o = &e->obs;
-    m2_tc_buf_clear(o);
-    m2_tc_buf_puts(o, "Crafting commands:\n");
+    m2_strbuf *o = &e->obs;
+    m2_strbuf_reset(o);
+    m2_strbuf_puts(o, "Crafting commands:\n");
     for (int i = 0; i < e->block_lines.n; i++) {
-        if (i) m2_tc_buf_putc(o, '\n');
-        m2_tc_buf_put(o, t->lines[e->block_lines.a[i]], (size_t)t->line_len[e->block_lines.a[i]]);
+        if (i) m2_strbuf_putc(o, '\n');
+        m2_strbuf_append(o, t->lines[e->block_lines.a[i]], (size_t)t->line_len[e->block_lines.a[i]]);
     }
-    m2_tc_buf_puts(o, "\n\nGoal: craft ");
-    m2_tc_buf_puts(o, t->names[goal].disp);
-    m2_tc_buf_putc(o, '.');
+    m2_strbuf_puts(o, "\n\nGoal: craft ");
+    m2_strbuf_puts(o, t->names[goal].disp);
+    m2_strbuf_putc(o, '.');
     /* task text as Multi² builds it from the reset text: "craft X\n\nCrafting commands:\n..." */
-    m2_tc_buf_clear(&e->task_text);
-    m2_tc_buf_puts(&e->task_text, "craft ");
-    m2_tc_buf_puts(&e->task_text, t->names[goal].disp);
-    m2_tc_buf_puts(&e->task_text, "\n\n");
-    m2_tc_buf_put(&e->task_text, o->p, o->n - (size_t)t->names[goal].disp_len - 15);
+    m2_strbuf_reset(&e->task_text);
+    m2_strbuf_puts(&e->task_text, "craft ");
+    m2_strbuf_puts(&e->task_text, t->names[goal].disp);
+    m2_strbuf_puts(&e->task_text, "\n\n");
+    m2_strbuf_append(&e->task_text, o->p, o->len - (size_t)t->names[goal].disp_len - 15);
+    if (o->oom || e->task_text.oom) goto oom;
     if (first) *first = (m2_step_result){.observation = o->p, .valid = 1};
     return 0;
 oom:
