@@ -29,7 +29,7 @@
 #define CURVE_MAX_PANELS 96   /* 32 rows; more would make a picture nobody scrolls through */
 #define CURVE_LINE_W 1.6
 #define CURVE_LINE_STEP 0.8   /* how much wider each earlier source's line is */
-#define CURVE_LINE_EXTRA 4.0  /* ... but the first one at most this much wider than the last */
+#define CURVE_LINE_EXTRA 3.0  /* ... but the first one at most this much wider than the last */
 #define CURVE_DOT_R 2.6
 #define CURVE_INSET 6.0   /* data kept off the frame, so a line along an axis limit stays visible */
 
@@ -50,17 +50,6 @@ static double nice_step(double lo, double hi, double n) {
     return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
 }
 
-/* One tick label; every label of an axis uses the notation and decimals its step needs. */
-static void fmt_tick(double v, double step, char *buf, size_t cap) {
-    if (fabs(v) < step * 1e-6) v = 0;
-    if (step < 1e-3 || step >= 1e5) {
-        snprintf(buf, cap, v == 0 ? "0" : "%.3g", v);
-        return;
-    }
-    int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
-    snprintf(buf, cap, "%.*f", dec, v);
-}
-
 /* A value axis: [lo, hi] widened to whole ticks. */
 typedef struct axis { double lo, hi, step; } axis;
 
@@ -78,11 +67,25 @@ static axis value_axis(double lo, double hi) {
     return a;
 }
 
+/* One tick label; every label of an axis uses the notation and the digits its step needs. */
+static void fmt_tick(double v, const axis *a, char *buf, size_t cap) {
+    if (fabs(v) < a->step * 1e-6) v = 0;
+    double mag = fmax(fabs(a->lo), fabs(a->hi));
+    int step_exp = (int)floor(log10(a->step) + 1e-9);
+    if (mag >= 1e5 || mag < 1e-3) {
+        int digits = (int)floor(log10(mag) + 1e-9) - step_exp + 1;
+        snprintf(buf, cap, v == 0 ? "0" : "%.*g", digits < 1 ? 1 : digits > 15 ? 15 : digits, v);
+        return;
+    }
+    int dec = step_exp < 0 ? -step_exp : 0;
+    snprintf(buf, cap, "%.*f", dec > 12 ? 12 : dec, v);
+}
+
 static double widest_tick(m2_ck *k, const axis *a) {
     double w = 0;
     char t[64];
     for (double v = a->lo; v <= a->hi + a->step * 0.5; v += a->step) {
-        fmt_tick(v, a->step, t, sizeof t);
+        fmt_tick(v, a, t, sizeof t);
         double tw = m2_ck_text_width(k, t, TICK_PX, 0);
         if (tw > w) w = tw;
     }
@@ -104,7 +107,7 @@ static void draw_y_axis(m2_ck *k, const plot *p) {
         double y = py_of(p, v);
         m2_ck_line(k, p->x, y, p->x + p->w, y, GRID, 1);
         m2_ck_line(k, p->x - 4, y, p->x, y, INK_SOFT, 1);
-        fmt_tick(v, p->ya.step, t, sizeof t);
+        fmt_tick(v, &p->ya, t, sizeof t);
         m2_ck_text(k, p->x - 7, y + TICK_PX * 0.35, t, &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_END});
     }
 }
@@ -447,7 +450,9 @@ static int index_of(const char *const *names, int n, const char *s) {
 typedef struct bar_layout {
     const char **groups, **series;
     int ng, ns;
+    double bar_w;        /* width of one bar */
     double gw;           /* width of one group */
+    double label_w;      /* the widest group label */
     int turn_groups;     /* group labels at 45 degrees */
     double group_h;      /* room under the axis for the group labels */
     double legend_w;
@@ -475,13 +480,15 @@ static axis panel_axis(const m2_bar_panel *P) {
         if (v < lo) lo = v;
     }
     if (hi <= lo) hi = lo + 1;
+    /* room under the lowest negative bar for its value */
+    if (lo < 0) lo -= (hi - lo) * (VALUE_PX + 6) / BAR_PLOT_H;
     return value_axis(lo, hi);
 }
 
 static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, double x, double y, int draw) {
     plot p = {.ya = panel_axis(P)};
     /* The values over the bars: shrunk to the bar's slot, or turned upright when too small. */
-    double slot = BAR_W + BAR_GAP - 1, vsize = VALUE_PX, vmax = 0;
+    double slot = L->bar_w + BAR_GAP - 1, vsize = VALUE_PX, vmax = 0;
     char t[64];
     for (int i = 0; i < P->n; i++) {
         if (!isfinite(P->bars[i].value)) continue;
@@ -522,7 +529,7 @@ static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, do
     m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
     draw_y_axis(k, &p);
     double base = py_of(&p, 0 > p.ya.lo ? 0 : p.ya.lo);
-    double bars_w = L->ns * BAR_W + (L->ns - 1) * BAR_GAP;
+    double bars_w = L->ns * L->bar_w + (L->ns - 1) * BAR_GAP;
     for (int g = 0; g < L->ng; g++) {
         double gx = p.x + g * L->gw + (L->gw - bars_w) / 2, cx = p.x + g * L->gw + L->gw / 2;
         if (g > 0) m2_ck_line(k, p.x + g * L->gw, p.y + p.h, p.x + g * L->gw, p.y + p.h + 5, FRAME, 1);
@@ -536,18 +543,18 @@ static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, do
             const m2_bar *b = &P->bars[i];
             if (strcmp(b->group, L->groups[g]) || !isfinite(b->value)) continue;
             int s = index_of(L->series, L->ns, b->series);
-            double bx = gx + s * (BAR_W + BAR_GAP), top = py_of(&p, b->value);
+            double bx = gx + s * (L->bar_w + BAR_GAP), top = py_of(&p, b->value);
             double y0 = top < base ? top : base, h = fabs(base - top);
             /* a zero still shows its colour, so the reader sees which series it is */
             if (h < 1.5) { h = 1.5; y0 = base - (b->value < 0 ? 0 : 1.5); }
-            m2_ck_fill_rect(k, bx, y0, BAR_W, h, m2_ck_color(s));
+            m2_ck_fill_rect(k, bx, y0, L->bar_w, h, m2_ck_color(s));
             value_label(b->value, P->decimals, t, sizeof t);
             double ly = b->value < 0 ? y0 + h + 3 : y0 - 3;
             if (turn)
-                m2_ck_text(k, bx + BAR_W / 2 + vsize * 0.35, ly, t,
+                m2_ck_text(k, bx + L->bar_w / 2 + vsize * 0.35, ly, t,
                            &(m2_ck_style){.size = vsize, .rgb = INK_SOFT, .anchor = b->value < 0 ? M2_CK_END : M2_CK_START, .angle = 90});
             else
-                m2_ck_text(k, bx + BAR_W / 2, b->value < 0 ? ly + vsize : ly, t,
+                m2_ck_text(k, bx + L->bar_w / 2, b->value < 0 ? ly + vsize : ly, t,
                            &(m2_ck_style){.size = vsize, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
         }
     }
@@ -558,31 +565,38 @@ static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, do
 static void draw_bars(m2_ck *k, const bar_layout *L, const m2_bar_panel *panels, int n_panels, const char *title,
                       double *w_out, double *h_out) {
     int draw = w_out == NULL;
-    double y = MARGIN, plot_right = 0;
     /* the widest y-tick column decides where every panel's plot starts, so the groups line up */
-    double left = 0;
+    double ticks_w = 0;
     for (int i = 0; i < n_panels; i++) {
         axis a = panel_axis(&panels[i]);
         double w = widest_tick(k, &a);
-        if (w > left) left = w;
+        if (w > ticks_w) ticks_w = w;
     }
-    double W_plots = MARGIN + left + 14 + L->gw * (L->ng ? L->ng : 1);
-    double W = W_plots + 24 + L->legend_w + MARGIN;
+    double x0 = MARGIN, plot_x = x0 + ticks_w + 14;
+    /* a turned label reaches left of its group by its width x cos 45: the first one must not leave the picture */
+    double reach = L->turn_groups ? L->label_w * M_SQRT1_2 - L->gw / 2 : 0;
+    if (reach > plot_x - MARGIN) {
+        x0 += reach - (plot_x - MARGIN);
+        plot_x = x0 + ticks_w + 14;
+    }
+    double plot_right = plot_x + L->gw * (L->ng ? L->ng : 1);
+    double W = plot_right + 24 + L->legend_w + MARGIN, y = MARGIN;
     if (title) {
+        /* centred over the plots, as wide as fits on both sides of that centre */
+        double cx = (plot_x + plot_right) / 2, room = 2 * fmin(cx - MARGIN, W - MARGIN - cx);
         if (draw)
-            m2_ck_text(k, W_plots / 2 + MARGIN, y + TITLE_PX, title,
-                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, W - 2 * MARGIN, 1), .bold = 1,
-                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = W - 2 * MARGIN});
+            m2_ck_text(k, cx, y + TITLE_PX, title,
+                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, room, 1), .bold = 1,
+                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = room});
         y += TITLE_PX + 14;
     }
     double legend_top = y;
     for (int i = 0; i < n_panels; i++) {
         /* each panel's own tick column is narrower or equal: pad it to the shared one */
         axis a = panel_axis(&panels[i]);
-        double pad = left - widest_tick(k, &a);
-        y += bar_panel(k, L, &panels[i], MARGIN + pad, y, draw) + 12;
+        double pad = ticks_w - widest_tick(k, &a);
+        y += bar_panel(k, L, &panels[i], x0 + pad, y, draw) + 12;
     }
-    plot_right = W_plots;
     double lx = plot_right + 24, ly = legend_top + PANEL_TITLE_PX + 10 + LEGEND_PX;
     for (int s = 0; draw && s < L->ns; s++) {
         m2_ck_fill_rect(k, lx, ly + s * LINE_H - SWATCH + 1, SWATCH, SWATCH, m2_ck_color(s));
@@ -611,11 +625,27 @@ int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, c
     int rc = m2_ck_open_measure(&k, err);
     double W = 0, H = 0;
     if (rc == 0) {
-        double bars_w = (L.ns ? L.ns : 1) * BAR_W + ((L.ns ? L.ns : 1) - 1) * BAR_GAP, label_w = 0;
+        /* bars as wide as their widest value, so values stay level and full size, unless the
+         * chart would get too wide (then bar_panel shrinks or turns them) */
+        int ns = L.ns ? L.ns : 1;
+        double value_w = 0;
+        char t[64];
+        for (int i = 0; i < n_panels; i++)
+            for (int j = 0; j < panels[i].n; j++) {
+                if (!isfinite(panels[i].bars[j].value)) continue;
+                value_label(panels[i].bars[j].value, panels[i].decimals, t, sizeof t);
+                double w = m2_ck_text_width(&k, t, VALUE_PX, 0) + 2;
+                if (w > value_w) value_w = w;
+            }
+        L.bar_w = BAR_W;
+        double wide = value_w - BAR_GAP + 1;
+        if (wide > BAR_W && (L.ng ? L.ng : 1) * (ns * (wide + BAR_GAP) + GROUP_PAD) <= BAR_MAX_PLOT_W) L.bar_w = wide;
+        double bars_w = ns * L.bar_w + (ns - 1) * BAR_GAP, label_w = 0;
         for (int g = 0; g < L.ng; g++) {
             double w = m2_ck_text_width(&k, L.groups[g], TICK_PX + 0.5, 0);
             if (w > label_w) label_w = w;
         }
+        L.label_w = label_w;
         L.gw = bars_w + GROUP_PAD;
         if (label_w + 12 > L.gw) {
             /* wider groups while the chart stays readable on a screen; past that, turn the labels */
