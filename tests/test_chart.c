@@ -1,30 +1,36 @@
-/* core/chart + canvas: learning curves and the results bar chart are well-formed SVG (checked by a
- * small XML parser here), contain what they should, and survive hostile labels. */
+/* core/chart: charts drawn with cairo. The PNGs are decoded again (cairo) and their pixels checked
+ * where a line or a bar must be; the SVGs are checked for well-formed XML (a strict little checker
+ * here), the same size as the PNG, and their words and numbers (<title>, <desc>). Also: a
+ * single-point metric is left out of the curves, the results chart has a score panel, long labels
+ * make room for themselves, hostile labels are escaped, and the same input gives the same bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cairo.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "core/core.h"
 #include "core/chart.h"
-#include "core/canvas.h"
+#include "pipe/report.h"
 #include "tmpdir.h"
 
 static char tmpdir[64];
 
-static int setup(void **state) {
-    return m2t_tmpdir(tmpdir, sizeof tmpdir, "chart");
-}
+/* The first two series colours (core/chart_kit.c's palette). */
+#define COLOR0 0x1f77b4u
+#define COLOR1 0xff7f0eu
+/* Antialiased line pixels are blends with the white background; this close counts as the colour. */
+#define LINE_TOL 48
 
-static int teardown(void **state) {
-    return m2_remove_tree(tmpdir) == 0 ? 0 : -1;
-}
+static int setup(void **state) { return m2t_tmpdir(tmpdir, sizeof tmpdir, "chart"); }
+static int teardown(void **state) { return m2_remove_tree(tmpdir) == 0 ? 0 : -1; }
+
+/* ---- helpers -------------------------------------------------------------------------------- */
 
 /* Checks an entity reference at s ("&amp;" etc.); returns its length or 0. */
 static int entity_len(const char *s) {
@@ -33,12 +39,11 @@ static int entity_len(const char *s) {
     return 0;
 }
 
-/* A strict little XML well-formedness check: balanced tags, quoted attributes, escaped text,
- * exactly one root element. Returns the root's name count of `count_tag` elements via *count. */
-static int xml_well_formed(const char *s, const char *count_tag, int *count, char *why, size_t cap) {
+/* A strict XML well-formedness check: balanced tags, quoted attributes, escaped text, exactly one
+ * root element. */
+static int xml_well_formed(const char *s, char *why, size_t cap) {
     char stack[64][32];
     int depth = 0, roots = 0;
-    *count = 0;
     const char *p = s;
     while (*p) {
         if (*p != '<') {
@@ -73,8 +78,6 @@ static int xml_well_formed(const char *s, const char *count_tag, int *count, cha
             p++;
             continue;
         }
-        if (!strcmp(name, count_tag)) (*count)++;
-        /* attributes */
         for (;;) {
             while (isspace((unsigned char)*p)) p++;
             if (*p == '>' || !strncmp(p, "/>", 2)) break;
@@ -101,102 +104,472 @@ static int xml_well_formed(const char *s, const char *count_tag, int *count, cha
     return 1;
 }
 
-static char *read_all(const char *path) {
-    char *t;
+static char *read_all(const char *path, size_t *len) {
+    char *out[1] = {NULL};   /* an array, not &local: gcc 12 then sees no pointer to a dead local */
     m2_err err = {0};
-    if (m2_read_file(path, &t, NULL, &err) != 0) fail_msg("%s", err.msg);
-    return t;
+    if (m2_read_file(path, out, len, &err) != 0) fail_msg("%s", err.msg);
+    return out[0];
 }
 
-static void curves_from_run(void **state) {
-    char dir[128];
-    snprintf(dir, sizeof dir, "%s/run", tmpdir);
-    m2_run r;
+/* A well-formed SVG; returns its text and its declared size in pixels. */
+static char *read_svg(const char *path, int *w, int *h) {
+    char *svg = read_all(path, NULL), why[128] = "";
+    if (!xml_well_formed(svg, why, sizeof why)) fail_msg("%s: %s", path, why);
+    const char *root = strstr(svg, "<svg"), *wa = root ? strstr(root, "width=\"") : NULL, *ha = root ? strstr(root, "height=\"") : NULL;
+    if (!wa || !ha || sscanf(wa, "width=\"%dpx\"", w) != 1 || sscanf(ha, "height=\"%dpx\"", h) != 1)
+        fail_msg("%s: no width/height in px on the root element", path);
+    return svg;
+}
+
+typedef struct image { cairo_surface_t *s; int w, h, stride; const unsigned char *px; } image;
+
+/* Decodes the PNG with cairo (fails the test when it does not decode). */
+static image load_png(const char *path) {
+    image im = {.s = cairo_image_surface_create_from_png(path)};
+    if (cairo_surface_status(im.s) != CAIRO_STATUS_SUCCESS)
+        fail_msg("%s: %s", path, cairo_status_to_string(cairo_surface_status(im.s)));
+    cairo_surface_flush(im.s);
+    im.w = cairo_image_surface_get_width(im.s);
+    im.h = cairo_image_surface_get_height(im.s);
+    im.stride = cairo_image_surface_get_stride(im.s);
+    im.px = cairo_image_surface_get_data(im.s);
+    return im;
+}
+
+static uint32_t pixel(const image *im, int x, int y) {
+    uint32_t v;
+    memcpy(&v, im->px + (size_t)y * im->stride + (size_t)x * 4, 4);
+    return v & 0xffffff;
+}
+
+static int near(uint32_t a, uint32_t b, int tol) {
+    for (int sh = 0; sh <= 16; sh += 8) if (abs((int)(a >> sh & 0xff) - (int)(b >> sh & 0xff)) > tol) return 0;
+    return 1;
+}
+
+/* Pixels of colour rgb (within tol) in the rows [y0, y1); with cx/cy, their mean position. */
+static long count_color(const image *im, uint32_t rgb, int tol, int y0, int y1, double *cx, double *cy) {
+    long n = 0;
+    double sx = 0, sy = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = 0; x < im->w; x++)
+            if (near(pixel(im, x, y), rgb, tol)) { n++; sx += x; sy += y; }
+    if (cx) *cx = n ? sx / n : -1;
+    if (cy) *cy = n ? sy / n : -1;
+    return n;
+}
+
+/* Mean y of the colour's pixels whose x lies in [x0, x1). */
+static double mean_y_in_columns(const image *im, uint32_t rgb, int tol, int x0, int x1) {
+    double s = 0;
+    long n = 0;
+    for (int y = 0; y < im->h; y++)
+        for (int x = x0; x < x1; x++)
+            if (near(pixel(im, x, y), rgb, tol)) { s += y; n++; }
+    return n ? s / n : -1;
+}
+
+static void x_extent(const image *im, uint32_t rgb, int tol, int *x0, int *x1) {
+    *x0 = im->w;
+    *x1 = -1;
+    for (int y = 0; y < im->h; y++)
+        for (int x = 0; x < im->w; x++)
+            if (near(pixel(im, x, y), rgb, tol)) { if (x < *x0) *x0 = x; if (x > *x1) *x1 = x; }
+}
+
+/* An in-memory series (the tests' sets are static, never freed). */
+#define MAXP 64
+typedef struct test_series { char key[64]; int64_t step[MAXP]; double value[MAXP]; } test_series;
+
+static m2_series as_series(test_series *t, int n) {
+    return (m2_series){.key = t->key, .n = n, .cap = n, .step = t->step, .value = t->value};
+}
+
+static void path_in_tmp(char *p, size_t cap, const char *name) { snprintf(p, cap, "%s/%s", tmpdir, name); }
+
+/* ---- learning curves ------------------------------------------------------------------------ */
+
+static void curves_png_has_the_line_where_the_data_is(void **state) {
+    /* "loss" rises from 0 to 1: its line must run from low on the left to high on the right */
+    static test_series rise = {.key = "loss"}, once = {.key = "eval/success"};
+    for (int i = 0; i < 40; i++) { rise.step[i] = i + 1; rise.value[i] = i / 39.0; }
+    once.step[0] = 40;
+    once.value[0] = 0.5;
+    m2_series ss[] = {as_series(&rise, 40), as_series(&once, 1)};
+    m2_series_set set = {.s = ss, .n = 2, .cap = 2};
+    m2_curve_source src = {.set = &set};
     m2_err err = {0};
-    assert_int_equal(m2_run_open(&r, dir, 0, -1, &err), 0);
-    for (int step = 1; step <= 50; step++) {
-        m2_scalar s[] = {{"sys2/actor_loss", exp(-step / 10.0)}, {"eval/success<&>", step % 7 == 0 ? NAN : step / 50.0}};
-        assert_int_equal(m2_run_log(&r, step, s, step % 5 ? 1 : 2, &err), 0);
-    }
-    m2_run_close(&r);
-    assert_int_equal(m2_chart_run_curves(dir, &err), 0);
-    char p[256];
-    snprintf(p, sizeof p, "%s/plots/curves.svg", dir);
-    char *svg = read_all(p);
-    char why[128] = "";
-    int polylines;
-    if (!xml_well_formed(svg, "polyline", &polylines, why, sizeof why)) fail_msg("curves.svg: %s", why);
-    assert_int_equal(polylines, 3);   /* actor_loss, and success split in two by the NaN at step 35 */
-    assert_non_null(strstr(svg, "sys2/actor_loss"));
-    assert_non_null(strstr(svg, "eval/success&lt;&amp;&gt;"));
-    assert_non_null(strstr(svg, "run: learning curves"));
-    free(svg);
-    /* Selected keys; a missing key is an error naming it. */
-    m2_series_set set;
-    snprintf(p, sizeof p, "%s/metrics.jsonl", dir);
-    assert_int_equal(m2_metrics_load(p, &set, &err), 0);
-    const char *keys[] = {"sys2/actor_loss"};
-    snprintf(p, sizeof p, "%s/one.svg", tmpdir);
-    assert_int_equal(m2_chart_curves(&set, keys, 1, NULL, p, &err), 0);
-    const char *bad[] = {"nope"};
-    assert_int_equal(m2_chart_curves(&set, bad, 1, NULL, p, &err), -1);
-    assert_non_null(strstr(err.msg, "'nope'"));
-    snprintf(p, sizeof p, "%s/one.gif", tmpdir);
-    assert_int_equal(m2_chart_curves(&set, keys, 1, NULL, p, &err), -1);
-    m2_series_free(&set);
-    /* Empty metrics still give a valid picture. */
-    m2_series_set empty = {0};
-    snprintf(p, sizeof p, "%s/empty.svg", tmpdir);
-    assert_int_equal(m2_chart_curves(&empty, NULL, 0, "t", p, &err), 0);
-    svg = read_all(p);
-    assert_true(xml_well_formed(svg, "polyline", &polylines, why, sizeof why));
+    char png[256], svg[256];
+    path_in_tmp(png, sizeof png, "rise.png");
+    path_in_tmp(svg, sizeof svg, "rise.svg");
+    assert_int_equal(m2_chart_curves(&src, 1, NULL, 0, "rising", png, &err), 1);
+    assert_int_equal(m2_chart_curves(&src, 1, NULL, 0, "rising", svg, &err), 1);
+    image im = load_png(png);
+    int sw, sh;
+    char *text = read_svg(svg, &sw, &sh);
+    assert_int_equal(im.w, sw);   /* one drawing, two formats: the same size */
+    assert_int_equal(im.h, sh);
+    assert_true(im.w >= 300 && im.h >= 200);
+    int x0, x1;
+    x_extent(&im, COLOR0, LINE_TOL, &x0, &x1);
+    assert_true(x1 - x0 > 200);   /* the line spans the panel */
+    int q = (x1 - x0) / 4;
+    double left = mean_y_in_columns(&im, COLOR0, LINE_TOL, x0, x0 + q);
+    double right = mean_y_in_columns(&im, COLOR0, LINE_TOL, x1 - q, x1 + 1);
+    assert_true(left > 0 && right > 0);
+    assert_true(left - right > 80);   /* y grows downwards: the left end is much lower */
+    /* the SVG names what it shows: one panel, and the single-point metric as not drawn */
+    assert_non_null(strstr(text, "<title>rising</title>"));
+    assert_non_null(strstr(text, "Panel loss: 40 points, step 1: 0 to step 40: 1;"));
+    assert_null(strstr(text, "Panel eval/success"));
+    assert_non_null(strstr(text, "Not drawn, one point each: eval/success."));
+    free(text);
+    cairo_surface_destroy(im.s);
+}
+
+static void curves_leave_out_single_point_metrics(void **state) {
+    static test_series a = {.key = "a"}, b = {.key = "b"}, c = {.key = "c"};
+    for (int i = 0; i < 10; i++) { a.step[i] = i; a.value[i] = i; }
+    b.step[0] = 3;
+    b.value[0] = 1;
+    /* two finite points around a NaN: still a metric with a curve */
+    c.step[0] = 1; c.value[0] = 1;
+    c.step[1] = 2; c.value[1] = NAN;
+    c.step[2] = 3; c.value[2] = 2;
+    /* one finite point among NaNs: a single point */
+    static test_series d = {.key = "d"};
+    d.step[0] = 1; d.value[0] = NAN;
+    d.step[1] = 2; d.value[1] = 5;
+    m2_series ss[] = {as_series(&a, 10), as_series(&b, 1), as_series(&c, 3), as_series(&d, 2)};
+    m2_series_set set = {.s = ss, .n = 4, .cap = 4};
+    m2_curve_source src = {.set = &set};
+    m2_err err = {0};
+    char p[256], q[256];
+    path_in_tmp(p, sizeof p, "single_all.png");
+    assert_int_equal(m2_chart_curves(&src, 1, NULL, 0, "t", p, &err), 2);
+    /* asking for b by name does not draw it either; the picture is the one of {a, c} */
+    const char *keys[] = {"a", "b", "c", "d", "never-logged"};
+    path_in_tmp(q, sizeof q, "single_keys.png");
+    assert_int_equal(m2_chart_curves(&src, 1, keys, 5, "t", q, &err), 2);
+    const char *ac[] = {"a", "c"};
+    char r[256];
+    path_in_tmp(r, sizeof r, "single_ac.png");
+    assert_int_equal(m2_chart_curves(&src, 1, ac, 2, "t", r, &err), 2);
+    image i1 = load_png(p), i2 = load_png(r);
+    assert_int_equal(i1.w, i2.w);   /* two panels side by side, not three or four */
+    cairo_surface_destroy(i1.s);
+    cairo_surface_destroy(i2.s);
+    /* every metric a single point: a picture that says so, no panels */
+    static test_series e = {.key = "e"};
+    e.step[0] = 1;
+    e.value[0] = 1;
+    m2_series se[] = {as_series(&e, 1)};
+    m2_series_set one = {.s = se, .n = 1, .cap = 1};
+    m2_curve_source so = {.set = &one};
+    path_in_tmp(p, sizeof p, "single_none.svg");
+    assert_int_equal(m2_chart_curves(&so, 1, NULL, 0, "t", p, &err), 0);
+    int w, h;
+    char *svg = read_svg(p, &w, &h);
+    assert_non_null(strstr(svg, "0 panels"));
     free(svg);
 }
 
-static void results_bar_chart(void **state) {
-    static const char *methods[] = {"multi2", "flat", "no_kl", "sft_only"};
-    static const char *groups[] = {"textcraft/id", "textcraft/ood", "alfworld/id", "alfworld/ood"};
-    m2_bar bars[16];
-    int n = 0;
-    for (int g = 0; g < 4; g++)
-        for (int m = 0; m < 4; m++) bars[n++] = (m2_bar){groups[g], methods[m], 0.1 * (g + 1) + 0.05 * m};
+static void curves_break_at_nan_and_show_lone_points(void **state) {
+    /* 0.5 everywhere except NaN at steps 20..29: the horizontal line has a gap */
+    static test_series g = {.key = "gap"};
+    for (int i = 0; i < 50; i++) { g.step[i] = i; g.value[i] = i >= 20 && i < 30 ? NAN : 0.5; }
+    g.value[49] = 1;   /* so that 0.5 is not the constant-axis case */
+    m2_series ss[] = {as_series(&g, 50)};
+    m2_series_set set = {.s = ss, .n = 1, .cap = 1};
+    m2_curve_source src = {.set = &set};
     m2_err err = {0};
     char p[256];
-    snprintf(p, sizeof p, "%s/results.svg", tmpdir);
-    assert_int_equal(m2_chart_bars(bars, n, "success rate (pass@1)", "success", p, &err), 0);
-    char *svg = read_all(p);
-    char why[128] = "";
-    int rects;
-    if (!xml_well_formed(svg, "rect", &rects, why, sizeof why)) fail_msg("results.svg: %s", why);
-    /* background + plot frame + 16 bars + 4 legend swatches */
-    assert_int_equal(rects, 1 + 1 + 16 + 4);
-    for (int m = 0; m < 4; m++) assert_non_null(strstr(svg, methods[m]));
-    assert_non_null(strstr(svg, "alfworld/ood"));
-    free(svg);
-    /* PNG (when built): signature, IHDR size, and not a blank picture. */
-    snprintf(p, sizeof p, "%s/results.png", tmpdir);
-    if (!m2_chart_png_supported()) {
-        assert_int_equal(m2_chart_bars(bars, n, "t", "y", p, &err), -1);
-        return;
+    path_in_tmp(p, sizeof p, "gap.png");
+    assert_int_equal(m2_chart_curves(&src, 1, NULL, 0, NULL, p, &err), 1);
+    image im = load_png(p);
+    /* the row with the most line pixels: count its separate runs of them */
+    int best_y = 0;
+    long best = 0;
+    for (int y = 0; y < im.h; y++) {
+        long n = 0;
+        for (int x = 0; x < im.w; x++) n += near(pixel(&im, x, y), COLOR0, LINE_TOL);
+        if (n > best) { best = n; best_y = y; }
     }
-    assert_int_equal(m2_chart_bars(bars, n, "success rate (pass@1)", "success", p, &err), 0);
-    char *png;
-    size_t len;
-    assert_int_equal(m2_read_file(p, &png, &len, &err), 0);
-    assert_true(len > 1000);
-    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
-    assert_memory_equal(png + 12, "IHDR", 4);
-    const unsigned char *u = (const unsigned char *)png;
-    uint32_t w = (uint32_t)u[16] << 24 | u[17] << 16 | u[18] << 8 | u[19];
-    uint32_t h = (uint32_t)u[20] << 24 | u[21] << 16 | u[22] << 8 | u[23];
-    assert_true(w > 400 && h == 380);
-    free(png);
+    int runs = 0, in = 0;
+    for (int x = 0; x < im.w; x++) {
+        int c = near(pixel(&im, x, best_y), COLOR0, LINE_TOL);
+        if (c && !in) runs++;
+        in = c;
+    }
+    assert_int_equal(runs, 2);
+    cairo_surface_destroy(im.s);
+    /* a lone finite point between NaNs is drawn (as a dot), not dropped */
+    static test_series lone = {.key = "lone"};
+    lone.step[0] = 0; lone.value[0] = 0;
+    lone.step[1] = 1; lone.value[1] = 0;
+    lone.step[2] = 2; lone.value[2] = NAN;
+    lone.step[3] = 5; lone.value[3] = 1;
+    lone.step[4] = 6; lone.value[4] = NAN;
+    ss[0] = as_series(&lone, 5);
+    assert_int_equal(m2_chart_curves(&src, 1, NULL, 0, NULL, p, &err), 1);
+    im = load_png(p);
+    int x0, x1;
+    x_extent(&im, COLOR0, LINE_TOL, &x0, &x1);
+    double right = mean_y_in_columns(&im, COLOR0, LINE_TOL, x1 - 3, x1 + 1);
+    double left = mean_y_in_columns(&im, COLOR0, LINE_TOL, x0, x0 + 3);
+    assert_true(right > 0 && left - right > 80);   /* the dot at value 1 is high on the right */
+    cairo_surface_destroy(im.s);
+}
+
+static void curves_of_several_sources(void **state) {
+    static test_series up = {.key = "loss"}, down = {.key = "loss"}, other = {.key = "only_in_b"};
+    for (int i = 0; i < 20; i++) {
+        up.step[i] = down.step[i] = other.step[i] = i;
+        up.value[i] = i;
+        down.value[i] = 19 - i;
+        other.value[i] = i % 3;
+    }
+    m2_series sa[] = {as_series(&up, 20)}, sb[] = {as_series(&down, 20), as_series(&other, 20)};
+    m2_series_set A = {.s = sa, .n = 1, .cap = 1}, B = {.s = sb, .n = 2, .cap = 2};
+    m2_curve_source src[] = {{.name = "alpha", .set = &A}, {.name = "beta<&>", .set = &B}};
+    m2_err err = {0};
+    char p[256], s[256];
+    path_in_tmp(p, sizeof p, "two.png");
+    path_in_tmp(s, sizeof s, "two.svg");
+    const char *keys[] = {"loss"};
+    assert_int_equal(m2_chart_curves(src, 2, keys, 1, "two runs", p, &err), 1);
+    assert_int_equal(m2_chart_curves(src, 2, NULL, 0, "two runs", s, &err), 2);
+    image im = load_png(p);
+    /* both colours, and each line goes its own way */
+    int a0, a1, b0, b1;
+    x_extent(&im, COLOR0, LINE_TOL, &a0, &a1);
+    x_extent(&im, COLOR1, LINE_TOL, &b0, &b1);
+    assert_true(a1 - a0 > 200 && b1 - b0 > 200);
+    double a_left = mean_y_in_columns(&im, COLOR0, LINE_TOL, a0 + 20, a0 + 60);
+    double a_right = mean_y_in_columns(&im, COLOR0, LINE_TOL, a1 - 40, a1);
+    double b_left = mean_y_in_columns(&im, COLOR1, LINE_TOL, b0 + 20, b0 + 60);
+    double b_right = mean_y_in_columns(&im, COLOR1, LINE_TOL, b1 - 40, b1);
+    assert_true(a_left > a_right + 50);   /* alpha rises */
+    assert_true(b_right > b_left + 50);   /* beta falls */
+    cairo_surface_destroy(im.s);
+    int w, h;
+    char *svg = read_svg(s, &w, &h);
+    assert_non_null(strstr(svg, "Line 1: alpha."));
+    assert_non_null(strstr(svg, "Line 2: beta&lt;&amp;&gt;."));
+    assert_non_null(strstr(svg, "Panel only_in_b: beta&lt;&amp;&gt; 20 points"));
+    free(svg);
+}
+
+static void run_folders_curves(void **state) {
+    char dir[2][128];
+    m2_err err = {0};
+    for (int r = 0; r < 2; r++) {
+        snprintf(dir[r], sizeof dir[r], "%s/runs/%s", tmpdir, r ? "second" : "first");
+        m2_run run;
+        assert_int_equal(m2_run_open(&run, dir[r], 0, -1, &err), 0);
+        for (int step = 1; step <= 30; step++) {
+            m2_scalar s[] = {{"train/loss", exp(-step / (10.0 + r))}, {"eval/id/success", 0.5}};
+            assert_int_equal(m2_run_log(&run, step, s, step == 30 ? 2 : 1, &err), 0);
+        }
+        m2_run_close(&run);
+    }
+    assert_int_equal(m2_chart_run_curves(dir[0], &err), 0);
+    char p[256];
+    int w, h;
+    snprintf(p, sizeof p, "%s/plots/curves.svg", dir[0]);
+    char *svg = read_svg(p, &w, &h);
+    assert_non_null(strstr(svg, "<title>first: learning curves</title>"));
+    assert_non_null(strstr(svg, "Panel train/loss: 30 points"));
+    assert_non_null(strstr(svg, "Not drawn, one point each: eval/id/success."));
+    free(svg);
+    snprintf(p, sizeof p, "%s/plots/curves.png", dir[0]);
+    image im = load_png(p);
+    assert_int_equal(im.w, w);
+    assert_int_equal(im.h, h);
+    cairo_surface_destroy(im.s);
+    /* several folders: named by their last component; one with no metrics is left out */
+    char none[128];
+    snprintf(none, sizeof none, "%s/runs/empty", tmpdir);
+    assert_int_equal(m2_mkdir_p(none, &err), 0);
+    const char *dirs[] = {dir[0], none, dir[1]};
+    snprintf(p, sizeof p, "%s/cmp/curves.svg", tmpdir);   /* the folder is made */
+    assert_int_equal(m2_chart_runs_curves(dirs, NULL, 3, NULL, 0, "compare", p, &err), 1);
+    svg = read_svg(p, &w, &h);
+    assert_non_null(strstr(svg, "Line 1: first."));
+    assert_non_null(strstr(svg, "Line 2: second."));
+    assert_null(strstr(svg, "empty"));
+    free(svg);
+}
+
+/* ---- bar charts ----------------------------------------------------------------------------- */
+
+static void bars_in_two_panels_have_their_heights(void **state) {
+    /* top panel: A 100, B 50; bottom panel: A 0.25, B 1 (axes 0..100 and 0..1) */
+    const m2_bar top[] = {{"g", "A", 100}, {"g", "B", 50}}, bottom[] = {{"g", "A", 0.25}, {"g", "B", 1}};
+    const m2_bar_panel panels[] = {{.title = "success", .bars = top, .n = 2, .y_max = 100},
+                                   {.title = "score", .bars = bottom, .n = 2, .y_max = 1, .decimals = 2}};
+    m2_err err = {0};
+    char p[256];
+    path_in_tmp(p, sizeof p, "bars.png");
+    assert_int_equal(m2_chart_bars(panels, 2, "two panels", p, &err), 0);
+    image im = load_png(p);
+    /* exact colours: bars are filled rectangles; the legend's swatches add a little to the top */
+    double ax, ay, bx, by;
+    long a_top = count_color(&im, COLOR0, 0, 0, im.h / 2, &ax, &ay), b_top = count_color(&im, COLOR1, 0, 0, im.h / 2, &bx, &by);
+    long a_bot = count_color(&im, COLOR0, 0, im.h / 2, im.h, NULL, NULL), b_bot = count_color(&im, COLOR1, 0, im.h / 2, im.h, NULL, NULL);
+    assert_true(a_top > 1000 && b_bot > 1000);
+    double r_top = (double)a_top / b_top, r_bot = (double)b_bot / a_bot;
+    if (fabs(r_top - 2) > 0.2 || fabs(r_bot - 4) > 0.4) fail_msg("bar areas: top A/B %.2f (want 2), bottom B/A %.2f (want 4)", r_top, r_bot);
+    cairo_surface_destroy(im.s);
+}
+
+static void results_chart_has_a_score_panel(void **state) {
+    /* ScienceWorld-like: method m never succeeds but scores 0.5; the oracle scores 1 */
+    m2_result_row rows[4] = {0};
+    const char *split[] = {"id", "ood"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(rows[i].method, sizeof rows[i].method, "%s", i < 2 ? "m" : "oracle");
+        snprintf(rows[i].env, sizeof rows[i].env, "scienceworld");
+        snprintf(rows[i].split, sizeof rows[i].split, "%s", split[i % 2]);
+        rows[i].episodes = 10;
+        rows[i].success = i < 2 ? 0 : 1;
+        rows[i].score = i < 2 ? 0.5 : 1;
+    }
+    char out[256];
+    path_in_tmp(out, sizeof out, "report");
+    m2_err err = {0};
+    assert_int_equal(m2_report_write(rows, 4, out, NULL, &err), 0);
+    char p[300];
+    snprintf(p, sizeof p, "%s/plots/results.png", out);
+    image im = load_png(p);
+    /* m's colour: only zero stubs (and its legend swatch) in the success panel, half-height bars
+     * in the score panel */
+    long m_top = count_color(&im, COLOR0, 0, 0, im.h / 2, NULL, NULL), m_bot = count_color(&im, COLOR0, 0, im.h / 2, im.h, NULL, NULL);
+    long o_bot = count_color(&im, COLOR1, 0, im.h / 2, im.h, NULL, NULL);
+    if (!(m_top < 300 && m_bot > 2000 && fabs((double)o_bot / m_bot - 2) < 0.2))
+        fail_msg("m: %ld pixels in the success panel, %ld in the score panel; oracle %ld", m_top, m_bot, o_bot);
+    cairo_surface_destroy(im.s);
+    int w, h;
+    snprintf(p, sizeof p, "%s/plots/results.svg", out);
+    char *svg = read_svg(p, &w, &h);
+    assert_non_null(strstr(svg, "Series: m, oracle."));
+    assert_non_null(strstr(svg, "Panel success rate (%):\n  scienceworld/id: m 0; oracle 100;"));
+    assert_non_null(strstr(svg, "Panel mean score (0 to 1):\n  scienceworld/id: m 0.5; oracle 1;"));
+    free(svg);
+}
+
+static void long_labels_make_room(void **state) {
+    /* one series: groups are narrow, their labels long */
+    enum { FEW = 5, MANY = 40 };
+    static char names[MANY][64];
+    m2_bar bars[MANY], shortb[MANY];
+    static char shortn[MANY][8];
+    for (int g = 0; g < MANY; g++) {
+        snprintf(names[g], sizeof names[g], "environment-with-a-long-name-%02d/ood", g);
+        snprintf(shortn[g], sizeof shortn[g], "%d", g);
+        bars[g] = (m2_bar){names[g], "only series", g};
+        shortb[g] = (m2_bar){shortn[g], "only series", g};
+    }
+    m2_err err = {0};
+    char p[256];
+    path_in_tmp(p, sizeof p, "labels.png");
+    int wl[2], hl[2], ws[2], hs[2];
+    for (int c = 0; c < 2; c++) {
+        int n = c ? MANY : FEW;
+        m2_bar_panel lp = {.title = "long", .bars = bars, .n = n}, sp = {.title = "long", .bars = shortb, .n = n};
+        assert_int_equal(m2_chart_bars(&lp, 1, NULL, p, &err), 0);
+        image im = load_png(p);
+        wl[c] = im.w, hl[c] = im.h;
+        cairo_surface_destroy(im.s);
+        assert_int_equal(m2_chart_bars(&sp, 1, NULL, p, &err), 0);
+        im = load_png(p);
+        ws[c] = im.w, hs[c] = im.h;
+        cairo_surface_destroy(im.s);
+    }
+    /* a few long labels: the groups widen to hold them (each label is well over 150 px) */
+    if (wl[0] < FEW * 150 || wl[0] < ws[0] + FEW * 100) fail_msg("5 long labels in %d px (short ones: %d px)", wl[0], ws[0]);
+    /* too many to widen: they turn, and the chart grows downwards instead */
+    if (!(wl[1] < ws[1] + 400 && hl[1] > hs[1] + 80)) fail_msg("40 long labels: %dx%d (short: %dx%d)", wl[1], hl[1], ws[1], hs[1]);
+}
+
+/* ---- text, files, determinism ---------------------------------------------------------------- */
+
+static void svg_carries_the_text_escaped(void **state) {
+    const m2_bar bars[] = {{"grp<1>", "A&B", 1}, {"grp<1>", "bad\xff" "byte", 2}, {"g2", "A&B", 3}};
+    const m2_bar_panel panel = {.title = "\"quoted\" & <tagged>", .bars = bars, .n = 3};
+    m2_err err = {0};
+    char p[256];
+    path_in_tmp(p, sizeof p, "hostile.svg");
+    assert_int_equal(m2_chart_bars(&panel, 1, "t<i>tle & co", p, &err), 0);
+    int w, h;
+    char *svg = read_svg(p, &w, &h);
+    assert_non_null(strstr(svg, "<title>t&lt;i&gt;tle &amp; co</title>"));
+    assert_non_null(strstr(svg, "Series: A&amp;B, bad?byte."));
+    assert_non_null(strstr(svg, "grp&lt;1&gt;: A&amp;B 1; bad?byte 2;"));
+    assert_null(strchr(svg, '\xff'));
+    free(svg);
+    path_in_tmp(p, sizeof p, "hostile.png");   /* cairo draws the cleaned text without an error */
+    assert_int_equal(m2_chart_bars(&panel, 1, "t<i>tle & co", p, &err), 0);
+    image im = load_png(p);
+    cairo_surface_destroy(im.s);
+}
+
+static void unsupported_extension_and_folders(void **state) {
+    const m2_bar bars[] = {{"g", "s", 1}};
+    const m2_bar_panel panel = {.bars = bars, .n = 1};
+    m2_err err = {0};
+    char p[256];
+    path_in_tmp(p, sizeof p, "chart.gif");
+    assert_int_equal(m2_chart_bars(&panel, 1, NULL, p, &err), -1);
+    assert_int_equal(err.code, M2_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "chart.gif"));
+    assert_false(m2_path_exists(p));
+    path_in_tmp(p, sizeof p, "new/deeper/chart.png");
+    assert_int_equal(m2_chart_bars(&panel, 1, NULL, p, &err), 0);
+    assert_true(m2_path_exists(p));
+}
+
+static void same_input_same_bytes(void **state) {
+    static test_series s = {.key = "loss"};
+    for (int i = 0; i < 30; i++) { s.step[i] = i; s.value[i] = sin(i / 4.0); }
+    m2_series ss[] = {as_series(&s, 30)};
+    m2_series_set set = {.s = ss, .n = 1, .cap = 1};
+    m2_curve_source src = {.name = "run", .set = &set};
+    const m2_bar bars[] = {{"g1", "a", 10}, {"g1", "b", 20}, {"g2", "a", 30}};
+    const m2_bar_panel panels[] = {{.title = "p", .bars = bars, .n = 3}, {.title = "q", .bars = bars, .n = 3, .decimals = 1}};
+    const char *ext[] = {"svg", "png"};
+    m2_err err = {0};
+    for (int e = 0; e < 2; e++)
+        for (int kind = 0; kind < 2; kind++) {
+            char p[2][256];
+            char *bytes[2];
+            size_t len[2];
+            for (int t = 0; t < 2; t++) {
+                snprintf(p[t], sizeof p[t], "%s/det_%d_%d.%s", tmpdir, kind, t, ext[e]);
+                if (kind == 0) assert_int_equal(m2_chart_curves(&src, 1, NULL, 0, "same", p[t], &err), 1);
+                else assert_int_equal(m2_chart_bars(panels, 2, "same", p[t], &err), 0);
+                bytes[t] = read_all(p[t], &len[t]);
+            }
+            if (len[0] != len[1] || memcmp(bytes[0], bytes[1], len[0]))
+                fail_msg("%s %s: two writes of the same chart differ", kind ? "bars" : "curves", ext[e]);
+            free(bytes[0]);
+            free(bytes[1]);
+        }
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(curves_from_run),
-        cmocka_unit_test(results_bar_chart),
+        cmocka_unit_test(curves_png_has_the_line_where_the_data_is),
+        cmocka_unit_test(curves_leave_out_single_point_metrics),
+        cmocka_unit_test(curves_break_at_nan_and_show_lone_points),
+        cmocka_unit_test(curves_of_several_sources),
+        cmocka_unit_test(run_folders_curves),
+        cmocka_unit_test(bars_in_two_panels_have_their_heights),
+        cmocka_unit_test(results_chart_has_a_score_panel),
+        cmocka_unit_test(long_labels_make_room),
+        cmocka_unit_test(svg_carries_the_text_escaped),
+        cmocka_unit_test(unsupported_extension_and_folders),
+        cmocka_unit_test(same_input_same_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

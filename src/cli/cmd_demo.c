@@ -109,6 +109,23 @@ static int add_rows(m2_result_row **all, int *n_all, const char *dir, const char
     return 0;
 }
 
+/* Runs drawn in one environment's learning curves ("all" is 9 methods). */
+#define DEMO_CURVE_RUNS 32
+
+/* DIR/plots/curves_ENV.png and .svg: the main losses of every method's run, one line per method. */
+static int write_curves(const char *out, const char *env, const char *const *runs, int n, m2_err *err) {
+    static const char *keys[] = {"pretrain/loss", "sys1/loss", "sys1/val_loss", "sys2_warmup/loss", "sys2/q_loss",
+                                 "sys2/actor_loss", "sys2_online/actor_loss", "sys2_online/kl", "sys2_online/success_rate"};
+    char title[160], path[1300];
+    snprintf(title, sizeof title, "%s: learning curves by method", env);
+    for (int f = 0; f < 2; f++) {
+        snprintf(path, sizeof path, "%s/plots/curves_%s.%s", out, env, f ? "svg" : "png");
+        if (m2_chart_runs_curves(runs, NULL, n, keys, 9, title, path, err) < 0) return -1;
+        if (f == 0) printf("learning curves: %s\n", path);
+    }
+    return 0;
+}
+
 static int write_json(const m2_result_row *rows, int n, const char *out, double wall, m2_err *err) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < n; i++) {
@@ -239,6 +256,9 @@ int cmd_demo(int argc, char **argv) {
     for (int e = 0; rc == 0 && m2_cfg_list_item(envs, e, ebuf, sizeof ebuf); e++) {
         char env_dir[1100];
         snprintf(env_dir, sizeof env_dir, "%s/%s", out, ebuf);
+        char curve_dir[DEMO_CURVE_RUNS][1200];   /* this environment's runs, for its learning curves */
+        const char *curve_runs[DEMO_CURVE_RUNS];
+        int n_curves = 0;
         for (int k = 0; rc == 0 && m2_cfg_list_item(methods, k, mbuf, sizeof mbuf); k++) {
             char o_method[96], o_env[96], o_out[1200], o_name[96], o_ep[64], o_thr[64];
             int n = n_over;
@@ -301,28 +321,15 @@ int cmd_demo(int argc, char **argv) {
             }
             printf("=== %s / %s done in %.0f s (total %.0f s)\n", ebuf, mbuf, m2_now_s() - t1, m2_now_s() - t0);
             if (add_rows(&rows, &n_rows, run_dir, mbuf, &err)) { fprintf(stderr, "multi2 demo: %s\n", err.msg); rc = 1; }
-            if (rc == 0 && k == 0 && cfg->run_plots) {
-                /* learning curves of the first method, per environment */
-                char mpath[1300], ppath[1300], pdir[1200];
-                snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", run_dir);
-                snprintf(pdir, sizeof pdir, "%s/plots", out);
-                m2_series_set set = {0};
-                if (m2_mkdir_p(pdir, &err) == 0 && m2_metrics_load(mpath, &set, &err) == 0) {
-                    static const char *keys[] = {"pretrain/loss", "sys1/loss", "sys1/val_loss", "sys2_warmup/loss",
-                                                 "sys2/q_loss", "sys2/actor_loss", "sys2_online/actor_loss",
-                                                 "sys2_online/kl", "sys2_online/success_rate"};
-                    const char *have[9];
-                    int nk = 0;
-                    for (int i = 0; i < 9; i++) if (m2_series_find(&set, keys[i])) have[nk++] = keys[i];
-                    char title[160];
-                    snprintf(title, sizeof title, "%s: %s learning curves", ebuf, mbuf);
-                    snprintf(ppath, sizeof ppath, "%s/curves_%s.%s", pdir, ebuf, m2_chart_png_supported() ? "png" : "svg");
-                    if (nk && m2_chart_curves(&set, have, nk, title, ppath, &err) == 0) printf("learning curves: %s\n", ppath);
-                    snprintf(ppath, sizeof ppath, "%s/curves_%s.svg", pdir, ebuf);
-                    if (nk && m2_chart_png_supported()) m2_chart_curves(&set, have, nk, title, ppath, &err);
-                }
-                m2_series_free(&set);
+            if (n_curves < DEMO_CURVE_RUNS) {
+                snprintf(curve_dir[n_curves], sizeof curve_dir[n_curves], "%s", run_dir);
+                curve_runs[n_curves] = curve_dir[n_curves];
+                n_curves++;
             }
+        }
+        if (rc == 0 && cfg->run_plots && write_curves(out, ebuf, curve_runs, n_curves, &err)) {
+            fprintf(stderr, "multi2 demo: %s\n", err.msg);
+            rc = 1;
         }
         int ref_eps = episodes > 0 ? episodes : (int)cfg->eval_episodes;
         const char *refs[2] = {"oracle", "random"};
@@ -336,7 +343,7 @@ int cmd_demo(int argc, char **argv) {
         }
     }
     double wall = m2_now_s() - t0;
-    if (rc == 0 && (m2_report_write(rows, n_rows, out, "multi2 demo: success rate (pass@1) by method", &err) ||
+    if (rc == 0 && (m2_report_write(rows, n_rows, out, "multi2 demo: results by method (pass@1)", &err) ||
                     write_json(rows, n_rows, out, wall, &err))) {
         fprintf(stderr, "multi2 demo: %s\n", err.msg);
         rc = 1;

@@ -3,204 +3,687 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/canvas.h"
-#include "core/fsutil.h"
+#include "core/chart_kit.h"
 
-static const uint32_t palette[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
-                                   0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+/* Type sizes, pixels. */
+#define TITLE_PX 17.0
+#define PANEL_TITLE_PX 12.5
+#define TICK_PX 10.5
+#define LEGEND_PX 12.0
+#define VALUE_PX 9.5
+#define NOTE_PX 10.5
+#define MIN_TEXT_PX 7.5   /* labels are shrunk down to this, then cut or turned */
+/* Ink. */
+#define INK 0x1a1a1au
+#define INK_SOFT 0x555555u
+#define GRID 0xe8e8e8u
+#define FRAME 0x9a9a9au
+#define MARGIN 16.0
+#define LINE_H 18.0       /* one line of legend or note text */
+#define SWATCH 12.0       /* legend colour square */
+
+/* Curves: panels in a grid of up to three columns. */
+#define CURVE_COLS 3
+#define CURVE_PANEL_W 380.0
+#define CURVE_PANEL_H 250.0
+#define CURVE_MAX_PANELS 96   /* 32 rows; more would make a picture nobody scrolls through */
+#define CURVE_LINE_W 1.6
+#define CURVE_LINE_STEP 0.8   /* how much wider each earlier source's line is */
+#define CURVE_LINE_EXTRA 3.0  /* ... but the first one at most this much wider than the last */
+#define CURVE_DOT_R 2.6
+#define CURVE_INSET 6.0   /* data kept off the frame, so a line along an axis limit stays visible */
+
+/* Bars. */
+#define BAR_W 18.0
+#define BAR_GAP 3.0
+#define GROUP_PAD 22.0
+#define BAR_PLOT_H 200.0
+#define BAR_MAX_PLOT_W 1800.0  /* wider than this, groups stay narrow and their labels turn */
+
+static const double TICKS_WANTED = 5;
 
 /* "Nice" tick spacing (1, 2, 5 x 10^k) for about n ticks over [lo, hi]. */
-static double nice_step(double lo, double hi, int n) {
+static double nice_step(double lo, double hi, double n) {
     double span = hi - lo;
     if (!(span > 0)) span = fabs(hi) > 0 ? fabs(hi) : 1;
     double raw = span / n, mag = pow(10, floor(log10(raw))), r = raw / mag;
     return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
 }
 
-static void fmt_tick(double v, double step, char *buf, size_t cap) {
-    if (fabs(v) < step * 1e-6) v = 0;
-    double a = fabs(v);
-    if (a != 0 && (a >= 1e5 || a < 1e-3)) snprintf(buf, cap, "%.1e", v);
-    else {
-        int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
-        if (dec > 6) dec = 6;
-        snprintf(buf, cap, "%.*f", dec, v);
+/* A value axis: [lo, hi] widened to whole ticks. */
+typedef struct axis { double lo, hi, step; } axis;
+
+static axis value_axis(double lo, double hi) {
+    if (!(hi > lo)) {
+        /* a constant: a little room each side; a constant 0 (a rate that never moved) sits on the floor */
+        double d = fabs(lo) > 0 ? fabs(lo) * 0.1 : 1;
+        if (lo != 0) lo -= d;
+        hi += d;
     }
+    axis a = {.step = nice_step(lo, hi, TICKS_WANTED)};
+    a.lo = floor(lo / a.step + 1e-9) * a.step;
+    a.hi = ceil(hi / a.step - 1e-9) * a.step;
+    if (a.hi <= a.lo) a.hi = a.lo + a.step;
+    return a;
 }
 
-/* Draws axes with ticks into the box (x, y, w, h) for data ranges, returns the data->pixel maps. */
-typedef struct axes { double x, y, w, h, x0, x1, y0, y1; } axes;
-static double ax_px(const axes *a, double v) { return a->x + (v - a->x0) / (a->x1 - a->x0) * a->w; }
-static double ax_py(const axes *a, double v) { return a->y + a->h - (v - a->y0) / (a->y1 - a->y0) * a->h; }
+/* One tick label; every label of an axis uses the notation and the digits its step needs. */
+static void fmt_tick(double v, const axis *a, char *buf, size_t cap) {
+    if (fabs(v) < a->step * 1e-6) v = 0;
+    double mag = fmax(fabs(a->lo), fabs(a->hi));
+    int step_exp = (int)floor(log10(a->step) + 1e-9);
+    if (mag >= 1e5 || mag < 1e-3) {
+        int digits = (int)floor(log10(mag) + 1e-9) - step_exp + 1;
+        snprintf(buf, cap, v == 0 ? "0" : "%.*g", digits < 1 ? 1 : digits > 15 ? 15 : digits, v);
+        return;
+    }
+    int dec = step_exp < 0 ? -step_exp : 0;
+    snprintf(buf, cap, "%.*f", dec > 12 ? 12 : dec, v);
+}
 
-static void draw_axes(m2_canvas *c, axes *a, int x_ticks) {
-    double ys = nice_step(a->y0, a->y1, 4);
-    a->y0 = floor(a->y0 / ys) * ys;
-    a->y1 = ceil(a->y1 / ys) * ys;
-    if (a->y1 <= a->y0) a->y1 = a->y0 + ys;
-    m2_canvas_rect(c, a->x, a->y, a->w, a->h, 0xffffff, 0xbbbbbb);
+static double widest_tick(m2_ck *k, const axis *a) {
+    double w = 0;
     char t[64];
-    for (double v = a->y0; v <= a->y1 + ys * 0.5; v += ys) {
-        double py = ax_py(a, v);
-        m2_canvas_line(c, a->x, py, a->x + a->w, py, 0xeeeeee, 1);
-        m2_canvas_line(c, a->x - 4, py, a->x, py, 0x333333, 1);
-        fmt_tick(v, ys, t, sizeof t);
-        m2_canvas_text(c, a->x - 6, py + 4, t, 11, M2_ANCHOR_END, 0x333333);
+    for (double v = a->lo; v <= a->hi + a->step * 0.5; v += a->step) {
+        fmt_tick(v, a, t, sizeof t);
+        double tw = m2_ck_text_width(k, t, TICK_PX, 0);
+        if (tw > w) w = tw;
     }
-    if (x_ticks) {
-        double xs = nice_step(a->x0, a->x1, 4);
-        for (double v = ceil(a->x0 / xs) * xs; v <= a->x1 + xs * 1e-9; v += xs) {
-            double px = ax_px(a, v);
-            m2_canvas_line(c, px, a->y + a->h, px, a->y + a->h + 4, 0x333333, 1);
-            fmt_tick(v, xs, t, sizeof t);
-            m2_canvas_text(c, px, a->y + a->h + 16, t, 11, M2_ANCHOR_MIDDLE, 0x333333);
-        }
-    }
-    m2_canvas_line(c, a->x, a->y + a->h, a->x + a->w, a->y + a->h, 0x333333, 1);
-    m2_canvas_line(c, a->x, a->y, a->x, a->y + a->h, 0x333333, 1);
+    return w;
 }
 
-int m2_chart_curves(const m2_series_set *set, const char *const *keys, int n_keys, const char *title,
-                    const char *out_path, m2_err *err) {
-    const m2_series *sel[256];
-    int n = 0;
-    if (keys) {
-        for (int i = 0; i < n_keys && n < 256; i++) {
-            const m2_series *s = m2_series_find(set, keys[i]);
-            if (!s) return m2_errorf(err, M2_ENOTFOUND, "%s: no metric '%s' to plot", out_path, keys[i]);
-            sel[n++] = s;
-        }
-    } else {
-        for (int i = 0; i < set->n && n < 256; i++) sel[n++] = &set->s[i];
+/* A plot's frame, the data range it shows, and how far inside the frame that range is drawn. */
+typedef struct plot { double x, y, w, h, inset, x0, x1; axis ya; } plot;
+static double px_of(const plot *p, double v) {
+    return p->x + p->inset + (v - p->x0) / (p->x1 - p->x0) * (p->w - 2 * p->inset);
+}
+static double py_of(const plot *p, double v) {
+    return p->y + p->h - p->inset - (v - p->ya.lo) / (p->ya.hi - p->ya.lo) * (p->h - 2 * p->inset);
+}
+
+static void draw_y_axis(m2_ck *k, const plot *p) {
+    char t[64];
+    for (double v = p->ya.lo; v <= p->ya.hi + p->ya.step * 0.5; v += p->ya.step) {
+        double y = py_of(p, v);
+        m2_ck_line(k, p->x, y, p->x + p->w, y, GRID, 1);
+        m2_ck_line(k, p->x - 4, y, p->x, y, INK_SOFT, 1);
+        fmt_tick(v, &p->ya, t, sizeof t);
+        m2_ck_text(k, p->x - 7, y + TICK_PX * 0.35, t, &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_END});
     }
-    const double pw = 340, ph = 230, top = title ? 40 : 10;
-    int cols = n < 3 ? (n ? n : 1) : 3, rows = n ? (n + cols - 1) / cols : 1;
-    m2_canvas *c = m2_canvas_new((int)(cols * pw), (int)(rows * ph + top));
-    if (!c) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    if (title) m2_canvas_text(c, cols * pw / 2, 26, title, 16, M2_ANCHOR_MIDDLE, 0x111111);
-    if (n == 0) m2_canvas_text(c, pw / 2, top + ph / 2, "no metrics yet", 13, M2_ANCHOR_MIDDLE, 0x777777);
-    for (int k = 0; k < n; k++) {
-        const m2_series *s = sel[k];
-        double ox = (k % cols) * pw, oy = top + (k / cols) * ph;
-        axes a = {ox + 62, oy + 28, pw - 80, ph - 62, 0, 1, 0, 1};
-        int have = 0;
-        for (int i = 0; i < s->n; i++) {
-            double v = s->value[i];
-            if (!isfinite(v)) continue;
-            double x = (double)s->step[i];
-            if (!have) { a.x0 = a.x1 = x; a.y0 = a.y1 = v; have = 1; }
-            if (x < a.x0) a.x0 = x;
-            if (x > a.x1) a.x1 = x;
-            if (v < a.y0) a.y0 = v;
-            if (v > a.y1) a.y1 = v;
+}
+
+/* Integer steps on x: the spacing grows until the labels have room. */
+static double x_tick_step(m2_ck *k, const plot *p) {
+    char t[64];
+    snprintf(t, sizeof t, "%.0f", fabs(p->x0) > fabs(p->x1) ? p->x0 : p->x1);
+    double label_w = m2_ck_text_width(k, t, TICK_PX, 0) + 14;
+    for (double n = TICKS_WANTED; n >= 1; n--) {
+        double s = nice_step(p->x0, p->x1, n);
+        if (s < 1) s = 1;
+        if (s / (p->x1 - p->x0) * p->w >= label_w) return s;
+    }
+    return p->x1 - p->x0;
+}
+
+static void draw_x_axis(m2_ck *k, const plot *p) {
+    double s = x_tick_step(k, p);
+    char t[64];
+    for (double v = ceil(p->x0 / s - 1e-9) * s; v <= p->x1 + s * 1e-9; v += s) {
+        double x = px_of(p, v);
+        m2_ck_line(k, x, p->y + p->h, x, p->y + p->h + 4, INK_SOFT, 1);
+        snprintf(t, sizeof t, "%.0f", v);
+        m2_ck_text(k, x, p->y + p->h + 6 + TICK_PX, t, &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    }
+}
+
+/* Lays out legend entries left to right in rows no wider than max_w; with draw, draws them with
+ * the first row's baseline at y. Returns the number of rows. */
+static int legend_rows(m2_ck *k, const char *const *names, const int *colors, int n, double x, double y,
+                       double max_w, int draw) {
+    int rows = n ? 1 : 0;
+    double cx = 0;
+    for (int i = 0; i < n; i++) {
+        double w = SWATCH + 6 + m2_ck_text_width(k, names[i], LEGEND_PX, 0);
+        if (w > max_w) w = max_w;
+        if (cx > 0 && cx + w > max_w) { rows++; cx = 0; }
+        if (draw) {
+            double ry = y + (rows - 1) * LINE_H;
+            m2_ck_fill_rect(k, x + cx, ry - SWATCH + 1, SWATCH, SWATCH, m2_ck_color(colors[i]));
+            m2_ck_text(k, x + cx + SWATCH + 6, ry, names[i],
+                       &(m2_ck_style){.size = LEGEND_PX, .rgb = INK, .max_w = max_w - SWATCH - 6});
         }
-        if (a.x1 <= a.x0) a.x1 = a.x0 + 1;
-        if (a.y1 <= a.y0) { double d = fabs(a.y0) > 0 ? fabs(a.y0) * 0.1 : 1; a.y0 -= d; a.y1 += d; }
-        m2_canvas_text(c, ox + pw / 2, oy + 18, s->key, 13, M2_ANCHOR_MIDDLE, 0x111111);
-        draw_axes(c, &a, 1);
-        /* One polyline per run of finite points. */
-        double *pts = malloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
-        if (!pts) { m2_canvas_free(c); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
-        int np = 0;
-        for (int i = 0; i <= s->n; i++) {
-            if (i < s->n && isfinite(s->value[i])) {
-                pts[2 * np] = ax_px(&a, (double)s->step[i]);
-                pts[2 * np + 1] = ax_py(&a, s->value[i]);
-                np++;
+        cx += w + 18;
+    }
+    return rows;
+}
+
+/* Wraps a note at its ", " separators into lines no wider than max_w (at most max_lines; the
+ * last one ends in an ellipsis when cut); with draw, draws them from baseline y. Returns lines. */
+static int note_lines(m2_ck *k, const char *note, double x, double y, double max_w, int max_lines, int draw) {
+    int lines = 0;
+    const char *p = note;
+    char line[1024];
+    while (*p && lines < max_lines) {
+        size_t take = 0, best = 0;
+        for (;;) {
+            const char *sep = strstr(p + take, ", ");
+            size_t end = sep ? (size_t)(sep - p) + 1 : strlen(p);
+            if (end >= sizeof line) end = sizeof line - 1;
+            memcpy(line, p, end);
+            line[end] = 0;
+            if (best && m2_ck_text_width(k, line, NOTE_PX, 0) > max_w) break;
+            best = end;
+            if (!sep || end == sizeof line - 1) break;
+            take = end + 1;
+        }
+        memcpy(line, p, best);
+        line[best] = 0;
+        int last = lines == max_lines - 1 && p[best];
+        if (draw)
+            m2_ck_text(k, x, y + lines * LINE_H, line,
+                       &(m2_ck_style){.size = NOTE_PX, .rgb = INK_SOFT, .max_w = last ? max_w * 0.999 : 0});
+        lines++;
+        p += best;
+        while (*p == ' ') p++;
+    }
+    return lines;
+}
+
+/* ---- learning curves ---------------------------------------------------------------------- */
+
+typedef struct curve_panel {
+    const char *key;
+    const m2_series *of[64];   /* per source; NULL when that source has no such key */
+} curve_panel;
+
+static int finite_points(const m2_series *s) {
+    int n = 0;
+    for (int i = 0; s && i < s->n; i++) n += isfinite(s->value[i]) != 0;
+    return n;
+}
+
+static void append_key(const char ***keys, int *n, int *cap, const char *key, int *oom) {
+    for (int i = 0; i < *n; i++) if (!strcmp((*keys)[i], key)) return;
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 32;
+        const char **q = realloc(*keys, (size_t)c * sizeof *q);
+        if (!q) { *oom = 1; return; }
+        *keys = q;
+        *cap = c;
+    }
+    (*keys)[(*n)++] = key;
+}
+
+static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double ox, double oy) {
+    m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, cp->key,
+               &(m2_ck_style){.size = m2_ck_fit_size(k, cp->key, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1),
+                              .bold = 1, .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = CURVE_PANEL_W - 24});
+    int have = 0;
+    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+    for (int s = 0; s < n_src; s++) {
+        const m2_series *se = cp->of[s];
+        for (int i = 0; se && i < se->n; i++) {
+            double v = se->value[i], x = (double)se->step[i];
+            if (!isfinite(v)) continue;
+            if (!have) { x0 = x1 = x; y0 = y1 = v; have = 1; }
+            if (x < x0) x0 = x;
+            if (x > x1) x1 = x;
+            if (v < y0) y0 = v;
+            if (v > y1) y1 = v;
+        }
+    }
+    if (x1 <= x0) x1 = x0 + 1;
+    plot p = {.x0 = x0, .x1 = x1, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
+    double left = widest_tick(k, &p.ya) + 14;
+    p.x = ox + left;
+    p.y = oy + 30;
+    p.w = CURVE_PANEL_W - left - 20;
+    p.h = CURVE_PANEL_H - 30 - 44;
+    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
+    draw_y_axis(k, &p);
+    draw_x_axis(k, &p);
+    m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, "step",
+               &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    cairo_save(k->cr);
+    cairo_rectangle(k->cr, p.x - CURVE_DOT_R, p.y - CURVE_DOT_R, p.w + 2 * CURVE_DOT_R, p.h + 2 * CURVE_DOT_R);
+    cairo_clip(k->cr);
+    for (int s = 0; s < n_src; s++) {
+        const m2_series *se = cp->of[s];
+        if (!se) continue;
+        uint32_t rgb = m2_ck_color(s);
+        /* Runs that share stages log identical values: each line is narrower than the one drawn
+         * before it, so lines that coincide show every colour side by side instead of only the last. */
+        double step = n_src > 1 && CURVE_LINE_STEP * (n_src - 1) > CURVE_LINE_EXTRA ? CURVE_LINE_EXTRA / (n_src - 1) : CURVE_LINE_STEP;
+        cairo_set_line_width(k->cr, CURVE_LINE_W + step * (n_src - 1 - s));
+        int run = 0;   /* points in the current unbroken run */
+        for (int i = 0; i <= se->n; i++) {
+            int ok = i < se->n && isfinite(se->value[i]);
+            if (ok) {
+                double x = px_of(&p, (double)se->step[i]), y = py_of(&p, se->value[i]);
+                if (run == 0) cairo_move_to(k->cr, x, y);
+                else cairo_line_to(k->cr, x, y);
+                run++;
                 continue;
             }
-            if (np == 1) m2_canvas_rect(c, pts[0] - 1.5, pts[1] - 1.5, 3, 3, palette[k % 10], palette[k % 10]);
-            else if (np > 1) m2_canvas_polyline(c, pts, np, palette[k % 10], 1.5);
-            np = 0;
+            if (run > 1) {
+                m2_ck_set_rgb(k, rgb);
+                cairo_stroke(k->cr);
+            } else if (run == 1) {
+                cairo_new_path(k->cr);
+                int j = i - 1;
+                m2_ck_dot(k, px_of(&p, (double)se->step[j]), py_of(&p, se->value[j]), CURVE_DOT_R, rgb);
+            }
+            run = 0;
         }
-        free(pts);
-        m2_canvas_text(c, a.x + a.w, a.y + a.h + 30, "step", 11, M2_ANCHOR_END, 0x555555);
     }
-    int rc = m2_canvas_save(c, out_path, err);
-    m2_canvas_free(c);
-    return rc;
+    cairo_restore(k->cr);
 }
 
-static int index_of(const char **names, int n, const char *s) {
-    for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) return i;
-    return -1;
+static void describe_curve_panel(m2_ck *k, const curve_panel *cp, const m2_curve_source *src, int n_src) {
+    m2_ck_desc(k, "Panel %s:", cp->key);
+    for (int s = 0; s < n_src; s++) {
+        const m2_series *se = cp->of[s];
+        int first = -1, last = -1;
+        for (int i = 0; se && i < se->n; i++)
+            if (isfinite(se->value[i])) { if (first < 0) first = i; last = i; }
+        if (first < 0) continue;
+        m2_ck_desc(k, " %s%s%d points, step %lld: %.4g to step %lld: %.4g;", src[s].name ? src[s].name : "",
+                   src[s].name ? " " : "", finite_points(se), (long long)se->step[first], se->value[first],
+                   (long long)se->step[last], se->value[last]);
+    }
+    m2_ck_desc(k, "\n");
 }
 
-int m2_chart_bars(const m2_bar *bars, int n, const char *title, const char *y_label, const char *out_path,
-                  m2_err *err) {
-    const char *groups[64], *series[32];
-    int ng = 0, ns = 0;
-    double lo = 0, hi = 0;
-    for (int i = 0; i < n; i++) {
-        if (index_of(groups, ng, bars[i].group) < 0) {
-            if (ng == 64) return m2_errorf(err, M2_EINVAL, "%s: more than 64 bar groups", out_path);
-            groups[ng++] = bars[i].group;
-        }
-        if (index_of(series, ns, bars[i].series) < 0) {
-            if (ns == 32) return m2_errorf(err, M2_EINVAL, "%s: more than 32 bar series", out_path);
-            series[ns++] = bars[i].series;
-        }
-        if (isfinite(bars[i].value)) {
-            if (bars[i].value > hi) hi = bars[i].value;
-            if (bars[i].value < lo) lo = bars[i].value;
-        }
+/* Draws the chart: measure (k on a scratch surface) or draw (k the picture) the same layout. */
+static void draw_curves(m2_ck *k, const curve_panel *panels, int n_panels, const m2_curve_source *src, int n_src,
+                        const char *title, const char *note, double *w_out, double *h_out) {
+    int cols = n_panels < CURVE_COLS ? (n_panels ? n_panels : 1) : CURVE_COLS;
+    int rows = n_panels ? (n_panels + cols - 1) / cols : 1;
+    double W = cols * CURVE_PANEL_W + 2 * MARGIN, y = MARGIN;
+    int draw = w_out == NULL;
+    if (title) {
+        if (draw)
+            m2_ck_text(k, W / 2, y + TITLE_PX, title,
+                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, W - 2 * MARGIN, 1), .bold = 1,
+                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = W - 2 * MARGIN});
+        y += TITLE_PX + 12;
     }
-    if (hi <= lo) hi = lo + 1;
-    double gw = 40 + 26.0 * (ns ? ns : 1), legend_w = 170;
-    double W = 80 + gw * (ng ? ng : 1) + legend_w, H = 380;
-    m2_canvas *c = m2_canvas_new((int)W, (int)H);
-    if (!c) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    if (title) m2_canvas_text(c, (W - legend_w) / 2 + 40, 26, title, 16, M2_ANCHOR_MIDDLE, 0x111111);
-    axes a = {70, 50, gw * (ng ? ng : 1), H - 120, 0, 1, lo, hi};
-    draw_axes(c, &a, 0);
-    if (y_label) m2_canvas_text(c, 14, a.y - 12, y_label, 12, M2_ANCHOR_START, 0x333333);
-    double bw = 22;
-    for (int g = 0; g < ng; g++) {
-        double gx = a.x + g * gw + 20;
-        m2_canvas_text(c, a.x + g * gw + gw / 2, a.y + a.h + 18, groups[g], 12, M2_ANCHOR_MIDDLE, 0x111111);
-        for (int i = 0; i < n; i++) {
-            if (strcmp(bars[i].group, groups[g]) || !isfinite(bars[i].value)) continue;
-            int s = index_of(series, ns, bars[i].series);
-            double x = gx + s * 26, y0 = ax_py(&a, 0 > a.y0 ? 0 : a.y0), y1 = ax_py(&a, bars[i].value);
-            double top = y1 < y0 ? y1 : y0, h = fabs(y0 - y1);
-            m2_canvas_rect(c, x, top, bw, h < 0.5 ? 0.5 : h, palette[s % 10], palette[s % 10]);
-            char v[32];
-            double av = fabs(bars[i].value);
-            snprintf(v, sizeof v, av >= 100 || av == floor(av) ? "%.0f" : av >= 10 ? "%.1f" : "%.2f", bars[i].value);
-            m2_canvas_text(c, x + bw / 2, top - 4, v, 9, M2_ANCHOR_MIDDLE, 0x333333);
+    const char *names[64];
+    int colors[64], nn = 0;
+    for (int s = 0; s < n_src; s++)
+        if (src[s].name) { names[nn] = src[s].name; colors[nn++] = s; }
+    if (nn) y += legend_rows(k, names, colors, nn, MARGIN, y + LEGEND_PX, W - 2 * MARGIN, draw) * LINE_H + 6;
+    if (n_panels == 0 && draw)
+        m2_ck_text(k, W / 2, y + CURVE_PANEL_H / 2, "no metric has two or more points yet",
+                   &(m2_ck_style){.size = PANEL_TITLE_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    for (int i = 0; draw && i < n_panels; i++)
+        draw_curve_panel(k, &panels[i], n_src, MARGIN + (i % cols) * CURVE_PANEL_W, y + (i / cols) * CURVE_PANEL_H);
+    y += rows * CURVE_PANEL_H;
+    if (note && *note) y += note_lines(k, note, MARGIN, y + NOTE_PX, W - 2 * MARGIN, 4, draw) * LINE_H;
+    if (!draw) {
+        *w_out = W;
+        *h_out = y + MARGIN;
+    }
+}
+
+int m2_chart_curves(const m2_curve_source *src, int n_src, const char *const *keys, int n_keys, const char *title,
+                    const char *out_path, m2_err *err) {
+    if (n_src > 64) return m2_errorf(err, M2_EINVAL, "%s: more than 64 curve sources", out_path);
+    const char **cand = NULL;
+    int n_cand = 0, cap = 0, oom = 0;
+    if (keys) {
+        for (int i = 0; i < n_keys; i++) append_key(&cand, &n_cand, &cap, keys[i], &oom);
+    } else {
+        for (int s = 0; s < n_src; s++)
+            for (int i = 0; src[s].set && i < src[s].set->n; i++) append_key(&cand, &n_cand, &cap, src[s].set->s[i].key, &oom);
+    }
+    curve_panel *panels = calloc((size_t)(n_cand ? n_cand : 1), sizeof *panels);
+    if (oom || !panels) { free(cand); free(panels); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
+    /* The note names what is not drawn, so a reader does not look for it in vain. */
+    size_t note_cap = 64;
+    for (int i = 0; i < n_cand; i++) note_cap += strlen(cand[i]) + 2;
+    char *single = calloc(note_cap, 1), *over = calloc(note_cap, 1), *note = calloc(2 * note_cap + 128, 1);
+    if (!single || !over || !note) {
+        free(cand); free(panels); free(single); free(over); free(note);
+        return m2_errorf(err, M2_ENOMEM, "out of memory");
+    }
+    int n = 0, n_single = 0, n_over = 0;
+    for (int i = 0; i < n_cand; i++) {
+        curve_panel cp = {.key = cand[i]};
+        int best = 0, logged = 0;
+        for (int s = 0; s < n_src; s++) {
+            cp.of[s] = src[s].set ? m2_series_find(src[s].set, cand[i]) : NULL;
+            int f = finite_points(cp.of[s]);
+            if (f > best) best = f;
+            logged |= cp.of[s] != NULL;
         }
+        if (best >= 2 && n < CURVE_MAX_PANELS) panels[n++] = cp;
+        else if (best >= 2) snprintf(over + strlen(over), note_cap - strlen(over), "%s%s", n_over++ ? ", " : "", cand[i]);
+        else if (logged) snprintf(single + strlen(single), note_cap - strlen(single), "%s%s", n_single++ ? ", " : "", cand[i]);
     }
-    for (int s = 0; s < ns; s++) {
-        double lx = a.x + a.w + 20, ly = a.y + 8 + s * 20;
-        m2_canvas_rect(c, lx, ly - 10, 12, 12, palette[s % 10], palette[s % 10]);
-        m2_canvas_text(c, lx + 18, ly, series[s], 12, M2_ANCHOR_START, 0x111111);
+    if (n_single)
+        snprintf(note, 2 * note_cap + 128, "Not drawn, one point each: %s.%s", single, n_over ? " " : "");
+    if (n_over)
+        snprintf(note + strlen(note), 2 * note_cap + 128 - strlen(note), "Not drawn, past %d panels: %s.", CURVE_MAX_PANELS, over);
+    m2_ck k;
+    double W, H;
+    int rc = m2_ck_open_measure(&k, err);
+    if (rc == 0) {
+        draw_curves(&k, panels, n, src, n_src, title, note, &W, &H);
+        m2_ck_close(&k);
+        rc = m2_ck_open(&k, out_path, W, H, err);
     }
-    int rc = m2_canvas_save(c, out_path, err);
-    m2_canvas_free(c);
+    if (rc == 0) {
+        draw_curves(&k, panels, n, src, n_src, title, note, NULL, NULL);
+        m2_ck_desc(&k, "Learning curves (value against step), %d panel%s.\n", n, n == 1 ? "" : "s");
+        for (int s = 0; s < n_src; s++)
+            if (src[s].name) m2_ck_desc(&k, "Line %d: %s.\n", s + 1, src[s].name);
+        for (int i = 0; i < n; i++) describe_curve_panel(&k, &panels[i], src, n_src);
+        if (*note) m2_ck_desc(&k, "%s\n", note);
+        rc = m2_ck_write(&k, out_path, title, err);
+    }
+    free(cand);
+    free(panels);
+    free(single);
+    free(over);
+    free(note);
+    return rc == 0 ? n : -1;
+}
+
+static const char *last_component(const char *path, char *buf, size_t cap) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/') b--;
+    snprintf(buf, cap, "%.*s", (int)(n - b), path + b);
+    return buf;
+}
+
+int m2_chart_runs_curves(const char *const *run_dirs, const char *const *names, int n_runs, const char *const *keys,
+                         int n_keys, const char *title, const char *out_path, m2_err *err) {
+    if (n_runs > 64) return m2_errorf(err, M2_EINVAL, "%s: more than 64 runs in one chart", out_path);
+    m2_series_set sets[64];
+    char base[64][128];
+    m2_curve_source src[64];
+    int n = 0, rc = 0;
+    for (int r = 0; r < n_runs; r++) {
+        char mp[1400];
+        snprintf(mp, sizeof mp, "%s/metrics.jsonl", run_dirs[r]);
+        FILE *f = fopen(mp, "rb");
+        if (!f) continue;   /* a folder with no metrics (e.g. a reference policy's) has no curves */
+        fclose(f);
+        memset(&sets[n], 0, sizeof sets[n]);
+        if (m2_metrics_load(mp, &sets[n], err) != 0) { rc = -1; break; }
+        src[n] = (m2_curve_source){.name = names ? names[r] : last_component(run_dirs[r], base[n], sizeof base[n]),
+                                   .set = &sets[n]};
+        n++;
+    }
+    if (rc == 0) rc = m2_chart_curves(src, n, keys, n_keys, title, out_path, err);
+    for (int i = 0; i < n; i++) m2_series_free(&sets[i]);
     return rc;
 }
 
 int m2_chart_run_curves(const char *run_dir, m2_err *err) {
-    char mp[1200], out[1200];
+    char mp[1200], out[1200], name[128], title[300];
     snprintf(mp, sizeof mp, "%s/metrics.jsonl", run_dir);
-    m2_series_set set;
+    m2_series_set set = {0};
     if (m2_metrics_load(mp, &set, err) != 0) return -1;
-    snprintf(out, sizeof out, "%s/plots", run_dir);
-    int rc = m2_mkdir_p(out, err);
-    const char *name = strrchr(run_dir, '/');
-    name = name ? name + 1 : run_dir;
-    char title[300];
-    snprintf(title, sizeof title, "%s: learning curves", name);
-    if (rc == 0) {
-        snprintf(out, sizeof out, "%s/plots/curves.svg", run_dir);
-        rc = m2_chart_curves(&set, NULL, 0, title, out, err);
-    }
-    if (rc == 0 && m2_chart_png_supported()) {
-        snprintf(out, sizeof out, "%s/plots/curves.png", run_dir);
-        rc = m2_chart_curves(&set, NULL, 0, title, out, err);
+    snprintf(title, sizeof title, "%s: learning curves", last_component(run_dir, name, sizeof name));
+    const m2_curve_source src = {.set = &set};
+    static const char *const formats[] = {"svg", "png"};
+    int rc = 0;
+    for (int f = 0; rc == 0 && f < 2; f++) {
+        snprintf(out, sizeof out, "%s/plots/curves.%s", run_dir, formats[f]);
+        rc = m2_chart_curves(&src, 1, NULL, 0, title, out, err) < 0 ? -1 : 0;
     }
     m2_series_free(&set);
     return rc;
 }
 
-int m2_chart_png_supported(void) { return m2_canvas_png_supported(); }
+/* ---- bar charts --------------------------------------------------------------------------- */
+
+static int index_of(const char *const *names, int n, const char *s) {
+    for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) return i;
+    return -1;
+}
+
+typedef struct bar_layout {
+    const char **groups, **series;
+    int ng, ns;
+    double bar_w;        /* width of one bar */
+    double gw;           /* width of one group */
+    double label_w;      /* the widest group label */
+    int turn_groups;     /* group labels at 45 degrees */
+    double group_h;      /* room under the axis for the group labels */
+    double legend_w;
+} bar_layout;
+
+/* The value written on a bar, without trailing zeros ("0.250" is "0.25", "1.000" is "1"), so
+ * that it fits over the bar more often. */
+static void value_label(double v, int decimals, char *buf, size_t cap) {
+    snprintf(buf, cap, "%.*f", decimals < 0 ? 0 : decimals > 6 ? 6 : decimals, v);
+    if (!strchr(buf, '.')) return;
+    size_t n = strlen(buf);
+    while (n > 0 && buf[n - 1] == '0') buf[--n] = 0;
+    if (n > 0 && buf[n - 1] == '.') buf[--n] = 0;
+    if (!strcmp(buf, "-0")) snprintf(buf, cap, "0");
+}
+
+/* Draws (or, with draw 0, only measures) one panel whose top is y; returns its height. */
+/* The y axis of a panel: from 0 (or the lowest value) to y_max (or the highest value). */
+static axis panel_axis(const m2_bar_panel *P) {
+    double lo = 0, hi = P->y_max > 0 ? P->y_max : 0;
+    for (int i = 0; i < P->n; i++) {
+        double v = P->bars[i].value;
+        if (!isfinite(v)) continue;
+        if (v > hi) hi = v;
+        if (v < lo) lo = v;
+    }
+    if (hi <= lo) hi = lo + 1;
+    /* room under the lowest negative bar for its value */
+    if (lo < 0) lo -= (hi - lo) * (VALUE_PX + 6) / BAR_PLOT_H;
+    return value_axis(lo, hi);
+}
+
+static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, double x, double y, int draw) {
+    plot p = {.ya = panel_axis(P)};
+    /* The values over the bars: shrunk to the bar's slot, or turned upright when too small. */
+    double slot = L->bar_w + BAR_GAP - 1, vsize = VALUE_PX, vmax = 0;
+    char t[64];
+    for (int i = 0; i < P->n; i++) {
+        if (!isfinite(P->bars[i].value)) continue;
+        value_label(P->bars[i].value, P->decimals, t, sizeof t);
+        double s = m2_ck_fit_size(k, t, VALUE_PX, MIN_TEXT_PX, slot, 0);
+        if (s < vsize) vsize = s;
+    }
+    int turn = 0;
+    for (int i = 0; i < P->n; i++) {
+        if (!isfinite(P->bars[i].value)) continue;
+        value_label(P->bars[i].value, P->decimals, t, sizeof t);
+        double w = m2_ck_text_width(k, t, vsize, 0);
+        if (w > slot) turn = 1;
+        if (w > vmax) vmax = w;
+    }
+    if (turn) {
+        vsize = VALUE_PX;
+        vmax = 0;
+        for (int i = 0; i < P->n; i++) {
+            if (!isfinite(P->bars[i].value)) continue;
+            value_label(P->bars[i].value, P->decimals, t, sizeof t);
+            double w = m2_ck_text_width(k, t, vsize, 0);
+            if (w > vmax) vmax = w;
+        }
+    }
+    double head = (turn ? vmax : vsize) + 8;
+    double left = widest_tick(k, &p.ya) + 14;
+    p.x = x + left;
+    p.y = y + PANEL_TITLE_PX + 10 + head;
+    p.w = L->gw * (L->ng ? L->ng : 1);
+    p.h = BAR_PLOT_H;
+    p.x0 = 0;
+    p.x1 = 1;
+    double height = (p.y - y) + p.h + L->group_h;
+    if (!draw) return height;
+    m2_ck_text(k, p.x, y + PANEL_TITLE_PX, P->title ? P->title : "",
+               &(m2_ck_style){.size = PANEL_TITLE_PX, .bold = 1, .rgb = INK, .max_w = p.w});
+    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
+    draw_y_axis(k, &p);
+    double base = py_of(&p, 0 > p.ya.lo ? 0 : p.ya.lo);
+    double bars_w = L->ns * L->bar_w + (L->ns - 1) * BAR_GAP;
+    for (int g = 0; g < L->ng; g++) {
+        double gx = p.x + g * L->gw + (L->gw - bars_w) / 2, cx = p.x + g * L->gw + L->gw / 2;
+        if (g > 0) m2_ck_line(k, p.x + g * L->gw, p.y + p.h, p.x + g * L->gw, p.y + p.h + 5, FRAME, 1);
+        if (L->turn_groups)
+            m2_ck_text(k, cx + TICK_PX * 0.3, p.y + p.h + 10, L->groups[g],
+                       &(m2_ck_style){.size = TICK_PX + 0.5, .rgb = INK, .anchor = M2_CK_END, .angle = 45});
+        else
+            m2_ck_text(k, cx, p.y + p.h + 6 + TICK_PX + 1, L->groups[g],
+                       &(m2_ck_style){.size = TICK_PX + 0.5, .rgb = INK, .anchor = M2_CK_MIDDLE});
+        for (int i = 0; i < P->n; i++) {
+            const m2_bar *b = &P->bars[i];
+            if (strcmp(b->group, L->groups[g]) || !isfinite(b->value)) continue;
+            int s = index_of(L->series, L->ns, b->series);
+            double bx = gx + s * (L->bar_w + BAR_GAP), top = py_of(&p, b->value);
+            double y0 = top < base ? top : base, h = fabs(base - top);
+            /* a zero still shows its colour, so the reader sees which series it is */
+            if (h < 1.5) { h = 1.5; y0 = base - (b->value < 0 ? 0 : 1.5); }
+            m2_ck_fill_rect(k, bx, y0, L->bar_w, h, m2_ck_color(s));
+            value_label(b->value, P->decimals, t, sizeof t);
+            double ly = b->value < 0 ? y0 + h + 3 : y0 - 3;
+            if (turn)
+                m2_ck_text(k, bx + L->bar_w / 2 + vsize * 0.35, ly, t,
+                           &(m2_ck_style){.size = vsize, .rgb = INK_SOFT, .anchor = b->value < 0 ? M2_CK_END : M2_CK_START, .angle = 90});
+            else
+                m2_ck_text(k, bx + L->bar_w / 2, b->value < 0 ? ly + vsize : ly, t,
+                           &(m2_ck_style){.size = vsize, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+        }
+    }
+    m2_ck_line(k, p.x, base, p.x + p.w, base, INK_SOFT, 1);
+    return height;
+}
+
+static void draw_bars(m2_ck *k, const bar_layout *L, const m2_bar_panel *panels, int n_panels, const char *title,
+                      double *w_out, double *h_out) {
+    int draw = w_out == NULL;
+    /* the widest y-tick column decides where every panel's plot starts, so the groups line up */
+    double ticks_w = 0;
+    for (int i = 0; i < n_panels; i++) {
+        axis a = panel_axis(&panels[i]);
+        double w = widest_tick(k, &a);
+        if (w > ticks_w) ticks_w = w;
+    }
+    double x0 = MARGIN, plot_x = x0 + ticks_w + 14;
+    /* a turned label reaches left of its group by its width x cos 45: the first one must not leave the picture */
+    double reach = L->turn_groups ? L->label_w * M_SQRT1_2 - L->gw / 2 : 0;
+    if (reach > plot_x - MARGIN) {
+        x0 += reach - (plot_x - MARGIN);
+        plot_x = x0 + ticks_w + 14;
+    }
+    double plot_right = plot_x + L->gw * (L->ng ? L->ng : 1);
+    double W = plot_right + 24 + L->legend_w + MARGIN, y = MARGIN;
+    if (title) {
+        /* centred over the plots, as wide as fits on both sides of that centre */
+        double cx = (plot_x + plot_right) / 2, room = 2 * fmin(cx - MARGIN, W - MARGIN - cx);
+        if (draw)
+            m2_ck_text(k, cx, y + TITLE_PX, title,
+                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, room, 1), .bold = 1,
+                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = room});
+        y += TITLE_PX + 14;
+    }
+    double legend_top = y;
+    for (int i = 0; i < n_panels; i++) {
+        /* each panel's own tick column is narrower or equal: pad it to the shared one */
+        axis a = panel_axis(&panels[i]);
+        double pad = ticks_w - widest_tick(k, &a);
+        y += bar_panel(k, L, &panels[i], x0 + pad, y, draw) + 12;
+    }
+    double lx = plot_right + 24, ly = legend_top + PANEL_TITLE_PX + 10 + LEGEND_PX;
+    for (int s = 0; draw && s < L->ns; s++) {
+        m2_ck_fill_rect(k, lx, ly + s * LINE_H - SWATCH + 1, SWATCH, SWATCH, m2_ck_color(s));
+        m2_ck_text(k, lx + SWATCH + 6, ly + s * LINE_H, L->series[s], &(m2_ck_style){.size = LEGEND_PX, .rgb = INK});
+    }
+    double legend_bottom = ly + L->ns * LINE_H;
+    if (!draw) {
+        *w_out = W;
+        *h_out = (y > legend_bottom ? y : legend_bottom) + MARGIN;
+    }
+}
+
+int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err) {
+    int total = 0;
+    for (int i = 0; i < n_panels; i++) total += panels[i].n;
+    bar_layout L = {.groups = malloc((size_t)(total ? total : 1) * sizeof *L.groups),
+                    .series = malloc((size_t)(total ? total : 1) * sizeof *L.series)};
+    if (!L.groups || !L.series) { free(L.groups); free(L.series); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
+    for (int i = 0; i < n_panels; i++)
+        for (int j = 0; j < panels[i].n; j++) {
+            const m2_bar *b = &panels[i].bars[j];
+            if (index_of(L.groups, L.ng, b->group) < 0) L.groups[L.ng++] = b->group;
+            if (index_of(L.series, L.ns, b->series) < 0) L.series[L.ns++] = b->series;
+        }
+    m2_ck k;
+    int rc = m2_ck_open_measure(&k, err);
+    double W = 0, H = 0;
+    if (rc == 0) {
+        /* bars as wide as their widest value, so values stay level and full size, unless the
+         * chart would get too wide (then bar_panel shrinks or turns them) */
+        int ns = L.ns ? L.ns : 1;
+        double value_w = 0;
+        char t[64];
+        for (int i = 0; i < n_panels; i++)
+            for (int j = 0; j < panels[i].n; j++) {
+                if (!isfinite(panels[i].bars[j].value)) continue;
+                value_label(panels[i].bars[j].value, panels[i].decimals, t, sizeof t);
+                double w = m2_ck_text_width(&k, t, VALUE_PX, 0) + 2;
+                if (w > value_w) value_w = w;
+            }
+        L.bar_w = BAR_W;
+        double wide = value_w - BAR_GAP + 1;
+        if (wide > BAR_W && (L.ng ? L.ng : 1) * (ns * (wide + BAR_GAP) + GROUP_PAD) <= BAR_MAX_PLOT_W) L.bar_w = wide;
+        double bars_w = ns * L.bar_w + (ns - 1) * BAR_GAP, label_w = 0;
+        for (int g = 0; g < L.ng; g++) {
+            double w = m2_ck_text_width(&k, L.groups[g], TICK_PX + 0.5, 0);
+            if (w > label_w) label_w = w;
+        }
+        L.label_w = label_w;
+        L.gw = bars_w + GROUP_PAD;
+        if (label_w + 12 > L.gw) {
+            /* wider groups while the chart stays readable on a screen; past that, turn the labels */
+            if ((label_w + 12) * L.ng <= BAR_MAX_PLOT_W) L.gw = label_w + 12;
+            else L.turn_groups = 1;
+        }
+        L.group_h = L.turn_groups ? label_w * M_SQRT1_2 + TICK_PX + 16 : TICK_PX + 14;
+        for (int s = 0; s < L.ns; s++) {
+            double w = SWATCH + 6 + m2_ck_text_width(&k, L.series[s], LEGEND_PX, 0);
+            if (w > L.legend_w) L.legend_w = w;
+        }
+        draw_bars(&k, &L, panels, n_panels, title, &W, &H);
+        m2_ck_close(&k);
+        rc = m2_ck_open(&k, out_path, W, H, err);
+    }
+    if (rc == 0) {
+        draw_bars(&k, &L, panels, n_panels, title, NULL, NULL);
+        m2_ck_desc(&k, "Bar chart, %d panel%s; groups on the x axis, one bar per series.\n", n_panels, n_panels == 1 ? "" : "s");
+        m2_ck_desc(&k, "Series:");
+        for (int s = 0; s < L.ns; s++) m2_ck_desc(&k, "%s %s", s ? "," : "", L.series[s]);
+        m2_ck_desc(&k, ".\n");
+        for (int i = 0; i < n_panels; i++) {
+            m2_ck_desc(&k, "Panel %s:\n", panels[i].title ? panels[i].title : "");
+            for (int g = 0; g < L.ng; g++) {
+                m2_ck_desc(&k, "  %s:", L.groups[g]);
+                for (int j = 0; j < panels[i].n; j++) {
+                    const m2_bar *b = &panels[i].bars[j];
+                    if (strcmp(b->group, L.groups[g]) || !isfinite(b->value)) continue;
+                    char t[64];
+                    value_label(b->value, panels[i].decimals, t, sizeof t);
+                    m2_ck_desc(&k, " %s %s;", b->series, t);
+                }
+                m2_ck_desc(&k, "\n");
+            }
+        }
+        rc = m2_ck_write(&k, out_path, title, err);
+    }
+    free(L.groups);
+    free(L.series);
+    return rc;
+}

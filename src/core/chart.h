@@ -1,30 +1,54 @@
-/* Charts as image files, with no dependency: learning curves (metrics.jsonl series against the
- * step) and a grouped bar chart of the results table (method x env/split). Drawn once into a small
- * display list, then written as SVG (hand-written) or PNG (libpng, with a built-in bitmap font),
- * chosen by the file extension. */
+/* Charts as image files, drawn with cairo: learning curves (metric series against the step, one
+ * line per source) and grouped bar charts in stacked panels. The file's extension chooses PNG or
+ * SVG; both come from the same drawing. Text is real type (DejaVu Sans through fontconfig),
+ * measured so that labels do not overlap. In the SVG the text is drawn as glyph outlines (it looks
+ * the same everywhere); its words and numbers are also in the SVG's <title> and <desc>. The same
+ * input gives the same bytes. Files are written atomically, their folder created. */
 #ifndef M2_CHART_H
 #define M2_CHART_H
 #include "core/err.h"
 #include "core/run.h"
 
-/* One panel per key (keys NULL: every series in the set), in a grid. NaN points break the line. */
-int m2_chart_curves(const m2_series_set *set, const char *const *keys, int n_keys, const char *title,
+/* One set of series drawn in its own colour, named in the legend (name NULL: no legend entry). */
+typedef struct m2_curve_source {
+    const char *name;
+    const m2_series_set *set;
+} m2_curve_source;
+
+/* One panel per key (keys NULL: every key of any source, in first-seen order), a line per source
+ * that logged the key. A key is left out when no source has two finite points of it: one point is
+ * no curve (a final evaluation belongs in a results chart). NaN points break a line; a point
+ * alone between breaks is drawn as a dot. Returns the number of panels drawn, or -1. */
+int m2_chart_curves(const m2_curve_source *src, int n_src, const char *const *keys, int n_keys, const char *title,
                     const char *out_path, m2_err *err);
 
-/* One bar of the results chart: `group` on the x axis (e.g. "textcraft/id"), `series` the colour
- * (e.g. the method), `value` its height (e.g. success rate). */
+/* run_dir/plots/curves.svg and curves.png from run_dir/metrics.jsonl. Returns 0 or -1. */
+int m2_chart_run_curves(const char *run_dir, m2_err *err);
+
+/* m2_chart_curves over several run folders' metrics.jsonl, e.g. one run per method; each line is
+ * named by names[i] (names NULL: the folder's last component). A folder without metrics.jsonl is
+ * left out. Returns the number of panels drawn, or -1. */
+int m2_chart_runs_curves(const char *const *run_dirs, const char *const *names, int n_runs, const char *const *keys,
+                         int n_keys, const char *title, const char *out_path, m2_err *err);
+
+/* One bar: `group` on the x axis (e.g. "textcraft/id"), `series` its colour (e.g. the method). */
 typedef struct m2_bar {
     const char *group;
     const char *series;
-    double value;
+    double value;         /* NaN: no bar */
 } m2_bar;
-int m2_chart_bars(const m2_bar *bars, int n, const char *title, const char *y_label, const char *out_path,
-                  m2_err *err);
 
-/* run_dir/plots/curves.svg (and .png when PNG support is built) from run_dir/metrics.jsonl. */
-int m2_chart_run_curves(const char *run_dir, m2_err *err);
+/* One panel of a bar chart. */
+typedef struct m2_bar_panel {
+    const char *title;    /* above the panel, e.g. "success rate (%)" */
+    const m2_bar *bars;
+    int n;
+    double y_max;         /* top of the y axis (> 0), or 0: from the data */
+    int decimals;         /* of the value written on each bar */
+} m2_bar_panel;
 
-/* 1 if this build writes PNG files. */
-int m2_chart_png_supported(void);
+/* Panels stacked top to bottom; they share the groups and the series' colours (both in
+ * first-seen order over all panels) and one legend. Returns 0 or -1. */
+int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err);
 
 #endif

@@ -15,6 +15,5 @@
 #include "core/run.h"
 #include "core/ckpt.h"
 #include "core/progress.h"
-#include "core/canvas.h"
 #include "core/chart.h"
 #endif

@@ -141,19 +141,21 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
     rc = m2_write_file_atomic(p, md, strlen(md), err);
     free(md);
     if (rc) return -1;
-    /* Chart: groups env/split, one bar per method. */
-    m2_bar *bars = malloc((size_t)(n ? n : 1) * sizeof *bars);
+    /* Chart: groups env/split, one bar per method; success and the 0..1 score in two panels. */
+    m2_bar *bars = malloc((size_t)(n ? n : 1) * 2 * sizeof *bars);
     char (*groups)[100] = malloc((size_t)(n ? n : 1) * sizeof *groups);
     if (!bars || !groups) { free(bars); free(groups); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
     for (int i = 0; i < n; i++) {
         snprintf(groups[i], sizeof groups[i], "%s/%s", rows[i].env, rows[i].split);
         bars[i] = (m2_bar){groups[i], rows[i].method, 100 * rows[i].success};
+        bars[n + i] = (m2_bar){groups[i], rows[i].method, rows[i].score};
     }
-    snprintf(p, sizeof p, "%s/plots/results.svg", out_dir);
-    rc = m2_chart_bars(bars, n, title ? title : "success rate (pass@1)", "success %", p, err);
-    if (rc == 0 && m2_chart_png_supported()) {
-        snprintf(p, sizeof p, "%s/plots/results.png", out_dir);
-        rc = m2_chart_bars(bars, n, title ? title : "success rate (pass@1)", "success %", p, err);
+    const m2_bar_panel panels[] = {
+        {.title = "success rate (%)", .bars = bars, .n = n, .y_max = 100, .decimals = 0},
+        {.title = "mean score (0 to 1)", .bars = bars + n, .n = n, .y_max = 1, .decimals = 3}};
+    for (int f = 0; f < 2 && rc == 0; f++) {
+        snprintf(p, sizeof p, "%s/plots/results.%s", out_dir, f ? "png" : "svg");
+        rc = m2_chart_bars(panels, 2, title ? title : "results (pass@1)", p, err);
     }
     free(bars);
     free(groups);
@@ -174,7 +176,7 @@ int m2_report_runs(const char *const *run_dirs, int n_runs, const char *out_dir,
         n += k;
         free(rows);
     }
-    int rc = m2_report_write(all, n, out_dir, "success rate (pass@1) by method", err);
+    int rc = m2_report_write(all, n, out_dir, "results by method (pass@1)", err);
     free(all);
     return rc;
 }

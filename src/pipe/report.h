@@ -1,7 +1,7 @@
 /* Results of runs: aggregates the per-episode evaluation records (eval/NAME.jsonl directly in a
  * run folder; one JSON object per episode with at least env, split, success, and optionally score,
  * steps, tokens) into a table per (env, split): episodes, success rate, mean score, mean steps,
- * mean tokens. Writes results.json, results.md and plots/results.svg (+ .png when built). */
+ * mean tokens. Writes results.json, results.md and plots/results.svg and .png (success and score). */
 #ifndef M2_REPORT_H
 #define M2_REPORT_H
 #include "core/err.h"
@@ -16,7 +16,7 @@ typedef struct m2_result_row {
 /* Rows of one run folder (method from its config.yaml, or `method` when non-NULL). *rows is
  * malloc'd. A run without eval files gives 0 rows. */
 int m2_report_collect(const char *run_dir, const char *method, m2_result_row **rows, int *n, m2_err *err);
-/* Writes out_dir/results.json, out_dir/results.md, out_dir/plots/results.svg for the rows. */
+/* Writes out_dir/results.json, out_dir/results.md, out_dir/plots/results.svg and .png for the rows. */
 int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const char *title, m2_err *err);
 /* Collects several runs (e.g. one per method) and writes their combined table into out_dir. */
 int m2_report_runs(const char *const *run_dirs, int n_runs, const char *out_dir, m2_err *err);
