@@ -4,6 +4,7 @@
  * (oracle, admissible list, texts) to exercise the loaded state. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>

@@ -216,7 +216,11 @@ static void base_referents(const m2_sw_world *w, int obj, int persp, m2_sw_refs 
         if (o->alt[0]) {
             snprintf(t, sizeof t, "inclined plane %s", o->alt); add_ref(r, t);
             snprintf(t, sizeof t, "plane %s", o->alt); add_ref(r, t);
-            snprintf(t, sizeof t, "%s %s", dn, o->alt); add_ref(r, t);
+            /* dn (up to 2 names) and the label can exceed one referent: a cut-off name would
+             * match nothing a player types, so a referent that does not fit is left out */
+            char dl[sizeof dn + M2_SW_NAME];
+            snprintf(dl, sizeof dl, "%s %s", dn, o->alt);
+            if (strlen(dl) < M2_SW_REF_LEN) add_ref(r, dl);
         }
         break;
     case M2_SW_K_STOPWATCH: add_ref(r, "stopwatch"); add_ref(r, "watch"); add_ref(r, "timer"); add_ref(r, o->name); break;
