@@ -2,9 +2,18 @@
 #include <string.h>
 #include "cli/cli.h"
 
+static void usage(FILE *f) {
+    fprintf(f, "usage: multi2 bench engine [options] | multi2 bench env [options]\n\n"
+               "  engine   the engine: a LoRA train step and KV-cache generation on fixed model shapes\n"
+               "  env      environment steps per second (oracle and random policies)\n\n"
+               "multi2 bench engine --help, multi2 bench env --help for their options.\n");
+}
+
 int cmd_bench(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "engine")) return bench_engine_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "env")) return bench_env_main(argc - 1, argv + 1);
-    fprintf(stderr, "usage: multi2 bench engine [--json] | multi2 bench env [--json]\n");
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) { usage(stdout); return 0; }
+    if (argc >= 2) fprintf(stderr, "multi2 bench: unknown benchmark '%s'\n", argv[1]);
+    usage(stderr);
     return 2;
 }

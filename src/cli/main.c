@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "kernels/matmul.h"
 #include "cli/cli.h"
+#include "cli/version.h"   /* generated at configure time (build/generated/) */
 
 typedef struct { const char *name; m2_cmd_fn fn; const char *help; } command;
 
@@ -26,7 +27,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: multi2 <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\nmulti2 <command> --help for the options of one command.\n");
+    fprintf(f, "\nmulti2 <command> --help for the options of one command; multi2 --version for the build.\n");
 }
 
 int main(int argc, char **argv) {
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
      * we simply continue on the slow kernels. */
     m2_blas_restart_with_better_core(argv);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
+    if (!strcmp(argv[1], "--version")) { printf("multi2 %s (commit %s)\n", M2_VERSION, M2_GIT_COMMIT); return 0; }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "multi2: unknown command '%s'\n", argv[1]);
