@@ -188,6 +188,30 @@ static void cli_play_piped(void **state) {
     o = run("%s play --env textcraft --bogus 2>&1", &st);
     assert_int_equal(st, 2);
     free(o);
+    /* an index past the split is refused, naming the split's size (it used to wrap round) */
+    o = run("%s tasks --env textcraft --split train --json", &st);
+    assert_int_equal(st, 0);
+    cJSON *j = cJSON_Parse(o);
+    assert_non_null(j);
+    int n = cJSON_GetObjectItem(j, "count")->valueint;
+    cJSON_Delete(j);
+    free(o);
+    char cmd[256], msg[128];
+    snprintf(cmd, sizeof cmd, "echo quit | %%s play --env textcraft --index %d 2>&1", n);
+    o = run(cmd, &st);
+    assert_int_equal(st, 2);
+    snprintf(msg, sizeof msg, "--index %d, but split train of textcraft has %d episodes (indices 0..%d)", n, n, n - 1);
+    if (!strstr(o, msg)) fail_msg("play output lacks '%s':\n%s", msg, o);
+    free(o);
+    snprintf(cmd, sizeof cmd, "echo quit | %%s play --env textcraft --index %d 2>&1", n - 1);   /* the last one plays */
+    o = run(cmd, &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(o, "Stopped after 0 steps"));
+    free(o);
+    o = run("echo quit | %s play --env scienceworld --split ood --index 99999 2>&1", &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(o, "--index 99999, but split ood of scienceworld has 1819 episodes"));
+    free(o);
 }
 
 static void cli_tasks_eval_data_bench(void **state) {
@@ -221,9 +245,28 @@ static void cli_tasks_eval_data_bench(void **state) {
     assert_int_equal(cJSON_GetObjectItem(j, "episodes")->valueint, 5);
     cJSON_Delete(j);
     free(o);
-    o = run("%s eval --env textcraft --policy model --split ood 2>&1", &st);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(o, "not available yet"));
+    /* an unknown policy points at --run for trained policies (exit 2: a usage error) */
+    o = run("%s eval --env textcraft --policy smart --split ood 2>&1", &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(o, "unknown policy 'smart'"));
+    assert_non_null(strstr(o, "evaluated with --run RUN_DIR"));
+    assert_null(strstr(o, "will come"));
+    free(o);
+    /* --episodes past the split: refused before any episode runs, naming the split's size */
+    char big[256];
+    snprintf(big, sizeof big, "%%s eval --env textcraft --policy oracle --split ood --episodes %d --json 2>&1", n + 1);
+    o = run(big, &st);
+    assert_int_equal(st, 2);
+    char want[160];
+    snprintf(want, sizeof want, "--episodes %d, but split ood of textcraft has %d episodes (use --episodes %d or fewer)",
+             n + 1, n, n);
+    if (!strstr(o, want)) fail_msg("eval output lacks '%s':\n%s", want, o);
+    assert_null(strstr(o, "\"results\""));
+    free(o);
+    o = run("%s eval --env scienceworld --policy oracle --split ood --episodes 5000 2>&1", &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(o, "split ood of scienceworld has 1819 episodes"));
+    assert_null(strstr(o, "out of range"));
     free(o);
 
     char dir[64];
@@ -276,6 +319,26 @@ static void cli_tasks_eval_data_bench(void **state) {
     snprintf(cmd, sizeof cmd, "%%s data --env textcraft --split id --episodes 3 --variant medium --seed 2 --out %s/med 2>&1", dir);
     o = run(cmd, &st);
     assert_int_equal(st, 0);
+    free(o);
+    /* eval --run: the same up-front check, before the run's model is looked for (this run folder
+     * has only its config) */
+    snprintf(path, sizeof path, "%s/run", dir);
+    assert_int_equal(m2_mkdir_p(path, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/config.yaml", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("env:\n  name: textcraft\n", f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "%%s eval --run %s/run --split ood --episodes %d 2>&1", dir, n + 1);
+    o = run(cmd, &st);
+    assert_int_equal(st, 2);
+    if (!strstr(o, want)) fail_msg("eval --run output lacks '%s':\n%s", want, o);
+    assert_null(strstr(o, "base.gguf"));
+    free(o);
+    snprintf(cmd, sizeof cmd, "%%s eval --run %s/run --split ood --episodes %d 2>&1", dir, n);   /* in range: gets to the model */
+    o = run(cmd, &st);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(o, "base.gguf: missing"));
     free(o);
     assert_int_equal(m2_remove_tree(dir), 0);
 

@@ -15,15 +15,30 @@ static void usage(FILE *f) {
                "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n"
                "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--seed S]\n"
                "                   [--out FILE.jsonl] [--json]\n\n"
-               "Plays episodes 0..N-1 of the split (default: all; with --run: eval.episodes of the run) and prints\n"
+               "Plays episodes 0..N-1 of the split (default: all; with --run: eval.episodes of the run; N may not\n"
+               "exceed the split's episode count, see multi2 tasks) and prints\n"
                "success rate, mean score and per-episode results; --out writes one JSON line per episode with\n"
                "its transcript. --run evaluates a trained run folder (multi2 train): its environment, its\n"
                "adapters (newest stage), greedy decoding, step limit eval.step_limit; episode i gets seed S + i\n"
                "(--seed S; default the run's eval.seed), so another S draws other episodes of the same tasks.\n");
 }
 
+/* --episodes N must fit in the split: episode indices past its end would wrap (TextCraft) or
+ * fail mid-way (ALFWorld, ScienceWorld). Returns 0, or 2 after saying the split's size. */
+static int check_episodes(m2_env *env, const char *task, m2_split split, int episodes) {
+    m2_err err = {0};
+    int avail = env->cls->num_episodes(env, task, split, &err);
+    if (avail < 0) { fprintf(stderr, "multi2 eval: %s\n", err.msg); return 1; }
+    if (episodes <= avail) return 0;
+    fprintf(stderr, "multi2 eval: --episodes %d, but split %s of %s%s%s has %d episode%s (use --episodes %d or fewer)\n",
+            episodes, m2_split_name(split), env->cls->name, task ? " task " : "", task ? task : "", avail,
+            avail == 1 ? "" : "s", avail);
+    return 2;
+}
+
 /* --run DIR: the trained policy of a run folder. */
 static int eval_run(const env_opts *o) {
+    int rc;
     char path[1200];
     snprintf(path, sizeof path, "%s/config.yaml", o->run);
     m2_run_config *cfg = malloc(sizeof *cfg);
@@ -39,12 +54,23 @@ static int eval_run(const env_opts *o) {
         return 2;
     }
     if (o->policy) fprintf(stderr, "multi2 eval: --policy is ignored with --run (the run's trained policy is used)\n");
+    if (o->episodes > 0) {   /* checked here, not after a model load and the first episodes */
+        m2_env *env = NULL;
+        if (m2_env_create(cfg->env_name, cfg->env_data[0] ? cfg->env_data : NULL, &env, &err)) {
+            fprintf(stderr, "multi2 eval: %s\n", err.msg);
+            free(cfg);
+            return 1;
+        }
+        rc = check_episodes(env, cfg->env_task[0] ? cfg->env_task : NULL, o->split, o->episodes);
+        m2_env_destroy(env);
+        if (rc) { free(cfg); return rc; }
+    }
     FILE *out = NULL;
     if (o->out && !(out = fopen(o->out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o->out); free(cfg); return 1; }
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
     const char *split = m2_split_name(o->split);
-    int rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, out, &agg, o->json ? NULL : stderr, &err);
+    rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, out, &agg, o->json ? NULL : stderr, &err);
     if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); rc = 1; }
     if (rc) fprintf(stderr, "multi2 eval: %s\n", err.msg);
     const m2_eval_cell *c = rc ? NULL : m2_eval_agg_find(&agg, split, "all");
@@ -92,14 +118,16 @@ int cmd_eval(int argc, char **argv) {
     if (!o.policy) { fprintf(stderr, "multi2 eval: --policy is required (oracle or random)\n"); usage(stderr); return 2; }
     int pk = m2_policy_parse(o.policy);
     if (pk != M2_POLICY_ORACLE && pk != M2_POLICY_RANDOM) {
-        fprintf(stderr, "multi2 eval: policy '%s' is not available yet (available: oracle, random; trained policies will come with --run DIR)\n", o.policy);
-        return 1;
+        fprintf(stderr, "multi2 eval: unknown policy '%s' (--policy takes oracle or random; a trained policy is "
+                        "evaluated with --run RUN_DIR, the folder multi2 train wrote)\n", o.policy);
+        return 2;
     }
     m2_env *env = env_opts_create(&o, "eval");
     if (!env) return 1;
     m2_err err = {0};
     int avail = env->cls->num_episodes(env, o.task, o.split, &err);
     if (avail < 0) { fprintf(stderr, "multi2 eval: %s\n", err.msg); m2_env_destroy(env); return 1; }
+    if ((rc = check_episodes(env, o.task, o.split, o.episodes))) { m2_env_destroy(env); return rc; }
     int n = o.episodes > 0 ? o.episodes : avail;
     FILE *out = NULL;
     if (o.out && !(out = fopen(o.out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o.out); m2_env_destroy(env); return 1; }

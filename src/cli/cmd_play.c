@@ -10,7 +10,8 @@
 static void usage(FILE *f) {
     fprintf(f,
         "usage: multi2 play --env NAME [--data PATH] [--split train|id|ood] [--index I] [--seed N] [--task T]\n\n"
-        "Plays one episode by hand: type an action per line (stdin may be a pipe).\n"
+        "Plays one episode by hand: type an action per line (stdin may be a pipe). --index is below the\n"
+        "split's episode count (multi2 tasks lists the episodes).\n"
         "Commands besides game actions:\n"
         "  help         this help\n"
         "  admissible   list the admissible actions now\n"
@@ -37,6 +38,16 @@ int cmd_play(int argc, char **argv) {
     if (!env) return 1;
     const m2_env_class *c = env->cls;
     m2_err err = {0};
+    /* an index past the split would wrap round to another episode (TextCraft) without a word */
+    int avail = c->num_episodes(env, o.task, o.split, &err);
+    if (avail < 0) { fprintf(stderr, "multi2 play: %s\n", err.msg); m2_env_destroy(env); return 1; }
+    if (o.index >= avail) {
+        fprintf(stderr, "multi2 play: --index %d, but split %s of %s%s%s has %d episode%s (indices 0..%d)\n", o.index,
+                m2_split_name(o.split), c->name, o.task ? " task " : "", o.task ? o.task : "", avail, avail == 1 ? "" : "s",
+                avail - 1);
+        m2_env_destroy(env);
+        return 2;
+    }
     m2_step_result r;
     if (c->reset(env, o.task, o.split, o.index, o.seed, &r, &err)) {
         fprintf(stderr, "multi2 play: %s\n", err.msg);
