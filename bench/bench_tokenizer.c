@@ -90,7 +90,8 @@ int main(void) {
     if (text) {
         printf("encode text: %zu bytes of the llama.cpp vector strings, repeated\n", len);
         bench_one("tokenizers/qwen2/tokenizer.json", text, len);
-        bench_one("tokenizers/llama2/tokenizer.json", text, len);
+        bench_one("tokenizers/llama3/tokenizer.json", text, len);
+        bench_one("tokenizers/llama2/tokenizer.json", text, len);   /* Mistral-7B's, despite the folder */
         bench_one("tokenizers/vectors/ggml-vocab-gpt-2.gguf", text, len);
         bench_one("tokenizers/vectors/ggml-vocab-llama-spm.gguf", text, len);
         free(text);

@@ -1,6 +1,7 @@
-/* Tokenizers: llama.cpp's test vectors (qwen2, llama-spm, gpt-2) through tokenizer.json and GGUF,
- * decode(encode(x)) == x, special tokens, the Llama-3 split rules, BPE training round trip, chat
- * formats, and bad input. Reference data from m2_shared_data_dir(); those tests skip without it. */
+/* Tokenizers: llama.cpp's test vectors (qwen2, llama-bpe = Llama-3, llama-spm, gpt-2) through
+ * tokenizer.json and GGUF, decode(encode(x)) == x, special tokens, the Mistral-7B tokenizer (the
+ * shared tokenizers/llama2/ folder), the Llama-3 split rules, BPE training round trip, chat formats,
+ * and bad input. Reference data from m2_shared_data_dir(); those tests skip without it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,6 +82,8 @@ static int vectors_load(const char *name, vectors *v) {
     return 0;
 }
 
+static m2_tokenizer *via_gguf(const m2_tokenizer *t);
+
 static m2_tokenizer *load_shared(const char *rel) {
     const char *dir = m2_shared_data_dir();
     if (!dir) return NULL;
@@ -140,6 +143,34 @@ static void qwen2_json_vectors(void **state) {
     check_vectors(t, "qwen2");
 }
 
+/* The real Llama-3 tokenizer.json (128,000 tokens + 256 specials, 280,147 merges, ignore_merges)
+ * against llama.cpp's llama-bpe vectors, which were made with this vocabulary. Its post-processor
+ * is ByteLevel alone (the first Llama-3 release's file), so it adds no BOS. */
+static void llama3_json_vectors(void **state) {
+    m2_tokenizer *t = load_shared("tokenizers/llama3/tokenizer.json");
+    if (!t) skip();
+    assert_int_equal(m2_tokenizer_model_kind(t), M2_TOKENIZER_BPE);
+    assert_int_equal(m2_tokenizer_pretok(t), M2_PRETOK_LLAMA3);
+    assert_int_equal(m2_tokenizer_n_tokens(t), 128256);
+    assert_int_equal(m2_tokenizer_n_merges(t), 280147);
+    assert_int_equal(m2_tokenizer_bos(t), 128000);     /* <|begin_of_text|> */
+    assert_int_equal(m2_tokenizer_eos(t), 128001);     /* <|end_of_text|>, tokenizer_config.json */
+    assert_false(m2_tokenizer_add_bos(t));
+    check_vectors(t, "llama-bpe");
+}
+
+/* The same after tokenizer.json -> GGUF (tokenizer.ggml.pre "llama-bpe") -> load. */
+static void llama3_gguf_round_trip(void **state) {
+    m2_tokenizer *t = load_shared("tokenizers/llama3/tokenizer.json");
+    if (!t) skip();
+    m2_tokenizer *g = via_gguf(t);
+    assert_int_equal(m2_tokenizer_n_tokens(g), 128256);
+    assert_int_equal(m2_tokenizer_pretok(g), M2_PRETOK_LLAMA3);
+    assert_int_equal(m2_tokenizer_bos(g), 128000);
+    m2_tokenizer_free(t);
+    check_vectors(g, "llama-bpe");
+}
+
 /* Encodes every vector string and checks decode(encode(x)) == x only (no expected ids). */
 static void check_round_trip(m2_tokenizer *t, const char *vec) {
     vectors v;
@@ -161,12 +192,13 @@ static void check_round_trip(m2_tokenizer *t, const char *vec) {
     m2_tokenizer_free(t);
 }
 
-/* The shared tokenizers/llama2/tokenizer.json holds Mistral-7B v0.1's 32000-token vocab (its "▁"
- * is id 28705; Llama-2's is 29871), so llama-spm's expected ids cannot match it. Checked here:
+/* The shared tokenizers/llama2/tokenizer.json is Mistral-7B v0.1's tokenizer despite the folder's
+ * name (32000 tokens; its "▁" is id 28705, Llama-2's is 29871), so llama-spm's expected ids (made
+ * with Llama-2's vocab) cannot match it. Checked here:
  * the SPM-from-tokenizer.json path (merges, byte fallback, dummy prefix), Mistral's well-known ids
  * for "Hello world" and "[INST]", and decode(encode(x)) == x on all 46 vector strings. The same
  * code path is checked against llama-spm's ids in spm_merges_vectors below. */
-static void llama2_json_mistral_vocab(void **state) {
+static void mistral_json(void **state) {
     m2_tokenizer *t = load_shared("tokenizers/llama2/tokenizer.json");
     if (!t) skip();
     assert_int_equal(m2_tokenizer_model_kind(t), M2_TOKENIZER_SPM);
@@ -358,13 +390,13 @@ static void qwen2_special_tokens(void **state) {
     m2_tokenizer_free(t);
 }
 
-static void llama2_bos_and_specials(void **state) {
+static void mistral_bos_and_specials(void **state) {
     m2_tokenizer *t = load_shared("tokenizers/llama2/tokenizer.json");
     if (!t) skip();
     m2_err err = {0};
     m2_tokens ids = {0};
     assert_int_equal(m2_tokenizer_encode(t, "Hello world", 11, M2_ENC_ADD_SPECIAL, &ids, &err), 0);
-    int32_t want[] = {1, 22557, 1526};   /* Mistral's vocab (see llama2_json_mistral_vocab) */
+    int32_t want[] = {1, 22557, 1526};   /* Mistral-7B's ids (see mistral_json) */
     assert_int_equal(ids.n, 3);
     assert_memory_equal(ids.ids, want, sizeof want);
     char *dec = NULL;
@@ -427,53 +459,6 @@ static void llama3_split_rules(void **state) {
     char *g = join_pieces(M2_PRETOK_GPT2, "x 12345 IT'S");
     assert_string_equal(g, "x| 12345| IT|'|S|");
     free(g);
-}
-
-/* No Llama-3 vocab is in the shared data, so llama-bpe's ids cannot be produced. What can be checked
- * against them: merges never cross pre-tokenizer pieces, so every string has at least as many ids
- * as Llama-3 pieces; where the counts are equal each piece is one token, and piece -> id must then be
- * one consistent, one-to-one map over all 46 strings ("333" -> 8765 wherever it occurs). The Qwen2
- * split (single digits) must violate this, which shows the check can tell the rules apart. */
-static int llama_bpe_consistent(const vectors *v, m2_pretok kind, int *n_exact) {
-    enum { CAP = 4096 };
-    static char *piece[CAP];
-    static int32_t pid[CAP];
-    int np = 0, ok = 1;
-    *n_exact = 0;
-    for (int i = 0; i < v->n && ok; i++) {
-        size_t *st, *ln, n;
-        m2_err err = {0};
-        assert_int_equal(m2_pretokenize(kind, NULL, v->text[i], v->text_len[i], &st, &ln, &n, &err), 0);
-        if (v->n_ids[i] < n) ok = 0;
-        else if (v->n_ids[i] == n) {
-            (*n_exact)++;
-            for (size_t k = 0; k < n && ok; k++) {
-                const char *p = v->text[i] + st[k];
-                int j;
-                for (j = 0; j < np; j++) {
-                    int same_text = strlen(piece[j]) == ln[k] && !memcmp(piece[j], p, ln[k]);
-                    if (same_text != (pid[j] == v->ids[i][k])) { ok = 0; break; }
-                    if (same_text) break;
-                }
-                if (ok && j == np && np < CAP) { piece[np] = strndup(p, ln[k]); pid[np++] = v->ids[i][k]; }
-            }
-        }
-        free(st); free(ln);
-    }
-    for (int j = 0; j < np; j++) free(piece[j]);
-    return ok;
-}
-
-static void llama_bpe_vectors_split(void **state) {
-    vectors v;
-    if (vectors_load("llama-bpe", &v)) skip();
-    int exact = 0;
-    assert_true(llama_bpe_consistent(&v, M2_PRETOK_LLAMA3, &exact));
-    fprintf(stderr, "llama-bpe: %d of %d strings are one token per Llama-3 piece, all consistent\n", exact, v.n);
-    assert_true(exact >= 20);
-    int exact_q = 0;
-    assert_false(llama_bpe_consistent(&v, M2_PRETOK_QWEN2, &exact_q));
-    vectors_free(&v);
 }
 
 /* A Llama-3-shaped tokenizer.json (tiny vocab): its regex is recognised as llama-bpe, BOS comes
@@ -856,17 +841,18 @@ static void bad_ids_and_text(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(qwen2_json_vectors),
-        cmocka_unit_test(llama2_json_mistral_vocab),
+        cmocka_unit_test(llama3_json_vectors),
+        cmocka_unit_test(llama3_gguf_round_trip),
+        cmocka_unit_test(mistral_json),
         cmocka_unit_test(spm_merges_vectors),
         cmocka_unit_test(llama_spm_gguf_vectors),
         cmocka_unit_test(gpt2_gguf_vectors),
         cmocka_unit_test(qwen2_gguf_round_trip),
         cmocka_unit_test(spm_json_to_gguf_same_ids),
         cmocka_unit_test(qwen2_special_tokens),
-        cmocka_unit_test(llama2_bos_and_specials),
+        cmocka_unit_test(mistral_bos_and_specials),
         cmocka_unit_test(llama3_split_rules),
         cmocka_unit_test(llama3_shaped_json),
-        cmocka_unit_test(llama_bpe_vectors_split),
         cmocka_unit_test(bpe_train_round_trip),
         cmocka_unit_test(bpe_train_matches_naive),
         cmocka_unit_test(bpe_train_bad_input),
