@@ -1,6 +1,7 @@
 /* TextCraft: observation strings (environments.md §1.2), loader rules and statistics on the
- * reference 860-file set, oracle completeness with listed commands only, determinism, splits,
- * bad recipe files, arbitrary action strings. */
+ * reference 860-file set, oracle completeness with listed commands only, goals on recipe cycles
+ * (ADaPT's golden carrot and honey bottle), determinism, splits, bad recipe files, arbitrary
+ * action strings. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,7 +192,8 @@ static void reference_set_stats_and_oracle(void **state) {
     assert_int_equal(st.depth_hist[3], 117);
     assert_int_equal(st.depth_hist[4], 11);
     assert_int_equal(st.depth_hist[5], 0);
-    assert_int_equal(st.n_goals, 419);
+    assert_int_equal(st.n_goals, 422);         /* 419 of the sorted-order tree + 3 cycle goals */
+    assert_int_equal(st.n_cycle_goals, 3);      /* glistering melon slice, golden carrot, honey bottle */
     assert_int_equal(st.n_tags_cleaned, 14);
     assert_int_equal(st.split_goals[0] + st.split_goals[2], st.n_goals);
     /* cleaned-up tags are plain items: "oak logs" can be fetched */
@@ -209,7 +211,7 @@ static void reference_set_stats_and_oracle(void **state) {
     int maxs = 0;
     int n = check_all_goals(e, &maxs);
     print_message("860-set: oracle crafted all %d goals with listed commands only, at most %d steps\n", n, maxs);
-    assert_int_equal(n, 419);
+    assert_int_equal(n, 422);
     assert_true(maxs <= 50);
     m2_env_destroy(e);
 }
@@ -226,6 +228,9 @@ static void embedded_set_stats_and_oracle(void **state) {
     assert_true(st.n_files >= 40);
     assert_true(st.n_skipped_block >= 1 && st.n_skipped_cycle >= 1 && st.n_other_type >= 1 && st.n_tags_cleaned >= 1);
     assert_true(st.depth_hist[4] >= 1 && st.split_goals[2] >= 1);
+    /* its iron nugget <-> ingot cycle broken the other way adds no goal: the demo's goals are the
+     * sorted-order tree's */
+    assert_int_equal(st.n_cycle_goals, 0);
     int maxs = 0;
     int n = check_all_goals(e, &maxs);
     assert_int_equal(n, st.n_goals);
@@ -281,7 +286,8 @@ static void determinism_and_splits(void **state) {
     assert_true(differ > 0);   /* the seed changes the command block */
     /* train and ood goal items are disjoint; id uses the train items with other command blocks */
     m2_tc_env *te = (m2_tc_env *)a;
-    const m2_tc_ivec *tr = &te->t.split_goals[M2_SPLIT_TRAIN], *id = &te->t.split_goals[M2_SPLIT_ID], *ood = &te->t.split_goals[M2_SPLIT_OOD];
+    const m2_tc_tree *t0 = &te->worlds.w[0];   /* the goal lists */
+    const m2_tc_ivec *tr = &t0->split_goals[M2_SPLIT_TRAIN], *id = &t0->split_goals[M2_SPLIT_ID], *ood = &t0->split_goals[M2_SPLIT_OOD];
     assert_int_equal(tr->n, id->n);
     for (int i = 0; i < tr->n; i++) {
         assert_int_equal(tr->a[i], id->a[i]);
@@ -404,6 +410,121 @@ static void loader_rules(void **state) {
     m2_env_destroy(e);
 }
 
+/* Goals on recipe cycles, on a hand-made set. ingot <- 9 nug and nug <- 1 ingot form a cycle;
+ * in sorted order the ingot recipe comes first and the nugget one is skipped, so nug is a base
+ * item, ingot has depth 1 and tool (2 ingot + 1 handle) depth 2: a goal. The cycle broken the
+ * other way (nug's file first, as ADaPT's loader does when the files come in that order) makes
+ * ingot the base item and charm (8 nug + 1 bead) depth 2: a goal only there, played there. */
+static void cycle_goals_rules(void **state) {
+    const char *names[] = {"a_ingot_from_nuggets.json", "charm.json", "handle.json", "nug.json", "tool.json"};
+    const char *texts[] = {
+        "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"###\",\"###\",\"###\"],\"key\":{\"#\":{\"item\":\"minecraft:nug\"}},\"result\":{\"item\":\"minecraft:ingot\"}}",
+        "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"###\",\"#B#\",\"###\"],\"key\":{\"#\":{\"item\":\"minecraft:nug\"},\"B\":{\"item\":\"minecraft:bead\"}},\"result\":{\"item\":\"minecraft:charm\"}}",
+        "{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"item\":\"minecraft:reed\"}],\"result\":{\"item\":\"minecraft:handle\",\"count\":2}}",
+        "{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"item\":\"minecraft:ingot\"}],\"result\":{\"item\":\"minecraft:nug\",\"count\":9}}",
+        "{\"type\":\"minecraft:crafting_shaped\",\"pattern\":[\"II\",\"H\"],\"key\":{\"I\":{\"item\":\"minecraft:ingot\"},\"H\":{\"item\":\"minecraft:handle\"}},\"result\":{\"item\":\"minecraft:tool\"}}",
+    };
+    m2_err err = {0};
+    m2_env *e = NULL;
+    assert_int_equal(m2_tc_create_from_memory(&e, names, texts, NULL, 5, &err), 0);
+    m2_tc_stats st;
+    m2_tc_stats_get(e, &st);
+    assert_int_equal(st.n_skipped_cycle, 1);
+    assert_int_equal(st.n_goals, 2);
+    assert_int_equal(st.n_cycle_goals, 1);
+    assert_int_equal(e->cls->num_episodes(e, "all", M2_SPLIT_TRAIN, &err), 2);
+    /* the sorted-order tree's goal first, then the cycle goal of the same depth */
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "all", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    assert_string_equal(m2_tc_goal(e), "tool");
+    assert_int_equal(m2_tc_goal_depth(e), 2);
+    assert_non_null(strstr(r.observation, "craft 1 ingot using 9 nug"));
+    assert_null(strstr(r.observation, "craft 9 nug using 1 ingot"));
+    EXPECT(e, "get 1 ingot", "Could not find ingot");   /* craftable in this world */
+    EXPECT(e, "get 18 nug", "Got 18 nug");
+    EXPECT(e, "craft 1 ingot using 9 nug", "Crafted 1 minecraft:ingot");
+    EXPECT(e, "craft 9 nug using 1 ingot", "Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=None, "
+                                           "item_id='minecraft:nug'), count=9)");
+    assert_int_equal(e->cls->reset(e, "all", M2_SPLIT_TRAIN, 1, 0, &r, &err), 0);
+    assert_string_equal(m2_tc_goal(e), "charm");
+    assert_int_equal(m2_tc_goal_depth(e), 2);
+    assert_non_null(strstr(r.observation, "craft 9 nug using 1 ingot"));
+    assert_null(strstr(r.observation, "craft 1 ingot using 9 nug"));
+    EXPECT(e, "get 1 nug", "Could not find nug");       /* craftable in this world */
+    EXPECT(e, "get 1 ingot", "Got 1 ingot");
+    EXPECT(e, "craft 9 nug using 1 ingot", "Crafted 9 minecraft:nug");
+    EXPECT(e, "get 1 bead", "Got 1 bead");
+    m2_step_result w = act(e, "craft 1 charm using 8 nug, 1 bead");
+    assert_string_equal(w.observation, "Crafted 1 minecraft:charm");
+    assert_true(w.won);
+    /* tasks name the world they are played in; the item task reaches the cycle goal too */
+    char *d = e->cls->describe(e, "charm", M2_SPLIT_TRAIN, 0, &err);
+    assert_non_null(d);
+    assert_non_null(strstr(d, "\"cycle_first_file\":\"nug.json\""));
+    free(d);
+    d = e->cls->describe(e, "tool", M2_SPLIT_TRAIN, 0, &err);
+    assert_non_null(d);
+    assert_null(strstr(d, "cycle_first_file"));
+    free(d);
+    /* back in the sorted-order world after a cycle goal */
+    assert_int_equal(e->cls->reset(e, "tool", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    EXPECT(e, "get 1 ingot", "Could not find ingot");
+    int maxs = 0;
+    assert_int_equal(check_all_goals(e, &maxs), 2);
+    m2_env_destroy(e);
+}
+
+/* ADaPT's published TextCraft run has 200 goals; golden carrot (env_148) and honey bottle
+ * (env_137) sit on recipe cycles (gold nugget <-> gold ingot, honey bottle <-> honey block) that
+ * the sorted file order breaks the other way from ADaPT's run. Both exist over the reference
+ * recipes, with ADaPT's logged tree lines in their command blocks, and the oracle crafts them with
+ * listed commands only. */
+static void adapt_cycle_goals(void **state) {
+    char dir[4096];
+    if (!ref_dir(dir, sizeof dir)) skip();
+    m2_env *e = make_env(dir);
+    m2_err err = {0};
+    struct { const char *goal, *first_file, *lines[3]; } want[] = {
+        {"golden carrot", "gold_nugget.json", {"craft 1 golden carrot using 8 gold nugget, 1 carrot", "craft 9 gold nugget using 1 gold ingot", NULL}},
+        {"honey bottle", "honey_bottle.json", {"craft 4 honey bottle using 1 honey block, 4 glass bottle", "craft 3 glass bottle using 3 glass", NULL}},
+    };
+    int n_all = e->cls->num_episodes(e, "all", M2_SPLIT_TRAIN, &err);
+    for (size_t g = 0; g < sizeof want / sizeof want[0]; g++) {
+        /* a goal of ADaPT's list (task "all"), at depth 2 */
+        int found = -1;
+        for (int i = 0; i < n_all && found < 0; i++) {
+            m2_step_result r;
+            assert_int_equal(e->cls->reset(e, "all", M2_SPLIT_TRAIN, i, 0, &r, &err), 0);
+            if (!strcmp(m2_tc_goal(e), want[g].goal)) found = i;
+        }
+        if (found < 0) fail_msg("'%s' is not among the %d goals", want[g].goal, n_all);
+        assert_int_equal(m2_tc_goal_depth(e), 2);
+        char *d = e->cls->describe(e, "all", M2_SPLIT_TRAIN, found, &err);
+        assert_non_null(d);
+        char ff[128];
+        snprintf(ff, sizeof ff, "\"cycle_first_file\":\"%s\"", want[g].first_file);
+        if (!strstr(d, ff)) fail_msg("%s: %s", want[g].goal, d);
+        free(d);
+        for (int k = 0; want[g].lines[k]; k++) {
+            int listed = 0;
+            for (int c = 0; c < m2_tc_command_count(e); c++) listed |= !strcmp(m2_tc_command(e, c), want[g].lines[k]);
+            if (!listed) fail_msg("%s: '%s' not listed", want[g].goal, want[g].lines[k]);
+        }
+        /* the oracle wins, from the task name too, with valid steps only */
+        m2_step_result r;
+        assert_int_equal(e->cls->reset(e, want[g].goal, M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+        int s = 0;
+        char a[4096];
+        for (; s < 50 && !r.done; s++) {
+            if (e->cls->oracle_next(e, a, sizeof a, &err)) fail_msg("%s: %s", want[g].goal, err.msg);
+            r = act(e, a);
+            if (!r.valid) fail_msg("%s: '%s' -> '%s'", want[g].goal, a, r.observation);
+        }
+        if (!r.won) fail_msg("%s not crafted in 50 steps", want[g].goal);
+    }
+    m2_env_destroy(e);
+}
+
 /* Any byte string is game input: random bytes, prefixes of real commands, huge counts, long text. */
 static void arbitrary_actions_never_crash(void **state) {
     m2_env *e = make_env(NULL);
@@ -503,6 +624,8 @@ int main(void) {
         cmocka_unit_test(determinism_and_splits),
         cmocka_unit_test(bad_recipe_files),
         cmocka_unit_test(loader_rules),
+        cmocka_unit_test(cycle_goals_rules),
+        cmocka_unit_test(adapt_cycle_goals),
         cmocka_unit_test(arbitrary_actions_never_crash),
         cmocka_unit_test(segmenter_and_admissible),
     };

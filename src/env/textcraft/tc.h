@@ -54,13 +54,31 @@ typedef struct m2_tc_tree {
     m2_tc_ivec craft_order;   /* items in the order they got their first recipe (Python dict order) */
     m2_tc_ivec goals;         /* depth >= 2, depth-descending, stable (ADaPT's goal list) */
     m2_tc_ivec split_goals[3];
+    m2_tc_ivec cycle_skipped; /* recipes the cycle rule skipped, in load order */
     m2_tc_stats stats;
 } m2_tc_tree;
 
 typedef struct m2_tc_src { const char *name; const char *text; size_t len; } m2_tc_src;
 
-int m2_tc_tree_build(m2_tc_tree *t, const m2_tc_src *files, int n, m2_err *err);
+/* Builds the tree of files[0..n) processed in sorted name order, except that the recipes of
+ * files[first_file] are registered before all others (-1: none). */
+int m2_tc_tree_build(m2_tc_tree *t, const m2_tc_src *files, int n, int first_file, m2_err *err);
 void m2_tc_tree_free(m2_tc_tree *t);
+
+/* The trees an env plays in (docs/textcraft.md, "Goals on recipe cycles"). ADaPT skips the recipe
+ * that closes a dependency cycle, so which item of a cycle is craftable and which is a base item
+ * depends on the file order. w[0] is the sorted-order tree and serves every goal it has; w[k]
+ * (k >= 1) is the tree with one recipe that w[0] skipped as a cycle loaded first, kept when it has
+ * goals (depth >= 2) that w[0] lacks: those "cycle goals" join w[0]'s goal lists and are played
+ * in w[k]. All worlds intern the same names in the same order, so name indices are shared. */
+#define TC_MAX_WORLDS 33   /* w[0] + at most 32 cycle variants (further cycles get none) */
+typedef struct tc_worlds {
+    m2_tc_tree *w; int n;
+    int *world_of;       /* per name: the world its episodes are played in (0 but for cycle goals) */
+    char **first_file;   /* per world: the file loaded first (NULL for w[0]) */
+} tc_worlds;
+int tc_worlds_build(tc_worlds *ws, const m2_tc_src *files, int n, m2_err *err);
+void tc_worlds_free(tc_worlds *ws);
 int m2_tc_find(const m2_tc_tree *t, const char *id, int len);        /* exact id, -1 if absent */
 /* "minecraft:" + typed with ' ' -> '_' (ADaPT's item_str_to_obj), without building the string. */
 int m2_tc_find_typed(const m2_tc_tree *t, const char *typed, int len);
@@ -73,7 +91,9 @@ typedef struct m2_tc_typed { const char *s; int len; const char *digits; int dle
 
 typedef struct m2_tc_env {
     m2_env base;
-    m2_tc_tree t;
+    tc_worlds worlds;          /* owns the trees; goal lists and statistics are worlds.w[0]'s */
+    m2_tc_tree t;                 /* the current episode's world: a shallow copy of a worlds.w[] entry
+                                  (trees are read-only once built), never freed through this copy */
     /* episode */
     int goal, goal_depth;
     int won;

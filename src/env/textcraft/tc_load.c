@@ -270,15 +270,18 @@ static int ends_with_block(const m2_tc_name *n) {
     return n->id_len >= 6 && !memcmp(n->id + n->id_len - 6, "_block", 6);
 }
 
-static int register_recipes(m2_tc_tree *t, m2_tc_ivec *kept, m2_err *err) {
+static int register_recipes(m2_tc_tree *t, m2_tc_ivec *kept, int first_file, m2_err *err) {
     int nn = t->n_names;
     if (nn > TC_MAX_NAMES)
         return m2_errorf(err, M2_EUNSUPPORTED, "recipes: %d distinct item and tag names (more than %d are not supported)", nn, TC_MAX_NAMES);
     size_t words = ((size_t)nn + 63) / 64;
     uint64_t *deps = calloc((size_t)nn * words, sizeof *deps);
     if (!deps && nn) return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
+    /* pass 0: the recipes of first_file (none when it is -1); pass 1: all others, in file order */
+    for (int pass = 0; pass < 2; pass++)
     for (int r = 0; r < t->n_recipes; r++) {
         m2_tc_recipe *rc = &t->recipes[r];
+        if ((rc->file == first_file) != (pass == 0)) continue;
         const m2_tc_ing *in = &t->ings[rc->ing0];
         if (rc->n_ing == 1 && ends_with_block(&t->names[in[0].name])) { t->stats.n_skipped_block++; rc->out_tag = -2; continue; }
         int out = rc->out, tag = rc->out_tag;
@@ -288,7 +291,12 @@ static int register_recipes(m2_tc_tree *t, m2_tc_ivec *kept, m2_err *err) {
             const uint64_t *d = deps + (size_t)in[i].name * words;
             if (d[out / 64] >> (out % 64) & 1) skip = 1;
         }
-        if (skip) { t->stats.n_skipped_cycle++; rc->out_tag = -2; continue; }
+        if (skip) {
+            t->stats.n_skipped_cycle++;
+            rc->out_tag = -2;
+            if (m2_tc_ivec_push(&t->cycle_skipped, r)) goto oom;
+            continue;
+        }
         m2_tc_name *o = &t->names[out];
         if (!o->item_recipes.n && m2_tc_ivec_push(&t->craft_order, out)) goto oom;
         if (m2_tc_ivec_push(&o->item_recipes, r) || m2_tc_ivec_push(kept, r)) goto oom;
@@ -422,12 +430,44 @@ oom:
     return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
 }
 
+static int push_goal(m2_tc_tree *t, int it) {
+    /* split by a hash of the goal id: 2 in 10 goal items are held out as OOD */
+    int ood = m2_tc_fnv1a(t->names[it].id, (size_t)t->names[it].id_len) % 10 < 2;
+    return m2_tc_ivec_push(&t->goals, it) || m2_tc_ivec_push(&t->split_goals[ood ? M2_SPLIT_OOD : M2_SPLIT_TRAIN], it) ||
+           (!ood && m2_tc_ivec_push(&t->split_goals[M2_SPLIT_ID], it));
+}
+
+/* ADaPT's reset list: craftable items of depth >= 2, depth-descending, stable in first-recipe
+ * order; then the splits. extra[0..n_extra) are cycle goals with their depths in their own
+ * worlds: each follows the goals of its depth, in the order given. */
+static int set_goals(m2_tc_tree *t, const int *extra, const int *extra_depth, int n_extra, m2_err *err) {
+    t->goals.n = 0;
+    for (int s = 0; s < 3; s++) t->split_goals[s].n = 0;
+    int maxd = 0;
+    for (int i = 0; i < t->craft_order.n; i++) {
+        int d = t->names[t->craft_order.a[i]].depth;
+        if (d < M2_TC_DEPTH_INF && d > maxd) maxd = d;
+    }
+    for (int i = 0; i < n_extra; i++)
+        if (extra_depth[i] < M2_TC_DEPTH_INF && extra_depth[i] > maxd) maxd = extra_depth[i];
+    for (int d = maxd; d >= 2; d--) {
+        for (int i = 0; i < t->craft_order.n; i++)
+            if (t->names[t->craft_order.a[i]].depth == d && push_goal(t, t->craft_order.a[i]))
+                return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
+        for (int i = 0; i < n_extra; i++)
+            if (extra_depth[i] == d && push_goal(t, extra[i])) return m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
+    }
+    t->stats.n_goals = t->goals.n;
+    for (int s = 0; s < 3; s++) t->stats.split_goals[s] = t->split_goals[s].n;
+    return 0;
+}
+
 typedef struct src_ref { const char *name; int idx; } src_ref;
 static int cmp_src(const void *a, const void *b) {
     return strcmp(((const src_ref *)a)->name, ((const src_ref *)b)->name);
 }
 
-int m2_tc_tree_build(m2_tc_tree *t, const m2_tc_src *files, int n, m2_err *err) {
+int m2_tc_tree_build(m2_tc_tree *t, const m2_tc_src *files, int n, int first_file, m2_err *err) {
     memset(t, 0, sizeof *t);
     if (n <= 0) return m2_errorf(err, M2_EFORMAT, "recipes: no recipe files");
     src_ref *order = malloc((size_t)n * sizeof *order);
@@ -452,7 +492,7 @@ int m2_tc_tree_build(m2_tc_tree *t, const m2_tc_src *files, int n, m2_err *err) 
         if (r < 0) goto fail;
         if (r == 0) t->stats.n_other_type++; else t->stats.n_crafting++;
     }
-    if (register_recipes(t, &kept, err) || clean_up(t, &kept, err)) goto fail;
+    if (register_recipes(t, &kept, first_file, err) || clean_up(t, &kept, err)) goto fail;
     t->stats.n_kept = kept.n;
     for (int i = 0; i < t->n_names; i++) {
         m2_tc_name *nm = &t->names[i];
@@ -476,28 +516,11 @@ int m2_tc_tree_build(m2_tc_tree *t, const m2_tc_src *files, int n, m2_err *err) 
     }
     if (build_lines(t, &kept, err)) goto fail;
     t->stats.n_craftable = t->craft_order.n;
-    /* goals: depth >= 2, depth-descending, stable in first-recipe order (ADaPT's reset list) */
-    int maxd = 0;
     for (int i = 0; i < t->craft_order.n; i++) {
         int d = t->names[t->craft_order.a[i]].depth;
         t->stats.depth_hist[d < M2_TC_MAX_DEPTH_HIST ? d : M2_TC_MAX_DEPTH_HIST - 1]++;
-        if (d < M2_TC_DEPTH_INF && d > maxd) maxd = d;
     }
-    for (int d = maxd; d >= 2; d--)
-        for (int i = 0; i < t->craft_order.n; i++) {
-            int it = t->craft_order.a[i];
-            if (t->names[it].depth != d) continue;
-            if (m2_tc_ivec_push(&t->goals, it)) { m2_errorf(err, M2_ENOMEM, "recipes: out of memory"); goto fail; }
-            /* split by a hash of the goal id: 2 in 10 goal items are held out as OOD */
-            int ood = m2_tc_fnv1a(t->names[it].id, (size_t)t->names[it].id_len) % 10 < 2;
-            if (m2_tc_ivec_push(&t->split_goals[ood ? M2_SPLIT_OOD : M2_SPLIT_TRAIN], it) ||
-                (!ood && m2_tc_ivec_push(&t->split_goals[M2_SPLIT_ID], it))) {
-                m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
-                goto fail;
-            }
-        }
-    t->stats.n_goals = t->goals.n;
-    for (int s = 0; s < 3; s++) t->stats.split_goals[s] = t->split_goals[s].n;
+    if (set_goals(t, NULL, NULL, 0, err)) goto fail;
     free(order);
     m2_tc_ivec_free(&kept);
     return 0;
@@ -518,7 +541,7 @@ void m2_tc_tree_free(m2_tc_tree *t) {
     free(t->names); free(t->hash); free(t->recipes); free(t->ings);
     for (int i = 0; i < t->n_lines; i++) free(t->lines[i]);
     free(t->lines); free(t->line_len); free(t->line_recipe);
-    m2_tc_ivec_free(&t->craft_order); m2_tc_ivec_free(&t->goals);
+    m2_tc_ivec_free(&t->craft_order); m2_tc_ivec_free(&t->goals); m2_tc_ivec_free(&t->cycle_skipped);
     for (int s = 0; s < 3; s++) m2_tc_ivec_free(&t->split_goals[s]);
     memset(t, 0, sizeof *t);
 }
@@ -530,4 +553,76 @@ int m2_tc_is_craftable(const m2_tc_tree *t, int name) {
 /* get succeeds for a known item that is neither craftable nor a tag. */
 int m2_tc_is_gettable(const m2_tc_tree *t, int name) {
     return name >= 0 && !m2_tc_is_craftable(t, name) && !t->names[name].is_tag && t->names[name].is_item;
+}
+
+/* ---- worlds: goals on recipe cycles ---- */
+
+int tc_worlds_build(tc_worlds *ws, const m2_tc_src *files, int n, m2_err *err) {
+    memset(ws, 0, sizeof *ws);
+    m2_tc_ivec extra = {0}, extra_depth = {0};
+    uint8_t *is_goal = NULL;
+    ws->w = calloc(TC_MAX_WORLDS, sizeof *ws->w);
+    ws->first_file = calloc(TC_MAX_WORLDS, sizeof *ws->first_file);
+    if (!ws->w || !ws->first_file) { m2_errorf(err, M2_ENOMEM, "recipes: out of memory"); goto fail; }
+    if (m2_tc_tree_build(&ws->w[0], files, n, -1, err)) goto fail;
+    ws->n = 1;
+    m2_tc_tree *t0 = &ws->w[0];
+    ws->world_of = calloc((size_t)t0->n_names + 1, sizeof *ws->world_of);
+    is_goal = calloc((size_t)t0->n_names + 1, 1);
+    if (!ws->world_of || !is_goal) { m2_errorf(err, M2_ENOMEM, "recipes: out of memory"); goto fail; }
+    for (int i = 0; i < t0->goals.n; i++) is_goal[t0->goals.a[i]] = 1;
+    /* one variant per skipped cycle recipe, in load order: the same files with that recipe's file
+     * registered first, so the cycle is broken at its other recipe (as ADaPT's loader does when the
+     * files come in that order) */
+    for (int k = 0; k < t0->cycle_skipped.n && ws->n < TC_MAX_WORLDS; k++) {
+        int f = t0->recipes[t0->cycle_skipped.a[k]].file;
+        m2_tc_tree *v = &ws->w[ws->n];
+        if (m2_tc_tree_build(v, files, n, f, err)) goto fail;   /* frees v itself */
+        if (v->n_names != t0->n_names) {   /* the same files interned in the same order */
+            m2_tc_tree_free(v);
+            m2_errorf(err, M2_EINVAL, "recipes: internal error: a cycle variant has other names");
+            goto fail;
+        }
+        int found = 0;
+        for (int i = 0; i < v->goals.n; i++) {
+            int g = v->goals.a[i];
+            if (is_goal[g]) continue;   /* w[0], or an earlier variant, already serves it */
+            is_goal[g] = 1;
+            ws->world_of[g] = ws->n;
+            if (m2_tc_ivec_push(&extra, g) || m2_tc_ivec_push(&extra_depth, v->names[g].depth)) {
+                m2_tc_tree_free(v);
+                m2_errorf(err, M2_ENOMEM, "recipes: out of memory");
+                goto fail;
+            }
+            found++;
+        }
+        if (!found) { m2_tc_tree_free(v); continue; }
+        /* a variant's own goal lists are never used (w[0]'s hold every goal): emptied so that
+         * nothing can read them by mistake */
+        m2_tc_ivec_free(&v->goals);
+        for (int s = 0; s < 3; s++) m2_tc_ivec_free(&v->split_goals[s]);
+        const char *slash = strrchr(files[f].name, '/');
+        ws->first_file[ws->n] = strdup(slash ? slash + 1 : files[f].name);
+        ws->n++;   /* counted before the strdup check so that tc_worlds_free frees v */
+        if (!ws->first_file[ws->n - 1]) { m2_errorf(err, M2_ENOMEM, "recipes: out of memory"); goto fail; }
+    }
+    if (extra.n && set_goals(t0, extra.a, extra_depth.a, extra.n, err)) goto fail;
+    t0->stats.n_cycle_goals = extra.n;
+    free(is_goal);
+    m2_tc_ivec_free(&extra);
+    m2_tc_ivec_free(&extra_depth);
+    return 0;
+fail:
+    free(is_goal);
+    m2_tc_ivec_free(&extra);
+    m2_tc_ivec_free(&extra_depth);
+    tc_worlds_free(ws);
+    return -1;
+}
+
+void tc_worlds_free(tc_worlds *ws) {
+    for (int i = 0; i < ws->n; i++) m2_tc_tree_free(&ws->w[i]);
+    if (ws->first_file) for (int i = 0; i < TC_MAX_WORLDS; i++) free(ws->first_file[i]);
+    free(ws->w); free(ws->first_file); free(ws->world_of);
+    memset(ws, 0, sizeof *ws);
 }

@@ -15,7 +15,9 @@
 
 static int env_init(m2_tc_env *e, m2_err *err) {
     m2_tc_tree *t = &e->t;
-    size_t nn = (size_t)t->n_names + 1, nr = (size_t)t->n_recipes + 1, nl = (size_t)t->n_lines + 1;
+    size_t nn = (size_t)t->n_names + 1, nr = (size_t)t->n_recipes + 1, nl = 1;
+    for (int w = 0; w < e->worlds.n; w++)   /* line indices are per world: room for the longest list */
+        if ((size_t)e->worlds.w[w].n_lines + 1 > nl) nl = (size_t)e->worlds.w[w].n_lines + 1;
     e->inv = calloc(nn, sizeof *e->inv);
     e->vinv = calloc(nn, sizeof *e->vinv);
     e->inv_has = calloc(nn, 1);
@@ -37,7 +39,7 @@ static void destroy(m2_env *env) {
     m2_tc_env *e = (m2_tc_env *)env;
     if (!e) return;
     if (e->tree_cache) for (int i = 0; i < e->t.n_names; i++) m2_tc_ivec_free(&e->tree_cache[i]);
-    m2_tc_tree_free(&e->t);
+    tc_worlds_free(&e->worlds);   /* e->t is a copy of one of them */
     free(e->inv); free(e->vinv); free(e->inv_has); free(e->line_listed); free(e->line_mark);
     free(e->name_mark); free(e->tree_cache); free(e->typed); free(e->used); free(e->adm);
     m2_tc_ivec_free(&e->adm_off); m2_tc_ivec_free(&e->tree_recipes); m2_tc_ivec_free(&e->block_lines);
@@ -53,7 +55,8 @@ static int create_from_src(m2_env **out, const m2_tc_src *src, int n, m2_err *er
     m2_tc_env *e = calloc(1, sizeof *e);
     if (!e) return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
     e->base.cls = &m2_tc_class;
-    if (m2_tc_tree_build(&e->t, src, n, err)) { free(e); return -1; }
+    if (tc_worlds_build(&e->worlds, src, n, err)) { free(e); return -1; }
+    e->t = e->worlds.w[0];
     if (env_init(e, err)) { destroy(&e->base); return -1; }
     *out = &e->base;
     return 0;
@@ -160,14 +163,21 @@ static const char *task_family_name(const m2_env *env, int i) { (void)env; retur
 
 /* task: NULL/"craft" = the split's goals; "all" = every goal in ADaPT's order (index = ADaPT seed);
  * otherwise a craftable item ("oak sign" or "minecraft:oak_sign") as the only goal. */
+/* A name that can be a goal: craftable (depth known) in the world its episodes are played in. */
+static int goal_item(const m2_tc_env *e, int nm) {
+    if (nm < 0) return 0;
+    const m2_tc_tree *w = &e->worlds.w[e->worlds.world_of[nm]];
+    return w->names[nm].item_recipes.n && w->names[nm].depth < M2_TC_DEPTH_INF;
+}
+
 static int goal_list(m2_tc_env *e, const char *task, m2_split split, const int **list, int *n, int *single, m2_err *err) {
-    m2_tc_tree *t = &e->t;
+    const m2_tc_tree *t = &e->worlds.w[0];   /* the goal lists (not the current episode's world) */
     if ((int)split < 0 || (int)split > 2) return m2_errorf(err, M2_EINVAL, "textcraft: unknown split %d", (int)split);
     if (!task || !*task || !strcmp(task, "craft")) { *list = t->split_goals[split].a; *n = t->split_goals[split].n; return 0; }
     if (!strcmp(task, "all")) { *list = t->goals.a; *n = t->goals.n; return 0; }
     int nm = m2_tc_find(t, task, (int)strlen(task));
-    if (nm < 0 || !t->names[nm].item_recipes.n) nm = m2_tc_find_typed(t, task, (int)strlen(task));
-    if (nm < 0 || !t->names[nm].item_recipes.n || t->names[nm].depth >= M2_TC_DEPTH_INF)
+    if (!goal_item(e, nm)) nm = m2_tc_find_typed(t, task, (int)strlen(task));
+    if (!goal_item(e, nm))
         return m2_errorf(err, M2_ENOTFOUND, "textcraft: unknown task '%s' (use 'craft', 'all' or a craftable item name)", task);
     *single = nm;
     *list = single;
@@ -217,6 +227,7 @@ static int reset(m2_env *env, const char *task, m2_split split, int index, uint6
     if (n <= 0) return m2_errorf(err, M2_ENOTFOUND, "textcraft: split '%s' has no goals of depth >= 2", m2_split_name(split));
     if (index < 0) return m2_errorf(err, M2_EINVAL, "textcraft: episode index %d is negative", index);
     int goal = list[index % n];
+    e->t = e->worlds.w[e->worlds.world_of[goal]];   /* t points at e->t: now this goal's world */
     /* one RNG stream per (family, split, index): train and id share goal items, not blocks */
     uint64_t stream = single >= 0 ? (3ull << 40) ^ (uint64_t)goal
                     : (task && !strcmp(task, "all")) ? (4ull << 40) | (uint64_t)index
@@ -343,6 +354,8 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
     cJSON_AddStringToObject(o, "goal", e->t.names[e->goal].disp);
     cJSON_AddStringToObject(o, "goal_id", e->t.names[e->goal].id);
     cJSON_AddNumberToObject(o, "depth", e->goal_depth);
+    int w = e->worlds.world_of[e->goal];
+    if (w) cJSON_AddStringToObject(o, "cycle_first_file", e->worlds.first_file[w]);   /* a cycle goal's world */
     cJSON_AddStringToObject(o, "task_text", e->task_text.p);
     cJSON_AddStringToObject(o, "observation", first.observation);
     for (int i = 0; i < e->block_lines.n; i++) cJSON_AddItemToArray(cmds, cJSON_CreateString(e->t.lines[e->block_lines.a[i]]));
@@ -360,7 +373,7 @@ static const m2_tc_env *as_tc(const m2_env *env) { return env && env->cls == &m2
 int m2_tc_stats_get(const m2_env *env, m2_tc_stats *st) {
     const m2_tc_env *e = as_tc(env);
     if (!e) return -1;
-    *st = e->t.stats;
+    *st = e->worlds.w[0].stats;
     return 0;
 }
 const char *m2_tc_goal(const m2_env *env) { const m2_tc_env *e = as_tc(env); return e && e->goal >= 0 ? e->t.names[e->goal].disp : NULL; }

@@ -20,7 +20,8 @@ typedef struct m2_tc_stats {
     int n_tags_cleaned;     /* input tags without a craftable member, turned into plain items */
     int n_craftable;        /* items with at least one recipe */
     int depth_hist[M2_TC_MAX_DEPTH_HIST];  /* craftable items by min depth (last bucket: deeper) */
-    int n_goals;            /* craftable items of depth >= 2 */
+    int n_goals;            /* craftable items of depth >= 2, cycle goals included */
+    int n_cycle_goals;      /* goals that exist only with a recipe cycle broken the other way */
     int split_goals[3];     /* goal items in train / id / ood (id uses the train items) */
 } m2_tc_stats;
 
