@@ -178,10 +178,9 @@ static int note_lines(m2_ck *k, const char *note, double x, double y, double max
         }
         memcpy(line, p, best);
         line[best] = 0;
-        int last = lines == max_lines - 1 && p[best];
-        if (draw)
-            m2_ck_text(k, x, y + lines * LINE_H, line,
-                       &(m2_ck_style){.size = NOTE_PX, .rgb = INK_SOFT, .max_w = last ? max_w * 0.999 : 0});
+        /* the last line allowed says that more was left out; a single overlong item is cut */
+        if (lines == max_lines - 1 && p[best] && best + 5 < sizeof line) strcat(line, " \xe2\x80\xa6");
+        if (draw) m2_ck_text(k, x, y + lines * LINE_H, line, &(m2_ck_style){.size = NOTE_PX, .rgb = INK_SOFT, .max_w = max_w});
         lines++;
         p += best;
         while (*p == ' ') p++;
