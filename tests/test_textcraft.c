@@ -349,6 +349,11 @@ static void bad_recipe_files(void **state) {
     expect_load_error("{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"tag\":\"minecraft:a\"}],\"result\":{\"count\":2}}", "'result.item'", "missing");
     expect_load_error("{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"tag\":\"minecraft:a\"}],\"result\":{\"item\":\"minecraft:x\",\"count\":-2}}", "'result.count'", NULL);
     expect_load_error("{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"tag\":\"minecraft:a\"}],\"result\":{\"item\":\"minecraft:x\",\"count\":\"4\"}}", "'result.count'", NULL);
+    /* found by fuzz_textcraft_recipe: counts far outside long's range (converting them to an
+     * integer before the range check was undefined behaviour, reported by UBSan) */
+    expect_load_error("{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"tag\":\"minecraft:a\"}],\"result\":{\"item\":\"minecraft:x\",\"count\":4.7e53}}", "'result.count'", "0..1000000");
+    expect_load_error("{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"tag\":\"minecraft:a\"}],\"result\":{\"item\":\"minecraft:x\",\"count\":-1e300}}", "'result.count'", NULL);
+    expect_load_error("{\"type\":\"minecraft:crafting_shapeless\",\"ingredients\":[{\"tag\":\"minecraft:a\"}],\"result\":{\"item\":\"minecraft:x\",\"count\":2.5}}", "'result.count'", NULL);
     expect_load_error("{\"type\":\"minecraft:crafting_shapeless\",\"group\":1,\"ingredients\":[{\"tag\":\"minecraft:a\"}],\"result\":{\"item\":\"minecraft:x\"}}", "'group'", "string");
     /* other recipe types are skipped without looking at their fields */
     const char *names[] = {"a.json", "b.json"};

@@ -227,7 +227,9 @@ static int parse_recipe(parse_ctx *c, const cJSON *root, int file_idx) {
         out_id = it->valuestring;
         const cJSON *cn = cJSON_GetObjectItemCaseSensitive(res, "count");
         if (cn && !cJSON_IsNull(cn)) {
-            if (!cJSON_IsNumber(cn) || cn->valuedouble != (double)(long)cn->valuedouble || cn->valuedouble < 0 || cn->valuedouble > 1e6)
+            /* range first: converting a double outside long's range (1e300) is undefined */
+            if (!cJSON_IsNumber(cn) || !(cn->valuedouble >= 0 && cn->valuedouble <= 1e6) ||
+                cn->valuedouble != (double)(long)cn->valuedouble)
                 return m2_errorf(c->err, M2_EFORMAT, "%s: field 'result.count': expected an integer in 0..1000000", c->file);
             count = (long)cn->valuedouble;
             if (count == 0) count = 1;   /* ADaPT: get("count") or 1 */
