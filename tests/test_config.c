@@ -97,6 +97,10 @@ static void yaml_errors_name_file_line_key(void **state) {
     static const bad_case cases[] = {
         {"sys2:\n  offline:\n    betta: 3\n", {"bad.yaml:3", "unknown key 'sys2.offline.betta'", "did you mean 'sys2.offline.beta'"}},
         {"sys2:\n  ofline:\n    beta: 3\n", {"bad.yaml:2", "unknown key 'sys2.ofline'", "did you mean 'sys2.offline'"}},
+        /* suggestions up to 4 edits, also when the key is 4 characters longer; a key much longer
+         * than every schema key gets none (and costs no distance tables) */
+        {"sys2.offline.betaaaa: 3\n", {"bad.yaml:1", "unknown key 'sys2.offline.betaaaa'", "did you mean 'sys2.offline.beta'"}},
+        {"sys2.offline.beta_and_a_lot_more_text_than_any_key_has: 3\n", {"bad.yaml:1", "multi2 train --help-config lists the keys"}},
         {"run:\n  seed: abc\n", {"bad.yaml:2", "run.seed", "expected an integer, got 'abc'"}},
         {"run:\n  seed: 1.5\n", {"bad.yaml:2", "run.seed", "expected an integer"}},
         {"sys2.offline.gamma: 1.5\n", {"bad.yaml:1", "sys2.offline.gamma", "must be in [0, 1], got 1.5"}},

@@ -94,9 +94,16 @@ static const char *choice_at(const char *choices, int i, char *buf, size_t cap) 
     return buf;
 }
 
+/* Levenshtein distance, exact up to SUGGEST_MAX_DIST; beyond that only a lower bound (no caller
+ * suggests anything that far). The length difference bounds it from below, so a long garbage key
+ * costs nothing instead of a full table per schema key (the YAML fuzzer spent most of its time
+ * here). */
+#define SUGGEST_MAX_DIST 4
 static size_t edit_distance(const char *a, const char *b) {
     size_t na = strlen(a), nb = strlen(b);
     if (na > 200 || nb > 200) return (size_t)-1;
+    size_t gap = na > nb ? na - nb : nb - na;
+    if (gap > SUGGEST_MAX_DIST) return gap;
     size_t row[201];
     for (size_t j = 0; j <= nb; j++) row[j] = j;
     for (size_t i = 1; i <= na; i++) {
@@ -114,7 +121,7 @@ static size_t edit_distance(const char *a, const char *b) {
     return row[nb];
 }
 
-static int close_enough(size_t d, size_t len) { return d <= 2 || (d <= 4 && d * 3 <= len); }
+static int close_enough(size_t d, size_t len) { return d <= 2 || (d <= SUGGEST_MAX_DIST && d * 3 <= len); }
 
 /* The choice closest to `item`, copied into buf; NULL if none is close. */
 static const char *suggest_choice(const char *choices, const char *item, char *buf, size_t cap) {
