@@ -3,7 +3,8 @@
 #   make debug      debug build (build-debug/)   make asan    ASan+UBSan build + all tests
 #   make check      test + asan + fuzz build (CI) make demo    release build + `multi2 demo`
 #   make bench      build and run benchmarks      make fuzz    clang libFuzzer targets (build-fuzz/)
-#   make fuzz-run   run every fuzz target for FUZZ_SECONDS (default 30) via bench/run_fuzz.sh
+#   make fuzz-run   run every fuzz target for FUZZ_SECONDS (default 30; FUZZ_RUNS=N stops at N
+#                   executions first) via bench/run_fuzz.sh
 JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 
