@@ -34,7 +34,7 @@ static int setup(void **state) {
     m2_model_config cfg;
     assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
     cfg.vocab_size = 259;   /* the byte tokenizer */
-    m2_model_opts o = {M2_DT_F32, 0, 1};
+    m2_model_opts o = {.dtype = M2_DT_F32, .threads = 1};
     f->m = m2_model_create(&cfg, &o, &err);
     assert_non_null(f->m);
     m2_model_init_random(f->m, 7, 0.2f);
@@ -80,7 +80,7 @@ static int fd_ok(double fd, double g) { return fabs(fd - g) / (fabs(fd) + fabs(g
 
 static m2_adapter *adapter(fixture *f, const char *name, uint64_t seed) {
     m2_err err = {0};
-    m2_lora_config lc = {"", 2, 4.0f, 0.f, M2_LORA_Q | M2_LORA_V};
+    m2_lora_config lc = {.name = "", .rank = 2, .alpha = 4.0f, .targets = M2_LORA_Q | M2_LORA_V};
     snprintf(lc.name, sizeof lc.name, "%s", name);
     m2_adapter *a = m2_adapter_add(f->m, &lc, seed, &err);
     assert_non_null(a);
@@ -134,9 +134,9 @@ static void sft_step_fd(void **state) {
 static void sft_steps_lower_loss(void **state) {
     fixture *f = *state;
     m2_err err = {0};
-    m2_lora_config lc = {"learn", 4, 8.0f, 0.f, M2_LORA_ALL};
+    m2_lora_config lc = {.name = "learn", .rank = 4, .alpha = 8.0f, .targets = M2_LORA_ALL};
     m2_adapter *a = m2_adapter_add(f->m, &lc, 5, &err);
-    m2_adamw opt = {0.9f, 0.999f, 1e-8f, 0.f};
+    m2_adamw opt = {.beta1 = M2_ADAMW_BETA1, .beta2 = M2_ADAMW_BETA2, .eps = M2_ADAMW_EPS};
     m2_step_stats st;
     float first = 0, last = 0;
     for (int it = 0; it < 30; it++) {
@@ -161,8 +161,8 @@ static void offline_critic_fd(void **state) {
     m2_head_polyak(v, 1.f);
     for (size_t i = 0; i < q->params.n; i++) q->target[i] += 0.05f;   /* Qbar != Q */
     m2_offline_cfg cfg = {0};
-    cfg.critic = (m2_critic_cfg){0.9f, 0.7f};
-    cfg.actor = (m2_actor_cfg){1.f, 20.f, 0.f, 0, 0};
+    cfg.critic = (m2_critic_cfg){.gamma = 0.9f, .expectile = 0.7f};
+    cfg.actor = (m2_actor_cfg){.beta = 1.f, .w_max = 20.f};
     cfg.reduce = M2_REDUCE_MEAN;
     cfg.train_critic = 1;
     m2_rng rng;
@@ -219,13 +219,13 @@ static void offline_actor_anchor_fd(void **state) {
     m2_adapter *a = adapter(f, "act", 3);
     m2_head *q = const_head(f, "qc", 0.7f), *v = const_head(f, "vc", 0.2f);   /* A = 0.5 */
     m2_offline_cfg cfg = {0};
-    cfg.critic = (m2_critic_cfg){0.9f, 0.7f};
-    cfg.actor = (m2_actor_cfg){1.f, 20.f, 0.8f, 0, 1};
+    cfg.critic = (m2_critic_cfg){.gamma = 0.9f, .expectile = 0.7f};
+    cfg.actor = (m2_actor_cfg){.beta = 1.f, .w_max = 20.f, .lambda = 0.8f, .normalize = 1};
     cfg.reduce = M2_REDUCE_MEAN;
     cfg.train_actor = 1;
     cfg.n_anchor = 2;
     cfg.max_action_tokens = 4;
-    cfg.sampler = (m2_sampler){0.f, 0, 0.f};   /* greedy a^: a 1e-2 perturbation cannot flip a sampled token */
+    cfg.sampler = (m2_sampler){.temperature = 0.f};   /* greedy a^: a 1e-2 perturbation cannot flip a sampled token */
     cfg.anchor_samples = 2;
     cfg.eos_id = f->tok.eos_id;
     m2_rng rng;
@@ -269,7 +269,7 @@ static void online_awac_kl_fd(void **state) {
     m2_adapter *on = adapter(f, "on", 4), *off = adapter(f, "off", 5);
     m2_head *q = const_head(f, "qo", 0.3f), *v = const_head(f, "vo", 0.1f);
     m2_online_cfg cfg = {0};
-    cfg.critic = (m2_critic_cfg){0.9f, 0.7f};
+    cfg.critic = (m2_critic_cfg){.gamma = 0.9f, .expectile = 0.7f};
     cfg.alpha = 1.f;
     cfg.w_max = 20.f;
     cfg.eta = 0.5f;
@@ -319,7 +319,7 @@ static void ppo_step_fd(void **state) {
     float *old = calloc(N, sizeof(float)), *lref = calloc(N, sizeof(float)), *adv = calloc(N, sizeof(float));
     assert_int_equal(m2_score_logprobs(f->c2, a, &f->pb, old, &err), 0);
     assert_int_equal(m2_score_logprobs(f->c2, ref, &f->pb, lref, &err), 0);
-    m2_ppo_cfg cfg = {0.2f, 0.1f};
+    m2_ppo_cfg cfg = {.eps_clip = 0.2f, .kl_coef = 0.1f};
     m2_step_stats st;
     assert_int_equal(m2_ppo_step(f->c, a, &f->pb, adv, old, lref, &cfg, 0, &st, &err), 0);
     assert_true(fabsf(st.kl) < 1e-5f);   /* nothing changed yet */
