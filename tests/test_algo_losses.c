@@ -177,6 +177,13 @@ static void offline_actor_hand(void **state) {
     memset(d, 0, sizeof d);
     m2_offline_actor_backward(&cfg, adv, NULL, 3, adv_s, NULL, 2, d, NULL);
     NEAR(d[0], -0.285714, 1e-6); NEAR(d[1], -0.571429, 1e-6); NEAR(d[2], -0.142857, 1e-6);
+    /* a padded entry (A = 5, its raw weight would be 2) counts neither in the mean nor in the loss:
+     * the same numbers, and no gradient to it */
+    float adv4[4] = {0, (float)log(3.0), (float)-log(2.0), 5}, logp4[4] = {-1, -2, -0.5f, -7}, mask4[4] = {1, 1, 1, 0};
+    float d4[4] = {0};
+    NEAR(m2_offline_actor_forward(&cfg, adv4, logp4, mask4, 4, NULL, NULL, NULL, 0, NULL), 1.5, 1e-6);
+    m2_offline_actor_backward(&cfg, adv4, mask4, 4, NULL, NULL, 0, d4, NULL);
+    NEAR(d4[0], -0.285714, 1e-6); NEAR(d4[1], -0.571429, 1e-6); NEAR(d4[2], -0.142857, 1e-6); NEAR(d4[3], 0, 0);
     cfg.normalize = 0;
     /* lambda = 0 is vanilla IQL/AWR: the anchor vanishes */
     cfg.lambda = 0;
