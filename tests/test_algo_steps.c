@@ -838,6 +838,66 @@ static void online_step_by_hand(void **state) {
     }
 }
 
+/* Dropout must not leak into a comparison of two policies. Online: pi_off runs in pi_on's dropout
+ * mode (the same masks), so while the adapters are equal the KL is exactly 0 and its gradient too,
+ * with dropout on: the step's gradient with eta = 0.5 equals the one with eta = 0 bit for bit. */
+static void online_kl_zero_equal_adapters_dropout(void **state) {
+    fixture *f = *state;
+    m2_err err = {0};
+    m2_lora_config lc = {.name = "on_d", .rank = 2, .alpha = 4.f, .dropout = 0.3f, .targets = M2_LORA_Q | M2_LORA_V};
+    m2_adapter *on = m2_adapter_add(f->m, &lc, 4, &err);
+    snprintf(lc.name, sizeof lc.name, "off_d");
+    m2_adapter *off = m2_adapter_add(f->m, &lc, 5, &err);
+    assert_non_null(on);
+    assert_non_null(off);
+    randomize(&on->params, 0.3f, 104);
+    assert_int_equal(m2_adapter_copy_weights(off, on, &err), 0);
+    m2_head *q = const_head(f, "qd", 0.3f), *v = const_head(f, "vd", 0.1f);
+    m2_online_cfg cfg = {.critic = {.gamma = 0.9f, .expectile = 0.7f}, .alpha = 1.f, .w_max = 20.f, .eta = 0.5f,
+                         .reduce = M2_REDUCE_SUM, .train_actor = 1};
+    size_t n = on->params.n;
+    float *g[3];
+    m2_step_stats st;
+    for (int run = 0; run < 3; run++) {   /* eta 0.5, eta 0, eta 0 with other dropout masks */
+        cfg.eta = run == 0 ? 0.5f : 0.f;
+        m2_ctx_seed(f->c, run == 2 ? 99 : 3);
+        m2_params_zero_grad(&on->params);
+        assert_int_equal(m2_online_step(f->m, f->c, f->c2, on, off, q, v, &f->pb, &cfg, &st, &err), 0);
+        if (run == 0) assert_true(st.kl == 0.f);
+        g[run] = malloc(n * sizeof(float));
+        memcpy(g[run], on->params.g, n * sizeof(float));
+    }
+    assert_memory_equal(g[0], g[1], n * sizeof(float));          /* the KL's gradient is exactly 0 */
+    assert_true(memcmp(g[1], g[2], n * sizeof(float)) != 0);     /* and dropout was on */
+    for (int run = 0; run < 3; run++) free(g[run]);
+}
+
+/* TeamTR: the new policy is compared with logp_old (a scoring forward) in the same dropout mode, so
+ * before any update the ratio is exactly 1: D^ = 0, L^ = 0, nothing clipped, and with A = 0 and the
+ * k3 reference at the old policy the gradient is exactly 0 — with dropout on. */
+static void ppo_ratio_one_dropout(void **state) {
+    fixture *f = *state;
+    m2_err err = {0};
+    m2_lora_config lc = {.name = "agent_d", .rank = 2, .alpha = 4.f, .dropout = 0.3f, .targets = M2_LORA_Q | M2_LORA_V};
+    m2_adapter *a = m2_adapter_add(f->m, &lc, 6, &err);
+    assert_non_null(a);
+    randomize(&a->params, 0.3f, 106);
+    int N = f->pb.N;
+    float *old = calloc(N, sizeof(float)), *adv = calloc(N, sizeof(float));
+    assert_int_equal(m2_score_logprobs(f->c2, a, &f->pb, old, &err), 0);
+    m2_ppo_cfg cfg = {.eps_clip = 0.2f, .kl_coef = 0.1f};
+    m2_ctx_seed(f->c, 4);
+    m2_params_zero_grad(&a->params);
+    m2_step_stats st;
+    assert_int_equal(m2_ppo_step(f->c, a, &f->pb, adv, old, old, &cfg, 1, &st, &err), 0);
+    assert_true(st.kl == 0.f);
+    assert_true(st.surrogate_gain == 0.f);
+    assert_true(st.clip_frac == 0.f);
+    for (size_t i = 0; i < a->params.n; i++) assert_true(a->params.g[i] == 0.f);
+    free(old);
+    free(adv);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(sft_step_fd, setup, teardown),
@@ -847,6 +907,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(online_awac_kl_fd, setup, teardown),
         cmocka_unit_test_setup_teardown(lm_step_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(ppo_step_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(online_kl_zero_equal_adapters_dropout, setup, teardown),
+        cmocka_unit_test_setup_teardown(ppo_ratio_one_dropout, setup, teardown),
         cmocka_unit_test_setup_teardown(offline_step_by_hand, setup_hand, teardown_hand),
         cmocka_unit_test_setup_teardown(online_step_by_hand, setup_hand, teardown_hand),
     };

@@ -279,7 +279,12 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
     if (c_on == c_off) return m2_errorf(err, M2_EINVAL, "online step: the online and reference forwards need two ctxs");
     if (on == off) return m2_errorf(err, M2_EINVAL, "online step: pi_on and pi_off are the same adapter");
     m2_batch b = m2_packed_batch_view(pb);
-    if (m2_forward(c_off, &b, off, 0, err)) return -1;   /* pi_off: frozen reference, no grads */
+    /* pi_off in pi_on's dropout mode: its forward draws the same dropout seed from a copy of c_on's
+     * RNG, so both adapters run on the same masks and equal adapters give equal logits (KL exactly
+     * 0 and no KL gradient); a scoring pi_off against a dropped-out pi_on made the KL > 0 there.
+     * pi_off is frozen: its adapter gets no grads from this training-mode forward. */
+    *m2_ctx_rng(c_off) = *m2_ctx_rng(c_on);
+    if (m2_forward(c_off, &b, off, 1, err)) return -1;
     if (m2_forward(c_on, &b, on, 1, err)) return -1;
     int N = pb->N, A = pb->n_actions, rc = -1;
     scratch s = {0};
@@ -349,7 +354,10 @@ int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float
                 const float *logp_old, const float *logp_ref, const m2_ppo_cfg *cfg, int backward,
                 m2_step_stats *st, m2_err *err) {
     m2_batch b = m2_packed_batch_view(pb);
-    if (m2_forward(c, &b, a, backward, err)) return -1;
+    /* the new policy in logp_old's dropout mode: logp_old comes from a scoring forward
+     * (m2_score_logprobs, no dropout), so this one runs without dropout too and the ratio, D^ and
+     * L^ compare the policies themselves (ratio exactly 1 before any update) */
+    if (m2_forward(c, &b, a, 0, err)) return -1;
     int N = pb->N, rc = -1;
     scratch s = {0};
     int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t)), *tseq = s_alloc(&s, (size_t)N, sizeof(int32_t));
