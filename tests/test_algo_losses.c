@@ -1,6 +1,7 @@
 /* algo/: every loss against hand-computed values (arithmetic in the comments) and every backward
  * against central finite differences, including the anchor term through a softmax policy and the
- * exact per-token KL. */
+ * exact per-token KL (the engine's kernels/loss.h, which the steps reach through m2_ctx_logprobs
+ * and m2_ctx_kl). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include "algo/algo.h"
 #include "core/rng.h"
+#include "kernels/loss.h"
 
 #define NEAR(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))
 
@@ -69,20 +71,34 @@ static void action_reduce_hand(void **state) {
     NEAR(dt[0], 0, 0); NEAR(dt[1], 0.5, 1e-7); NEAR(dt[2], 0.5, 1e-7); NEAR(dt[3], 2, 1e-7); NEAR(dt[4], 0, 0);
 }
 
+/* The kernels on n rows of V logits (no pool): token log-probs, their gradient, the exact KL. */
+static void gather(const float *z, const int32_t *t, int n, int V, float *lp) { m2_logprob_forward(lp, NULL, z, t, n, V, NULL); }
+static void gather_bwd(const float *z, const int32_t *t, int n, int V, const float *dlp, float *dz) {
+    m2_logprob_backward(dz, dlp, z, NULL, t, n, V, NULL);
+}
+static double kl1(const float *zp, const float *zq, int V) {
+    float k;
+    m2_kl_forward(&k, zp, zq, 1, V, NULL);
+    return k;
+}
+static void kl1_bwd(const float *zp, const float *zq, int V, float dkl, float *dzp) {
+    m2_kl_backward(dzp, NULL, &dkl, zp, zq, 1, V, NULL);
+}
+
 static void logp_gather_hand(void **state) {
     /* z = (0, ln 2, ln 3) -> softmax = (1, 2, 3) / 6 ; target 2: log(3/6) = -ln 2 = -0.693147 */
     float z[3] = {0.f, (float)log(2.0), (float)log(3.0)}, lp, dz[3] = {0};
     int32_t t = 2;
-    m2_logp_gather_forward(z, &t, NULL, 1, 3, &lp);
+    gather(z, &t, 1, 3, &lp);
     NEAR(lp, -0.693147, 1e-6);
     /* d logp / dz = onehot - p = (-1/6, -1/3, 1 - 1/2) */
     float one = 1.f;
-    m2_logp_gather_backward(z, &t, NULL, 1, 3, &one, dz);
+    gather_bwd(z, &t, 1, 3, &one, dz);
     NEAR(dz[0], -1.0 / 6, 1e-6); NEAR(dz[1], -1.0 / 3, 1e-6); NEAR(dz[2], 0.5, 1e-6);
     /* stability: huge logits do not overflow (f32 kernel) */
     float zb[3] = {1000.f, 1000.f + (float)log(2.0), -1000.f};
     int32_t t0 = 0;
-    m2_logp_gather_forward(zb, &t0, NULL, 1, 3, &lp);
+    gather(zb, &t0, 1, 3, &lp);
     NEAR(lp, -log(3.0), 1e-4);   /* p = (1, 2, 0) / 3 */
 }
 
@@ -90,18 +106,18 @@ static void kl_row_hand(void **state) {
     /* p = softmax(0, ln 3) = (1/4, 3/4), q = softmax(0, 0) = (1/2, 1/2)
      * KL = 1/4 ln(1/2) + 3/4 ln(3/2) = -0.173287 + 0.304099 = 0.130812 */
     float zp[2] = {0.f, (float)log(3.0)}, zq[2] = {0.f, 0.f}, dz[2] = {0};
-    NEAR(m2_kl_row_forward(zp, zq, 2), 0.130812, 1e-6);
+    NEAR(kl1(zp, zq, 2), 0.130812, 1e-6);
     /* dKL/dz_j = p_j (ln p_j - ln q_j - KL):
      *   j=0: 0.25 (ln 0.5 - 0.130812) = 0.25 (-0.823959) = -0.205990
      *   j=1: 0.75 (ln 1.5 - 0.130812) = 0.75 ( 0.274653) =  0.205990 */
-    m2_kl_row_backward(zp, zq, 2, 1.f, dz);
+    kl1_bwd(zp, zq, 2, 1.f, dz);
     NEAR(dz[0], -0.205990, 1e-6); NEAR(dz[1], 0.205990, 1e-6);
     /* KL of a distribution with itself is 0, also with extreme logits */
     float ze[3] = {-1e4f, 0.f, 1e4f};
-    NEAR(m2_kl_row_forward(ze, ze, 3), 0, 1e-9);
+    NEAR(kl1(ze, ze, 3), 0, 1e-9);
     /* shift invariance: adding a constant to z_q changes nothing */
     float zq2[2] = {50.f, 50.f};
-    NEAR(m2_kl_row_forward(zp, zq2, 2), 0.130812, 2e-5);   /* f32 kernel: ulp(50) ~ 4e-6 */
+    NEAR(kl1(zp, zq2, 2), 0.130812, 2e-5);   /* f32 kernel: ulp(50) ~ 4e-6 */
 }
 
 static void iql_value_hand(void **state) {
@@ -161,6 +177,13 @@ static void offline_actor_hand(void **state) {
     memset(d, 0, sizeof d);
     m2_offline_actor_backward(&cfg, adv, NULL, 3, adv_s, NULL, 2, d, NULL);
     NEAR(d[0], -0.285714, 1e-6); NEAR(d[1], -0.571429, 1e-6); NEAR(d[2], -0.142857, 1e-6);
+    /* a padded entry (A = 5, its raw weight would be 2) counts neither in the mean nor in the loss:
+     * the same numbers, and no gradient to it */
+    float adv4[4] = {0, (float)log(3.0), (float)-log(2.0), 5}, logp4[4] = {-1, -2, -0.5f, -7}, mask4[4] = {1, 1, 1, 0};
+    float d4[4] = {0};
+    NEAR(m2_offline_actor_forward(&cfg, adv4, logp4, mask4, 4, NULL, NULL, NULL, 0, NULL), 1.5, 1e-6);
+    m2_offline_actor_backward(&cfg, adv4, mask4, 4, NULL, NULL, 0, d4, NULL);
+    NEAR(d4[0], -0.285714, 1e-6); NEAR(d4[1], -0.571429, 1e-6); NEAR(d4[2], -0.142857, 1e-6); NEAR(d4[3], 0, 0);
     cfg.normalize = 0;
     /* lambda = 0 is vanilla IQL/AWR: the anchor vanishes */
     cfg.lambda = 0;
@@ -176,19 +199,21 @@ static void released_actor_hand(void **state) {
      *   dL/dlogp = -w / 3 = (-0.246956, -0.629566, -0.123478); sampled actions are ignored */
     m2_actor_cfg cfg = {.beta = 1, .w_max = 2, .lambda = 0.5f, .released = 1};
     float adv[3] = {0, (float)log(3.0), (float)-log(2.0)}, logp[3] = {-1, -2, -0.5f};
-    float adv_s[1] = {5}, logp_s[1] = {-1}, w[3];
-    m2_released_weights(adv, NULL, 3, 1, 2, 0.5f, w);
-    NEAR(w[0], 0.740868, 1e-5); NEAR(w[1], 1.888698, 1e-5); NEAR(w[2], 0.370434, 1e-5);
-    NEAR(m2_offline_actor_forward(&cfg, adv, logp, NULL, 3, adv_s, logp_s, NULL, 1, NULL), 1.567827, 1e-5);
+    float adv_s[1] = {5}, logp_s[1] = {-1};
+    m2_actor_stats st;
+    NEAR(m2_offline_actor_forward(&cfg, adv, logp, NULL, 3, adv_s, logp_s, NULL, 1, &st), 1.567827, 1e-5);
+    NEAR(st.w_max_seen, 1.888698, 1e-5); NEAR(st.w_mean, 1, 1e-6);   /* normalised: mean 1 */
+    NEAR(st.loss_anchor, 0, 0);
     float d[3] = {0}, ds[1] = {0};
     m2_offline_actor_backward(&cfg, adv, NULL, 3, adv_s, NULL, 1, d, ds);
     NEAR(d[0], -0.246956, 1e-5); NEAR(d[1], -0.629566, 1e-5); NEAR(d[2], -0.123478, 1e-5);
     NEAR(ds[0], 0, 0);
-    /* NaN advantage -> weight 0 (the released nan -> 0) */
-    float adv_nan[2] = {NAN, 0};
-    m2_released_weights(adv_nan, NULL, 2, 1, 2, 0.5f, w);
-    NEAR(w[0], 0, 0);
-    NEAR(w[1], 2, 1e-6);   /* raw (0, 1), mean 0.5 */
+    /* NaN advantage -> weight 0 (the released nan -> 0): raw (0, 1), mean 0.5, w = (0, 2);
+     * dL/dlogp = -w / 2 = (0, -1) */
+    float adv_nan[2] = {NAN, 0}, dn[2] = {0};
+    m2_offline_actor_backward(&cfg, adv_nan, NULL, 2, NULL, NULL, 0, dn, NULL);
+    NEAR(dn[0], 0, 0);
+    NEAR(dn[1], -1, 1e-6);
 }
 
 static void awac_hand(void **state) {
@@ -320,7 +345,7 @@ static double f_anchor_logits(void *c, const float *z) {
     anchor_ctx *a = c;
     float tl[AT], al[AA];
     int32_t cnt[AA];
-    m2_logp_gather_forward(z, a->tgt, NULL, AT, AV, tl);
+    gather(z, a->tgt, AT, AV, tl);
     m2_action_logp_forward(tl, a->tok_act, AT, AA, a->red, al, cnt);
     return m2_anchor_forward(a->adv_s, al, NULL, AA, a->lambda);
 }
@@ -336,11 +361,11 @@ static void fd_anchor_through_logits(void **state) {
         anchor_ctx c = {tgt, tok_act, adv_s, 0.6f, (m2_reduce)red};
         float tl[AT], al[AA], dal[AA] = {0}, dtl[AT] = {0}, dz[AT * AV] = {0};
         int32_t cnt[AA];
-        m2_logp_gather_forward(z, tgt, NULL, AT, AV, tl);
+        gather(z, tgt, AT, AV, tl);
         m2_action_logp_forward(tl, tok_act, AT, AA, c.red, al, cnt);
         m2_anchor_backward(adv_s, NULL, AA, 0.6f, dal);
         m2_action_logp_backward(dal, tok_act, AT, cnt, c.red, dtl);
-        m2_logp_gather_backward(z, tgt, NULL, AT, AV, dtl, dz);
+        gather_bwd(z, tgt, AT, AV, dtl, dz);
         check_grad(f_anchor_logits, &c, z, dz, AT * AV, 1e-3, 2e-3);
         /* rows that predict no action token get no gradient */
         for (int v = 0; v < AV; v++) NEAR(dz[2 * AV + v], 0, 0);
@@ -350,7 +375,7 @@ static void fd_anchor_through_logits(void **state) {
 typedef struct { const float *zq; int V; } kl_ctx;
 static double f_kl(void *c, const float *zp) {
     kl_ctx *k = c;
-    return m2_kl_row_forward(zp, k->zq, k->V);
+    return kl1(zp, k->zq, k->V);
 }
 
 static void fd_kl_row(void **state) {
@@ -362,13 +387,13 @@ static void fd_kl_row(void **state) {
         fill_normal(&r, zp, V, 2.f + trial);
         fill_normal(&r, zq, V, 2.f);
         memset(g, 0, sizeof g);
-        m2_kl_row_backward(zp, zq, V, 1.f, g);
+        kl1_bwd(zp, zq, V, 1.f, g);
         kl_ctx c = {zq, V};
         check_grad(f_kl, &c, zp, g, V, 1e-3, 2e-3);
         double s = 0;
         for (int v = 0; v < V; v++) s += g[v];
         NEAR(s, 0, 1e-5);   /* softmax gradients sum to zero */
-        assert_true(m2_kl_row_forward(zp, zq, V) >= 0);
+        assert_true(kl1(zp, zq, V) >= 0);
     }
 }
 
@@ -380,8 +405,8 @@ static double f_awac_logits(void *c, const float *z) {
     awac_ctx *a = c;
     float tl[OT], tk[OT], al[OA], ak[OA];
     int32_t cnt[OA];
-    m2_logp_gather_forward(z, a->tgt, NULL, OT, OV, tl);
-    for (int i = 0; i < OT; i++) tk[i] = a->tok_act[i] >= 0 ? (float)m2_kl_row_forward(z + i * OV, a->zoff + i * OV, OV) : 0.f;
+    gather(z, a->tgt, OT, OV, tl);
+    for (int i = 0; i < OT; i++) tk[i] = a->tok_act[i] >= 0 ? (float)kl1(z + i * OV, a->zoff + i * OV, OV) : 0.f;
     m2_action_logp_forward(tl, a->tok_act, OT, OA, M2_REDUCE_SUM, al, cnt);
     m2_action_logp_forward(tk, a->tok_act, OT, OA, M2_REDUCE_SUM, ak, cnt);
     return m2_awac_forward(a->w, al, ak, a->mask, OA, a->eta);
@@ -400,13 +425,13 @@ static void fd_awac_through_logits(void **state) {
     /* analytic: loss -> (dlogp, dkl) per action -> per token -> logits */
     float dal[OA] = {0}, dak[OA] = {0}, dtl[OT] = {0}, dtk[OT] = {0}, dz[OT * OV] = {0}, tl[OT], al[OA];
     int32_t cnt[OA];
-    m2_logp_gather_forward(z, tgt, NULL, OT, OV, tl);
+    gather(z, tgt, OT, OV, tl);
     m2_action_logp_forward(tl, tok_act, OT, OA, M2_REDUCE_SUM, al, cnt);
     m2_awac_backward(w, mask, OA, 0.3f, dal, dak);
     m2_action_logp_backward(dal, tok_act, OT, cnt, M2_REDUCE_SUM, dtl);
     m2_action_logp_backward(dak, tok_act, OT, cnt, M2_REDUCE_SUM, dtk);
-    m2_logp_gather_backward(z, tgt, NULL, OT, OV, dtl, dz);
-    for (int i = 0; i < OT; i++) if (tok_act[i] >= 0) m2_kl_row_backward(z + i * OV, zoff + i * OV, OV, dtk[i], dz + i * OV);
+    gather_bwd(z, tgt, OT, OV, dtl, dz);
+    for (int i = 0; i < OT; i++) if (tok_act[i] >= 0) kl1_bwd(z + i * OV, zoff + i * OV, OV, dtk[i], dz + i * OV);
     check_grad(f_awac_logits, &c, z, dz, OT * OV, 1e-3, 2e-3);
 }
 
@@ -433,7 +458,7 @@ static double f_nll_logits(void *c, const float *z) {
     nll_ctx *a = c;
     float tl[AT], al[AA];
     int32_t cnt[AA];
-    m2_logp_gather_forward(z, a->tgt, NULL, AT, AV, tl);
+    gather(z, a->tgt, AT, AV, tl);
     m2_action_logp_forward(tl, a->tok_act, AT, AA, M2_REDUCE_MEAN, al, cnt);
     return m2_nll_forward(al, NULL, AA);
 }
@@ -446,11 +471,11 @@ static void fd_sft_through_logits(void **state) {
     int32_t tgt[AT] = {2, 2, 0, 1, 3}, tok_act[AT] = {-1, 0, 0, 1, 1};
     float tl[AT], al[AA], dal[AA] = {0}, dtl[AT] = {0}, dz[AT * AV] = {0};
     int32_t cnt[AA];
-    m2_logp_gather_forward(z, tgt, NULL, AT, AV, tl);
+    gather(z, tgt, AT, AV, tl);
     m2_action_logp_forward(tl, tok_act, AT, AA, M2_REDUCE_MEAN, al, cnt);
     m2_nll_backward(NULL, AA, dal);
     m2_action_logp_backward(dal, tok_act, AT, cnt, M2_REDUCE_MEAN, dtl);
-    m2_logp_gather_backward(z, tgt, NULL, AT, AV, dtl, dz);
+    gather_bwd(z, tgt, AT, AV, dtl, dz);
     nll_ctx c = {tgt, tok_act};
     check_grad(f_nll_logits, &c, z, dz, AT * AV, 1e-3, 2e-3);
 }

@@ -34,7 +34,7 @@ static int setup(void **state) {
     m2_model_config cfg;
     assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
     cfg.vocab_size = 259;   /* the byte tokenizer */
-    m2_model_opts o = {M2_DT_F32, 0, 1};
+    m2_model_opts o = {.dtype = M2_DT_F32, .threads = 1};
     f->m = m2_model_create(&cfg, &o, &err);
     assert_non_null(f->m);
     m2_model_init_random(f->m, 7, 0.2f);
@@ -80,7 +80,7 @@ static int fd_ok(double fd, double g) { return fabs(fd - g) / (fabs(fd) + fabs(g
 
 static m2_adapter *adapter(fixture *f, const char *name, uint64_t seed) {
     m2_err err = {0};
-    m2_lora_config lc = {"", 2, 4.0f, 0.f, M2_LORA_Q | M2_LORA_V};
+    m2_lora_config lc = {.name = "", .rank = 2, .alpha = 4.0f, .targets = M2_LORA_Q | M2_LORA_V};
     snprintf(lc.name, sizeof lc.name, "%s", name);
     m2_adapter *a = m2_adapter_add(f->m, &lc, seed, &err);
     assert_non_null(a);
@@ -134,9 +134,9 @@ static void sft_step_fd(void **state) {
 static void sft_steps_lower_loss(void **state) {
     fixture *f = *state;
     m2_err err = {0};
-    m2_lora_config lc = {"learn", 4, 8.0f, 0.f, M2_LORA_ALL};
+    m2_lora_config lc = {.name = "learn", .rank = 4, .alpha = 8.0f, .targets = M2_LORA_ALL};
     m2_adapter *a = m2_adapter_add(f->m, &lc, 5, &err);
-    m2_adamw opt = {0.9f, 0.999f, 1e-8f, 0.f};
+    m2_adamw opt = {.beta1 = M2_ADAMW_BETA1, .beta2 = M2_ADAMW_BETA2, .eps = M2_ADAMW_EPS};
     m2_step_stats st;
     float first = 0, last = 0;
     for (int it = 0; it < 30; it++) {
@@ -161,8 +161,8 @@ static void offline_critic_fd(void **state) {
     m2_head_polyak(v, 1.f);
     for (size_t i = 0; i < q->params.n; i++) q->target[i] += 0.05f;   /* Qbar != Q */
     m2_offline_cfg cfg = {0};
-    cfg.critic = (m2_critic_cfg){0.9f, 0.7f};
-    cfg.actor = (m2_actor_cfg){1.f, 20.f, 0.f, 0, 0};
+    cfg.critic = (m2_critic_cfg){.gamma = 0.9f, .expectile = 0.7f};
+    cfg.actor = (m2_actor_cfg){.beta = 1.f, .w_max = 20.f};
     cfg.reduce = M2_REDUCE_MEAN;
     cfg.train_critic = 1;
     m2_rng rng;
@@ -219,13 +219,13 @@ static void offline_actor_anchor_fd(void **state) {
     m2_adapter *a = adapter(f, "act", 3);
     m2_head *q = const_head(f, "qc", 0.7f), *v = const_head(f, "vc", 0.2f);   /* A = 0.5 */
     m2_offline_cfg cfg = {0};
-    cfg.critic = (m2_critic_cfg){0.9f, 0.7f};
-    cfg.actor = (m2_actor_cfg){1.f, 20.f, 0.8f, 0, 1};
+    cfg.critic = (m2_critic_cfg){.gamma = 0.9f, .expectile = 0.7f};
+    cfg.actor = (m2_actor_cfg){.beta = 1.f, .w_max = 20.f, .lambda = 0.8f, .normalize = 1};
     cfg.reduce = M2_REDUCE_MEAN;
     cfg.train_actor = 1;
     cfg.n_anchor = 2;
     cfg.max_action_tokens = 4;
-    cfg.sampler = (m2_sampler){0.f, 0, 0.f};   /* greedy a^: a 1e-2 perturbation cannot flip a sampled token */
+    cfg.sampler = (m2_sampler){.temperature = 0.f};   /* greedy a^: a 1e-2 perturbation cannot flip a sampled token */
     cfg.anchor_samples = 2;
     cfg.eos_id = f->tok.eos_id;
     m2_rng rng;
@@ -269,7 +269,7 @@ static void online_awac_kl_fd(void **state) {
     m2_adapter *on = adapter(f, "on", 4), *off = adapter(f, "off", 5);
     m2_head *q = const_head(f, "qo", 0.3f), *v = const_head(f, "vo", 0.1f);
     m2_online_cfg cfg = {0};
-    cfg.critic = (m2_critic_cfg){0.9f, 0.7f};
+    cfg.critic = (m2_critic_cfg){.gamma = 0.9f, .expectile = 0.7f};
     cfg.alpha = 1.f;
     cfg.w_max = 20.f;
     cfg.eta = 0.5f;
@@ -319,7 +319,7 @@ static void ppo_step_fd(void **state) {
     float *old = calloc(N, sizeof(float)), *lref = calloc(N, sizeof(float)), *adv = calloc(N, sizeof(float));
     assert_int_equal(m2_score_logprobs(f->c2, a, &f->pb, old, &err), 0);
     assert_int_equal(m2_score_logprobs(f->c2, ref, &f->pb, lref, &err), 0);
-    m2_ppo_cfg cfg = {0.2f, 0.1f};
+    m2_ppo_cfg cfg = {.eps_clip = 0.2f, .kl_coef = 0.1f};
     m2_step_stats st;
     assert_int_equal(m2_ppo_step(f->c, a, &f->pb, adv, old, lref, &cfg, 0, &st, &err), 0);
     assert_true(fabsf(st.kl) < 1e-5f);   /* nothing changed yet */
@@ -360,6 +360,544 @@ static void lm_step_runs(void **state) {
     assert_true(st.loss > 4.f && st.loss < 7.f);
 }
 
+/* ---------------- each step against a computation by hand ----------------
+ * Three packed segments with different rewards and dones: a terminal action followed by a state
+ * (its TD target must ignore that state), a terminal one without a next state, and a segment whose
+ * last action is not terminal (it bootstraps from the final state). Heads with random non-zero
+ * weights and targets that differ from them; two different adapters. Positions are derived here
+ * from the texts (not from the segment table), head values and gradients by hand through the
+ * documented MLP layout, token log-probs and KL rows in double from the logits, then the targets,
+ * advantages, weights and losses. Adapter gradients come from the engine's backward of dlogits
+ * written here. Any sign, direction or position error in the steps' glue changes a compared number. */
+
+enum { HMAX = 8 };
+typedef struct hseg {
+    const char *prompt;
+    int n;                    /* actions */
+    const char *s[3], *a[2];  /* states s_0..s_n (s_n only with final_state) and actions */
+    float r[2], d[2];
+    int final_state;
+} hseg;
+static const hseg HSEG[3] = {
+    {"P", 2, {"ab", "cd", "e"}, {"x", "yz"}, {0.f, 1.f}, {0.f, 1.f}, 1},
+    {"Q", 1, {"fg"}, {"hij"}, {0.5f}, {1.f}, 0},
+    {"RS", 2, {"k", "mno", "pq"}, {"l", "rs"}, {-0.3f, 0.2f}, {0.f, 0.f}, 1},
+};
+
+typedef struct hfix {
+    m2_model *m;
+    m2_tok_iface tok;
+    m2_packed p[3];
+    m2_packed_batch pb;
+    m2_ctx *c, *c2;
+    /* the layout by hand (flat positions over the batch) */
+    int A, N;
+    int qpos[HMAX], vpos[HMAX], nvpos[HMAX];   /* Q at the action's EOS, V at the state's last token */
+    int first[HMAX], ntok[HMAX], seq[HMAX];    /* action tokens (EOS included) and their segment */
+    float r[HMAX], d[HMAX];
+    int seq_off[3];
+} hfix;
+
+static void hand_layout(hfix *f) {
+    int off = 0, A = 0;
+    for (int k = 0; k < 3; k++) {
+        const hseg *g = &HSEG[k];
+        f->seq_off[k] = off;
+        int p = off + (int)strlen(g->prompt), first_action = A;
+        for (int t = 0; t < g->n; t++, A++) {
+            f->vpos[A] = p + (int)strlen(g->s[t]) - 1;
+            p += (int)strlen(g->s[t]);
+            f->first[A] = p;
+            f->ntok[A] = (int)strlen(g->a[t]) + 1;
+            f->qpos[A] = p + (int)strlen(g->a[t]);
+            p += f->ntok[A];
+            f->r[A] = g->r[t];
+            f->d[A] = g->d[t];
+            f->seq[A] = k;
+        }
+        int last_state = g->final_state ? p + (int)strlen(g->s[g->n]) - 1 : -1;
+        if (g->final_state) p += (int)strlen(g->s[g->n]);
+        for (int t = 0; t < g->n; t++) {
+            int i = first_action + t;
+            f->nvpos[i] = t + 1 < g->n ? f->vpos[i + 1] : last_state;
+        }
+        off = p;
+    }
+    f->A = A;
+    f->N = off;
+}
+
+static int setup_hand(void **state) {
+    hfix *f = calloc(1, sizeof *f);
+    m2_err err = {0};
+    m2_model_config cfg;
+    assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+    cfg.vocab_size = 259;
+    m2_model_opts o = {.dtype = M2_DT_F32, .threads = 1};
+    f->m = m2_model_create(&cfg, &o, &err);
+    assert_non_null(f->m);
+    m2_model_init_random(f->m, 17, 0.2f);
+    m2_byte_tok_iface(&f->tok, M2_BOS_NONE);
+    for (int k = 0; k < 3; k++) {
+        const hseg *g = &HSEG[k];
+        m2_traj t;
+        m2_traj_init(&t);
+        m2_traj_set_prompt(&t, g->prompt, &err);
+        for (int i = 0; i < g->n; i++) {
+            m2_traj_push_state(&t, g->s[i], &err);
+            m2_traj_push_action(&t, g->a[i], g->r[i], g->d[i], &err);
+        }
+        if (g->final_state) m2_traj_push_state(&t, g->s[g->n], &err);
+        assert_int_equal(m2_pack_traj(&f->tok, &t, 0, &f->p[k], &err), 0);
+        m2_traj_free(&t);
+    }
+    assert_int_equal(m2_packed_batch_build(f->p, 3, &f->pb, &err), 0);
+    hand_layout(f);
+    assert_int_equal(f->pb.N, f->N);
+    assert_int_equal(f->pb.n_actions, f->A);
+    for (int i = 0; i < f->A; i++) assert_int_equal(f->pb.tokens[f->qpos[i]], f->tok.eos_id);
+    f->c = m2_ctx_create(f->m, 64, 1, &err);
+    f->c2 = m2_ctx_create(f->m, 64, 0, &err);
+    assert_non_null(f->c);
+    assert_non_null(f->c2);
+    *state = f;
+    return 0;
+}
+
+static int teardown_hand(void **state) {
+    hfix *f = *state;
+    m2_ctx_free(f->c);
+    m2_ctx_free(f->c2);
+    m2_packed_batch_free(&f->pb);
+    for (int k = 0; k < 3; k++) m2_packed_free(&f->p[k]);
+    m2_model_free(f->m);
+    free(f);
+    return 0;
+}
+
+static m2_adapter *hand_adapter(hfix *f, const char *name, uint64_t seed) {
+    m2_err err = {0};
+    m2_lora_config lc = {.rank = 2, .alpha = 4.0f, .targets = M2_LORA_Q | M2_LORA_V};
+    snprintf(lc.name, sizeof lc.name, "%s", name);
+    m2_adapter *a = m2_adapter_add(f->m, &lc, seed, &err);
+    assert_non_null(a);
+    randomize(&a->params, 0.3f, seed + 100);
+    return a;
+}
+
+/* A head with random weights whose target differs from it in every weight. */
+static m2_head *hand_head(hfix *f, const char *name, uint64_t seed) {
+    m2_err err = {0};
+    m2_head *h = m2_head_add(f->m, name, seed, &err);
+    assert_non_null(h);
+    randomize(&h->params, 0.4f, seed + 1);
+    m2_rng r;
+    m2_rng_seed(&r, seed + 2);
+    for (size_t i = 0; i < h->params.n; i++) h->target[i] = h->params.w[i] + 0.2f * (2 * m2_rng_uniform(&r) - 1);
+    h->grad_to_body = 0;
+    return h;
+}
+
+/* The head MLP by hand (model/heads.h layout: W1 [F,H], b1 [F], w2 [F], b2), on weights w. */
+static double head_val(const m2_head *h, const float *w, const float *x) {
+    const float *W1 = w, *b1 = w + (size_t)h->F * h->H, *w2 = b1 + h->F, *b2 = w2 + h->F;
+    double y = b2[0];
+    for (int j = 0; j < h->F; j++) {
+        double z = b1[j];
+        for (int i = 0; i < h->H; i++) z += (double)W1[(size_t)j * h->H + i] * x[i];
+        if (z > 0) y += w2[j] * z;
+    }
+    return y;
+}
+
+/* g += dout * d head(x) / d (online weights) */
+static void head_grad(const m2_head *h, const float *x, double dout, double *g) {
+    const float *w = h->params.w, *b1 = w + (size_t)h->F * h->H, *w2 = b1 + h->F;
+    double *gW1 = g, *gb1 = g + (size_t)h->F * h->H, *gw2 = gb1 + h->F, *gb2 = gw2 + h->F;
+    gb2[0] += dout;
+    for (int j = 0; j < h->F; j++) {
+        double z = b1[j];
+        for (int i = 0; i < h->H; i++) z += (double)w[(size_t)j * h->H + i] * x[i];
+        if (z <= 0) continue;
+        gw2[j] += dout * z;
+        gb1[j] += dout * w2[j];
+        for (int i = 0; i < h->H; i++) gW1[(size_t)j * h->H + i] += dout * w2[j] * x[i];
+    }
+}
+
+static double row_lse(const float *z, int V) {
+    double m = z[0], s = 0;
+    for (int v = 1; v < V; v++) if (z[v] > m) m = z[v];
+    for (int v = 0; v < V; v++) s += exp(z[v] - m);
+    return m + log(s);
+}
+static double row_logp(const float *z, int V, int t) { return z[t] - row_lse(z, V); }
+/* KL(softmax(zp) || softmax(zq)) */
+static double row_kl(const float *zp, const float *zq, int V) {
+    double lp = row_lse(zp, V), lq = row_lse(zq, V), k = 0;
+    for (int v = 0; v < V; v++) k += exp(zp[v] - lp) * ((zp[v] - lp) - (zq[v] - lq));
+    return k;
+}
+/* dz += coef * d logp(t) / dz */
+static void row_dlogp(const float *z, int V, int t, double coef, float *dz) {
+    double l = row_lse(z, V);
+    for (int v = 0; v < V; v++) dz[v] += (float)(coef * ((v == t) - exp(z[v] - l)));
+}
+/* dz += coef * d KL(softmax(zp) || softmax(zq)) / dzp */
+static void row_dkl(const float *zp, const float *zq, int V, double coef, float *dz) {
+    double lp = row_lse(zp, V), lq = row_lse(zq, V), k = row_kl(zp, zq, V);
+    for (int v = 0; v < V; v++) {
+        double p = exp(zp[v] - lp);
+        dz[v] += (float)(coef * p * ((zp[v] - lp) - (zq[v] - lq) - k));
+    }
+}
+
+static void near_rel(const char *what, double got, double want, double tol) {
+    if (fabs(got - want) > tol * (fabs(want) + 1e-3)) {
+        fprintf(stderr, "%s: step %.9g, by hand %.9g\n", what, got, want);
+        fail();
+    }
+}
+/* max |got - want| <= tol * max |want| (and want is not all zero) */
+static void grads_close(const char *what, const float *got, const double *want, size_t n, double tol) {
+    double mw = 0, md = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (fabs(want[i]) > mw) mw = fabs(want[i]);
+        if (fabs(got[i] - want[i]) > md) { md = fabs(got[i] - want[i]); at = i; }
+    }
+    if (!(mw > 0) || md > tol * mw) {
+        fprintf(stderr, "%s: max |step - hand| %.3g at %zu (step %.6g, hand %.6g), max |hand| %.3g\n", what, md, at,
+                got[at], want[at], mw);
+        fail();
+    }
+}
+
+/* Values of one forward of the batch, by hand: hidden at the layout's positions through the heads,
+ * token log-probs of every action. */
+typedef struct hvals {
+    double q[HMAX], qbar[HMAX], v[HMAX], vnext[HMAX];   /* vnext 0 where there is no next state */
+    double logp_sum[HMAX];                               /* sum of the action's token log-probs */
+    float *hidden, *logits;                              /* copies [N,H], [N,V] */
+} hvals;
+
+static void hand_values(hfix *f, m2_adapter *a, m2_head *q, m2_head *v, hvals *hv) {
+    m2_err err = {0};
+    m2_batch b = m2_packed_batch_view(&f->pb);
+    assert_int_equal(m2_forward(f->c2, &b, a, 0, &err), 0);
+    int H = f->m->cfg.dim, V = f->m->cfg.vocab_size;
+    hv->hidden = malloc((size_t)f->N * H * sizeof(float));
+    hv->logits = malloc((size_t)f->N * V * sizeof(float));
+    memcpy(hv->hidden, m2_ctx_hidden(f->c2), (size_t)f->N * H * sizeof(float));
+    memcpy(hv->logits, m2_ctx_logits(f->c2), (size_t)f->N * V * sizeof(float));
+    for (int i = 0; i < f->A; i++) {
+        if (q) {
+            hv->q[i] = head_val(q, q->params.w, hv->hidden + (size_t)f->qpos[i] * H);
+            hv->qbar[i] = head_val(q, q->target, hv->hidden + (size_t)f->qpos[i] * H);
+        }
+        if (v) {
+            hv->v[i] = head_val(v, v->params.w, hv->hidden + (size_t)f->vpos[i] * H);
+            hv->vnext[i] = f->nvpos[i] >= 0 ? head_val(v, v->params.w, hv->hidden + (size_t)f->nvpos[i] * H) : 0;
+        }
+        double s = 0;   /* rows first-1 .. first+ntok-2 predict the action's tokens */
+        for (int u = 0; u < f->ntok[i]; u++) {
+            int row = f->first[i] - 1 + u;
+            s += row_logp(hv->logits + (size_t)row * V, V, f->pb.tokens[row + 1]);
+        }
+        hv->logp_sum[i] = s;
+    }
+}
+static void hvals_free(hvals *hv) { free(hv->hidden); free(hv->logits); }
+
+/* The IQL critic by hand: L_Q, L_V, A = Qbar - V, and the heads' gradients (V(s') constant). */
+typedef struct hcritic { double lq, lv, adv[HMAX], q_mean, v_mean; double *gq, *gv; } hcritic;
+static void hand_critic(hfix *f, const hvals *hv, m2_head *q, m2_head *v, float gamma, float tau, hcritic *hc) {
+    int A = f->A, H = f->m->cfg.dim;
+    hc->gq = calloc(q->params.n, sizeof(double));
+    hc->gv = calloc(v->params.n, sizeof(double));
+    hc->lq = hc->lv = hc->q_mean = hc->v_mean = 0;
+    for (int i = 0; i < A; i++) {
+        double y = f->r[i] + gamma * (1.0 - f->d[i]) * hv->vnext[i];
+        double e = y - hv->q[i];
+        hc->lq += e * e / A;
+        head_grad(q, hv->hidden + (size_t)f->qpos[i] * H, -2.0 * e / A, hc->gq);
+        double u = hv->qbar[i] - hv->v[i], wt = u < 0 ? 1.0 - tau : tau;
+        hc->lv += wt * u * u / A;
+        head_grad(v, hv->hidden + (size_t)f->vpos[i] * H, -2.0 * wt * u / A, hc->gv);
+        hc->adv[i] = u;
+        hc->q_mean += hv->q[i] / A;
+        hc->v_mean += hv->v[i] / A;
+    }
+}
+static void hcritic_free(hcritic *hc) { free(hc->gq); free(hc->gv); }
+
+static void check_critic(const hfix *f, const m2_step_stats *st, const hcritic *hc, const m2_head *q,
+                         const m2_head *v) {
+    near_rel("loss_q", st->loss_q, hc->lq, 1e-4);
+    near_rel("loss_v", st->loss_v, hc->lv, 1e-4);
+    near_rel("q_mean", st->q_mean, hc->q_mean, 1e-4);
+    near_rel("v_mean", st->v_mean, hc->v_mean, 1e-4);
+    grads_close("q head grad", q->params.g, hc->gq, q->params.n, 1e-3);
+    grads_close("v head grad", v->params.g, hc->gv, v->params.n, 1e-3);
+}
+
+static double *adapter_grad_copy(const m2_adapter *a) {
+    double *g = malloc(a->params.n * sizeof(double));
+    for (size_t i = 0; i < a->params.n; i++) g[i] = a->params.g[i];
+    return g;
+}
+
+/* Offline step (IQL critic, AWR actor with normalised clipped weights, sampled anchor, mean
+ * reduction) against the hand computation. */
+static void offline_step_by_hand(void **state) {
+    hfix *f = *state;
+    m2_err err = {0};
+    enum { MAXT = 4, SAMPLES = 2 };
+    m2_adapter *a = hand_adapter(f, "act", 31);
+    m2_head *q = hand_head(f, "q", 41), *v = hand_head(f, "v", 51);
+    m2_offline_cfg cfg = {.critic = {.gamma = 0.9f, .expectile = 0.7f},
+                          .actor = {.beta = 4.f, .w_max = 2.5f, .lambda = 0.8f, .normalize = 1},
+                          .reduce = M2_REDUCE_MEAN, .train_critic = 1, .train_actor = 1,
+                          .n_anchor = 0, .anchor_samples = SAMPLES, .max_action_tokens = MAXT,
+                          .sampler = {.temperature = 0.f}, .eos_id = f->tok.eos_id};
+    int A = f->A, V = f->m->cfg.vocab_size, H = f->m->cfg.dim;
+    hvals hv;
+    hand_values(f, a, q, v, &hv);
+    hcritic hc;
+    hand_critic(f, &hv, q, v, cfg.critic.gamma, cfg.critic.expectile, &hc);
+    /* the data term: w = min(exp(beta A), w_max) / mean, L = -mean w logp (logp = token mean) */
+    double raw[HMAX], wsum = 0, l_data = 0, w[HMAX];
+    int nclip = 0, npos = 0, nneg = 0;
+    for (int i = 0; i < A; i++) {
+        raw[i] = fmin(exp(cfg.actor.beta * hc.adv[i]), cfg.actor.w_max);
+        nclip += exp(cfg.actor.beta * hc.adv[i]) >= cfg.actor.w_max;
+        npos += hc.adv[i] > 0;
+        nneg += hc.adv[i] < 0;
+        wsum += raw[i];
+    }
+    for (int i = 0; i < A; i++) {
+        w[i] = raw[i] / (wsum / A);
+        l_data += -w[i] * (hv.logp_sum[i] / f->ntok[i]) / A;
+    }
+    /* the test means something only if both expectile branches and both weight branches occur */
+    assert_true(npos > 0 && nneg > 0);
+    assert_true(nclip > 0 && nclip < A);
+    /* the anchor: a^ = greedy continuation of each state's prefix (cut at MAXT and closed with EOS) */
+    int M = A * SAMPLES;
+    double l_anchor = 0;
+    int32_t *aseq[HMAX * SAMPLES];
+    int alen[HMAX * SAMPLES], aplen[HMAX * SAMPLES];
+    double aadv[HMAX * SAMPLES];
+    for (int j = 0; j < M; j++) {
+        int k = j % A;
+        int plen = f->vpos[k] - f->seq_off[f->seq[k]] + 1;
+        const int32_t *prompt = f->pb.tokens + f->seq_off[f->seq[k]];
+        m2_gen_config g = {.max_new_tokens = MAXT, .sampler = cfg.sampler, .stop_tokens = &cfg.eos_id, .n_stop_tokens = 1};
+        m2_gen_result res = {0};
+        assert_int_equal(m2_generate(f->m, a, 1, &prompt, &plen, &g, &res, &err), 0);
+        int eos = res.n > 0 && res.tokens[res.n - 1] == cfg.eos_id, L = plen + res.n + !eos;
+        aseq[j] = malloc((size_t)L * sizeof(int32_t));
+        memcpy(aseq[j], prompt, (size_t)plen * sizeof(int32_t));
+        memcpy(aseq[j] + plen, res.tokens, (size_t)res.n * sizeof(int32_t));
+        if (!eos) aseq[j][L - 1] = cfg.eos_id;
+        alen[j] = L;
+        aplen[j] = plen;
+        m2_gen_result_free(&res);
+        m2_batch b = {.n_seq = 1, .seq_len = &alen[j], .tokens = aseq[j]};
+        assert_int_equal(m2_forward(f->c2, &b, a, 0, &err), 0);
+        const float *z = m2_ctx_logits(f->c2);
+        double lp = 0;
+        for (int row = plen - 1; row < L - 1; row++) lp += row_logp(z + (size_t)row * V, V, aseq[j][row + 1]);
+        lp /= L - plen;
+        double qbar_s = head_val(q, q->target, m2_ctx_hidden(f->c2) + (size_t)(L - 1) * H);
+        aadv[j] = qbar_s - hv.v[k];   /* A^ = Qbar(s, a^) - V(s) */
+        l_anchor += -cfg.actor.lambda * aadv[j] * lp / M;
+    }
+    /* adapter gradient by hand: the data term's dlogits on the batch, then each anchor's */
+    m2_params_zero_grad(&a->params);
+    m2_batch b = m2_packed_batch_view(&f->pb);
+    assert_int_equal(m2_forward(f->c, &b, a, 1, &err), 0);
+    float *dz = m2_ctx_dlogits(f->c);
+    for (int i = 0; i < A; i++)
+        for (int u = 0; u < f->ntok[i]; u++) {
+            int row = f->first[i] - 1 + u;
+            row_dlogp(hv.logits + (size_t)row * V, V, f->pb.tokens[row + 1], -w[i] / A / f->ntok[i], dz + (size_t)row * V);
+        }
+    assert_int_equal(m2_backward(f->c, &err), 0);
+    for (int j = 0; j < M; j++) {
+        m2_batch ab = {.n_seq = 1, .seq_len = &alen[j], .tokens = aseq[j]};
+        assert_int_equal(m2_forward(f->c, &ab, a, 1, &err), 0);
+        const float *z = m2_ctx_logits(f->c);
+        float *dza = m2_ctx_dlogits(f->c);
+        int n_act = alen[j] - aplen[j];
+        for (int row = aplen[j] - 1; row < alen[j] - 1; row++)
+            row_dlogp(z + (size_t)row * V, V, aseq[j][row + 1], -cfg.actor.lambda * aadv[j] / M / n_act, dza + (size_t)row * V);
+        assert_int_equal(m2_backward(f->c, &err), 0);
+    }
+    double *ga = adapter_grad_copy(a);
+    /* the step */
+    m2_params_zero_grad(&a->params);
+    m2_params_zero_grad(&q->params);
+    m2_params_zero_grad(&v->params);
+    m2_rng rng;
+    m2_rng_seed(&rng, 5);
+    m2_step_stats st;
+    assert_int_equal(m2_offline_step(f->m, f->c, a, q, v, &f->pb, &cfg, &rng, &st, &err), 0);
+    check_critic(f, &st, &hc, q, v);
+    double am = 0;
+    for (int i = 0; i < A; i++) am += hc.adv[i] / A;
+    near_rel("adv_mean", st.adv_mean, am, 1e-4);
+    near_rel("w_mean", st.w_mean, 1.0, 1e-5);
+    near_rel("clip_frac", st.clip_frac, (double)nclip / A, 1e-6);
+    near_rel("loss_actor", st.loss_actor, l_data, 1e-4);
+    near_rel("loss_anchor", st.loss_anchor, l_anchor, 1e-4);
+    near_rel("loss", st.loss, hc.lq + hc.lv + l_data + l_anchor, 1e-4);
+    assert_int_equal(st.n_anchor, M);
+    grads_close("adapter grad (actor + anchor)", a->params.g, ga, a->params.n, 1e-3);
+    free(ga);
+    for (int j = 0; j < M; j++) free(aseq[j]);
+    hcritic_free(&hc);
+    hvals_free(&hv);
+}
+
+/* Online step (IQL critic, AWAC weights normalised over the batch, exact KL(pi_on || pi_off)) for
+ * both reductions against the hand computation. */
+static void online_step_by_hand(void **state) {
+    hfix *f = *state;
+    m2_err err = {0};
+    m2_adapter *on = hand_adapter(f, "on", 61), *off = hand_adapter(f, "off", 71);
+    m2_head *q = hand_head(f, "q", 81), *v = hand_head(f, "v", 91);
+    q->target[q->params.n - 1] += 2.2f;   /* Qbar's output bias: advantages of both signs, some weights clipped */
+    int A = f->A, V = f->m->cfg.vocab_size;
+    for (int red = 0; red < 2; red++) {
+        m2_online_cfg cfg = {.critic = {.gamma = 0.9f, .expectile = 0.7f}, .alpha = 0.25f, .w_max = 2.f, .eta = 0.5f,
+                             .reduce = (m2_reduce)red, .train_critic = 1, .train_actor = 1};
+        hvals hv, hoff;
+        hand_values(f, off, NULL, NULL, &hoff);
+        hand_values(f, on, q, v, &hv);
+        hcritic hc;
+        hand_critic(f, &hv, q, v, cfg.critic.gamma, cfg.critic.expectile, &hc);
+        /* w = min(exp(A / alpha), w_max) / mean; L = -mean w logp + eta mean KL */
+        double raw[HMAX], wsum = 0, w[HMAX], kl[HMAX], loss = 0, klm = 0;
+        int nclip = 0;
+        for (int i = 0; i < A; i++) {
+            raw[i] = fmin(exp(hc.adv[i] / cfg.alpha), cfg.w_max);
+            nclip += exp(hc.adv[i] / cfg.alpha) >= cfg.w_max;
+            wsum += raw[i];
+        }
+        int npos = 0, nneg = 0;
+        for (int i = 0; i < A; i++) { npos += hc.adv[i] > 0; nneg += hc.adv[i] < 0; }
+        assert_true(npos > 0 && nneg > 0);
+        assert_true(nclip > 0 && nclip < A);
+        double div = red == M2_REDUCE_MEAN;
+        for (int i = 0; i < A; i++) {
+            w[i] = raw[i] / (wsum / A);
+            kl[i] = 0;
+            for (int u = 0; u < f->ntok[i]; u++) {
+                int row = f->first[i] - 1 + u;
+                kl[i] += row_kl(hv.logits + (size_t)row * V, hoff.logits + (size_t)row * V, V);
+            }
+            double n = div ? f->ntok[i] : 1;
+            loss += (-w[i] * hv.logp_sum[i] / n + cfg.eta * kl[i] / n) / A;
+            klm += kl[i] / n / A;
+        }
+        /* adapter gradient by hand */
+        m2_params_zero_grad(&on->params);
+        m2_batch b = m2_packed_batch_view(&f->pb);
+        assert_int_equal(m2_forward(f->c, &b, on, 1, &err), 0);
+        float *dz = m2_ctx_dlogits(f->c);
+        for (int i = 0; i < A; i++) {
+            double n = div ? f->ntok[i] : 1;
+            for (int u = 0; u < f->ntok[i]; u++) {
+                int row = f->first[i] - 1 + u;
+                const float *zo = hv.logits + (size_t)row * V, *zf = hoff.logits + (size_t)row * V;
+                row_dlogp(zo, V, f->pb.tokens[row + 1], -w[i] / A / n, dz + (size_t)row * V);
+                row_dkl(zo, zf, V, cfg.eta / A / n, dz + (size_t)row * V);
+            }
+        }
+        assert_int_equal(m2_backward(f->c, &err), 0);
+        double *ga = adapter_grad_copy(on);
+        /* the step */
+        m2_params_zero_grad(&on->params);
+        m2_params_zero_grad(&q->params);
+        m2_params_zero_grad(&v->params);
+        m2_step_stats st;
+        assert_int_equal(m2_online_step(f->m, f->c, f->c2, on, off, q, v, &f->pb, &cfg, &st, &err), 0);
+        check_critic(f, &st, &hc, q, v);
+        double am = 0;
+        for (int i = 0; i < A; i++) am += hc.adv[i] / A;
+        near_rel("adv_mean", st.adv_mean, am, 1e-4);
+        near_rel("kl", st.kl, klm, 1e-4);
+        near_rel("loss_actor", st.loss_actor, loss, 1e-4);
+        near_rel("loss", st.loss, hc.lq + hc.lv + loss, 1e-4);
+        grads_close("adapter grad (AWAC + KL)", on->params.g, ga, on->params.n, 1e-3);
+        free(ga);
+        hcritic_free(&hc);
+        hvals_free(&hv);
+        hvals_free(&hoff);
+    }
+}
+
+/* Dropout must not leak into a comparison of two policies. Online: pi_off runs in pi_on's dropout
+ * mode (the same masks), so while the adapters are equal the KL is exactly 0 and its gradient too,
+ * with dropout on: the step's gradient with eta = 0.5 equals the one with eta = 0 bit for bit. */
+static void online_kl_zero_equal_adapters_dropout(void **state) {
+    fixture *f = *state;
+    m2_err err = {0};
+    m2_lora_config lc = {.name = "on_d", .rank = 2, .alpha = 4.f, .dropout = 0.3f, .targets = M2_LORA_Q | M2_LORA_V};
+    m2_adapter *on = m2_adapter_add(f->m, &lc, 4, &err);
+    snprintf(lc.name, sizeof lc.name, "off_d");
+    m2_adapter *off = m2_adapter_add(f->m, &lc, 5, &err);
+    assert_non_null(on);
+    assert_non_null(off);
+    randomize(&on->params, 0.3f, 104);
+    assert_int_equal(m2_adapter_copy_weights(off, on, &err), 0);
+    m2_head *q = const_head(f, "qd", 0.3f), *v = const_head(f, "vd", 0.1f);
+    m2_online_cfg cfg = {.critic = {.gamma = 0.9f, .expectile = 0.7f}, .alpha = 1.f, .w_max = 20.f, .eta = 0.5f,
+                         .reduce = M2_REDUCE_SUM, .train_actor = 1};
+    size_t n = on->params.n;
+    float *g[3];
+    m2_step_stats st;
+    for (int run = 0; run < 3; run++) {   /* eta 0.5, eta 0, eta 0 with other dropout masks */
+        cfg.eta = run == 0 ? 0.5f : 0.f;
+        m2_ctx_seed(f->c, run == 2 ? 99 : 3);
+        m2_params_zero_grad(&on->params);
+        assert_int_equal(m2_online_step(f->m, f->c, f->c2, on, off, q, v, &f->pb, &cfg, &st, &err), 0);
+        if (run == 0) assert_true(st.kl == 0.f);
+        g[run] = malloc(n * sizeof(float));
+        memcpy(g[run], on->params.g, n * sizeof(float));
+    }
+    assert_memory_equal(g[0], g[1], n * sizeof(float));          /* the KL's gradient is exactly 0 */
+    assert_true(memcmp(g[1], g[2], n * sizeof(float)) != 0);     /* and dropout was on */
+    for (int run = 0; run < 3; run++) free(g[run]);
+}
+
+/* TeamTR: the new policy is compared with logp_old (a scoring forward) in the same dropout mode, so
+ * before any update the ratio is exactly 1: D^ = 0, L^ = 0, nothing clipped, and with A = 0 and the
+ * k3 reference at the old policy the gradient is exactly 0 — with dropout on. */
+static void ppo_ratio_one_dropout(void **state) {
+    fixture *f = *state;
+    m2_err err = {0};
+    m2_lora_config lc = {.name = "agent_d", .rank = 2, .alpha = 4.f, .dropout = 0.3f, .targets = M2_LORA_Q | M2_LORA_V};
+    m2_adapter *a = m2_adapter_add(f->m, &lc, 6, &err);
+    assert_non_null(a);
+    randomize(&a->params, 0.3f, 106);
+    int N = f->pb.N;
+    float *old = calloc(N, sizeof(float)), *adv = calloc(N, sizeof(float));
+    assert_int_equal(m2_score_logprobs(f->c2, a, &f->pb, old, &err), 0);
+    m2_ppo_cfg cfg = {.eps_clip = 0.2f, .kl_coef = 0.1f};
+    m2_ctx_seed(f->c, 4);
+    m2_params_zero_grad(&a->params);
+    m2_step_stats st;
+    assert_int_equal(m2_ppo_step(f->c, a, &f->pb, adv, old, old, &cfg, 1, &st, &err), 0);
+    assert_true(st.kl == 0.f);
+    assert_true(st.surrogate_gain == 0.f);
+    assert_true(st.clip_frac == 0.f);
+    for (size_t i = 0; i < a->params.n; i++) assert_true(a->params.g[i] == 0.f);
+    free(old);
+    free(adv);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(sft_step_fd, setup, teardown),
@@ -369,6 +907,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(online_awac_kl_fd, setup, teardown),
         cmocka_unit_test_setup_teardown(lm_step_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(ppo_step_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(online_kl_zero_equal_adapters_dropout, setup, teardown),
+        cmocka_unit_test_setup_teardown(ppo_ratio_one_dropout, setup, teardown),
+        cmocka_unit_test_setup_teardown(offline_step_by_hand, setup_hand, teardown_hand),
+        cmocka_unit_test_setup_teardown(online_step_by_hand, setup_hand, teardown_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,7 +80,7 @@ static void pipeline_smoke(void **state) {
     m2_train_hooks hooks = {&bk, log_fn, NULL};
 
     /* 2. stage 0: LM steps on the base over the low sequences */
-    m2_opt_opts base_opt = {3e-3f, 0.f, 1.f, 0, 0, 0};
+    m2_opt_opts base_opt = {.lr = 3e-3f, .grad_clip = 1.f};
     int shortest = 0;
     for (int s = 1; s < ls.n; s++) if (ls.seq[s].n_tok < ls.seq[shortest].n_tok) shortest = s;
     for (int s = 0; s < 1; s++) {   /* one step: the full-base backward is the slowest thing here */
@@ -100,7 +100,7 @@ static void pipeline_smoke(void **state) {
     m2_lora_config l1 = {"sys1", 4, 8.f, 0.f, M2_LORA_Q | M2_LORA_V}, l2 = {"sys2", 4, 8.f, 0.f, M2_LORA_Q | M2_LORA_V};
     m2_adapter *a1 = m2_adapter_add(m, &l1, 11, &err), *a2 = m2_adapter_add(m, &l2, 12, &err);
     int all_h[4] = {0, 1, 2, 3};
-    m2_sft_opts so = {.opt = {1e-3f, 0.01f, 1.f, 0, 0, 0}, .reduce = M2_REDUCE_MEAN, .batch = 1, .epochs = 1,
+    m2_sft_opts so = {.opt = {.lr = 1e-3f, .weight_decay = 0.01f, .grad_clip = 1.f}, .reduce = M2_REDUCE_MEAN, .batch = 1, .epochs = 1,
                       .max_steps = 1, .seed = 1, .prefix = "sys1"};
     m2_train_state st;
     m2_train_state_init(&st);
@@ -134,8 +134,8 @@ static void pipeline_smoke(void **state) {
     oo.step.max_action_tokens = 4;
     oo.step.sampler = (m2_sampler){1.f, 0, 0.f};
     oo.step.eos_id = tok.eos_id;
-    oo.actor = (m2_opt_opts){1e-4f, 0.01f, 1.f, 0, 0, 0};
-    oo.critic = (m2_opt_opts){1e-4f, 0.01f, 1.f, 0, 0, 0};
+    oo.actor = (m2_opt_opts){.lr = 1e-4f, .weight_decay = 0.01f, .grad_clip = 1.f};
+    oo.critic = (m2_opt_opts){.lr = 1e-4f, .weight_decay = 0.01f, .grad_clip = 1.f};
     oo.polyak = 0.2f;
     oo.batch = 2;
     oo.epochs = 1;
@@ -167,7 +167,7 @@ static void pipeline_smoke(void **state) {
     lc.step_limit = 2;
     m2_online_opts on = {0};
     on.step = (m2_online_cfg){{0.99f, 0.7f}, 1.f, 20.f, 0.02f, M2_REDUCE_SUM, 1, 1};
-    on.actor = (m2_opt_opts){1e-5f, 0.01f, 1.f, 0, 0, 0};
+    on.actor = (m2_opt_opts){.lr = 1e-5f, .weight_decay = 0.01f, .grad_clip = 1.f};
     on.critic = on.actor;
     on.polyak = 0.2f;
     on.epochs = 1;

@@ -7,5 +7,4 @@
 #include "algo/teamtr.h"
 #include "algo/steps.h"
 #include "algo/train.h"
-#include "algo/train_ckpt.h"
 #endif

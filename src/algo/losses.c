@@ -25,19 +25,6 @@ void m2_nll_backward(const float *mask, int n, float *dlogp) {
     for (int i = 0; i < n; i++) dlogp[i] += (float)(-MASK(mask, i) / N);
 }
 
-float m2_weighted_nll_forward(const float *w, const float *logp, const float *mask, int n) {
-    double N = m2_mask_count(mask, n), s = 0;
-    if (N <= 0) return 0.f;
-    for (int i = 0; i < n; i++) if (MASK(mask, i) != 0) s += MASK(mask, i) * w[i] * logp[i];
-    return (float)(-s / N);
-}
-
-void m2_weighted_nll_backward(const float *w, const float *mask, int n, float *dlogp) {
-    double N = m2_mask_count(mask, n);
-    if (N <= 0) return;
-    for (int i = 0; i < n; i++) if (MASK(mask, i) != 0) dlogp[i] += (float)(-MASK(mask, i) * w[i] / N);
-}
-
 /* ---- IQL ---- */
 
 static double expectile_weight(double u, float tau) { return u < 0 ? 1.0 - tau : tau; }
@@ -102,33 +89,6 @@ static float clipped_exp(double x, float w_max, int *clipped) {
     double lm = log((double)w_max);
     *clipped = x >= lm;
     return (float)exp(x < lm ? x : lm);
-}
-
-float m2_awr_weights(const float *adv, const float *mask, int n, float beta, float w_max, float *w) {
-    int nclip = 0, nvalid = 0;
-    for (int i = 0; i < n; i++) {
-        int c = 0;
-        w[i] = isfinite(adv[i]) ? clipped_exp((double)beta * adv[i], w_max, &c) : 0.f;
-        if (MASK(mask, i) != 0) { nvalid++; nclip += c; }
-    }
-    return nvalid ? (float)nclip / nvalid : 0.f;
-}
-
-void m2_released_weights(const float *adv, const float *mask, int n, float beta, float w_max,
-                         float lambda, float *w) {
-    double s = 0, N = m2_mask_count(mask, n);
-    for (int i = 0; i < n; i++) {
-        int c;
-        double a = adv[i];
-        double wi = isfinite(a) ? lambda * (a > 0 ? a : 0) + clipped_exp(beta * a, w_max, &c) : 0.0;
-        w[i] = (float)wi;
-        if (MASK(mask, i) != 0) s += MASK(mask, i) * wi;
-    }
-    double mean = N > 0 ? s / N : 0;
-    for (int i = 0; i < n; i++) {
-        double wi = mean > 0 ? w[i] / mean : 0.0;
-        w[i] = isfinite(wi) ? (float)wi : 0.f;   /* the released code's nan -> 0 */
-    }
 }
 
 float m2_anchor_forward(const float *adv_s, const float *logp_s, const float *mask_s, int m,

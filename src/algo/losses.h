@@ -16,10 +16,6 @@ double m2_mask_count(const float *mask, int n);
 float m2_nll_forward(const float *logp, const float *mask, int n);
 void m2_nll_backward(const float *mask, int n, float *dlogp);
 
-/* ---- weighted NLL: L = -(1/N) sum_i m_i w_i logp_i  (w constant) ---- */
-float m2_weighted_nll_forward(const float *w, const float *logp, const float *mask, int n);
-void m2_weighted_nll_backward(const float *w, const float *mask, int n, float *dlogp);
-
 /* ---- IQL critic ----
  * Expectile value loss, u_i = qbar_i - v_i (qbar from the TARGET Q head, constant):
  *   L_V = (1/N) sum_i m_i |tau - 1(u_i < 0)| u_i^2 ;  dL/dv_i = -2 m_i |tau - 1(u_i<0)| u_i / N */
@@ -60,13 +56,8 @@ typedef struct m2_actor_stats {
     float adv_mean, adv_sampled_mean;
 } m2_actor_stats;
 
-/* AWR weights w_i = min(exp(beta A_i), w_max) (non-finite A -> 0); returns the clipped fraction. */
-float m2_awr_weights(const float *adv, const float *mask, int n, float beta, float w_max, float *w);
-/* Released-code weights (see above), normalised by their valid mean. */
-void m2_released_weights(const float *adv, const float *mask, int n, float beta, float w_max,
-                         float lambda, float *w);
-
-/* Anchor term: L = -lambda (1/M) sum_j ms_j A^_j logp^_j ; dL/dlogp^_j = -lambda ms_j A^_j / M */
+/* Anchor term: L = -lambda (1/M) sum_j ms_j A^_j logp^_j ; dL/dlogp^_j = -lambda ms_j A^_j / M
+ * (entries with a non-finite A^ are left out of the sum). */
 float m2_anchor_forward(const float *adv_s, const float *logp_s, const float *mask_s, int m,
                         float lambda);
 void m2_anchor_backward(const float *adv_s, const float *mask_s, int m, float lambda,
@@ -87,7 +78,9 @@ void m2_offline_actor_backward(const m2_actor_cfg *cfg,
  *   w_i = min(exp(A_i / alpha), w_max), then w_i /= mean_valid(w)   (non-finite A -> 0)
  *   L = -(1/N) sum_i m_i w_i logp_on_i + eta (1/N) sum_i m_i KL_i
  * KL_i = the action's exact KL(pi_on || pi_off), summed over the vocabulary at each of its tokens and
- * reduced over the tokens like the log-prob (m2_kl_row_forward + m2_action_logp_forward). */
+ * reduced over the tokens like the log-prob (the engine's m2_ctx_kl, then m2_action_logp_forward).
+ * The online step takes d loss / d KL_i from m2_awac_backward, spread over the action's rows, as
+ * the row weights of m2_ctx_kl's gradient. */
 void m2_awac_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w);
 float m2_awac_forward(const float *w, const float *logp, const float *kl, const float *mask, int n,
                       float eta);

@@ -1,5 +1,6 @@
 #include "algo/steps.h"
 #include "algo/teamtr.h"
+#include "kernels/loss.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,10 +9,11 @@ m2_batch m2_packed_batch_view(const m2_packed_batch *pb) {
     return (m2_batch){.n_seq = pb->n_seq, .seq_len = pb->seq_len, .tokens = pb->tokens};
 }
 
-/* Scratch buffers of one step, freed together. */
-typedef struct scratch { void *p[24]; int n; } scratch;
+/* Scratch buffers of one step, freed together (more than any step allocates). */
+#define SCRATCH_MAX 24
+typedef struct scratch { void *p[SCRATCH_MAX]; int n; } scratch;
 static void *s_alloc(scratch *s, size_t n, size_t sz) {
-    if (s->n >= 24) return NULL;
+    if (s->n >= SCRATCH_MAX) return NULL;
     void *q = calloc(n ? n : 1, sz);
     if (q) s->p[s->n++] = q;
     return q;
@@ -139,22 +141,27 @@ out:
     return rc;
 }
 
-/* Samples a^ for action k of the batch from the current policy and returns the anchor's pieces:
- * the scored sequence is prefix(s_t) + a^ (ending in EOS); forward (train) on c, Qbar(s, a^) from the
- * target head at the EOS, and the rows/targets of a^ for the log-prob. */
+/* Generation cap of a sampled anchor action when the config gives none. */
+#define ANCHOR_MAX_TOKENS_DEFAULT 32
+
+/* One anchor sample a^ for action k of the batch, drawn from the current policy: the scored sequence
+ * is prefix(s_t) + a^ (ending in EOS); a training forward on c gives log pi(a^|s) (its token
+ * log-probs reduced like the dataset actions') and Qbar(s, a^) from the target head at the EOS;
+ * A^ = Qbar(s, a^) - V(s) is a constant. The anchor loss is a mean over the step's M samples, so
+ * its gradient is taken here one sample at a time: this sample's share is the one-sample anchor loss
+ * with coefficient lambda / M (m2_anchor_backward), spread over a^'s tokens and backpropagated. */
 static int anchor_one(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, const m2_packed_batch *pb,
-                      int k, float v_s, const m2_offline_cfg *cfg, float scale, m2_rng *rng,
+                      int k, float v_s, const m2_offline_cfg *cfg, float lambda_share, m2_rng *rng,
                       float *logp_out, float *adv_out, m2_err *err) {
     int s = pb->act_seq[k];
     int off = pb->seq_off[s];
     int plen = pb->v_pos[k] - off + 1;   /* prefix through the state's last token */
     const int32_t *prompt = pb->tokens + off;
-    m2_gen_config g = {0};
-    g.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : 32;
-    g.sampler = cfg->sampler;
-    g.seed = m2_rng_u64(rng);
-    g.stop_tokens = &cfg->eos_id;
-    g.n_stop_tokens = 1;
+    m2_gen_config g = {.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : ANCHOR_MAX_TOKENS_DEFAULT,
+                       .sampler = cfg->sampler,
+                       .seed = m2_rng_u64(rng),
+                       .stop_tokens = &cfg->eos_id,
+                       .n_stop_tokens = 1};
     m2_gen_result res = {0};
     if (m2_generate(m, a, 1, &prompt, &plen, &g, &res, err)) return -1;
     int n_gen = res.n;
@@ -170,23 +177,20 @@ static int anchor_one(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, const m
     m2_batch b = {.n_seq = 1, .seq_len = &L, .tokens = seq};
     if (m2_forward(c, &b, a, 1, err)) goto out;
     /* rows plen-1 .. L-2 predict the action's tokens */
-    int n_act = L - plen;
+    int n_act = L - plen, mean = cfg->reduce == M2_REDUCE_MEAN;
     for (int i = 0; i < L; i++) tg[i] = (i >= plen - 1 && i < L - 1) ? seq[i + 1] : -1;
     m2_ctx_logprobs(c, tg, tl);
-    double lp = 0;
-    for (int i = plen - 1; i < L - 1; i++) lp += tl[i];
-    if (cfg->reduce == M2_REDUCE_MEAN) lp /= n_act;
+    float lp = m2_span_logprob(tl, plen - 1, n_act, mean);
     float qbar;
     int qpos = L - 1;
     if (m2_head_forward(q, m2_ctx_hidden(c), &qpos, 1, 1, &qbar, err)) goto out;
     float A_hat = qbar - v_s;                      /* stop-grad */
-    /* d(-lambda/M A^ logpi)/d logpi = -scale A^ ; spread over the tokens */
-    float g_lp = -scale * A_hat;
-    if (cfg->reduce == M2_REDUCE_MEAN) g_lp /= n_act;
-    for (int i = plen - 1; i < L - 1; i++) dtl[i] = g_lp;
+    float g_lp = 0.f;
+    m2_anchor_backward(&A_hat, NULL, 1, lambda_share, &g_lp);
+    m2_span_logprob_backward(dtl, g_lp, plen - 1, n_act, mean);
     m2_ctx_logprobs_backward(c, tg, dtl);
     if (m2_backward(c, err)) goto out;
-    *logp_out = (float)lp;
+    *logp_out = lp;
     *adv_out = A_hat;
     rc = 0;
 out:
@@ -217,44 +221,44 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
     action_targets(pb, tg);
     m2_ctx_logprobs(c, tg, tl);
     m2_action_logp_forward(tl, pb->tok_action, N, A, cfg->reduce, al, cnt);
-    m2_actor_stats ast;
-    float l_data = m2_offline_actor_forward(&cfg->actor, adv, al, NULL, A, NULL, NULL, NULL, 0, &ast);
     if (cfg->train_actor) {
-        m2_offline_actor_backward(&cfg->actor, adv, NULL, A, NULL, NULL, 0, dal, NULL);
+        m2_offline_actor_backward(&cfg->actor, adv, NULL, A, NULL, NULL, 0, dal, NULL);   /* the dataset term */
         m2_action_logp_backward(dal, pb->tok_action, N, cnt, cfg->reduce, dtl);
         m2_ctx_logprobs_backward(c, tg, dtl);
     }
     if ((cfg->train_actor || cfg->train_critic) && m2_backward(c, err)) goto out;
     /* the policy-anchored term on sampled actions (not in the released variant) */
-    float l_anchor = 0.f;
     int n_states = 0, M = 0;
     if (!cfg->actor.released && cfg->actor.lambda != 0.f && cfg->train_actor) {
         n_states = (cfg->n_anchor <= 0 || cfg->n_anchor > A) ? A : cfg->n_anchor;
         M = n_states * (cfg->anchor_samples > 0 ? cfg->anchor_samples : 1);
     }
+    float *adv_s = NULL, *logp_s = NULL;
     if (M > 0) {
         /* n_states distinct states of the batch (all of them by default), anchor_samples each */
         int *pick = s_alloc(&s, (size_t)A, sizeof(int));
-        if (!pick) { m2_errorf(err, M2_ENOMEM, "offline step: out of memory"); goto out; }
+        adv_s = s_alloc(&s, (size_t)M, sizeof(float));
+        logp_s = s_alloc(&s, (size_t)M, sizeof(float));
+        if (!pick || !adv_s || !logp_s) { m2_errorf(err, M2_ENOMEM, "offline step: out of memory"); goto out; }
         for (int i = 0; i < A; i++) pick[i] = i;
         for (int i = 0; i < n_states && n_states < A; i++) {
             int j = i + (int)m2_rng_below(rng, (uint32_t)(A - i));
             int t = pick[i]; pick[i] = pick[j]; pick[j] = t;
         }
-        double sum = 0;
         for (int j = 0; j < M; j++) {
             int k = pick[j % n_states];
-            float lp, ah;
-            if (anchor_one(m, c, a, q, pb, k, vs[k], cfg, cfg->actor.lambda / M, rng, &lp, &ah, err)) goto out;
-            sum += (double)ah * lp;
+            if (anchor_one(m, c, a, q, pb, k, vs[k], cfg, cfg->actor.lambda / M, rng, &logp_s[j], &adv_s[j], err))
+                goto out;
         }
-        l_anchor = (float)(-cfg->actor.lambda * sum / M);
     }
+    /* the whole actor loss (dataset + anchor terms) for the stats; its gradient went in above */
+    m2_actor_stats ast;
+    m2_offline_actor_forward(&cfg->actor, adv, al, NULL, A, adv_s, logp_s, NULL, M, &ast);
     if (st) {
         *st = local;
-        st->loss_actor = l_data;
-        st->loss_anchor = l_anchor;
-        st->loss = local.loss_q + local.loss_v + l_data + l_anchor;
+        st->loss_actor = ast.loss_data;
+        st->loss_anchor = ast.loss_anchor;
+        st->loss = local.loss_q + local.loss_v + ast.loss_data + ast.loss_anchor;
         st->adv_mean = ast.adv_mean;
         st->w_mean = ast.w_mean;
         st->clip_frac = ast.clip_frac;
@@ -275,7 +279,12 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
     if (c_on == c_off) return m2_errorf(err, M2_EINVAL, "online step: the online and reference forwards need two ctxs");
     if (on == off) return m2_errorf(err, M2_EINVAL, "online step: pi_on and pi_off are the same adapter");
     m2_batch b = m2_packed_batch_view(pb);
-    if (m2_forward(c_off, &b, off, 0, err)) return -1;   /* pi_off: frozen reference, no grads */
+    /* pi_off in pi_on's dropout mode: its forward draws the same dropout seed from a copy of c_on's
+     * RNG, so both adapters run on the same masks and equal adapters give equal logits (KL exactly
+     * 0 and no KL gradient); a scoring pi_off against a dropped-out pi_on made the KL > 0 there.
+     * pi_off is frozen: its adapter gets no grads from this training-mode forward. */
+    *m2_ctx_rng(c_off) = *m2_ctx_rng(c_on);
+    if (m2_forward(c_off, &b, off, 1, err)) return -1;
     if (m2_forward(c_on, &b, on, 1, err)) return -1;
     int N = pb->N, A = pb->n_actions, rc = -1;
     scratch s = {0};
@@ -284,9 +293,9 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
     float *tl = s_alloc(&s, (size_t)N, sizeof(float)), *dtl = s_alloc(&s, (size_t)N, sizeof(float));
     float *tk = s_alloc(&s, (size_t)N, sizeof(float)), *wk = s_alloc(&s, (size_t)N, sizeof(float));
     float *al = s_alloc(&s, (size_t)A, sizeof(float)), *ak = s_alloc(&s, (size_t)A, sizeof(float));
-    float *dal = s_alloc(&s, (size_t)A, sizeof(float));
+    float *dal = s_alloc(&s, (size_t)A, sizeof(float)), *dak = s_alloc(&s, (size_t)A, sizeof(float));
     int32_t *cnt = s_alloc(&s, (size_t)A, sizeof(int32_t));
-    if (!adv || !w || !tg || !tl || !dtl || !tk || !wk || !al || !ak || !dal || !cnt) {
+    if (!adv || !w || !tg || !tl || !dtl || !tk || !wk || !al || !ak || !dal || !dak || !cnt) {
         m2_errorf(err, M2_ENOMEM, "online step: out of memory");
         goto out;
     }
@@ -297,20 +306,17 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
     action_targets(pb, tg);
     m2_ctx_logprobs(c_on, tg, tl);
     m2_action_logp_forward(tl, pb->tok_action, N, A, cfg->reduce, al, cnt);
-    /* KL rows: d loss / d kl_row = eta / A (sum) or eta / (A |a|) (mean) on action rows */
-    for (int i = 0; i < N; i++) {
-        int k = pb->tok_action[i];
-        wk[i] = 0.f;
-        if (k < 0 || !cfg->train_actor) continue;
-        wk[i] = cfg->eta / A;
-        if (cfg->reduce == M2_REDUCE_MEAN && cnt[k] > 0) wk[i] /= cnt[k];
+    /* d loss / d logp and d loss / d KL per action, then per action-token row: the KL rows' weights
+     * of m2_ctx_kl, which adds the KL gradient into c_on's logits (exact over the vocabulary) */
+    if (cfg->train_actor) {
+        m2_awac_backward(w, NULL, A, cfg->eta, dal, dak);
+        m2_action_logp_backward(dak, pb->tok_action, N, cnt, cfg->reduce, wk);
     }
-    m2_ctx_kl(c_on, c_off, wk, tk, cfg->train_actor, 0);   /* exact over the vocabulary; grads into c_on */
+    m2_ctx_kl(c_on, c_off, wk, tk, cfg->train_actor, 0);
     for (int i = 0; i < N; i++) if (pb->tok_action[i] < 0) tk[i] = 0.f;
     m2_action_logp_forward(tk, pb->tok_action, N, A, cfg->reduce, ak, cnt);
     float loss_actor = m2_awac_forward(w, al, ak, NULL, A, cfg->eta);
     if (cfg->train_actor) {
-        m2_awac_backward(w, NULL, A, cfg->eta, dal, NULL);   /* the KL part went in through m2_ctx_kl */
         m2_action_logp_backward(dal, pb->tok_action, N, cnt, cfg->reduce, dtl);
         m2_ctx_logprobs_backward(c_on, tg, dtl);
     }
@@ -348,7 +354,10 @@ int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float
                 const float *logp_old, const float *logp_ref, const m2_ppo_cfg *cfg, int backward,
                 m2_step_stats *st, m2_err *err) {
     m2_batch b = m2_packed_batch_view(pb);
-    if (m2_forward(c, &b, a, backward, err)) return -1;
+    /* the new policy in logp_old's dropout mode: logp_old comes from a scoring forward
+     * (m2_score_logprobs, no dropout), so this one runs without dropout too and the ratio, D^ and
+     * L^ compare the policies themselves (ratio exactly 1 before any update) */
+    if (m2_forward(c, &b, a, 0, err)) return -1;
     int N = pb->N, rc = -1;
     scratch s = {0};
     int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t)), *tseq = s_alloc(&s, (size_t)N, sizeof(int32_t));

@@ -75,10 +75,13 @@ typedef struct m2_online_cfg {
     int train_critic, train_actor;
 } m2_online_cfg;
 
-/* Online System 2 step (AWAC + exact KL to the frozen offline adapter): a scoring forward of the
- * batch with `off` on c_off, the training forward with `on` on c_on; critic as offline; weights
- * w = min(exp(A/alpha), w_max) normalised over the batch; KL summed exactly over the vocabulary at
- * every action-token row (m2_ctx_kl), reduced per action like the log-prob. */
+/* Online System 2 step (AWAC + exact KL to the frozen offline adapter): a forward of the batch
+ * with `off` on c_off (no grads) in the same dropout mode as the training forward with `on` on
+ * c_on: the same dropout masks when the two adapters share their LoRA config (a copy, as the
+ * pipeline's pi_off is), so while their weights are equal the KL and its gradient are exactly 0.
+ * Critic as offline; weights w = min(exp(A/alpha), w_max) normalised over the batch; KL summed
+ * exactly over the vocabulary at every action-token row (m2_ctx_kl), reduced per action like the
+ * log-prob. c_off's RNG is overwritten by c_on's (only c_on's needs checkpointing). */
 int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                    m2_head *q, m2_head *v, const m2_packed_batch *pb, const m2_online_cfg *cfg,
                    m2_step_stats *st, m2_err *err);
@@ -88,7 +91,9 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
  * other agents' turns are context): tok_adv = the sequence's group-normalised advantage broadcast to
  * its rows, logp_old = log-probs before the update (m2_score_logprobs), logp_ref = a frozen
  * reference for the k3 penalty (NULL = none). st->kl = D^ (token-decomposed KL(old || new) per
- * sequence), st->adv_mean = surrogate gain L^, st->clip_frac. */
+ * sequence), st->surrogate_gain = L^, st->clip_frac. The new policy's forward runs without LoRA
+ * dropout, the mode m2_score_logprobs scores logp_old in, so the ratio is exactly 1 (D^ = 0)
+ * until the adapter changes. */
 typedef struct m2_ppo_cfg {
     float eps_clip;   /* 0.2 */
     float kl_coef;    /* k3 to the reference (0.001 in the released config; 0 = off) */

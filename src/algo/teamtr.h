@@ -31,8 +31,8 @@ void m2_ppo_clip_backward(const float *logp_new, const float *logp_old, const fl
 
 /* Token-decomposed KL estimate on rollouts of the OLD policy, per sequence summed over its tokens:
  *   D = (1/S) sum_s sum_{u in s} m_u (logp_old_u - logp_new_u);  tok_seq[u] in [0, S) or -1.
- * (Unbiased for KL(pi_old || pi_new) on pi_old's samples; the exact per-token version is
- * m2_kl_row_forward(z_old, z_new).) */
+ * (Unbiased for KL(pi_old || pi_new) on pi_old's samples; the exact per-token version is the
+ * engine's m2_ctx_kl of the two forwards.) */
 float m2_token_kl_estimate(const float *logp_old, const float *logp_new, const int32_t *tok_seq,
                            const float *mask, int n, int n_seq);
 

@@ -8,14 +8,25 @@ void m2_train_state_init(m2_train_state *s) {
     s->best_val = INFINITY;
 }
 
-static int optim_step(m2_params *p, const m2_opt_opts *o, m2_err *err) {
-    if (o->grad_clip > 0) {
-        m2_params *g[1] = {p};
-        m2_clip_grads(g, 1, o->grad_clip);
-    }
-    m2_adamw a = {o->beta1 > 0 ? o->beta1 : 0.9f, o->beta2 > 0 ? o->beta2 : 0.999f,
-                  o->eps > 0 ? o->eps : 1e-8f, o->weight_decay};
-    return m2_adamw_step(p, &a, o->lr, err);
+/* The one optimiser update of a parameter group (m2_opt_opts), for every loop: clip, the schedule's
+ * rate at the loop's 0-based step, AdamW. *gnorm (may be NULL) receives the norm before clipping,
+ * *lr_out (may be NULL) the rate. */
+static int group_update(m2_params *p, const m2_opt_opts *o, int64_t step, float *gnorm, float *lr_out,
+                        m2_err *err) {
+    m2_params *g[1] = {p};
+    float norm = 0.f;
+    if (o->grad_clip > 0) norm = m2_clip_grads(g, 1, o->grad_clip);
+    else if (gnorm) norm = m2_grad_norm(g, 1);
+    if (gnorm) *gnorm = norm;
+    m2_lr_schedule sched = {.lr = o->lr, .min_lr = o->min_lr, .warmup = o->warmup, .total = o->total,
+                            .decay = o->decay};
+    float lr = m2_lr_at(&sched, (long)step);
+    if (lr_out) *lr_out = lr;
+    m2_adamw a = {.beta1 = o->beta1 > 0 ? o->beta1 : M2_ADAMW_BETA1,
+                  .beta2 = o->beta2 > 0 ? o->beta2 : M2_ADAMW_BETA2,
+                  .eps = o->eps > 0 ? o->eps : M2_ADAMW_EPS,
+                  .weight_decay = o->weight_decay};
+    return m2_adamw_step(p, &a, lr, err);
 }
 
 static int log_n(const m2_train_hooks *h, int64_t step, const char *const *names, const double *v, int n, m2_err *err) {
@@ -28,6 +39,94 @@ static int after(const m2_train_hooks *h, int64_t step, m2_err *err) {
 
 /* Epochs completed by the cursor. */
 static int64_t epochs_done(const m2_train_state *st, int n) { return st->epoch + (st->pos >= n ? 1 : 0); }
+
+/* ---- the one loop over a set's batches (pre-training, SFT, offline RL) ----
+ * Per batch the stage's step zeroes its groups' grads, accumulates the batch's gradient into them
+ * and updates each group with group_update at the step's index; then the cursor moves, the stage's
+ * done() logs (and validates), and the after_step hook checkpoints with the state advanced. */
+typedef struct batch_fn {
+    void *ud;
+    int (*step)(void *ud, const m2_packed_batch *pb, int64_t step, m2_err *err);
+    int (*done)(void *ud, int64_t step, int epoch_end, m2_err *err);
+} batch_fn;
+
+/* Runs until `epochs` epochs are done, st->step reaches max_steps (<= 0: no cap) or early stopping
+ * set st->stopped. The batches continue from the cursor (st->epoch, st->pos). */
+static int batch_loop(const m2_seqset *set, const int *idx, int n, int batch, uint64_t seed, int64_t epochs,
+                      int64_t max_steps, m2_train_state *st, const batch_fn *f, const m2_train_hooks *h,
+                      m2_err *err) {
+    m2_batch_iter it;
+    if (m2_batch_iter_init(&it, idx, n, batch, seed, err)) return -1;
+    if (m2_batch_iter_seek(&it, st->epoch, st->pos, err)) { m2_batch_iter_free(&it); return -1; }
+    int rc = -1;
+    while (!st->stopped && epochs_done(st, n) < epochs && (max_steps <= 0 || st->step < max_steps)) {
+        m2_packed_batch pb;
+        int epoch_end = 0;
+        if (m2_batch_iter_next(&it, set, &pb, &epoch_end, err)) goto out;
+        int r = f->step(f->ud, &pb, st->step, err);
+        m2_packed_batch_free(&pb);
+        if (r) goto out;
+        st->step++;
+        st->epoch = it.epoch;
+        st->pos = it.pos;
+        if (f->done(f->ud, st->step, epoch_end, err) || after(h, st->step, err)) goto out;
+    }
+    rc = 0;
+out:
+    m2_batch_iter_free(&it);
+    return rc;
+}
+
+/* ---- Stage 0 LM ---- */
+
+typedef struct lm_loop {
+    m2_model *m;
+    m2_ctx *c;
+    m2_adapter *a;
+    const m2_lm_opts *o;
+    const m2_train_hooks *h;
+    double loss, lr, gnorm, tokens;   /* of the last step, for the log */
+} lm_loop;
+
+static m2_params *lm_group(const lm_loop *l) { return l->a ? &l->a->params : &l->m->base; }
+
+static int lm_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err *err) {
+    lm_loop *l = ud;
+    m2_params *p = lm_group(l);
+    m2_params_zero_grad(p);
+    m2_step_stats ss;
+    if (m2_lm_step(l->c, l->a, pb, 1, &ss, err)) return -1;
+    float gn, lr;
+    if (group_update(p, &l->o->opt, step, &gn, &lr, err)) return -1;
+    l->loss = ss.loss;
+    l->lr = lr;
+    l->gnorm = gn;
+    l->tokens = pb->N;
+    return 0;
+}
+
+static int lm_done(void *ud, int64_t step, int epoch_end, m2_err *err) {
+    (void)epoch_end;
+    lm_loop *l = ud;
+    const char *pre = l->o->prefix ? l->o->prefix : "lm";
+    static const char *keys[] = {"loss", "lr", "grad_norm", "tokens"};
+    char buf[4][96];
+    const char *names[4];
+    for (int i = 0; i < 4; i++) {
+        snprintf(buf[i], sizeof buf[i], "%s/%s", pre, keys[i]);
+        names[i] = buf[i];
+    }
+    double v[4] = {l->loss, l->lr, l->gnorm, l->tokens};
+    return log_n(l->h, step, names, v, 4, err);
+}
+
+int m2_train_lm(m2_model *m, m2_ctx *c, m2_adapter *a, const m2_seqset *set, const int *idx, int n,
+                const m2_lm_opts *o, m2_train_state *st, const m2_train_hooks *h, m2_err *err) {
+    if (o->steps <= 0) return 0;   /* batch_loop reads max_steps <= 0 as "no cap" */
+    lm_loop l = {.m = m, .c = c, .a = a, .o = o, .h = h};
+    batch_fn f = {.ud = &l, .step = lm_step_fn, .done = lm_done};
+    return batch_loop(set, idx, n, o->batch, o->seed, INT64_MAX, o->steps, st, &f, h, err);
+}
 
 /* ---- SFT ---- */
 
@@ -79,38 +178,47 @@ static int validate(m2_ctx *cval, m2_adapter *a, const m2_seqset *set, const int
     return log_n(h, st->step, names, v, 2, err);
 }
 
+typedef struct sft_loop {
+    m2_ctx *c, *cval;
+    m2_adapter *a;
+    const m2_seqset *set;
+    const int *val;
+    int n_val;
+    const m2_sft_opts *o;
+    m2_train_state *st;
+    float *best_w;
+    const m2_train_hooks *h;
+    char loss_name[96];
+    double loss;   /* of the last step */
+} sft_loop;
+
+static int sft_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err *err) {
+    sft_loop *l = ud;
+    m2_params_zero_grad(&l->a->params);
+    m2_step_stats ss;
+    if (m2_sft_step(l->c, l->a, pb, l->o->reduce, 1, &ss, err)) return -1;
+    if (group_update(&l->a->params, &l->o->opt, step, NULL, NULL, err)) return -1;
+    l->loss = ss.loss;
+    return 0;
+}
+
+static int sft_done(void *ud, int64_t step, int epoch_end, m2_err *err) {
+    sft_loop *l = ud;
+    const char *names[1] = {l->loss_name};
+    double v[1] = {l->loss};
+    if (log_n(l->h, step, names, v, 1, err)) return -1;
+    int do_eval = l->n_val > 0 && (epoch_end || (l->o->eval_every > 0 && step % l->o->eval_every == 0));
+    return do_eval ? validate(l->cval ? l->cval : l->c, l->a, l->set, l->val, l->n_val, l->o, l->st, l->best_w, l->h, err) : 0;
+}
+
 int m2_train_sft(m2_ctx *c, m2_ctx *cval, m2_adapter *a, const m2_seqset *set, const int *train,
                  int n_train, const int *val, int n_val, const m2_sft_opts *o, m2_train_state *st,
                  float *best_w, const m2_train_hooks *h, m2_err *err) {
-    m2_batch_iter it;
-    if (m2_batch_iter_init(&it, train, n_train, o->batch, o->seed, err)) return -1;
-    if (m2_batch_iter_seek(&it, st->epoch, st->pos, err)) { m2_batch_iter_free(&it); return -1; }
-    int rc = -1;
-    char nl[96];
-    snprintf(nl, sizeof nl, "%s/loss", o->prefix ? o->prefix : "sft");
-    while (!st->stopped && epochs_done(st, n_train) < o->epochs && (o->max_steps <= 0 || st->step < o->max_steps)) {
-        m2_packed_batch pb;
-        int epoch_end = 0;
-        if (m2_batch_iter_next(&it, set, &pb, &epoch_end, err)) goto out;
-        m2_params_zero_grad(&a->params);
-        m2_step_stats ss;
-        int r = m2_sft_step(c, a, &pb, o->reduce, 1, &ss, err);
-        m2_packed_batch_free(&pb);
-        if (r || optim_step(&a->params, &o->opt, err)) goto out;
-        st->step++;
-        st->epoch = it.epoch;
-        st->pos = it.pos;
-        const char *names[1] = {nl};
-        double v[1] = {ss.loss};
-        if (log_n(h, st->step, names, v, 1, err)) goto out;
-        int do_eval = n_val > 0 && (epoch_end || (o->eval_every > 0 && st->step % o->eval_every == 0));
-        if (do_eval && validate(cval ? cval : c, a, set, val, n_val, o, st, best_w, h, err)) goto out;
-        if (after(h, st->step, err)) goto out;
-    }
-    rc = 0;
-out:
-    m2_batch_iter_free(&it);
-    return rc;
+    sft_loop l = {.c = c, .cval = cval, .a = a, .set = set, .val = val, .n_val = n_val, .o = o, .st = st,
+                  .best_w = best_w, .h = h};
+    snprintf(l.loss_name, sizeof l.loss_name, "%s/loss", o->prefix ? o->prefix : "sft");
+    batch_fn f = {.ud = &l, .step = sft_step_fn, .done = sft_done};
+    return batch_loop(set, train, n_train, o->batch, o->seed, o->epochs, o->max_steps, st, &f, h, err);
 }
 
 /* ---- offline ---- */
@@ -122,10 +230,11 @@ static void zero_grads(m2_adapter *a, m2_head *q, m2_head *v) {
 }
 
 static int update(m2_adapter *a, m2_head *q, m2_head *v, int train_actor, int train_critic,
-                  const m2_opt_opts *ao, const m2_opt_opts *co, float polyak, m2_err *err) {
-    if (train_actor && optim_step(&a->params, ao, err)) return -1;
+                  const m2_opt_opts *ao, const m2_opt_opts *co, float polyak, int64_t step, m2_err *err) {
+    if (train_actor && group_update(&a->params, ao, step, NULL, NULL, err)) return -1;
     if (train_critic) {
-        if (optim_step(&q->params, co, err) || optim_step(&v->params, co, err)) return -1;
+        if (group_update(&q->params, co, step, NULL, NULL, err) || group_update(&v->params, co, step, NULL, NULL, err))
+            return -1;
         m2_head_polyak(q, polyak);
         m2_head_polyak(v, polyak);
     }
@@ -152,30 +261,38 @@ static int log_step(const m2_train_hooks *h, const char *prefix, int64_t step, c
     return log_n(h, step, names, v, n, err);
 }
 
+typedef struct offline_loop {
+    m2_model *m;
+    m2_ctx *c;
+    m2_adapter *a;
+    m2_head *q, *v;
+    const m2_offline_opts *o;
+    m2_rng *rng;
+    const m2_train_hooks *h;
+    m2_step_stats ss;   /* of the last step */
+} offline_loop;
+
+static int offline_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err *err) {
+    offline_loop *l = ud;
+    const m2_offline_opts *o = l->o;
+    zero_grads(l->a, l->q, l->v);
+    if (m2_offline_step(l->m, l->c, l->a, l->q, l->v, pb, &o->step, l->rng, &l->ss, err)) return -1;
+    return update(l->a, l->q, l->v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak,
+                  step, err);
+}
+
+static int offline_done(void *ud, int64_t step, int epoch_end, m2_err *err) {
+    (void)epoch_end;
+    offline_loop *l = ud;
+    return log_step(l->h, "sys2", step, &l->ss, 0, err);
+}
+
 int m2_train_offline(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *v,
                      const m2_seqset *set, const int *idx, int n, const m2_offline_opts *o,
                      m2_train_state *st, m2_rng *rng, const m2_train_hooks *h, m2_err *err) {
-    m2_batch_iter it;
-    if (m2_batch_iter_init(&it, idx, n, o->batch, o->seed, err)) return -1;
-    if (m2_batch_iter_seek(&it, st->epoch, st->pos, err)) { m2_batch_iter_free(&it); return -1; }
-    int rc = -1;
-    while (epochs_done(st, n) < o->epochs && (o->max_steps <= 0 || st->step < o->max_steps)) {
-        m2_packed_batch pb;
-        if (m2_batch_iter_next(&it, set, &pb, NULL, err)) goto out;
-        zero_grads(a, q, v);
-        m2_step_stats ss;
-        int r = m2_offline_step(m, c, a, q, v, &pb, &o->step, rng, &ss, err);
-        m2_packed_batch_free(&pb);
-        if (r || update(a, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, err)) goto out;
-        st->step++;
-        st->epoch = it.epoch;
-        st->pos = it.pos;
-        if (log_step(h, "sys2", st->step, &ss, 0, err) || after(h, st->step, err)) goto out;
-    }
-    rc = 0;
-out:
-    m2_batch_iter_free(&it);
-    return rc;
+    offline_loop l = {.m = m, .c = c, .a = a, .q = q, .v = v, .o = o, .rng = rng, .h = h};
+    batch_fn f = {.ud = &l, .step = offline_step_fn, .done = offline_done};
+    return batch_loop(set, idx, n, o->batch, o->seed, o->epochs, o->max_steps, st, &f, h, err);
 }
 
 /* ---- online ---- */
@@ -183,7 +300,7 @@ out:
 /* One update on a batch sampled from the buffer; segments the packer rejects are skipped. */
 static int online_update(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                          m2_head *q, m2_head *v, m2_replay *buf, const m2_tok_iface *tok,
-                         const m2_online_opts *o, m2_step_stats *ss, int *did, m2_err *err) {
+                         const m2_online_opts *o, int64_t step, m2_step_stats *ss, int *did, m2_err *err) {
     *did = 0;
     int k = o->batch;
     int *idx = malloc((size_t)k * sizeof *idx);
@@ -206,7 +323,8 @@ static int online_update(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *o
     zero_grads(on, q, v);
     int r = m2_online_step(m, c_on, c_off, on, off, q, v, &pb, &o->step, ss, err);
     m2_packed_batch_free(&pb);
-    if (r || update(on, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, err)) goto out;
+    if (r || update(on, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, step, err))
+        goto out;
     *did = 1;
     rc = 0;
 out:
@@ -245,7 +363,7 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
             m2_step_stats ss;
             int did;
             if (m2_replay_size(buf) == 0) { st->pos = o->updates_per_epoch; break; }
-            if (online_update(m, c_on, c_off, on, off, q, v, buf, tok, o, &ss, &did, err)) goto out;
+            if (online_update(m, c_on, c_off, on, off, q, v, buf, tok, o, st->step, &ss, &did, err)) goto out;
             st->pos++;
             if (!did) continue;
             st->step++;

@@ -32,10 +32,39 @@ typedef struct m2_train_state {
 
 void m2_train_state_init(m2_train_state *s);
 
+/* One parameter group's optimiser, the same in every loop: the step's gradient (accumulated into
+ * params.g since the loop zeroed it) is clipped to grad_clip by its global norm, then AdamW steps at
+ * the learning rate the schedule gives for the loop's 0-based step (model/optim.h m2_lr_at). The
+ * schedule fields left 0 mean a constant lr. */
 typedef struct m2_opt_opts {
-    float lr, weight_decay, grad_clip;   /* grad_clip <= 0: off */
-    float beta1, beta2, eps;
+    float lr;                  /* peak learning rate */
+    float weight_decay;
+    float grad_clip;           /* <= 0: off */
+    float beta1, beta2, eps;   /* <= 0: M2_ADAMW_BETA1, M2_ADAMW_BETA2, M2_ADAMW_EPS */
+    int decay;                 /* M2_DECAY_CONSTANT (0), M2_DECAY_COSINE, M2_DECAY_LINEAR */
+    long warmup;               /* linear warm-up steps (0: none) */
+    float min_lr;              /* the decay's floor */
+    long total;                /* the steps the warm-up and decay span */
 } m2_opt_opts;
+
+/* The AdamW constants a group gets when its m2_opt_opts leaves them 0 (PyTorch's defaults). */
+#define M2_ADAMW_BETA1 0.9f
+#define M2_ADAMW_BETA2 0.999f
+#define M2_ADAMW_EPS 1e-8f
+
+/* ---- Stage 0: pre-training a tiny base (or an adapter) on next-token prediction ---- */
+typedef struct m2_lm_opts {
+    m2_opt_opts opt;
+    int batch;
+    int64_t steps;           /* optimiser steps (0: none); the batches cycle through as many epochs as needed */
+    uint64_t seed;           /* batch order */
+    const char *prefix;      /* metric prefix, e.g. "pretrain" */
+} m2_lm_opts;
+
+/* a = NULL trains the base (the model created with train_base). Logs <prefix>/loss, /lr,
+ * /grad_norm (before clipping) and /tokens every step. */
+int m2_train_lm(m2_model *m, m2_ctx *c, m2_adapter *a, const m2_seqset *set, const int *idx, int n,
+                const m2_lm_opts *o, m2_train_state *st, const m2_train_hooks *h, m2_err *err);
 
 /* ---- SFT (System 1 on high records; System 2 warm-up on low records) ---- */
 typedef struct m2_sft_opts {

@@ -48,11 +48,15 @@ static int hook_after(void *ud, int64_t step, m2_err *err) {
     return 0;
 }
 
-static m2_train_hooks hooks_of(hook_ud *h) { return (m2_train_hooks){h, hook_log, hook_after}; }
+static m2_train_hooks hooks_of(hook_ud *h) {
+    return (m2_train_hooks){.ud = h, .log = hook_log, .after_step = hook_after};
+}
 
+/* A stage's optimiser at a constant learning rate. */
 static m2_opt_opts opt_of(const m2_run_config *cfg, double lr, double wd) {
-    return (m2_opt_opts){(float)lr, (float)wd, (float)cfg->optim_grad_clip, (float)cfg->optim_beta1,
-                         (float)cfg->optim_beta2, (float)cfg->optim_eps};
+    return (m2_opt_opts){.lr = (float)lr, .weight_decay = (float)wd, .grad_clip = (float)cfg->optim_grad_clip,
+                         .beta1 = (float)cfg->optim_beta1, .beta2 = (float)cfg->optim_beta2,
+                         .eps = (float)cfg->optim_eps};
 }
 
 static int ctx_tokens(const m2_run_config *cfg, int batch, const m2_model *m) {
@@ -109,6 +113,13 @@ int m2_stage_data(m2_stage_ctx *ctx, m2_err *err) {
 
 /* ---------------------------------------------------------------- pretrain */
 
+/* the cosine decay of pre-training ends at this fraction of pretrain.lr */
+#define PRETRAIN_MIN_LR_FRAC 0.1f
+/* the tiny base starts from N(0, 0.02^2) weights (GPT-2's initialisation) */
+#define PRETRAIN_INIT_STD 0.02f
+/* its BPE merges only pairs seen at least twice */
+#define PRETRAIN_BPE_MIN_FREQ 2
+
 static char *corpus_of(const m2_seqset *unused, const m2_run_config *cfg, const char *run_dir, size_t *len, m2_err *err) {
     (void)unused;
     /* the text of every transcript: high and low records of both variants, and flat episodes */
@@ -154,8 +165,7 @@ static char *corpus_of(const m2_seqset *unused, const m2_run_config *cfg, const 
 typedef struct pre_state {
     m2_model *m;
     m2_ctx *c;
-    m2_batch_iter *it;
-    int64_t step;
+    const m2_train_state *st;
 } pre_state;
 
 static int pre_fill(void *ud, m2_ckpt *c, m2_err *err) {
@@ -163,9 +173,26 @@ static int pre_fill(void *ud, m2_ckpt *c, m2_err *err) {
     if (pw_ck_add_params(c, "base", &p->m->base, err)) return -1;
     if (m2_ckpt_set_rng(c, "dropout", m2_ctx_rng(p->c), err)) return -1;
     cJSON *s = m2_ckpt_state(c);
-    cJSON_AddNumberToObject(s, "local_step", (double)p->step);
-    cJSON_AddNumberToObject(s, "epoch", (double)p->it->epoch);
-    cJSON_AddNumberToObject(s, "pos", p->it->pos);
+    cJSON_AddNumberToObject(s, "local_step", (double)p->st->step);
+    cJSON_AddNumberToObject(s, "epoch", (double)p->st->epoch);
+    cJSON_AddNumberToObject(s, "pos", p->st->pos);
+    return 0;
+}
+
+/* The pre-training cursor of a checkpoint (pre_fill's keys). */
+static int pre_restore(const m2_ckpt *ck, m2_train_state *st, m2_err *err) {
+    static const char *keys[3] = {"local_step", "epoch", "pos"};
+    double v[3];
+    const cJSON *s = ((m2_ckpt *)ck)->state;
+    for (int i = 0; i < 3; i++) {
+        const cJSON *x = s ? cJSON_GetObjectItemCaseSensitive(s, keys[i]) : NULL;
+        if (!cJSON_IsNumber(x)) return m2_errorf(err, M2_EFORMAT, "checkpoint %s: pretrain state has no \"%s\"", ck->dir, keys[i]);
+        v[i] = x->valuedouble;
+    }
+    m2_train_state_init(st);
+    st->step = (int64_t)v[0];
+    st->epoch = (int64_t)v[1];
+    st->pos = (int)v[2];
     return 0;
 }
 
@@ -177,7 +204,7 @@ static int check_saved_base(m2_model *m, const m2_seqset *set, const char *path,
     const m2_packed *p = &set->seq[0];
     int n = p->n_tok < 64 ? p->n_tok : 64, rc = -1;
     m2_ctx *c1 = m2_ctx_create(m, n, 0, err), *c2 = c1 ? m2_ctx_create(b.model, n, 0, err) : NULL;
-    m2_batch bt = {1, &n, p->ids};
+    m2_batch bt = {.n_seq = 1, .seq_len = &n, .tokens = p->ids};
     if (c2 && !m2_forward(c1, &bt, NULL, 0, err) && !m2_forward(c2, &bt, NULL, 0, err)) {
         const float *l1 = m2_ctx_logits(c1), *l2 = m2_ctx_logits(c2);
         double md = 0;
@@ -206,7 +233,8 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         char *corpus = corpus_of(NULL, cfg, run_dir, &len, err);
         if (!corpus) return -1;
         static const char *const specials[2] = {"<|endoftext|>", "<|pad|>"};
-        m2_bpe_train_opts bo = {(int32_t)cfg->model_tiny_vocab, specials, 2, M2_PRETOK_QWEN2, 2};
+        m2_bpe_train_opts bo = {.vocab_size = (int32_t)cfg->model_tiny_vocab, .specials = specials, .n_specials = 2,
+                                .pretok = M2_PRETOK_QWEN2, .min_frequency = PRETRAIN_BPE_MIN_FREQ};
         tk = m2_bpe_train(corpus, len, &bo, err);
         free(corpus);
         if (tk && m2_tokenizer_save_json(tk, tok_path, err)) { m2_tokenizer_free(tk); return -1; }
@@ -229,15 +257,14 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     mc.max_seq_len = (int)cfg->model_max_seq_len;
     mc.eos_token = tok.eos_id;
     mc.bos_token = -1;
-    m2_model_opts mo = {M2_DT_F32, 1, (int)cfg->run_threads};
+    m2_model_opts mo = {.dtype = M2_DT_F32, .train_base = 1, .threads = (int)cfg->run_threads};
     m2_model *m = NULL;
     m2_ctx *c = NULL;
     m2_seqset set;
     m2_seqset_init(&set);
-    m2_batch_iter it = {0};
     int *idx = NULL, rc = -1;
     if (m2_config_validate(&mc, err) || !(m = m2_model_create(&mc, &mo, err))) goto out;
-    m2_model_init_random(m, pw_seed(cfg, PW_SEED_PRETRAIN_INIT), 0.02f);
+    m2_model_init_random(m, pw_seed(cfg, PW_SEED_PRETRAIN_INIT), PRETRAIN_INIT_STD);
     int seq_len = (int)(cfg->pretrain_seq_len < mc.max_seq_len ? cfg->pretrain_seq_len : mc.max_seq_len);
     {
         /* the transcripts, packed like training sequences, cut at pretrain.seq_len */
@@ -276,19 +303,15 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     if (!(c = m2_ctx_create_chunked(m, batch * seq_len, train_acts(cfg), (int)cfg->model_logit_chunk, err))) goto out;
     m2_ctx_seed(c, pw_seed(cfg, PW_SEED_PRETRAIN_DROPOUT));
     print_stage_memory(ctx, m, batch * seq_len, NULL, 0, 0);
-    if (m2_batch_iter_init(&it, idx, set.n, batch, pw_seed(cfg, PW_SEED_PRETRAIN_BATCHES), err)) goto out;
-    pre_state ps = {m, c, &it, 0};
-    hook_ud h = {ctx, ctx->step, pre_fill, &ps};
+    m2_train_state st;
+    m2_train_state_init(&st);
+    pre_state ps = {.m = m, .c = c, .st = &st};
+    hook_ud h = {.ctx = ctx, .base = ctx->step, .fill = pre_fill, .fill_ud = &ps};
     if (ctx->resume) {
-        const cJSON *s = m2_ckpt_state(ctx->resume);
         if (pw_ck_read_params(ctx->resume, "base", &m->base, err) ||
-            m2_ckpt_get_rng(ctx->resume, "dropout", m2_ctx_rng(c), err))
+            m2_ckpt_get_rng(ctx->resume, "dropout", m2_ctx_rng(c), err) || pre_restore(ctx->resume, &st, err))
             goto out;
-        ps.step = (int64_t)cJSON_GetObjectItemCaseSensitive(s, "local_step")->valuedouble;
-        h.base = ctx->step - ps.step;
-        if (m2_batch_iter_seek(&it, (int64_t)cJSON_GetObjectItemCaseSensitive(s, "epoch")->valuedouble,
-                               (int)cJSON_GetObjectItemCaseSensitive(s, "pos")->valuedouble, err))
-            goto out;
+        h.base = ctx->step - st.step;
     }
     int64_t total = cfg->pretrain_steps;
     ctx->total = h.base + total;
@@ -298,35 +321,26 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         if (ctx->out) fprintf(ctx->out, "pretrain: %s, %d transcripts, %lld steps of %d x %d tokens\n", desc, set.n,
                               (long long)total, batch, seq_len);
     }
-    m2_lr_schedule sched = {(float)cfg->pretrain_lr, (float)cfg->pretrain_lr * 0.1f, (long)cfg->pretrain_warmup,
-                            (long)total, M2_DECAY_COSINE};
-    m2_adamw aw = {(float)cfg->optim_beta1, (float)cfg->optim_beta2, (float)cfg->optim_eps,
-                   (float)cfg->pretrain_weight_decay};
-    while (ps.step < total) {
-        m2_packed_batch pb;
-        if (m2_batch_iter_next(&it, &set, &pb, NULL, err)) goto out;
-        m2_params_zero_grad(&m->base);
-        m2_step_stats st;
-        int r = m2_lm_step(c, NULL, &pb, 1, &st, err);
-        int ntok = pb.N;
-        m2_packed_batch_free(&pb);
-        if (r) goto out;
-        m2_params *g[1] = {&m->base};
-        float gn = cfg->optim_grad_clip > 0 ? m2_clip_grads(g, 1, (float)cfg->optim_grad_clip) : m2_grad_norm(g, 1);
-        float lr = m2_lr_at(&sched, (long)ps.step);
-        if (m2_adamw_step(&m->base, &aw, lr, err)) goto out;
-        ps.step++;
-        const char *names[4] = {"pretrain/loss", "pretrain/lr", "pretrain/grad_norm", "pretrain/tokens"};
-        double v[4] = {st.loss, lr, gn, ntok};
-        if (hook_log(&h, ps.step, names, v, 4, err) || hook_after(&h, ps.step, err)) goto out;
-    }
-    ctx->step = h.base + ps.step;
+    /* cosine decay from pretrain.lr to a tenth of it after pretrain.warmup linear steps */
+    m2_lm_opts lo = {
+        .opt = {.lr = (float)cfg->pretrain_lr, .weight_decay = (float)cfg->pretrain_weight_decay,
+                .grad_clip = (float)cfg->optim_grad_clip, .beta1 = (float)cfg->optim_beta1,
+                .beta2 = (float)cfg->optim_beta2, .eps = (float)cfg->optim_eps, .decay = M2_DECAY_COSINE,
+                .warmup = (long)cfg->pretrain_warmup, .min_lr = (float)cfg->pretrain_lr * PRETRAIN_MIN_LR_FRAC,
+                .total = (long)total},
+        .batch = batch,
+        .steps = total,
+        .seed = pw_seed(cfg, PW_SEED_PRETRAIN_BATCHES),
+        .prefix = "pretrain",
+    };
+    m2_train_hooks hk = hooks_of(&h);
+    if (m2_train_lm(m, c, NULL, &set, idx, set.n, &lo, &st, &hk, err)) goto out;
+    ctx->step = h.base + st.step;
     if (m2_model_save_gguf_tok(m, base_path, M2_GGML_F32, NULL, tk, err)) goto out;
     if (check_saved_base(m, &set, base_path, tok_path, err)) goto out;
     if (ctx->out) fprintf(ctx->out, "pretrain: base -> %s (reloaded: same logits)\n", base_path);
     rc = 0;
 out:
-    m2_batch_iter_free(&it);
     free(idx);
     m2_seqset_free(&set);
     m2_ctx_free(c);
@@ -380,8 +394,8 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     if (nv > 0 && !(best = malloc(a->params.n * sizeof(float)))) { m2_errorf(err, M2_ENOMEM, "sft: out of memory"); goto out; }
     m2_train_state st;
     m2_train_state_init(&st);
-    hook_ud h = {ctx, ctx->step, sft_fill, NULL};
-    sft_state ss = {a, c, &st, best, &h};
+    hook_ud h = {.ctx = ctx, .base = ctx->step, .fill = sft_fill};
+    sft_state ss = {.a = a, .c = c, .st = &st, .best = best, .h = &h};
     h.fill_ud = &ss;
     if (ctx->resume) {
         if (pw_ck_read_params(ctx->resume, "adapter", &a->params, err) ||
@@ -520,21 +534,22 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     m2_rng_seed(&rng, pw_seed(cfg, PW_SEED_OFFLINE_ANCHOR));
     m2_train_state st;
     m2_train_state_init(&st);
-    hook_ud h = {ctx, ctx->step, rl_fill, NULL};
-    rl_state rs = {a, q, v, c, &st, &rng, &h, NULL, NULL, NULL};
+    hook_ud h = {.ctx = ctx, .base = ctx->step, .fill = rl_fill};
+    rl_state rs = {.a = a, .q = q, .v = v, .c = c, .st = &st, .rng = &rng, .h = &h};
     h.fill_ud = &rs;
     if (ctx->resume && rl_restore(ctx->resume, &rs, err)) goto out;
     m2_offline_opts o = {0};
-    o.step.critic = (m2_critic_cfg){(float)cfg->sys2_offline_gamma, (float)cfg->sys2_offline_expectile};
+    o.step.critic = (m2_critic_cfg){.gamma = (float)cfg->sys2_offline_gamma, .expectile = (float)cfg->sys2_offline_expectile};
     int released = cfg->sys2_offline_anchor == M2_OFFLINE_ANCHOR_RELU_WEIGHT;
-    o.step.actor = (m2_actor_cfg){(float)cfg->sys2_offline_beta, (float)cfg->sys2_offline_w_max,
-                                  (float)m2_run_offline_lambda(cfg), released, cfg->sys2_offline_normalize_weights};
+    o.step.actor = (m2_actor_cfg){.beta = (float)cfg->sys2_offline_beta, .w_max = (float)cfg->sys2_offline_w_max,
+                                  .lambda = (float)m2_run_offline_lambda(cfg), .released = released,
+                                  .normalize = cfg->sys2_offline_normalize_weights};
     o.step.reduce = cfg->sys2_offline_logprob == M2_LOGPROB_SUM ? M2_REDUCE_SUM : M2_REDUCE_MEAN;
     o.step.train_actor = o.step.train_critic = 1;
     o.step.n_anchor = (int)cfg->sys2_offline_anchor_states;
     o.step.anchor_samples = (int)cfg->sys2_offline_anchor_samples;
     o.step.max_action_tokens = (int)cfg->eval_max_new_tokens;
-    o.step.sampler = (m2_sampler){1.f, 0, 0.f};
+    o.step.sampler = (m2_sampler){.temperature = 1.f};   /* a^ ~ pi itself: no temperature, top-k or top-p */
     o.step.eos_id = w.tok.eos_id;
     o.actor = opt_of(cfg, cfg->sys2_offline_actor_lr, cfg->sys2_offline_weight_decay);
     o.critic = opt_of(cfg, cfg->sys2_offline_critic_lr, cfg->sys2_offline_weight_decay);
@@ -618,8 +633,8 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
     m2_train_state_init(&st);
-    hook_ud h = {ctx, ctx->step, rl_fill, NULL};
-    rl_state rs = {on, q, v, con, &st, NULL, &h, &buf, &mp1, &mp2};
+    hook_ud h = {.ctx = ctx, .base = ctx->step, .fill = rl_fill};
+    rl_state rs = {.a = on, .q = q, .v = v, .c = con, .st = &st, .h = &h, .buf = &buf, .mp1 = &mp1, .mp2 = &mp2};
     h.fill_ud = &rs;
     if (ctx->resume) {
         if (rl_restore(ctx->resume, &rs, err)) goto out;
@@ -635,7 +650,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     m2_online_opts o = {0};
-    o.step.critic = (m2_critic_cfg){(float)cfg->sys2_online_gamma, (float)cfg->sys2_offline_expectile};
+    o.step.critic = (m2_critic_cfg){.gamma = (float)cfg->sys2_online_gamma, .expectile = (float)cfg->sys2_offline_expectile};
     o.step.alpha = (float)cfg->sys2_online_alpha;
     o.step.w_max = (float)cfg->sys2_online_w_max;
     o.step.eta = (float)m2_run_online_eta(cfg);
