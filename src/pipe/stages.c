@@ -209,7 +209,14 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         m2_bpe_train_opts bo = {(int32_t)cfg->model_tiny_vocab, specials, 2, M2_PRETOK_QWEN2, 2};
         tk = m2_bpe_train(corpus, len, &bo, err);
         free(corpus);
-        if (tk && m2_tokenizer_save_json(tk, tok_path, err)) { m2_tokenizer_free(tk); return -1; }
+        /* the special ids tokenizer.json cannot hold go beside it first: a resumed run reloads the
+         * tokenizer from these files, and must save the same base.gguf as a run that trained it */
+        char cfg_path[1400];
+        snprintf(cfg_path, sizeof cfg_path, "%s/tokenizer_config.json", ctx->artifacts);
+        if (tk && (m2_tokenizer_save_config_json(tk, cfg_path, err) || m2_tokenizer_save_json(tk, tok_path, err))) {
+            m2_tokenizer_free(tk);
+            return -1;
+        }
         if (tk && ctx->out) fprintf(ctx->out, "pretrain: BPE tokenizer with %d tokens -> %s\n", m2_tokenizer_n_tokens(tk), tok_path);
     }
     if (!tk) return -1;
