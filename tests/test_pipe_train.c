@@ -233,6 +233,7 @@ static void same_run_trees(const char *a, const char *b) {
             char *x = tb_scalars(a, ra), *y = tb_scalars(b, rb);
             if (strcmp(x, y)) fail_msg("TensorBoard scalars differ: %s vs %s", ra, rb);
             free(x); free(y);
+            free(fa.p[i]); free(fb.p[i]);
             events++;
             continue;
         }

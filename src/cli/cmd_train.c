@@ -136,7 +136,8 @@ static int check_resume_overrides(const m2_run_config *cfg, const char *run, cha
 
 /* --resume RUN --branch NEW: cfg (RUN's config + overrides) becomes a fresh run in NEW that takes
  * from RUN the finished stages of its plan that it computes identically (run.reuse_from). */
-static int branch_config(m2_run_config *cfg, const char *run, const char *branch, FILE *out, m2_err *err) {
+static int branch_config(m2_run_config *cfg, const char *run, const char *branch, char **over, int n_over, FILE *out,
+                         m2_err *err) {
     char dir[1100], name[256];
     snprintf(dir, sizeof dir, "%s", branch);
     size_t l = strlen(dir);
@@ -157,9 +158,13 @@ static int branch_config(m2_run_config *cfg, const char *run, const char *branch
     if (!saved) return m2_errorf(err, M2_ENOMEM, "out of memory");
     if (m2_run_config_load(saved, path, 0, NULL, err)) { free(saved); return -1; }
     const m2_cfg_schema *s = m2_run_config_schema();
-    /* the branch reuses RUN itself, not what RUN reused */
+    /* the branch reuses RUN itself, not what RUN reused; RUN's stop step was for RUN (a new one may
+     * be given as an override) */
+    int stop_given = 0;
+    for (int i = 0; i < n_over; i++) stop_given |= !strncmp(over[i], "run.stop_at_step=", 17);
     int rc = m2_cfg_set(s, cfg, "run.out_dir", dir, "--branch", err) || m2_cfg_set(s, cfg, "run.name", name, "--branch", err) ||
-             m2_cfg_set(s, cfg, "run.reuse_from", "", "--branch", err) || m2_cfg_set(s, cfg, "run.reuse_stages", "", "--branch", err);
+             m2_cfg_set(s, cfg, "run.reuse_from", "", "--branch", err) || m2_cfg_set(s, cfg, "run.reuse_stages", "", "--branch", err) ||
+             (!stop_given && m2_cfg_set(s, cfg, "run.stop_at_step", "0", "--branch", err));
     const char *st[16];
     char why[256], list[256] = "";
     int ns = rc ? 0 : m2_run_reusable_prefix(saved, cfg, st, 16, why, sizeof why), k = 0;
@@ -260,14 +265,15 @@ int cmd_train(int argc, char **argv) {
     int rc = 0;
     char run_dir[1100];
     if (resume && n_over > 0 && !print_cfg) {
-        rc = branch ? branch_config(cfg, resume, branch, stdout, &err) : check_resume_overrides(cfg, resume, over, n_over, &err);
+        rc = branch ? branch_config(cfg, resume, branch, over, n_over, stdout, &err)
+                    : check_resume_overrides(cfg, resume, over, n_over, &err);
         if (rc) {
             fprintf(stderr, "multi2 train: %s\n", err.msg);
             free(over);
             free(cfg);
             return 1;
         }
-    } else if (branch && branch_config(cfg, resume, branch, stdout, &err)) {
+    } else if (branch && branch_config(cfg, resume, branch, over, n_over, print_cfg ? NULL : stdout, &err)) {
         fprintf(stderr, "multi2 train: %s\n", err.msg);
         free(over);
         free(cfg);
