@@ -201,8 +201,10 @@ int cmd_demo(int argc, char **argv) {
     int n_marker = n_over;
     const char **marker_over = calloc((size_t)n_over + 3, sizeof *marker_over);
     if (marker_over) for (int i = 0; i < n_over; i++) marker_over[i] = over[i];
-    if (marker_over && episodes > 0) { snprintf(eo, sizeof eo, "eval.episodes=%d", episodes); marker_over[n_marker++] = eo; }
-    if (marker_over && threads > 0) { snprintf(to, sizeof to, "run.threads=%d", threads); marker_over[n_marker++] = to; }
+    snprintf(eo, sizeof eo, "eval.episodes=%d", episodes);
+    snprintf(to, sizeof to, "run.threads=%d", threads);
+    if (marker_over && episodes > 0) marker_over[n_marker++] = eo;
+    if (marker_over && threads > 0) marker_over[n_marker++] = to;
     m2_demo_marker dm = {.config = file, .envs = envs, .methods = methods, .overrides = marker_over,
                          .n_overrides = n_marker};
     if (!marker_over || m2_check_demo_dir(out, &err) || m2_demo_marker_write(out, &dm, &err)) {

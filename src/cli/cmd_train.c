@@ -160,20 +160,27 @@ static int branch_config(m2_run_config *cfg, const char *run, const char *branch
     const m2_cfg_schema *s = m2_run_config_schema();
     /* the branch reuses RUN itself, not what RUN reused; RUN's stop step was for RUN (a new one may
      * be given as an override) */
-    int stop_given = 0;
-    for (int i = 0; i < n_over; i++) stop_given |= !strncmp(over[i], "run.stop_at_step=", 17);
-    int rc = m2_cfg_set(s, cfg, "run.out_dir", dir, "--branch", err) || m2_cfg_set(s, cfg, "run.name", name, "--branch", err) ||
-             m2_cfg_set(s, cfg, "run.reuse_from", "", "--branch", err) || m2_cfg_set(s, cfg, "run.reuse_stages", "", "--branch", err) ||
-             (!stop_given && m2_cfg_set(s, cfg, "run.stop_at_step", "0", "--branch", err));
+    const char *stop = "0";
+    for (int i = 0; i < n_over; i++) if (!strncmp(over[i], "run.stop_at_step=", 17)) stop = over[i] + 17;
+    const struct { const char *key, *value; } sets[] = {
+        {.key = "run.out_dir", .value = dir}, {.key = "run.name", .value = name},
+        {.key = "run.reuse_from", .value = ""}, {.key = "run.reuse_stages", .value = ""},
+        {.key = "run.stop_at_step", .value = stop},
+    };
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sizeof sets / sizeof sets[0]; i++)
+        rc = m2_cfg_set(s, cfg, sets[i].key, sets[i].value, "--branch", err);
     const char *st[16];
     char why[256], list[256] = "";
     int ns = rc ? 0 : m2_run_reusable_prefix(saved, cfg, st, 16, why, sizeof why), k = 0;
     while (k < ns && m2_run_stage_reusable(run, st[k])) k++;   /* only what RUN finished */
     for (int i = 0; i < k; i++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", st[i]);
     if (!rc && k > 0)
-        rc = m2_cfg_set(s, cfg, "run.reuse_from", run, "--branch", err) || m2_cfg_set(s, cfg, "run.reuse_stages", list, "--branch", err);
+        rc = m2_cfg_set(s, cfg, "run.reuse_from", run, "--branch", err) ||
+             m2_cfg_set(s, cfg, "run.reuse_stages", list, "--branch", err);
     if (!rc && out)
-        fprintf(out, "branch of %s: %s%s\n", run, k ? "reusing its finished stages " : "reusing no stage", k ? list : "");
+        fprintf(out, "branch of %s: %s%s\n", run, k ? "reusing its finished stages " : "reusing no stage",
+                k ? list : "");
     free(saved);
     return rc ? -1 : 0;
 }
@@ -196,7 +203,11 @@ int cmd_train(int argc, char **argv) {
             resume = argv[++i];
         } else if (!strncmp(a, "--resume=", 9)) resume = a + 9;
         else if (!strcmp(a, "--branch")) {
-            if (i + 1 >= argc) { fprintf(stderr, "multi2 train: --branch needs a new run folder\n"); free(over); return 2; }
+            if (i + 1 >= argc) {
+                fprintf(stderr, "multi2 train: --branch needs a new run folder\n");
+                free(over);
+                return 2;
+            }
             branch = argv[++i];
         } else if (!strncmp(a, "--branch=", 9)) branch = a + 9;
         else if (a[0] == '-' && a[1]) {

@@ -194,7 +194,8 @@ int m2_demo_marker_write(const char *dir, const m2_demo_marker *d, m2_err *err) 
     cJSON_AddItemToObject(o, "methods", list_array(d->methods));
     cJSON *ov = cJSON_AddArrayToObject(o, "overrides");
     for (int i = 0; i < d->n_overrides; i++) cJSON_AddItemToArray(ov, cJSON_CreateString(d->overrides[i]));
-    merge_folders(cJSON_AddArrayToObject(o, "runs"), cJSON_GetObjectItemCaseSensitive(old, "runs"), d->envs, d->methods);
+    merge_folders(cJSON_AddArrayToObject(o, "runs"), cJSON_GetObjectItemCaseSensitive(old, "runs"), d->envs,
+                  d->methods);
     merge_folders(cJSON_AddArrayToObject(o, "references"), cJSON_GetObjectItemCaseSensitive(old, "references"), d->envs,
                   "oracle,random");
     cJSON_Delete(old);

@@ -259,7 +259,8 @@ static void after_failed_fresh_run(const char *run_dir, int existed, int n_done,
         size_t l = strlen(err->msg);
         if (gone)
             snprintf(err->msg + l, sizeof err->msg - l,
-                     " (nothing was finished or checkpointed: %s was removed, so the same command can run again)", run_dir);
+                     " (nothing was finished or checkpointed: %s was removed, so the same command can run again)",
+                     run_dir);
         else
             snprintf(err->msg + l, sizeof err->msg - l,
                      " (%s could not be removed: delete it before running the same command again)", run_dir);
@@ -405,6 +406,7 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
     m2_ckpt_free(ck);
     m2_run_close(&run);
     if (rc == 0 && cfg->run_plots) rc = m2_chart_run_curves(run_dir, err);
-    if (rc != 0 && fresh && err && err->code != M2_ESTOPPED) after_failed_fresh_run(run_dir, existed, prog.n_done, n_reused, err);
+    if (rc != 0 && fresh && err && err->code != M2_ESTOPPED)
+        after_failed_fresh_run(run_dir, existed, prog.n_done, n_reused, err);
     return rc;
 }
