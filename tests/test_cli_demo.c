@@ -1,7 +1,10 @@
 /* `multi2 demo` end to end on a very small config: three methods on TextCraft (the later two reuse
- * the first run's stages), the oracle and random rows, results.md / results.json with the keys the
- * issue asks for; a re-run continues (every stage done), and a re-run with another config in the
- * same folder is refused with the key that differs. Needs the binary (M2_BIN, set by CTest). */
+ * the first run's stages), the oracle and random rows, results.md / results.json; every file the
+ * demo path writes (demo.json, results.json, each run's stages.json, metrics.jsonl and eval records,
+ * the reference policies' records) in its documented format (tests/run_schema.h); a re-run
+ * continues (every stage done) and says so in results.md; a re-run with another config in the same
+ * folder is refused with the key that differs; the demo folder and a run folder refuse each other's
+ * commands. Needs the binary (M2_BIN, set by CTest). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 #include "core/core.h"
 #include "tmpdir.h"
+#include "run_schema.h"
 
 static char tmpdir[256];
 
@@ -26,16 +30,69 @@ static const char small_overrides[] =
     "sys2.online.episodes_per_epoch=1 sys2.online.updates_per_epoch=1 sys2.online.batch=2 "
     "eval.max_new_tokens=8";
 
-static int run_demo(const char *extra, char *out, size_t cap) {
+static int run_cmd(const char *args, char *out, size_t cap) {
     const char *bin = getenv("M2_BIN");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd %s && %s demo --out %s/demo %s %s 2>&1", tmpdir, bin, tmpdir, small_overrides, extra);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s 2>&1", tmpdir, bin, args);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     size_t n = fread(out, 1, cap - 1, p);
     out[n] = 0;
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_demo(const char *extra, char *out, size_t cap) {
+    char args[4096];
+    snprintf(args, sizeof args, "demo --out %s/demo %s %s", tmpdir, small_overrides, extra);
+    return run_cmd(args, out, cap);
+}
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* Every file of the demo folder whose format docs/runs.md fixes. */
+static void demo_files_match_schema(void) {
+    char why[2048], p[600];
+    snprintf(p, sizeof p, "%s/demo/demo.json", tmpdir);
+    if (m2s_check_json_file(p, &m2s_demo, why, sizeof why)) fail_msg("%s", why);
+    snprintf(p, sizeof p, "%s/demo/results.json", tmpdir);
+    if (m2s_check_json_file(p, &m2s_results, why, sizeof why)) fail_msg("%s", why);
+    const char *runs[] = {"multi2", "offline_only", "flat"};
+    for (int i = 0; i < 3; i++) {
+        char d[500];
+        int n = 0;
+        snprintf(d, sizeof d, "%s/demo/textcraft/%s", tmpdir, runs[i]);
+        snprintf(p, sizeof p, "%s/results.json", d);
+        if (m2s_check_json_file(p, &m2s_results, why, sizeof why)) fail_msg("%s", why);
+        snprintf(p, sizeof p, "%s/stages.json", d);
+        if (m2s_check_json_file(p, &m2s_stages, why, sizeof why)) fail_msg("%s", why);
+        snprintf(p, sizeof p, "%s/metrics.jsonl", d);
+        if (m2s_check_jsonl_file(p, &m2s_metrics_line, &n, why, sizeof why)) fail_msg("%s", why);
+        assert_true(n > 0);
+        if (m2s_check_eval_dir(d, &n, why, sizeof why)) fail_msg("%s", why);
+        assert_int_equal(n, 2);   /* one episode per split */
+    }
+    const char *refs[] = {"oracle", "random"};
+    for (int i = 0; i < 2; i++) {
+        char d[500];
+        int n = 0;
+        snprintf(d, sizeof d, "%s/demo/textcraft/%s", tmpdir, refs[i]);
+        if (m2s_check_eval_dir(d, &n, why, sizeof why)) fail_msg("%s", why);
+        assert_int_equal(n, 2);
+    }
+    /* and every field of every format is documented */
+    char *doc = NULL;
+    m2_err err = {0};
+    snprintf(p, sizeof p, "%s/docs/runs.md", M2_SOURCE_DIR);
+    if (m2_read_file(p, &doc, NULL, &err)) fail_msg("%s", err.msg);
+    const m2s_obj *all[] = {&m2s_eval_record, &m2s_results, &m2s_metrics_line, &m2s_stages, &m2s_demo};
+    for (int i = 0; i < 5; i++)
+        if (m2s_documented(doc, all[i], why, sizeof why)) fail_msg("%s", why);
+    free(doc);
 }
 
 static void demo_small(void **state) {
@@ -45,36 +102,68 @@ static void demo_small(void **state) {
     if (run_demo("", out, sizeof out) != 0) fail_msg("demo failed:\n%s", out);
     assert_non_null(strstr(out, "reused pretrain,data,sys1_sft,sys2_warmup,sys2_offline from"));   /* offline_only */
     assert_non_null(strstr(out, "reused pretrain,data from"));                                      /* flat */
+    /* outside a terminal each evaluation's last progress line is printed once: 3 runs x 1 line */
+    assert_int_equal(count(out, "eval textcraft/id 1/1"), 3);
     char p[512];
     snprintf(p, sizeof p, "%s/demo/results.json", tmpdir);
     char *txt = NULL;
     m2_err err = {0};
     if (m2_read_file(p, &txt, NULL, &err)) fail_msg("%s", err.msg);
-    cJSON *rows = cJSON_Parse(txt);
+    cJSON *doc = cJSON_Parse(txt);
     free(txt);
+    cJSON *rows = cJSON_GetObjectItemCaseSensitive(doc, "rows");
     assert_true(cJSON_IsArray(rows));
     assert_int_equal(cJSON_GetArraySize(rows), 10);   /* (3 methods + oracle + random) x (id, ood) */
     const cJSON *r;
     int oracle_ok = 0;
     cJSON_ArrayForEach(r, rows) {
-        const char *keys[] = {"method", "env", "split", "success", "score", "tokens_per_episode"};
-        for (int k = 0; k < 6; k++) assert_non_null(cJSON_GetObjectItemCaseSensitive(r, keys[k]));
         const char *m = cJSON_GetObjectItem(r, "method")->valuestring;
         if (!strcmp(m, "oracle")) oracle_ok += cJSON_GetObjectItem(r, "success")->valuedouble == 1.0;
         if (strcmp(m, "oracle") && strcmp(m, "random")) assert_true(cJSON_GetObjectItem(r, "tokens_per_episode")->valuedouble > 0);
     }
     assert_int_equal(oracle_ok, 2);
-    cJSON_Delete(rows);
+    cJSON_Delete(doc);
+    demo_files_match_schema();
     snprintf(p, sizeof p, "%s/demo/results.md", tmpdir);
-    assert_true(m2_path_exists(p));
-    /* the same command again: every run is finished, nothing is recomputed */
+    char *md = NULL;
+    if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
+    assert_non_null(strstr(md, "this invocation computed"));
+    free(md);
+    /* the same command again: every run is finished, nothing is recomputed, and results.md says so
+     * instead of a wall time of a few seconds */
     if (run_demo("", out, sizeof out) != 0) fail_msg("re-run failed:\n%s", out);
     assert_non_null(strstr(out, "every stage is done already"));
     assert_null(strstr(out, "== stage"));
+    if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
+    assert_non_null(strstr(md, "All 3 runs were already finished: this invocation computed no stage"));
+    assert_null(strstr(md, "Wall time"));
+    free(md);
     /* another config in the same folder is refused, naming the key */
     assert_int_equal(run_demo("pretrain.steps=4", out, sizeof out), 1);
     assert_non_null(strstr(out, "holds a run made with another config"));
     assert_non_null(strstr(out, "pretrain.steps"));
+    /* the README's `multi2 train configs/demo.yaml` would write into runs/demo: a demo folder is no
+     * place for a run, and --resume of it names its runs */
+    char args[4096];
+    snprintf(args, sizeof args, "train %s/configs/demo.yaml run.out_dir=%s --dry-run", M2_SOURCE_DIR, tmpdir);
+    assert_int_equal(run_cmd(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "is a multi2 demo folder"));
+    assert_non_null(strstr(out, "/demo/textcraft/"));
+    snprintf(args, sizeof args, "train --resume %s/demo", tmpdir);
+    assert_int_equal(run_cmd(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "is a multi2 demo folder, not a run"));
+    /* and a demo does not go into a run folder or a foreign one */
+    /* (the small config: were a refusal to break, the demo would still be quick) */
+    snprintf(args, sizeof args, "demo --out %s/demo/textcraft/multi2 %s", tmpdir, small_overrides);
+    assert_int_equal(run_cmd(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "holds a training run"));
+    snprintf(p, sizeof p, "%s/foreign", tmpdir);
+    assert_int_equal(m2_mkdir_p(p, &err), 0);
+    snprintf(p, sizeof p, "%s/foreign/notes.txt", tmpdir);
+    assert_int_equal(m2_write_file_atomic(p, "x\n", 2, &err), 0);
+    snprintf(args, sizeof args, "demo --out %s/foreign %s", tmpdir, small_overrides);
+    assert_int_equal(run_cmd(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "no demo.json"));
 }
 
 static int setup(void **state) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "core/core.h"
 #include "pipe/pipe.h"
+#include "pipe/runfiles.h"
 #include "io/io.h"
 #include "model/model.h"
 #include "tmpdir.h"
@@ -192,7 +193,7 @@ static void not_implemented_stage_fails_up_front(void **state) {
 static int run_cli(const char *args, char *out, size_t cap) {
     const char *bin = getenv("M2_BIN");
     if (!bin) return -100;
-    char cmd[2048];
+    char cmd[4200];
     snprintf(cmd, sizeof cmd, "cd %s && %s train %s 2>&1", tmpdir, bin, args);
     FILE *p = popen(cmd, "r");
     size_t n = fread(out, 1, cap - 1, p);
@@ -223,21 +224,71 @@ static void cli_train(void **state) {
         m2_model_config mc;
         m2_err e = {0};
         assert_int_equal(m2_config_preset("test-qwen2", &mc, &e), 0);
+        mc.vocab_size = 300;   /* room for a byte-level tokenizer: the run checks the base has one */
+        static const char text[] = "craft a stick from planks; get 2 oak logs; craft planks";
+        m2_bpe_train_opts bo = {.vocab_size = 280};
+        m2_tokenizer *tk = m2_bpe_train(text, strlen(text), &bo, &e);
+        assert_non_null(tk);
+        char tokjson[300];
+        snprintf(tokjson, sizeof tokjson, "%s/tok.json", tmpdir);
+        assert_int_equal(m2_tokenizer_save_json(tk, tokjson, &e), 0);
         m2_model_opts o = {M2_DT_F32, 0, 1};
         m2_model *qm = m2_model_create(&mc, &o, &e);
         assert_non_null(qm);
         m2_model_init_random(qm, 1, 0.02f);
-        char gg[300], want[96];
+        char gg[300], bare[300], want[96];
         snprintf(gg, sizeof gg, "%s/q.gguf", tmpdir);
-        assert_int_equal(m2_model_save_gguf(qm, gg, 0, NULL, &e), 0);
+        snprintf(bare, sizeof bare, "%s/bare.gguf", tmpdir);
+        assert_int_equal(m2_model_save_gguf_tok(qm, gg, 0, NULL, tk, &e), 0);
+        assert_int_equal(m2_model_save_gguf(qm, bare, 0, NULL, &e), 0);   /* no tokenizer inside */
         m2_model_free(qm);
+        m2_tokenizer_free(tk);
         snprintf(args, sizeof args, "%s model.base=%s model.dtype=q8_0 --dry-run", cfg, gg);
         assert_int_equal(run_cli(args, out, sizeof out), 0);
         snprintf(want, sizeof want, "base weights (q8_0, %.2fM params)", m2_config_n_params(&mc) / 1e6);
         assert_non_null(strstr(out, want));
-        snprintf(args, sizeof args, "%s model.base=%s/none.gguf --dry-run", cfg, tmpdir);
-        assert_int_equal(run_cli(args, out, sizeof out), 0);
-        assert_non_null(strstr(out, "config unreadable"));
+        assert_non_null(strstr(out, "config and input files are valid"));
+        /* every input file the config names is checked before anything runs: exit 1, the key, the
+         * file and the reason; the plan is not printed as if the run could go */
+        struct { const char *over; const char *key, *why; } bad[] = {
+            {"model.base=%s/none.gguf", "model.base: ", "no such file"},
+            {"model.base=%s/trunc.gguf", "model.base: ", "trunc.gguf"},
+            {"model.base=%s/bare.gguf", "model.base: ", "set model.tokenizer"},
+            {"model.tokenizer=%s/none.json", "model.tokenizer: ", "none.json: no such file"},
+            {"data.path=%s/nodata", "data.path: ", "no such folder"},
+            {"data.path=%s/emptydata", "data.path: ", "expert/high.jsonl: missing"},
+            {"data.path=%s/baddata", "data.path: ", "baddata/expert/high.jsonl"},
+            {"env.data=%s/nowhere", "env.data: ", "nowhere"},
+            {"run.reuse_from=%s/nowhere run.reuse_stages=[pretrain]", "run.reuse_from: ", "is not a run folder"},
+        };
+        /* a truncated base: the first 40 % of a good one */
+        char *gtxt = NULL;
+        size_t glen = 0;
+        assert_int_equal(m2_read_file(gg, &gtxt, &glen, &e), 0);
+        char p2[400];
+        snprintf(p2, sizeof p2, "%s/trunc.gguf", tmpdir);
+        assert_int_equal(m2_write_file_atomic(p2, gtxt, glen * 2 / 5, &e), 0);
+        free(gtxt);
+        snprintf(p2, sizeof p2, "%s/emptydata", tmpdir);
+        assert_int_equal(m2_mkdir_p(p2, &e), 0);
+        snprintf(p2, sizeof p2, "%s/baddata/expert", tmpdir);
+        assert_int_equal(m2_mkdir_p(p2, &e), 0);
+        snprintf(p2, sizeof p2, "%s/baddata/expert/high.jsonl", tmpdir);
+        assert_int_equal(m2_write_file_atomic(p2, "{\"env\": 3\n", 11, &e), 0);
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            char ov[400];
+            snprintf(ov, sizeof ov, bad[i].over, tmpdir);
+            for (int dry = 1; dry >= 0; dry--) {
+                snprintf(args, sizeof args, "%s run.out_dir=%s/bad %s%s", cfg, tmpdir, ov, dry ? " --dry-run" : "");
+                int rc = run_cli(args, out, sizeof out);
+                if (rc != 1 || !strstr(out, bad[i].key) || !strstr(out, bad[i].why))
+                    fail_msg("%s: exit %d, expected 1 with '%s' and '%s':\n%s", args, rc, bad[i].key, bad[i].why, out);
+                assert_null(strstr(out, "memory plan"));
+                assert_null(strstr(out, "== stage"));
+                snprintf(p2, sizeof p2, "%s/bad", tmpdir);
+                assert_false(m2_path_exists(p2));   /* nothing written, real run or not */
+            }
+        }
     }
     char nowrite[256];
     snprintf(nowrite, sizeof nowrite, "%s/runs/demo", tmpdir);
@@ -304,6 +355,205 @@ static void cli_train(void **state) {
     assert_non_null(strstr(out, "run.reuse_stages: pretrain"));
 }
 
+/* A stage that fails at its second step (before its first checkpoint at step 4). */
+static int failing(m2_stage_ctx *ctx, m2_err *err) {
+    m2_scalar sc[] = {{"fail/x", 1}};
+    for (int i = 0; i < 2; i++) {
+        ctx->step++;
+        if (m2_stage_log(ctx, sc, 1, err)) return -1;
+    }
+    return m2_errorf(err, M2_EINVAL, "fails on purpose");
+}
+
+/* A fresh run that fails before it has finished a stage or written a checkpoint leaves no folder
+ * behind (the same command can run again); one that fails later keeps what it made and says how to
+ * continue. */
+static void failed_runs_leave_no_block(void **state) {
+    const m2_stage fail_first[] = {{.name = "data", .fn = failing}, {.name = "sys2_offline", .fn = walk2}};
+    const m2_stage fail_second[] = {{.name = "data", .fn = walk1}, {.name = "sys2_offline", .fn = failing}};
+    m2_run_config cfg;
+    load_cfg(&cfg, "failing");
+    char dir[512];
+    m2_run_dir_for(&cfg, dir, sizeof dir);
+    m2_err err = {0};
+    assert_int_equal(m2_train_run(&cfg, fail_first, 2, dir, 0, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "fails on purpose"));
+    assert_non_null(strstr(err.msg, "was removed, so the same command can run again"));
+    assert_false(m2_path_exists(dir));
+    /* the same folder, an empty one made by hand: emptied again, not removed */
+    assert_int_equal(m2_mkdir_p(dir, &err), 0);
+    assert_int_equal(m2_train_run(&cfg, fail_first, 2, dir, 0, NULL, &err), -1);
+    assert_int_equal(m2_dir_kind_of(dir), M2_DIR_EMPTY);
+    /* the first stage finishes (with checkpoints), the second fails: the folder stays, resumable */
+    assert_int_equal(m2_train_run(&cfg, fail_second, 2, dir, 0, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "keeps its finished stages and checkpoints"));
+    assert_non_null(strstr(err.msg, "--resume"));
+    assert_int_equal(m2_dir_kind_of(dir), M2_DIR_RUN);
+    memset(&err, 0, sizeof err);
+    if (m2_train_run(&cfg, table, 2, dir, 1, NULL, &err)) fail_msg("%s", err.msg);
+    char ref[512];
+    run_to_completion("ref_for_failing", -1, 0, ref, sizeof ref);
+    char *want = slurp(ref, "metrics.jsonl"), *got = slurp(dir, "metrics.jsonl");
+    assert_string_equal(got, want);   /* what the failed stage logged is gone */
+    free(want);
+    free(got);
+}
+
+/* Every command's folder is its own: a fresh run refuses a non-empty folder of any kind, and a demo
+ * folder is named as one, with where its runs are, by a fresh run and by --resume. */
+static void output_folders_are_their_own(void **state) {
+    m2_run_config cfg;
+    load_cfg(&cfg, "taken");
+    char dir[512], p[700];
+    m2_run_dir_for(&cfg, dir, sizeof dir);
+    m2_err err = {0};
+    snprintf(p, sizeof p, "%s/notes.txt", dir);
+    assert_int_equal(m2_mkdir_p(dir, &err), 0);
+    assert_int_equal(m2_write_file_atomic(p, "mine\n", 5, &err), 0);
+    assert_int_equal(m2_train_run(&cfg, table, 2, dir, 0, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "is not empty"));
+    assert_non_null(strstr(err.msg, "run.name"));
+    assert_true(m2_path_exists(p));   /* untouched */
+    assert_int_equal(m2_train_run(&cfg, table, 2, dir, 1, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "is not a run folder"));
+    /* a demo folder: its marker and one run below it */
+    char demo[512];
+    snprintf(demo, sizeof demo, "%s/runs/demo", tmpdir);
+    snprintf(p, sizeof p, "%s/textcraft/multi2", demo);
+    assert_int_equal(m2_mkdir_p(p, &err), 0);
+    snprintf(p, sizeof p, "%s/textcraft/multi2/config.yaml", demo);
+    assert_int_equal(m2_write_file_atomic(p, "method: multi2\n", 15, &err), 0);
+    m2_demo_marker dm = {.envs = "textcraft", .methods = "multi2"};
+    assert_int_equal(m2_demo_marker_write(demo, &dm, &err), 0);
+    assert_int_equal(m2_dir_kind_of(demo), M2_DIR_DEMO);
+    load_cfg(&cfg, "demo");
+    assert_int_equal(m2_train_run(&cfg, table, 2, demo, 0, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "is a multi2 demo folder"));
+    assert_non_null(strstr(err.msg, "runs/demo/textcraft/multi2"));
+    assert_int_equal(m2_train_run(&cfg, table, 2, demo, 1, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "is a multi2 demo folder, not a run"));
+    assert_non_null(strstr(err.msg, "multi2 demo --out"));
+    /* a demo folder from before demo.json (only results, plots and environment folders) is one too */
+    char old_demo[512];
+    snprintf(old_demo, sizeof old_demo, "%s/runs/old_demo", tmpdir);
+    snprintf(p, sizeof p, "%s/alfworld/flat", old_demo);
+    assert_int_equal(m2_mkdir_p(p, &err), 0);
+    snprintf(p, sizeof p, "%s/results.md", old_demo);
+    assert_int_equal(m2_write_file_atomic(p, "#\n", 2, &err), 0);
+    assert_int_equal(m2_dir_kind_of(old_demo), M2_DIR_DEMO);
+    snprintf(p, sizeof p, "%s/notes.txt", old_demo);
+    assert_int_equal(m2_write_file_atomic(p, "x\n", 2, &err), 0);
+    assert_int_equal(m2_dir_kind_of(old_demo), M2_DIR_OTHER);
+    /* multi2 demo --out: a run folder and a foreign folder are refused, a demo folder continued */
+    assert_int_equal(m2_check_demo_dir(demo, &err), 0);
+    assert_int_equal(m2_check_demo_dir(dir, &err), -1);
+    assert_non_null(strstr(err.msg, "no demo.json"));
+    snprintf(p, sizeof p, "%s/textcraft/multi2", demo);
+    assert_int_equal(m2_check_demo_dir(p, &err), -1);
+    assert_non_null(strstr(err.msg, "holds a training run"));
+}
+
+/* --resume overrides: only keys that steer, or that no stage of the plan reads, may change. */
+static void resume_overrides_are_checked(void **state) {
+    m2_run_config saved, cfg;
+    m2_err err = {0};
+    char cfgp[256], why[512];
+    snprintf(cfgp, sizeof cfgp, "%s/configs/demo.yaml", M2_SOURCE_DIR);
+    assert_int_equal(m2_run_config_load(&saved, cfgp, 0, NULL, &err), 0);
+    struct { const char *over; const char *refused; } cases[] = {
+        {"run.log_every=5", NULL},
+        {"run.progress=off", NULL},
+        {"run.stop_at_step=40", NULL},
+        {"model.recompute=true", NULL},   /* the same gradients bit for bit */
+        {"sys2.offline.beta=3", "sys2.offline.beta: read by stage sys2_offline"},
+        {"run.threads=2", "run.threads: read by stage pretrain"},
+        {"eval.episodes=3", "eval.episodes: read by stage eval"},
+        {"data.expert_episodes=9", "data.expert_episodes: read by stage pretrain"},
+        {"method=flat", "method: changes the run's stage plan"},
+        {"method=no_kl", "method: the run is multi2"},
+        {"run.stages=[pretrain]", "run.stages: changes the run's stage plan"},
+        {"model.base=x.gguf", "model.base: changes the run's stage plan"},
+        {"run.reuse_from=x", "run.reuse_from: only a fresh run"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *ov[1] = {(char *)cases[i].over};
+        assert_int_equal(m2_run_config_load(&cfg, cfgp, 1, ov, &err), 0);
+        int c = m2_run_resume_conflict(&saved, &cfg, why, sizeof why);
+        if (c != (cases[i].refused != NULL) || (c && !strstr(why, cases[i].refused)))
+            fail_msg("%s: conflict %d (%s)", cases[i].over, c, why);
+    }
+    /* a key no stage of this plan reads changes nothing it computes */
+    char *sft[1] = {"method=sft_only"};
+    assert_int_equal(m2_run_config_load(&saved, cfgp, 1, sft, &err), 0);
+    char *eta[2] = {"method=sft_only", "sys2.online.eta=0"};
+    assert_int_equal(m2_run_config_load(&cfg, cfgp, 2, eta, &err), 0);
+    assert_int_equal(m2_run_resume_conflict(&saved, &cfg, why, sizeof why), 0);
+}
+
+/* The CLI on a tiny real run: --resume refuses a change a stage reads (naming key and stage, and
+ * how to branch), --branch makes a new run that reuses the finished stages the change leaves
+ * alone; a run that fails in its first stage can be re-run with the same command once fixed. */
+static void cli_resume_and_branch(void **state) {
+    if (!getenv("M2_BIN")) skip();
+    static char out[1 << 16];
+    static const char tiny[] =
+        "run: {seed: 3, ckpt_every: 3, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"
+        "data: {expert_episodes: 4, max_seq_len: 1024}\n"
+        "model: {base: tiny, max_seq_len: 1024, tiny: {vocab: 300, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}}\n"
+        "pretrain: {steps: 2, warmup: 1, batch: 2, seq_len: 512}\n"
+        "lora: {sys1: {rank: 2, alpha: 4, targets: [v]}}\n"
+        "sys1: {sft: {epochs: 1, batch: 4, eval_every: 5}}\n";
+    char yml[256], args[2048], dir[256], p[600];
+    snprintf(yml, sizeof yml, "%s/tiny.yaml", tmpdir);
+    m2_err err = {0};
+    assert_int_equal(m2_write_file_atomic(yml, tiny, strlen(tiny), &err), 0);
+    snprintf(dir, sizeof dir, "%s/cli/tiny", tmpdir);
+    snprintf(args, sizeof args, "%s run.out_dir=%s/cli run.stages=[pretrain,data,sys1_sft]", yml, tmpdir);
+    if (run_cli(args, out, sizeof out) != 0) fail_msg("%s", out);
+    char *cfg_before = slurp(dir, "config.yaml");
+    /* a key sys1_sft reads: refused, the run untouched */
+    snprintf(args, sizeof args, "--resume %s sys1.sft.lr=0.01", dir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "sys1.sft.lr: read by stage sys1_sft"));
+    assert_non_null(strstr(out, "--branch NEW_DIR sys1.sft.lr=0.01"));
+    /* the issue's case was model.base=tiny on a run with a file base (a new pre-training); here the
+     * reverse (run.stages fixes the plan: the key is refused as one pre-training reads) */
+    snprintf(args, sizeof args, "--resume %s model.base=%s/q.gguf", dir, tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "model.base: read by stage pretrain"));
+    /* a key that only steers is fine (the run is finished: nothing to do) */
+    snprintf(args, sizeof args, "--resume %s run.log_every=5", dir);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "every stage is done"));
+    char *cfg_after = slurp(dir, "config.yaml");
+    assert_string_equal(cfg_before, cfg_after);
+    free(cfg_before);
+    free(cfg_after);
+    /* the branch reuses pre-training and data, computes System 1 SFT with the new rate */
+    snprintf(args, sizeof args, "--resume %s --branch %s/cli/tiny_lr sys1.sft.lr=0.01", dir, tmpdir);
+    if (run_cli(args, out, sizeof out) != 0) fail_msg("%s", out);
+    assert_non_null(strstr(out, "reusing its finished stages pretrain,data"));
+    assert_non_null(strstr(out, "== stage 3/3: sys1_sft"));
+    assert_null(strstr(out, "== stage 1/3"));
+    snprintf(p, sizeof p, "%s/cli/tiny_lr", tmpdir);
+    char *bc = slurp(p, "config.yaml");
+    assert_non_null(strstr(bc, "lr: 0.01\n"));
+    assert_non_null(strstr(bc, "reuse_from: \""));
+    free(bc);
+    snprintf(args, sizeof args, "--branch %s/cli/x sys1.sft.lr=0.01", tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 2);   /* --branch needs --resume */
+    /* a fresh run that fails in its first stage (the expert cannot finish in one step) leaves no
+     * folder: the fixed command runs in the same place */
+    snprintf(args, sizeof args, "%s run.out_dir=%s/cli run.name=fails run.stages=[data] eval.step_limit=1", yml, tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "the expert solved none"));
+    assert_non_null(strstr(out, "the same command can run again"));
+    snprintf(p, sizeof p, "%s/cli/fails", tmpdir);
+    assert_false(m2_path_exists(p));
+    snprintf(args, sizeof args, "%s run.out_dir=%s/cli run.name=fails run.stages=[data]", yml, tmpdir);
+    if (run_cli(args, out, sizeof out) != 0) fail_msg("%s", out);
+}
+
 static void report_aggregates_eval_files(void **state) {
     char dir[256], p[512];
     snprintf(dir, sizeof dir, "%s/rep2", tmpdir);
@@ -351,6 +601,10 @@ int main(void) {
         cmocka_unit_test(not_implemented_stage_fails_up_front),
         cmocka_unit_test(cli_train),
         cmocka_unit_test(report_aggregates_eval_files),
+        cmocka_unit_test(failed_runs_leave_no_block),
+        cmocka_unit_test(output_folders_are_their_own),
+        cmocka_unit_test(resume_overrides_are_checked),
+        cmocka_unit_test(cli_resume_and_branch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,15 +3,17 @@
  * System 1 SFT, System 2 warm-up / offline IQL / online AWAC+KL, evaluation), then the baselines on
  * the same pre-trained base and data, then the oracle and random reference policies; ends with the
  * results table (method x env x split: success, score, tokens per episode) in DIR/results.md and
- * DIR/results.json, learning curves and a results chart under DIR/plots/. Re-running continues
- * unfinished runs (--resume semantics) and reuses finished ones. */
-#include <cjson/cJSON.h>
+ * DIR/results.json (the report stage's writer and format), learning curves and a results chart
+ * under DIR/plots/. DIR is the demo's own: DIR/demo.json marks it (pipe/runfiles.h), and a DIR
+ * holding a training run or anything else is refused. Re-running continues unfinished runs
+ * (--resume semantics) and reuses finished ones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
 #include "core/core.h"
 #include "pipe/pipe.h"
+#include "pipe/runfiles.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -29,7 +31,8 @@ static void usage(FILE *f) {
             "key=value overrides any training config key for every run (multi2 train --help-config).\n"
             "Default DIR: runs/demo. Methods: multi2 flat shared_adapter sft_only offline_only rl_only\n"
             "role_swap no_anchor no_kl (all: every one, multi2 first). Re-running continues unfinished runs\n"
-            "and reuses finished ones.\n");
+            "and reuses finished ones. DIR must be new, empty or a demo folder (DIR/demo.json marks one):\n"
+            "a training run's folder or any other is refused.\n");
 }
 
 /* The demo config (the values of configs/demo.yaml, embedded so the demo runs from anywhere). */
@@ -126,47 +129,8 @@ static int write_curves(const char *out, const char *env, const char *const *run
     return 0;
 }
 
-static int write_json(const m2_result_row *rows, int n, const char *out, double wall, m2_err *err) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "method", rows[i].method);
-        cJSON_AddStringToObject(o, "env", rows[i].env);
-        cJSON_AddStringToObject(o, "split", rows[i].split);
-        cJSON_AddNumberToObject(o, "success", rows[i].success);
-        cJSON_AddNumberToObject(o, "score", rows[i].score);
-        cJSON_AddNumberToObject(o, "tokens_per_episode", rows[i].tokens);
-        cJSON_AddNumberToObject(o, "steps", rows[i].steps);
-        cJSON_AddNumberToObject(o, "episodes", (double)rows[i].episodes);
-        cJSON_AddItemToArray(a, o);
-    }
-    char *s = cJSON_Print(a);
-    cJSON_Delete(a);
-    if (!s) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    char path[1200];
-    snprintf(path, sizeof path, "%s/results.json", out);
-    int rc = m2_write_file_atomic(path, s, strlen(s), err);
-    free(s);
-    /* results.md: the table with tokens per episode, and the wall time */
-    size_t cap = 4096 + (size_t)n * 200, k = 0;
-    char *md = malloc(cap);
-    if (!md) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    k += (size_t)snprintf(md + k, cap - k,
-                          "# multi2 demo results\n\npass@1 (greedy), step limit 50; tiny base pre-trained from scratch "
-                          "on expert text (no pretrained weights offline). Wall time %.0f s.\n\n"
-                          "| method | env | split | episodes | success %% | score | steps | tokens/episode |\n"
-                          "|---|---|---|---|---|---|---|---|\n", wall);
-    for (int i = 0; i < n; i++)
-        k += (size_t)snprintf(md + k, cap - k, "| %s | %s | %s | %ld | %.1f | %.3f | %.1f | %.0f |\n", rows[i].method,
-                              rows[i].env, rows[i].split, rows[i].episodes, 100 * rows[i].success, rows[i].score,
-                              rows[i].steps, rows[i].tokens);
-    snprintf(path, sizeof path, "%s/results.md", out);
-    if (!rc) rc = m2_write_file_atomic(path, md, k, err);
-    free(md);
-    return rc;
-}
-
-static int reference_rows(const char *env, const char *policy, const char *dir, int episodes, m2_err *err) {
+static int reference_rows(const char *env, const char *policy, const char *dir, int episodes, int step_limit,
+                          m2_err *err) {
     char p[1400];
     snprintf(p, sizeof p, "%s/eval", dir);
     if (m2_mkdir_p(p, err)) return -1;
@@ -176,7 +140,7 @@ static int reference_rows(const char *env, const char *policy, const char *dir, 
         FILE *f = fopen(p, "w");
         if (!f) return m2_errorf(err, M2_EIO, "%s: cannot create", p);
         double succ;
-        int rc = m2_pipe_eval_reference(env, policy, splits[s], episodes, 50, 0, f, &succ, err);
+        int rc = m2_pipe_eval_reference(env, policy, splits[s], episodes, step_limit, 0, f, &succ, err);
         if (fclose(f) && !rc) rc = m2_errorf(err, M2_EIO, "%s: write failed", p);
         if (rc) return -1;
         printf("%s %s/%s: success %.1f%%\n", policy, env, splits[s], 100 * succ);
@@ -249,9 +213,29 @@ int cmd_demo(int argc, char **argv) {
             free(over);
             return 2;
         }
+    /* the folder is the demo's own: a training run or anything else there is left alone */
+    char eo[64], to[64];
+    int n_marker = n_over;
+    const char **marker_over = calloc((size_t)n_over + 3, sizeof *marker_over);
+    if (marker_over) for (int i = 0; i < n_over; i++) marker_over[i] = over[i];
+    snprintf(eo, sizeof eo, "eval.episodes=%d", episodes);
+    snprintf(to, sizeof to, "run.threads=%d", threads);
+    if (marker_over && episodes > 0) marker_over[n_marker++] = eo;
+    if (marker_over && threads > 0) marker_over[n_marker++] = to;
+    m2_demo_marker dm = {.config = file, .envs = envs, .methods = methods, .overrides = marker_over,
+                         .n_overrides = n_marker};
+    if (!marker_over || m2_check_demo_dir(out, &err) || m2_demo_marker_write(out, &dm, &err)) {
+        fprintf(stderr, "multi2 demo: %s\n", marker_over ? err.msg : "out of memory");
+        free(marker_over);
+        free(cfg);
+        free(first_cfg);
+        free(over);
+        return 1;
+    }
+    free(marker_over);
     double t0 = m2_now_s();
     m2_result_row *rows = NULL;
-    int n_rows = 0, rc = 0;
+    int n_rows = 0, rc = 0, n_runs = 0, computed = 0, kept = 0;
     printf("multi2 demo -> %s (environments %s; methods %s; plus oracle and random)\n", out, envs, methods);
     for (int e = 0; rc == 0 && m2_cfg_list_item(envs, e, ebuf, sizeof ebuf); e++) {
         char env_dir[1100];
@@ -285,7 +269,7 @@ int cmd_demo(int argc, char **argv) {
             free(ov);
             char run_dir[1200];
             m2_run_dir_for(cfg, run_dir, sizeof run_dir);
-            int resume = m2_run_exists(run_dir);
+            int resume = m2_dir_kind_of(run_dir) == M2_DIR_RUN;
             if (resume && !same_config(run_dir, cfg, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
@@ -314,11 +298,17 @@ int cmd_demo(int argc, char **argv) {
             double t1 = m2_now_s();
             printf("\n=== %s / %s -> %s%s\n", ebuf, mbuf, run_dir, resume ? " (continuing)" : "");
             fflush(stdout);
+            int before = resume ? m2_run_done_count(run_dir) : 0;
+            int taken = !resume && *cfg->run_reuse_from ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
             if (m2_train_run(cfg, m2_pipe_stages, m2_pipe_n_stages, run_dir, resume, stdout, &err)) {
                 fprintf(stderr, "multi2 demo: %s: %s\n", run_dir, err.msg);
                 rc = 1;
                 break;
             }
+            int done = m2_run_done_count(run_dir);
+            n_runs++;
+            computed += done - before - taken;
+            kept += before + taken;
             printf("=== %s / %s done in %.0f s (total %.0f s)\n", ebuf, mbuf, m2_now_s() - t1, m2_now_s() - t0);
             if (add_rows(&rows, &n_rows, run_dir, mbuf, &err)) { fprintf(stderr, "multi2 demo: %s\n", err.msg); rc = 1; }
             if (n_curves < DEMO_CURVE_RUNS) {
@@ -336,24 +326,40 @@ int cmd_demo(int argc, char **argv) {
         for (int r = 0; rc == 0 && r < 2; r++) {
             char dir[1300];
             snprintf(dir, sizeof dir, "%s/%s", env_dir, refs[r]);
-            if (reference_rows(ebuf, refs[r], dir, ref_eps, &err) || add_rows(&rows, &n_rows, dir, refs[r], &err)) {
+            if (reference_rows(ebuf, refs[r], dir, ref_eps, (int)cfg->eval_step_limit, &err) ||
+                add_rows(&rows, &n_rows, dir, refs[r], &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
             }
         }
     }
     double wall = m2_now_s() - t0;
-    if (rc == 0 && (m2_report_write(rows, n_rows, out, "multi2 demo: results by method (pass@1)", &err) ||
-                    write_json(rows, n_rows, out, wall, &err))) {
-        fprintf(stderr, "multi2 demo: %s\n", err.msg);
-        rc = 1;
-    }
     if (rc == 0) {
-        printf("\n%-15s %-10s %-5s %8s %9s %7s %15s\n", "method", "env", "split", "episodes", "success%", "score", "tokens/episode");
-        for (int i = 0; i < n_rows; i++)
-            printf("%-15s %-10s %-5s %8ld %9.1f %7.3f %15.0f\n", rows[i].method, rows[i].env, rows[i].split,
-                   rows[i].episodes, 100 * rows[i].success, rows[i].score, rows[i].tokens);
-        printf("\nresults: %s/results.md, %s/results.json, %s/plots/\ndemo wall time: %.0f s\n", out, out, out, wall);
+        /* what this invocation did: a re-run of a finished demo computes nothing, and its wall time
+         * says nothing about training */
+        char note[1024], what[400];
+        if (computed > 0)
+            snprintf(what, sizeof what, "Wall time %.0f s: this invocation computed %d stages of %d runs (%d stages "
+                     "were reused from a first run or already done).", wall, computed, n_runs, kept);
+        else
+            snprintf(what, sizeof what, "All %d runs were already finished: this invocation computed no stage (every "
+                     "one of the %d stages was reused or already done); it re-read their evaluation records and "
+                     "re-ran the reference policies in %.0f s.", n_runs, kept, wall);
+        snprintf(note, sizeof note, "pass@1 (%s), step limit %lld (eval.step_limit); %s %s",
+                 cfg->eval_temperature > 0 ? "sampled" : "greedy", (long long)cfg->eval_step_limit,
+                 strcmp(cfg->model_base, "tiny") ? "base model.base (no pre-training)."
+                                                  : "tiny base pre-trained from scratch on expert text in each "
+                                                    "environment (no pretrained weights offline).",
+                 what);
+        m2_report_opts ro = {.title = "multi2 demo: results by method (pass@1)", .note = note};
+        if (m2_report_write(rows, n_rows, out, &ro, &err)) {
+            fprintf(stderr, "multi2 demo: %s\n", err.msg);
+            rc = 1;
+        } else {
+            printf("\n");
+            m2_report_print(rows, n_rows, stdout);
+            printf("\nresults: %s/results.md, %s/results.json, %s/plots/\n%s\n", out, out, out, what);
+        }
     }
     free(rows);
     free(cfg);

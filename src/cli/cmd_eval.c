@@ -9,6 +9,7 @@
 #include "cli/env_opts.h"
 #include "data/data.h"
 #include "pipe/pipe.h"
+#include "pipe/runfiles.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 eval --env NAME --policy oracle|random [--split train|id|ood] [--episodes N]\n"
@@ -165,12 +166,15 @@ int cmd_eval(int argc, char **argv) {
         cJSON_AddItemToArray(res, e);
         if (!o.json) printf("%5d  %-7s score %-5g steps %-3d %.*s\n", i, t.won ? "success" : "fail", t.score, t.n, (int)l, t.task_text);
         if (out) {
-            cJSON *tj = m2_env_traj_to_json(&t);
-            if (tj) {
-                cJSON_AddStringToObject(tj, "policy", o.policy);
-                if (m2_hier_write_line(out, tj, o.out, &err)) { fprintf(stderr, "multi2 eval: %s\n", err.msg); rc = 1; }
-                cJSON_Delete(tj);
+            /* the records of a run's eval/<split>.jsonl (pipe/runfiles.h), the policy as the method */
+            char *bucket = m2_eval_bucket(env, o.task, o.split, i);
+            char *rec = m2_eval_record_traj(&t, o.policy, bucket, o.max_steps);
+            free(bucket);
+            if (!rec || fprintf(out, "%s\n", rec) < 0) {
+                fprintf(stderr, "multi2 eval: %s: %s\n", o.out, rec ? "write failed" : "out of memory");
+                rc = 1;
             }
+            free(rec);
         }
         m2_env_traj_free(&t);
         if (rc) break;

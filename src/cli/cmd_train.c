@@ -10,7 +10,9 @@
 #include "core/core.h"
 #include "io/io.h"
 #include "model/model.h"
+#include "pipe/inputs.h"
 #include "pipe/pipe.h"
+#include "pipe/runfiles.h"
 
 /* The stage runners, in plan order (the pipeline, src/pipe/). */
 #define stage_table m2_pipe_stages
@@ -27,7 +29,10 @@ static void usage(FILE *f) {
             "key=value overrides any config key, e.g. sys2.offline.beta=3 run.seed=7 lora.sys2.targets=[q,v].\n"
             "\n"
             "options:\n"
-            "  --resume RUN_DIR   continue RUN_DIR from ckpt/latest (its config.yaml + overrides)\n"
+            "  --resume RUN_DIR   continue RUN_DIR from ckpt/latest with its own config.yaml; overrides may\n"
+            "                     only change keys that steer (run.log_every, run.progress, run.ckpt_every, ...)\n"
+            "  --branch NEW_DIR   with --resume: a new run in NEW_DIR with RUN_DIR's config + the overrides,\n"
+            "                     reusing the stages RUN_DIR finished that the overrides leave unchanged\n"
             "  --dry-run          validate, print the stage plan and the memory plan; write nothing\n"
             "  --print-config     print the resolved config (YAML) and exit\n"
             "  --help-config      print every config key: type, default, range or choices, meaning\n"
@@ -109,9 +114,80 @@ static void print_plan(const m2_run_config *cfg, const char *run_dir, FILE *f) {
     m2_memplan_print(&m, f);
 }
 
+/* --resume RUN with overrides: refused when they change what the run computes (pipe/plan.h
+ * m2_run_resume_conflict), naming the key, the stage and the way to try it (--branch). */
+static int check_resume_overrides(const m2_run_config *cfg, const char *run, char **over, int n_over, m2_err *err) {
+    char path[1200], why[512];
+    snprintf(path, sizeof path, "%s/config.yaml", run);
+    m2_run_config *saved = malloc(sizeof *saved);
+    if (!saved) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    int rc = m2_run_config_load(saved, path, 0, NULL, err);
+    if (rc == 0 && m2_run_resume_conflict(saved, cfg, why, sizeof why)) {
+        char list[600] = "";
+        for (int i = 0; i < n_over; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), " %s", over[i]);
+        rc = m2_errorf(err, M2_ECONFIG, "--resume %s: %s; a resumed run keeps the config it was made with. To try the "
+                       "change, branch it into a new run that reuses the finished stages the change leaves alone: "
+                       "multi2 train --resume %s --branch NEW_DIR%s", run, why, run, list);
+    }
+    free(saved);
+    return rc;
+}
+
+/* --resume RUN --branch NEW: cfg (RUN's config + overrides) becomes a fresh run in NEW that takes
+ * from RUN the finished stages of its plan that it computes identically (run.reuse_from). */
+static int branch_config(m2_run_config *cfg, const char *run, const char *branch, char **over, int n_over, FILE *out,
+                         m2_err *err) {
+    char dir[1100], name[256];
+    snprintf(dir, sizeof dir, "%s", branch);
+    size_t l = strlen(dir);
+    while (l > 1 && dir[l - 1] == '/') dir[--l] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        snprintf(name, sizeof name, "%s", slash + 1);
+        if (slash == dir) slash[1] = 0; else *slash = 0;
+    } else {
+        snprintf(name, sizeof name, "%s", dir);
+        snprintf(dir, sizeof dir, ".");
+    }
+    if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+        return m2_errorf(err, M2_EINVAL, "--branch %s: expected a new run folder", branch);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/config.yaml", run);
+    m2_run_config *saved = malloc(sizeof *saved);
+    if (!saved) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    if (m2_run_config_load(saved, path, 0, NULL, err)) { free(saved); return -1; }
+    const m2_cfg_schema *s = m2_run_config_schema();
+    /* the branch reuses RUN itself, not what RUN reused; RUN's stop step was for RUN (a new one may
+     * be given as an override) */
+    const char *stop = "0";
+    for (int i = 0; i < n_over; i++) if (!strncmp(over[i], "run.stop_at_step=", 17)) stop = over[i] + 17;
+    const struct { const char *key, *value; } sets[] = {
+        {.key = "run.out_dir", .value = dir}, {.key = "run.name", .value = name},
+        {.key = "run.reuse_from", .value = ""}, {.key = "run.reuse_stages", .value = ""},
+        {.key = "run.stop_at_step", .value = stop},
+    };
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sizeof sets / sizeof sets[0]; i++)
+        rc = m2_cfg_set(s, cfg, sets[i].key, sets[i].value, "--branch", err);
+    const char *st[16];
+    char why[256], list[256] = "";
+    int ns = rc ? 0 : m2_run_reusable_prefix(saved, cfg, st, 16, why, sizeof why), k = 0;
+    while (k < ns && m2_run_stage_reusable(run, st[k])) k++;   /* only what RUN finished */
+    for (int i = 0; i < k; i++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", st[i]);
+    if (!rc && k > 0)
+        rc = m2_cfg_set(s, cfg, "run.reuse_from", run, "--branch", err) ||
+             m2_cfg_set(s, cfg, "run.reuse_stages", list, "--branch", err);
+    if (!rc && out)
+        fprintf(out, "branch of %s: %s%s\n", run, k ? "reusing its finished stages " : "reusing no stage",
+                k ? list : "");
+    free(saved);
+    return rc ? -1 : 0;
+}
+
 int cmd_train(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
-    const char *config = NULL, *resume = NULL;
+    const char *config = NULL, *resume = NULL, *branch = NULL;
     int dry = 0, print_cfg = 0, help_cfg = 0;
     char **over = calloc((size_t)argc + 1, sizeof *over);
     int n_over = 0;
@@ -126,6 +202,14 @@ int cmd_train(int argc, char **argv) {
             if (i + 1 >= argc) { fprintf(stderr, "multi2 train: --resume needs a run folder\n"); free(over); return 2; }
             resume = argv[++i];
         } else if (!strncmp(a, "--resume=", 9)) resume = a + 9;
+        else if (!strcmp(a, "--branch")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "multi2 train: --branch needs a new run folder\n");
+                free(over);
+                return 2;
+            }
+            branch = argv[++i];
+        } else if (!strncmp(a, "--branch=", 9)) branch = a + 9;
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "multi2 train: unknown option '%s'\n", a);
             usage(stderr);
@@ -149,14 +233,31 @@ int cmd_train(int argc, char **argv) {
         free(over);
         return 2;
     }
+    if (branch && !resume) {
+        fprintf(stderr, "multi2 train: --branch NEW_DIR goes with --resume RUN_DIR (the run it branches from)\n");
+        free(over);
+        return 2;
+    }
     for (int i = 0; resume && i < n_over; i++)
         if (!strncmp(over[i], "run.name=", 9) || !strncmp(over[i], "run.out_dir=", 12)) {
-            fprintf(stderr, "multi2 train: --resume continues %s in place; '%s' cannot change there\n", resume, over[i]);
+            if (branch)
+                fprintf(stderr, "multi2 train: --branch %s names the new run's folder; '%s' cannot change it\n", branch,
+                        over[i]);
+            else
+                fprintf(stderr, "multi2 train: --resume continues %s in place; '%s' cannot change there\n", resume,
+                        over[i]);
             free(over);
             return 2;
         }
     char resume_cfg[1200];
+    m2_err err = {0};
     if (resume) {
+        /* a demo folder or a stray folder gets its own message, not "config.yaml: cannot open" */
+        if (m2_check_resume_dir(resume, &err) != 0) {
+            fprintf(stderr, "multi2 train: %s\n", err.msg);
+            free(over);
+            return 1;
+        }
         snprintf(resume_cfg, sizeof resume_cfg, "%s/config.yaml", resume);
         config = resume_cfg;
     }
@@ -166,15 +267,31 @@ int cmd_train(int argc, char **argv) {
         return 2;
     }
     m2_run_config *cfg = malloc(sizeof *cfg);
-    m2_err err = {0};
     if (!cfg || m2_run_config_load(cfg, config, n_over, over, &err) != 0) {
         fprintf(stderr, "multi2 train: %s\n", cfg ? err.msg : "out of memory");
         free(cfg);
         free(over);
         return 1;
     }
-    free(over);
     int rc = 0;
+    char run_dir[1100];
+    if (resume && n_over > 0 && !print_cfg) {
+        rc = branch ? branch_config(cfg, resume, branch, over, n_over, stdout, &err)
+                    : check_resume_overrides(cfg, resume, over, n_over, &err);
+        if (rc) {
+            fprintf(stderr, "multi2 train: %s\n", err.msg);
+            free(over);
+            free(cfg);
+            return 1;
+        }
+    } else if (branch && branch_config(cfg, resume, branch, over, n_over, print_cfg ? NULL : stdout, &err)) {
+        fprintf(stderr, "multi2 train: %s\n", err.msg);
+        free(over);
+        free(cfg);
+        return 1;
+    }
+    free(over);
+    if (branch) resume = NULL;   /* a fresh run in the new folder */
     if (print_cfg) {
         char *y = m2_cfg_to_yaml(m2_run_config_schema(), cfg);
         if (y) fputs(y, stdout);
@@ -182,20 +299,31 @@ int cmd_train(int argc, char **argv) {
         free(cfg);
         return y ? 0 : 1;
     }
-    char run_dir[1100];
     if (resume) snprintf(run_dir, sizeof run_dir, "%s", resume);
     else m2_run_dir_for(cfg, run_dir, sizeof run_dir);
+    /* before anything is printed as a plan or computed: the folder, and every input file the stages
+     * read (a resumed run checks the inputs of its remaining stages again when it starts) */
+    {
+        const char *plan[16];
+        int n = m2_run_stage_plan(cfg, plan, 16);
+        /* the stages this invocation may compute: not those a fresh run reuses; a resumed run's are
+         * known once its stages.json is read (m2_train_run), a dry run checks them all */
+        int first = !resume && cfg->run_reuse_from[0] ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
+        if (first > n) first = n;
+        if (resume && !dry) first = n;
+        if ((!resume && m2_check_fresh_run_dir(run_dir, &err) != 0) ||
+            m2_check_run_inputs(cfg, plan + first, n - first, !resume, &err) != 0) {
+            fprintf(stderr, "multi2 train: %s\n", err.msg);
+            if (dry) fprintf(stderr, "dry run: the run would fail here; nothing written\n");
+            free(cfg);
+            return 1;
+        }
+    }
     print_plan(cfg, run_dir, stdout);
     if (dry) {
-        printf("dry run: config is valid; nothing written\n");
+        printf("dry run: config and input files are valid; nothing written\n");
         free(cfg);
         return 0;
-    }
-    if (!resume && m2_run_exists(run_dir)) {
-        fprintf(stderr, "multi2 train: %s already holds a run; continue it with --resume %s, or set run.name=...\n",
-                run_dir, run_dir);
-        free(cfg);
-        return 1;
     }
     if (m2_train_run(cfg, stage_table, N_STAGES, run_dir, resume != NULL, stdout, &err) != 0) {
         if (err.code == M2_ESTOPPED) {

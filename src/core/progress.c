@@ -55,6 +55,7 @@ void m2_progress_begin(m2_progress *p, FILE *f, const char *label, int64_t total
     p->total = total;
     p->t0 = m2_now_s();
     p->last_print = -1;
+    p->drawn_done = -1;
     p->mode = m2_progress_resolve(f, mode);
 }
 
@@ -67,6 +68,8 @@ static void draw(m2_progress *p, const char *extra, int final) {
     } else {
         m2_progress_format(line, sizeof line, p->label, p->done, p->total, el, 0, extra);
         fprintf(p->f, "%s\n", line);
+        p->drawn_done = p->done;
+        snprintf(p->drawn_extra, sizeof p->drawn_extra, "%s", extra ? extra : "");
     }
     fflush(p->f);
 }
@@ -90,6 +93,9 @@ void m2_progress_update(m2_progress *p, int64_t done, const char *extra) {
 
 void m2_progress_end(m2_progress *p, const char *extra) {
     if (p->mode == M2_PROGRESS_OFF) return;
+    /* a log (lines mode) got the last update's line already when it showed the final count */
+    if (p->mode == M2_PROGRESS_LINES && p->drawn_done == p->done && !strcmp(p->drawn_extra, extra ? extra : ""))
+        return;
     draw(p, extra, 1);
 }
 

@@ -17,6 +17,9 @@ typedef struct m2_progress {
     double t0, last_print;
     int64_t last_line_done;
     m2_progress_mode mode;
+    /* the last line printed (lines mode): m2_progress_end does not print the same state again */
+    int64_t drawn_done;
+    char drawn_extra[128];
 } m2_progress;
 
 /* mode: "auto" (bar on a terminal, lines otherwise), "on" (bar), "off"; NULL = auto. The
@@ -26,6 +29,8 @@ void m2_progress_begin(m2_progress *p, FILE *f, const char *label, int64_t total
 /* Cheap to call every item: redraws at most 10 times a second (bar) or prints a line every 10%
  * or 30 s (lines). `extra` is appended (e.g. "loss 1.23"); may be NULL. */
 void m2_progress_update(m2_progress *p, int64_t done, const char *extra);
+/* Final state: the bar's last redraw and a newline, or (lines) a last line unless the previous
+ * one already showed this count and extra. */
 void m2_progress_end(m2_progress *p, const char *extra);
 /* The text of the bar/line for a state, for tests: "label  42/100 [=====>    ]  42%  3.1 it/s  eta 18s  extra". */
 int m2_progress_format(char *buf, size_t cap, const char *label, int64_t done, int64_t total, double elapsed_s,

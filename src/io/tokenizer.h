@@ -75,6 +75,10 @@ m2_tokenizer *m2_tokenizer_from_json(const char *json, size_t len, const char *n
 /* Writes a byte-level BPE tokenizer as tokenizer.json (model BPE, vocab, merges, ByteLevel). */
 int m2_tokenizer_save_json(const m2_tokenizer *tok, const char *path, m2_err *err);
 char *m2_tokenizer_to_json(const m2_tokenizer *tok, size_t *len, m2_err *err);
+/* Writes tokenizer_config.json (path: its full name) with the special tokens tokenizer.json cannot
+ * hold (bos/eos/pad/unk that tok has), so load_json of a tokenizer.json beside it gives back tok's
+ * special ids. */
+int m2_tokenizer_save_config_json(const m2_tokenizer *tok, const char *path, m2_err *err);
 
 /* GGUF metadata (tokenizer.ggml.*: model, tokens, scores, token_type, merges, pre, *_token_id,
  * add_bos_token, add_eos_token, add_space_prefix). */

@@ -519,6 +519,28 @@ oom:
     return NULL;
 }
 
+int m2_tokenizer_save_config_json(const m2_tokenizer *t, const char *path, m2_err *err) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path);
+    static const char *const keys[4] = {"bos_token", "eos_token", "pad_token", "unk_token"};
+    const int32_t ids[4] = {t->bos_id, t->eos_id, t->pad_id, t->unk_id};
+    for (int k = 0; k < 4; k++) {
+        size_t len = 0;
+        const char *txt = ids[k] >= 0 ? m2_tokenizer_token_text(t, ids[k], &len) : NULL;
+        if (!txt) continue;   /* absent: the reader keeps what tokenizer.json says */
+        char *c = strndup(txt, len);
+        if (!c) { cJSON_Delete(o); return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path); }
+        cJSON_AddStringToObject(o, keys[k], c);
+        free(c);
+    }
+    char *s = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!s) return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path);
+    int rc = m2_write_file_atomic(path, s, strlen(s), err);
+    cJSON_free(s);
+    return rc;
+}
+
 int m2_tokenizer_save_json(const m2_tokenizer *t, const char *path, m2_err *err) {
     size_t len = 0;
     char *s = m2_tokenizer_to_json(t, &len, err);

@@ -179,3 +179,51 @@ int m2_run_reusable_prefix(const m2_run_config *src_cfg, const m2_run_config *cf
     }
     return n;
 }
+
+/* ---------------------------------------------------------------- resume overrides */
+
+static void join_plan(const char *const *p, int n, char *out, size_t cap) {
+    out[0] = 0;
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%s%s", i ? "," : "", p[i]);
+    }
+}
+
+int m2_run_resume_conflict(const m2_run_config *saved, const m2_run_config *cfg, char *why, size_t cap) {
+    const char *a[M2_N_STAGES], *b[M2_N_STAGES];
+    int na = m2_run_stage_plan(saved, a, M2_N_STAGES), nb = m2_run_stage_plan(cfg, b, M2_N_STAGES);
+    char pa[256], pb[256];
+    join_plan(a, na, pa, sizeof pa);
+    join_plan(b, nb, pb, sizeof pb);
+    const m2_cfg_schema *s = m2_run_config_schema();
+    for (int i = 0; i < s->n_fields; i++) {
+        const m2_cfg_field *f = &s->fields[i];
+        char va[M2_CFG_STR_MAX + 64], vb[M2_CFG_STR_MAX + 64];
+        if (!strcmp(m2_cfg_format_value(f, saved, va, sizeof va), m2_cfg_format_value(f, cfg, vb, sizeof vb))) continue;
+        const char *key = f->key;
+        if (strcmp(pa, pb) && (!strcmp(key, "method") || !strcmp(key, "run.stages") || !strcmp(key, "model.base"))) {
+            snprintf(why, cap, "%s: changes the run's stage plan (%s -> %s)", key, pa, pb);
+            return 1;
+        }
+        if (!strcmp(key, "method")) {
+            snprintf(why, cap, "method: the run is %s (%s is another run)", va, vb);
+            return 1;
+        }
+        if (!strcmp(key, "run.reuse_from") || !strcmp(key, "run.reuse_stages")) {
+            snprintf(why, cap, "%s: only a fresh run takes stages from another run", key);
+            return 1;
+        }
+        if (m2_key_steers_only(key)) continue;
+        /* the first stage of the plan that reads the key; a key no stage declares counts as read by all */
+        int declared = 0;
+        for (int k = 0; k < M2_N_STAGES && !declared; k++) declared = m2_stage_reads_key((m2_stage_id)k, key);
+        for (int k = 0; k < nb; k++)
+            if (!declared || m2_stage_reads_key((m2_stage_id)m2_stage_find(b[k]), key)) {
+                snprintf(why, cap, "%s: read by stage %s of this run", key, b[k]);
+                return 1;
+            }
+    }
+    if (why && cap) why[0] = 0;
+    return 0;
+}

@@ -51,4 +51,13 @@ int m2_run_reusable_prefix(const m2_run_config *src_cfg, const m2_run_config *cf
 double m2_run_offline_lambda(const m2_run_config *cfg);
 double m2_run_online_eta(const m2_run_config *cfg);
 
+/* --resume RUN key=value: 1 when the overrides would change what the run computes, with why = "KEY:
+ * reason" naming the stage (saved: RUN/config.yaml; cfg: it with the overrides). Refused: a changed
+ * stage plan (method, run.stages, model.base tiny <-> a file), another method, run.reuse_from /
+ * run.reuse_stages (only a fresh run reuses), and every key a stage of the plan reads, done or still
+ * to run (a resumed run must give the bits of an uninterrupted one of its saved config). Allowed:
+ * keys that only steer (m2_key_steers_only: logging, checkpoints, plots, the stop step) and keys no
+ * stage of this plan reads. */
+int m2_run_resume_conflict(const m2_run_config *saved, const m2_run_config *cfg, char *why, size_t cap);
+
 #endif

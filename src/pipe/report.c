@@ -1,6 +1,7 @@
 #include "pipe/report.h"
 #include <dirent.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/chart.h"
@@ -101,10 +102,13 @@ int m2_report_collect(const char *run_dir, const char *method, m2_result_row **r
     return 0;
 }
 
-int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const char *title, m2_err *err) {
+int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const m2_report_opts *opts, m2_err *err) {
+    const char *title = opts ? opts->title : NULL;
+    const char *note = opts ? opts->note : NULL;
     char p[1400];
     snprintf(p, sizeof p, "%s/plots", out_dir);
     if (m2_mkdir_p(p, err) != 0) return -1;
+    /* results.json: the same shape for a run's report stage and for multi2 demo (docs/runs.md) */
     cJSON *j = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(j, "rows");
     for (int i = 0; i < n; i++) {
@@ -116,7 +120,7 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
         cJSON_AddNumberToObject(o, "success", rows[i].success);
         cJSON_AddNumberToObject(o, "score", rows[i].score);
         cJSON_AddNumberToObject(o, "steps", rows[i].steps);
-        cJSON_AddNumberToObject(o, "tokens", rows[i].tokens);
+        cJSON_AddNumberToObject(o, "tokens_per_episode", rows[i].tokens);
         cJSON_AddItemToArray(arr, o);
     }
     char *js = cJSON_Print(j);
@@ -127,11 +131,12 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
     cJSON_free(js);
     if (rc) return -1;
     /* Markdown table. */
-    size_t cap = 512 + (size_t)n * 256;
+    size_t cap = 512 + (note ? strlen(note) : 0) + (size_t)n * 256;
     char *md = malloc(cap);
     if (!md) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    size_t k = (size_t)snprintf(md, cap, "# %s\n\n| method | env | split | episodes | success %% | score | steps | tokens |\n"
-                                         "|---|---|---|---:|---:|---:|---:|---:|\n", title ? title : "Results");
+    size_t k = (size_t)snprintf(md, cap, "# %s\n\n%s%s| method | env | split | episodes | success %% | score | steps | "
+                                         "tokens/episode |\n|---|---|---|---:|---:|---:|---:|---:|\n",
+                                title ? title : "Results", note ? note : "", note ? "\n\n" : "");
     for (int i = 0; i < n && k < cap; i++)
         k += (size_t)snprintf(md + k, cap - k, "| %s | %s | %s | %ld | %.1f | %.3f | %.1f | %.0f |\n", rows[i].method,
                               rows[i].env, rows[i].split, rows[i].episodes, 100 * rows[i].success, rows[i].score,
@@ -176,9 +181,32 @@ int m2_report_runs(const char *const *run_dirs, int n_runs, const char *out_dir,
         n += k;
         free(rows);
     }
-    int rc = m2_report_write(all, n, out_dir, "results by method (pass@1)", err);
+    m2_report_opts o = {.title = "results by method (pass@1)"};
+    int rc = m2_report_write(all, n, out_dir, &o, err);
     free(all);
     return rc;
+}
+
+/* Column width: the longest of the header and the values (an environment name such as
+ * "scienceworld" is longer than the header "env"). */
+static int col_width(const m2_result_row *rows, int n, const char *head, size_t off) {
+    int w = (int)strlen(head);
+    for (int i = 0; i < n; i++) {
+        int l = (int)strlen((const char *)&rows[i] + off);
+        if (l > w) w = l;
+    }
+    return w;
+}
+
+void m2_report_print(const m2_result_row *rows, int n, FILE *f) {
+    int wm = col_width(rows, n, "method", offsetof(m2_result_row, method));
+    int we = col_width(rows, n, "env", offsetof(m2_result_row, env));
+    int ws = col_width(rows, n, "split", offsetof(m2_result_row, split));
+    fprintf(f, "%-*s  %-*s  %-*s  %8s  %8s  %6s  %6s  %14s\n", wm, "method", we, "env", ws, "split", "episodes",
+            "success%", "score", "steps", "tokens/episode");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%-*s  %-*s  %-*s  %8ld  %8.1f  %6.3f  %6.1f  %14.0f\n", wm, rows[i].method, we, rows[i].env, ws,
+                rows[i].split, rows[i].episodes, 100 * rows[i].success, rows[i].score, rows[i].steps, rows[i].tokens);
 }
 
 int m2_stage_report(m2_stage_ctx *ctx, m2_err *err) {
@@ -187,11 +215,8 @@ int m2_stage_report(m2_stage_ctx *ctx, m2_err *err) {
     if (m2_report_collect(ctx->run->dir, m2_method_names[ctx->cfg->method], &rows, &n, err) != 0) return -1;
     int rc = m2_report_write(rows, n, ctx->run->dir, NULL, err);
     if (rc == 0 && ctx->out) {
-        fprintf(ctx->out, "%-14s %-14s %-6s %8s %9s %8s\n", "method", "env", "split", "episodes", "success%", "score");
-        for (int i = 0; i < n; i++)
-            fprintf(ctx->out, "%-14s %-14s %-6s %8ld %9.1f %8.3f\n", rows[i].method, rows[i].env, rows[i].split,
-                    rows[i].episodes, 100 * rows[i].success, rows[i].score);
-        if (n == 0) fprintf(ctx->out, "(no evaluation episodes in %s/eval)\n", ctx->run->dir);
+        if (n) m2_report_print(rows, n, ctx->out);
+        else fprintf(ctx->out, "(no evaluation episodes in %s/eval)\n", ctx->run->dir);
     }
     free(rows);
     return rc;

@@ -4,6 +4,7 @@
  * mean tokens. Writes results.json, results.md and plots/results.svg and .png (success and score). */
 #ifndef M2_REPORT_H
 #define M2_REPORT_H
+#include <stdio.h>
 #include "core/err.h"
 #include "pipe/stage.h"
 
@@ -16,8 +17,16 @@ typedef struct m2_result_row {
 /* Rows of one run folder (method from its config.yaml, or `method` when non-NULL). *rows is
  * malloc'd. A run without eval files gives 0 rows. */
 int m2_report_collect(const char *run_dir, const char *method, m2_result_row **rows, int *n, m2_err *err);
-/* Writes out_dir/results.json, out_dir/results.md, out_dir/plots/results.svg and .png for the rows. */
-int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const char *title, m2_err *err);
+typedef struct m2_report_opts {
+    const char *title;   /* results.md heading and chart title (NULL: "Results") */
+    const char *note;    /* a Markdown paragraph under the heading (NULL: none) */
+} m2_report_opts;
+
+/* The ONE writer of results.json ({"rows": [...]}, docs/runs.md) and results.md, for a run's report
+ * stage and for multi2 demo alike, plus plots/results.svg and .png (success and score). opts may be NULL. */
+int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const m2_report_opts *opts, m2_err *err);
+/* The rows as a console table, columns as wide as their longest value. */
+void m2_report_print(const m2_result_row *rows, int n, FILE *f);
 /* Collects several runs (e.g. one per method) and writes their combined table into out_dir. */
 int m2_report_runs(const char *const *run_dirs, int n_runs, const char *out_dir, m2_err *err);
 

@@ -9,7 +9,9 @@
 #include "core/fsutil.h"
 #include "core/progress.h"
 #include "core/timer.h"
+#include "pipe/inputs.h"
 #include "pipe/plan.h"
+#include "pipe/runfiles.h"
 
 void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap) {
     snprintf(out, cap, "%s/%s", cfg->run_out_dir, cfg->run_name);
@@ -243,6 +245,41 @@ static const m2_stage *find_stage(const m2_stage *table, int n, const char *name
     return NULL;
 }
 
+/* A fresh run failed (not stopped): without durable work of its own (a stage it computed, a
+ * checkpoint) the folder it made is removed, so the same command can run again; otherwise the
+ * message says how to continue or start over. existed: the (empty) folder was there before. */
+static void after_failed_fresh_run(const char *run_dir, int existed, int n_done, int n_reused, m2_err *err) {
+    char latest[1300];
+    snprintf(latest, sizeof latest, "%s/ckpt/latest", run_dir);
+    int has_ckpt = m2_path_exists(latest);
+    if (n_done <= n_reused && !has_ckpt) {
+        int gone = m2_remove_tree(run_dir) == 0;
+        if (gone && existed) m2_mkdir_p(run_dir, NULL);
+        if (!err) return;
+        size_t l = strlen(err->msg);
+        if (gone)
+            snprintf(err->msg + l, sizeof err->msg - l,
+                     " (nothing was finished or checkpointed: %s was removed, so the same command can run again)",
+                     run_dir);
+        else
+            snprintf(err->msg + l, sizeof err->msg - l,
+                     " (%s could not be removed: delete it before running the same command again)", run_dir);
+    } else if (err) {
+        size_t l = strlen(err->msg);
+        snprintf(err->msg + l, sizeof err->msg - l,
+                 " (%s keeps %s: once the cause is fixed, continue with multi2 train --resume %s; with changed "
+                 "config keys, branch it: multi2 train --resume %s --branch NEW_DIR key=value; or delete it to "
+                 "start over)", run_dir, has_ckpt ? "its finished stages and checkpoints" : "its finished stages",
+                 run_dir, run_dir);
+    }
+}
+
+int m2_run_done_count(const char *run_dir) {
+    progress_file p;
+    m2_err err = {0};
+    return read_progress(run_dir, &p, &err) == 0 ? p.n_done : 0;
+}
+
 int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir, int resume,
                  FILE *out, m2_err *err) {
     const char *plan[16];
@@ -255,11 +292,11 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
                              "selects a subset)", plan[i], m2_method_names[cfg->method]);
     }
     progress_file prog;
-    int start = 0, reused = 0;
+    int start = 0, reused = 0, fresh = !resume, existed = 0, n_reused = 0;
     int64_t step = 0;
     m2_ckpt *ck = NULL;
     if (resume) {
-        if (!m2_path_exists(run_dir)) return m2_errorf(err, M2_ENOTFOUND, "%s: no such run folder", run_dir);
+        if (m2_check_resume_dir(run_dir, err) != 0) return -1;
         if (read_progress(run_dir, &prog, err) != 0) return -1;
         while (start < n && is_done(&prog, plan[start])) start++;
         step = prog.step;
@@ -267,6 +304,8 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
             if (out) fprintf(out, "%s: every stage is done already (%s)\n", run_dir, "stages.json");
             return 0;
         }
+        /* every input the remaining stages read, before anything is cut back or computed */
+        if (m2_check_run_inputs(cfg, plan + start, n - start, 0, err) != 0) return -1;
         char root[1300];
         snprintf(root, sizeof root, "%s/ckpt", run_dir);
         if (m2_ckpt_load_latest(root, &ck, err) != 0) {
@@ -292,20 +331,45 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
         memset(&prog, 0, sizeof prog);
         if (*cfg->run_reuse_stages && !*cfg->run_reuse_from)
             return m2_errorf(err, M2_ECONFIG, "run.reuse_stages: set, but run.reuse_from names no run");
-        if (*cfg->run_reuse_from && *cfg->run_reuse_stages) {
-            if (m2_run_exists(run_dir))
-                return m2_errorf(err, M2_EINVAL, "%s: already holds a run; use --resume %s to continue it, or another "
-                                 "run.name", run_dir, run_dir);
-            if (reuse_stages(cfg, plan, n, run_dir, &prog, &step, out, err) != 0) return -1;
-            start = m2_cfg_list_count(cfg->run_reuse_stages);
+        if (m2_check_fresh_run_dir(run_dir, err) != 0) return -1;
+        n_reused = *cfg->run_reuse_from ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
+        /* reused stages read nothing here: the inputs of the ones this run computes */
+        if (m2_check_run_inputs(cfg, plan + (n_reused < n ? n_reused : n), n_reused < n ? n - n_reused : 0, 1,
+                                err) != 0)
+            return -1;
+        existed = m2_path_exists(run_dir);
+        if (n_reused > 0) {
+            if (reuse_stages(cfg, plan, n, run_dir, &prog, &step, out, err) != 0) {
+                after_failed_fresh_run(run_dir, existed, 0, 0, err);
+                return -1;
+            }
+            start = n_reused;
             reused = resume = 1;   /* open the run at the reused step */
         }
     }
     m2_run run;
-    if (m2_run_open(&run, run_dir, cfg->run_tensorboard, resume ? step : -1, err) != 0) { m2_ckpt_free(ck); return -1; }
+    if (m2_run_open(&run, run_dir, cfg->run_tensorboard, resume ? step : -1, err) != 0) {
+        m2_ckpt_free(ck);
+        if (fresh) after_failed_fresh_run(run_dir, existed, prog.n_done, n_reused, err);
+        return -1;
+    }
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
-    int rc = m2_cfg_save(m2_run_config_schema(), cfg, path, err);
+    int rc = 0;
+    if (cfg->run_stop_at_step > 0 && cfg->run_stop_at_step <= step) {
+        /* a stop at a step already passed can never happen again: saved as 0, so the folder says what
+         * the rest of the run does (and matches a run that never stopped) */
+        m2_run_config *saved = malloc(sizeof *saved);
+        if (!saved) rc = m2_errorf(err, M2_ENOMEM, "out of memory");
+        else {
+            *saved = *cfg;
+            saved->run_stop_at_step = 0;
+            rc = m2_cfg_save(m2_run_config_schema(), saved, path, err);
+            free(saved);
+        }
+    } else {
+        rc = m2_cfg_save(m2_run_config_schema(), cfg, path, err);
+    }
     if (rc == 0 && (!resume || reused)) rc = write_progress(run_dir, &prog, err);
     for (int i = start; rc == 0 && i < n; i++) {
         const m2_stage *st = find_stage(table, n_table, plan[i]);
@@ -342,5 +406,7 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
     m2_ckpt_free(ck);
     m2_run_close(&run);
     if (rc == 0 && cfg->run_plots) rc = m2_chart_run_curves(run_dir, err);
+    if (rc != 0 && fresh && err && err->code != M2_ESTOPPED)
+        after_failed_fresh_run(run_dir, existed, prog.n_done, n_reused, err);
     return rc;
 }

@@ -51,8 +51,12 @@ int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err);
  * prints one summary line with the time per step. */
 int m2_stage_log(m2_stage_ctx *ctx, const m2_scalar *s, int n, m2_err *err);
 
-/* Runs cfg's stage plan in run_dir (resume = 0: a fresh run folder; 1: continue it). Stages
- * without a function fail up front with "stage X not implemented yet". Writes config.yaml, and
+/* Runs cfg's stage plan in run_dir (resume = 0: a fresh run folder; 1: continue it). Before
+ * anything is written: stages without a function fail with "stage X not implemented yet"; a fresh
+ * run needs an absent or empty run_dir, --resume a run folder (pipe/runfiles.h); the input files the
+ * stages still to run read are checked (pipe/inputs.h). A fresh run that fails before it finished
+ * a stage of its own or wrote a checkpoint removes the folder it made (the message says so, or how
+ * to continue what it kept). Writes config.yaml (a run.stop_at_step already passed saved as 0), and
  * at the end the learning curves (run.plots). */
 int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir, int resume,
                  FILE *out, m2_err *err);
@@ -60,6 +64,9 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
 /* 1 when run_dir's stages.json records `stage` as finished with its end step and metrics line
  * count (what run.reuse_stages needs from a source run), 0 otherwise (older runs, unfinished). */
 int m2_run_stage_reusable(const char *run_dir, const char *stage);
+
+/* Number of stages stages.json records as finished in run_dir (0 without one). */
+int m2_run_done_count(const char *run_dir);
 
 /* The folder a fresh run of cfg uses: run.out_dir/run.name. */
 void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "io/io.h"
 #include "pipe/pipe.h"
+#include "pipe/runfiles.h"
 #include "pipe/world.h"
 
 /* ---------------------------------------------------------------- hooks */
@@ -237,7 +238,14 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
                                 .pretok = M2_PRETOK_QWEN2, .min_frequency = PRETRAIN_BPE_MIN_FREQ};
         tk = m2_bpe_train(corpus, len, &bo, err);
         free(corpus);
-        if (tk && m2_tokenizer_save_json(tk, tok_path, err)) { m2_tokenizer_free(tk); return -1; }
+        /* the special ids tokenizer.json cannot hold go beside it first: a resumed run reloads the
+         * tokenizer from these files, and must save the same base.gguf as a run that trained it */
+        char cfg_path[1400];
+        snprintf(cfg_path, sizeof cfg_path, "%s/tokenizer_config.json", ctx->artifacts);
+        if (tk && (m2_tokenizer_save_config_json(tk, cfg_path, err) || m2_tokenizer_save_json(tk, tok_path, err))) {
+            m2_tokenizer_free(tk);
+            return -1;
+        }
         if (tk && ctx->out) fprintf(ctx->out, "pretrain: BPE tokenizer with %d tokens -> %s\n", m2_tokenizer_n_tokens(tk), tok_path);
     }
     if (!tk) return -1;
@@ -691,22 +699,6 @@ out:
 
 /* ---------------------------------------------------------------- evaluation */
 
-/* Rewrites an episode record for the report: tokens as the total (a number), the per-system counts
- * under token_counts, plus the method. */
-static char *episode_record(const m2_episode *ep, const char *method) {
-    char *s = m2_episode_to_json(ep);
-    cJSON *o = s ? cJSON_Parse(s) : NULL;
-    free(s);
-    if (!o) return NULL;
-    cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(o, "tokens");
-    if (t) cJSON_AddItemToObject(o, "token_counts", t);
-    cJSON_AddNumberToObject(o, "tokens", (double)(ep->sys1_prompt_tok + ep->sys1_gen_tok + ep->sys2_prompt_tok + ep->sys2_gen_tok));
-    cJSON_AddStringToObject(o, "method", method);
-    char *r = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return r;
-}
-
 static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const char *label, m2_jsonl *jl,
                       FILE *jsonl, m2_eval_agg *agg, m2_err *err) {
     const m2_run_config *cfg = w->cfg;
@@ -746,7 +738,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
         }
         ep.bucket = m2_eval_bucket(w->env, task, split, i);
         wins += ep.success;
-        char *rec = episode_record(&ep, m2_method_names[cfg->method]);
+        char *rec = m2_eval_record_episode(&ep, m2_method_names[cfg->method], task);
         int rc = rec ? 0 : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
         if (!rc && jl) rc = m2_jsonl_write_raw(jl, rec, err);
         if (!rc && jsonl) fprintf(jsonl, "%s\n", rec);
@@ -853,18 +845,13 @@ int m2_pipe_eval_reference(const char *env_name, const char *policy, const char 
         m2_env_traj t;
         if (m2_rollout(env, NULL, (m2_split)sp, i, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }
         wins += t.won;
-        cJSON *o = m2_env_traj_to_json(&t);
-        if (!o) { m2_env_traj_free(&t); rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
-        cJSON_DeleteItemFromObjectCaseSensitive(o, "tokens");
-        cJSON_AddNumberToObject(o, "tokens", 0);   /* no model: no tokens */
-        cJSON_AddStringToObject(o, "method", policy);
-        if (jsonl) {
-            char *s = cJSON_PrintUnformatted(o);
-            if (s) fprintf(jsonl, "%s\n", s);
-            free(s);
-        }
-        cJSON_Delete(o);
+        char *bucket = m2_eval_bucket(env, NULL, (m2_split)sp, i);   /* after the rollout: describe() resets */
+        char *rec = m2_eval_record_traj(&t, policy, bucket, step_limit);
+        free(bucket);
         m2_env_traj_free(&t);
+        if (!rec) { rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+        if (jsonl && fprintf(jsonl, "%s\n", rec) < 0) rc = m2_errorf(err, M2_EIO, "eval records: write failed");
+        free(rec);
     }
     m2_env_destroy(env);
     if (success) *success = n ? (double)wins / n : 0;

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "data/prompts.h"
 #include "data/hier.h"
@@ -44,6 +45,46 @@ void pw_data_dir(const m2_run_config *cfg, const char *run_dir, char *out, size_
 }
 
 /* ---------------------------------------------------------------- data */
+
+/* One record file of data.path: must exist (unless optional) and parse as high or low records. */
+static int check_records(const char *dir, const char *file, int optional, m2_err *err) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (!m2_path_exists(path)) {
+        if (optional) return 0;
+        return m2_errorf(err, M2_ENOTFOUND, "data.path: %s: missing (the folder needs expert/high.jsonl and "
+                         "expert/low.jsonl: multi2 data --variant expert --out %s/expert)", path, dir);
+    }
+    int rc, n = 0;
+    if (strstr(file, "high")) {
+        m2_high_record *r = NULL;
+        rc = m2_high_records_read(path, &r, &n, err);
+        if (!rc) m2_high_records_free(r, n);
+    } else {
+        m2_low_record *r = NULL;
+        rc = m2_low_records_read(path, &r, &n, err);
+        if (!rc) m2_low_records_free(r, n);
+    }
+    if (rc) return m2_err_prefix(err, "data.path: ");
+    if (n == 0 && !optional) return m2_errorf(err, M2_EFORMAT, "data.path: %s: no records", path);
+    return 0;
+}
+
+int pw_data_check(const m2_run_config *cfg, m2_err *err) {
+    const char *dir = cfg->data_path;
+    if (!dir[0]) return 0;
+    struct stat st;
+    if (stat(dir, &st) != 0) return m2_errorf(err, M2_ENOTFOUND, "data.path: %s: no such folder", dir);
+    if (!S_ISDIR(st.st_mode))
+        return m2_errorf(err, M2_EINVAL, "data.path: %s: not a folder (expected expert/{high,low}.jsonl inside)", dir);
+    static const struct { const char *file; int optional; } files[] = {
+        {"expert/high.jsonl", 0}, {"expert/low.jsonl", 0}, {"medium/high.jsonl", 1}, {"medium/low.jsonl", 1},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (check_records(dir, files[i].file, files[i].optional, err)) return -1;
+    /* the flat baseline trains on whole episodes only */
+    return check_records(dir, "flat.jsonl", !pw_is_flat(cfg), err);
+}
 
 static FILE *open_tmp(const char *path, char *tmp, size_t cap) {
     snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());

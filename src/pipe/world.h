@@ -66,6 +66,10 @@ int pw_find_artifact(const m2_run_config *cfg, const char *run_dir, const char *
 /* Dataset folder: data.path, or run/artifacts/data. Layout: expert/{high,low}.jsonl,
  * medium/{high,low}.jsonl, flat.jsonl (whole episodes for the flat baseline), DONE. */
 void pw_data_dir(const m2_run_config *cfg, const char *run_dir, char *out, size_t cap);
+/* data.path set: checks that the folder has the layout above and that its record files parse
+ * (expert/{high,low}.jsonl required, medium/ optional, flat.jsonl required for the flat method);
+ * errors name data.path, the file and the reason. 0 when data.path is empty. */
+int pw_data_check(const m2_run_config *cfg, m2_err *err);
 /* Generates the datasets with the env's expert (and medium = noisy expert) unless present. */
 int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_err *err);
 /* kind "high" | "low" | "flat"; with_medium adds the medium records; trajs (may be NULL) receives the

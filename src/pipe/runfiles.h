@@ -1,0 +1,55 @@
+/* The folders multi2 writes and the file kinds in them that have a fixed shape (docs/runs.md,
+ * "File formats"): which kind a folder is (a run, a demo, something else), the checks that keep
+ * every command's output folder its own, the demo's marker demo.json, and the evaluation records
+ * eval/<split>.jsonl, written by ONE function for trained and reference policies alike.
+ *
+ * Other file kinds and their single writers: metrics.jsonl (core/run.h m2_run_log), stages.json
+ * (pipe/stage.c), results.json / results.md (pipe/report.h m2_report_write). */
+#ifndef M2_PIPE_RUNFILES_H
+#define M2_PIPE_RUNFILES_H
+#include "agent/loop.h"
+#include "core/err.h"
+#include "data/traj.h"
+
+typedef enum m2_dir_kind {
+    M2_DIR_ABSENT = 0,   /* nothing there */
+    M2_DIR_EMPTY,        /* an empty folder */
+    M2_DIR_RUN,          /* a run folder: config.yaml, metrics.jsonl, stages.json or ckpt/latest */
+    M2_DIR_DEMO,         /* a `multi2 demo` folder: demo.json (or the layout an older demo left) */
+    M2_DIR_OTHER,        /* a file, or a folder holding something else */
+} m2_dir_kind;
+
+m2_dir_kind m2_dir_kind_of(const char *dir);
+
+/* A fresh run's folder must be absent or empty; otherwise the error names the folder, what it
+ * holds (a run: continue it with --resume; a demo: where its runs are) and how to choose another
+ * one (run.name / run.out_dir). */
+int m2_check_fresh_run_dir(const char *dir, m2_err *err);
+/* --resume needs a run folder; a demo folder is refused naming its runs. */
+int m2_check_resume_dir(const char *dir, m2_err *err);
+/* `multi2 demo --out dir`: absent, empty or a demo folder (continued); a run or anything else is
+ * refused. */
+int m2_check_demo_dir(const char *dir, m2_err *err);
+
+/* demo.json: what a demo folder was made by. The lists are comma-separated; overrides are the
+ * key=value arguments every run of the demo got (--episodes / --threads as the keys they set). */
+typedef struct m2_demo_marker {
+    const char *config;                /* the --config file, or NULL: the embedded demo config */
+    const char *envs, *methods;
+    const char *const *overrides;
+    int n_overrides;
+} m2_demo_marker;
+
+/* Writes dir/demo.json atomically. The runs and references of an existing marker are kept (a demo
+ * re-run with fewer environments or methods leaves the other runs in place), followed by this
+ * invocation's new ones. */
+int m2_demo_marker_write(const char *dir, const m2_demo_marker *d, m2_err *err);
+
+/* eval/<split>.jsonl records (malloc'd one-line JSON). family: env.task the episodes were drawn
+ * from, or NULL. */
+char *m2_eval_record_episode(const m2_episode *ep, const char *method, const char *family);
+/* A reference policy's episode (no model: tokens and calls 0; the whole episode is one transcript
+ * entry without a sub-goal). bucket may be NULL; step_limit tells hit_step_limit. */
+char *m2_eval_record_traj(const m2_env_traj *t, const char *method, const char *bucket, int step_limit);
+
+#endif
