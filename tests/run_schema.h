@@ -44,6 +44,7 @@ static const m2s_field m2s_step_f[] = {
 static const m2s_obj m2s_step = M2S_OBJ_OF(m2s_step_f, "transcript step");
 static const m2s_field m2s_subgoal_f[] = {
     M2S_F("subgoal", M2S_STR, 1), M2S_F("raw", M2S_STR, 0), M2S_F("state", M2S_STR, 0), M2S_F("flagged_done", M2S_BOOL, 1),
+    M2S_F("success", M2S_BOOL, 0),
     M2S_L("steps", M2S_ARR, 1, M2S_OBJ, &m2s_step),
 };
 static const m2s_obj m2s_subgoal = M2S_OBJ_OF(m2s_subgoal_f, "transcript entry");
