@@ -630,6 +630,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     lc.step_limit = (int)cfg->eval_step_limit;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
+    lc.low_task_info = cfg->prompt_low_task_info;
     m2_online_opts o = {0};
     o.step.critic = (m2_critic_cfg){(float)cfg->sys2_online_gamma, (float)cfg->sys2_offline_expectile};
     o.step.alpha = (float)cfg->sys2_online_alpha;
@@ -710,23 +711,27 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     lc.step_limit = (int)cfg->eval_step_limit;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
+    lc.low_task_info = cfg->prompt_low_task_info;
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
-    int avail = w->env->cls->num_episodes(w->env, task, split, err), ret = -1;
-    if (avail < 0) goto done;
-    if (n > avail) n = avail;
+    /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
+    m2_episode_order order = {0};
+    int ret = -1;
+    if (m2_episode_order_build(w->env, task, split, &order, err)) goto done;
+    if (n > order.n) n = order.n;
     m2_progress pg;
     if (progress) m2_progress_begin(&pg, progress, label, n, m2_run_progress_names[cfg->run_progress]);
     int wins = 0;
     for (int i = 0; i < n; i++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, i);
         m2_episode ep;
         uint64_t seed = (uint64_t)cfg->eval_seed + (uint64_t)i;
-        if (m2_run_episode(w->env, task, split, i, seed, flat ? &p2 : &p1, &p2, &lc, &ep, err)) {
+        if (m2_run_episode(w->env, r->task, split, r->index, seed, flat ? &p2 : &p1, &p2, &lc, &ep, err)) {
             m2_episode_free(&ep);
             goto done;
         }
-        ep.bucket = m2_eval_bucket(w->env, task, split, i);
+        ep.task_type = strdup(r->type);
         wins += ep.success;
-        char *rec = episode_record(&ep, m2_method_names[cfg->method]);
+        char *rec = ep.task_type ? episode_record(&ep, m2_method_names[cfg->method]) : NULL;
         int rc = rec ? 0 : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
         if (!rc && jl) rc = m2_jsonl_write_raw(jl, rec, err);
         if (!rc && jsonl) fprintf(jsonl, "%s\n", rec);
@@ -747,6 +752,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     }
     ret = n;
 done:
+    m2_episode_order_free(&order);
     m2_model_policy_free(&mp1);
     m2_model_policy_free(&mp2);
     return ret;
@@ -824,17 +830,19 @@ int m2_pipe_eval_reference(const char *env_name, const char *policy, const char 
     if (sp < 0) return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split);
     m2_env *env;
     if (m2_env_create(env_name, NULL, &env, err)) return -1;
-    int avail = env->cls->num_episodes(env, NULL, (m2_split)sp, err);
-    if (avail < 0) { m2_env_destroy(env); return -1; }
-    int n = episodes < avail ? episodes : avail, wins = 0, rc = 0;
+    m2_episode_order order;   /* the learned methods' episodes: the same positions of the same order */
+    if (m2_episode_order_build(env, NULL, (m2_split)sp, &order, err)) { m2_env_destroy(env); return -1; }
+    int n = episodes < order.n ? episodes : order.n, wins = 0, rc = 0;
     m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = step_limit, .noise = M2_MEDIUM_NOISE_DEFAULT,
                           .policy_seed = seed};
     for (int i = 0; rc == 0 && i < n; i++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, i);
         m2_env_traj t;
-        if (m2_rollout(env, NULL, (m2_split)sp, i, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }
+        if (m2_rollout(env, r->task, (m2_split)sp, r->index, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }
         wins += t.won;
         cJSON *o = m2_env_traj_to_json(&t);
         if (!o) { m2_env_traj_free(&t); rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+        cJSON_AddStringToObject(o, "task_type", r->type);
         cJSON_DeleteItemFromObjectCaseSensitive(o, "tokens");
         cJSON_AddNumberToObject(o, "tokens", 0);   /* no model: no tokens */
         cJSON_AddStringToObject(o, "method", policy);
@@ -846,6 +854,7 @@ int m2_pipe_eval_reference(const char *env_name, const char *policy, const char 
         cJSON_Delete(o);
         m2_env_traj_free(&t);
     }
+    m2_episode_order_free(&order);
     m2_env_destroy(env);
     if (success) *success = n ? (double)wins / n : 0;
     return rc;
