@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
         m2_rollout_opts ro = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
         cJSON *h, *ls;
         if (m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &tr, &err) ||
-            m2_hier_records(env, &tr, "expert", &h, &ls, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+            m2_hier_records(env, &tr, "expert", NULL, &h, &ls, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
         const cJSON *l;
         cJSON_ArrayForEach(l, ls) {
             char *s = cJSON_PrintUnformatted(l);

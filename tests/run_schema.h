@@ -54,7 +54,7 @@ static const m2s_field m2s_tokens_f[] = {
 static const m2s_obj m2s_tokens = M2S_OBJ_OF(m2s_tokens_f, "token_counts");
 static const m2s_field m2s_eval_f[] = {
     M2S_F("env", M2S_STR, 1), M2S_F("split", M2S_STR, 1), M2S_F("method", M2S_STR, 1), M2S_F("index", M2S_INT, 1), M2S_F("seed", M2S_INT, 1),
-    M2S_F("task", M2S_STR, 1), M2S_F("task_family", M2S_STR, 0), M2S_F("bucket", M2S_STR, 0), M2S_F("steps", M2S_INT, 1),
+    M2S_F("task", M2S_STR, 1), M2S_F("task_family", M2S_STR, 0), M2S_F("task_type", M2S_STR, 0), M2S_F("steps", M2S_INT, 1),
     M2S_F("success", M2S_BOOL, 1), M2S_F("score", M2S_NUM, 1), M2S_F("return", M2S_NUM, 1), M2S_F("hit_step_limit", M2S_BOOL, 1),
     M2S_F("invalid_actions", M2S_INT, 1), M2S_F("parse_failures", M2S_INT, 1), M2S_F("sys1_calls", M2S_INT, 1),
     M2S_F("sys2_calls", M2S_INT, 1), M2S_F("tokens", M2S_INT, 1), M2S_O("token_counts", 1, &m2s_tokens),

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "agent/agent.h"
+#include "data/episodes.h"
 #include "core/fsutil.h"
 #include "pipe/report.h"
 #include "tmpdir.h"
@@ -179,7 +180,7 @@ static void loop_expert_episode(void **state) {
     assert_int_equal(ep.sys2_gen_tok, 51);
 
     /* JSONL record */
-    ep.bucket = strdup("easy");
+    ep.task_type = strdup("easy");
     char *line = m2_episode_to_json(&ep);
     assert_non_null(line);
     assert_null(strchr(line, '\n'));
@@ -369,7 +370,7 @@ static void eval_aggregates(void **state) {
     cJSON *ooda = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "ood"), "all");
     assert_true(cJSON_GetObjectItem(ooda, "pass@1")->valuedouble == 0.0);
     assert_true(cJSON_GetObjectItem(ooda, "invalid_action_rate")->valuedouble == 1.0);
-    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "ood"), "buckets"), "hard"));
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "ood"), "task_types"), "hard"));
     cJSON_Delete(o);
     free(js);
     /* the JSONL file: one parseable record per episode, with seed = 100 + index */
@@ -631,7 +632,7 @@ static void eval_buckets_per_env(void **state) {
         m2_env *env = NULL;
         m2_err err = {0};
         if (m2_env_create(want[i].env, NULL, &env, &err)) fail_msg("%s: %s", want[i].env, err.msg);
-        char *b = m2_eval_bucket(env, NULL, want[i].split, 0);
+        char *b = m2_episode_type(env, NULL, want[i].split, 0);
         assert_non_null(b);
         assert_string_equal(b, want[i].bucket);
         free(b);

@@ -253,8 +253,10 @@ static int pr_create(m2_env **out, const char *d, m2_err *err) {
 }
 static void pr_destroy(m2_env *e) { free(e); }
 static int pr_num(m2_env *e, const char *t, m2_split s, m2_err *err) { return 3; }
+static int pr_resets[16], pr_n_resets;   /* the episode indices the online collection played */
 static int pr_reset(m2_env *e, const char *t, m2_split s, int i, uint64_t seed, m2_step_result *r, m2_err *err) {
     press *p = (press *)e;
+    if (pr_n_resets < 16) pr_resets[pr_n_resets++] = i;
     p->n = 0;
     strcpy(p->obs, "c0");
     *r = (m2_step_result){p->obs, 0, 0, 0, 0, 1};
@@ -327,8 +329,13 @@ static void online_loop_runs(void **state) {
     m2_train_state_init(&st);
     logbook lb = {0};
     m2_train_hooks h = {.ud = &lb, .log = log_fn};
+    pr_n_resets = 0;
     if (m2_train_online(m, con, coff, on, off, q, v, env, &s1, &s2, &lc2, &buf, &tok, &o, &st, &h, &err))
         fprintf(stderr, "%s\n", err.msg);
+    /* epoch e plays positions 2e, 2e + 1 of the episode order (one type here: index order, 3 episodes) */
+    assert_int_equal(pr_n_resets, 4);
+    const int want_resets[4] = {0, 1, 2, 0};
+    for (int i = 0; i < 4; i++) assert_int_equal(pr_resets[i], want_resets[i]);
     assert_int_equal(st.step, 6);
     assert_int_equal(st.epoch, 2);
     assert_true(lb.saw_kl);

@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "agent/expert.h"
+#include "agent/loop.h"
 #include "data/data.h"
 #include "data/prompts.h"
+#include "env/textcraft/textcraft.h"
 #include <cjson/cJSON.h>
 #include "tmpdir.h"
 
@@ -283,6 +286,101 @@ static void records_roundtrip(void **state) {
     rmdir(dir);
 }
 
+/* ---- training text = inference text: the data writer's System 2 records against the contexts the
+ * control loop builds when it plays the same expert episode ---- */
+
+/* System 2 = the expert plan's, keeping the prompt and first state of each sub-goal's first call */
+typedef struct seen_ctx { m2_policy inner; char *prompt[128], *state0[128]; int n; } seen_ctx;
+static int seen_generate(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
+    seen_ctx *s = ctx;
+    if (c->n_actions == 0 && s->n < 128) {
+        s->prompt[s->n] = strdup(c->prompt);
+        s->state0[s->n] = strdup(c->states[0]);
+        s->n++;
+    }
+    return s->inner.generate(s->inner.ctx, role, c, out, np, ng, err);
+}
+
+typedef struct loop_run {
+    m2_episode ep;
+    seen_ctx seen;
+    m2_traj *segs;   /* m2_episode_segments: what the online stage trains on */
+    int n_segs;
+} loop_run;
+
+static void loop_run_free(loop_run *r) {
+    for (int i = 0; i < r->seen.n; i++) { free(r->seen.prompt[i]); free(r->seen.state0[i]); }
+    for (int i = 0; i < r->n_segs; i++) m2_traj_free(&r->segs[i]);
+    free(r->segs);
+    m2_episode_free(&r->ep);
+}
+
+/* The expert episode (task, split, index, seed) through the control loop, one System 2 segment per
+ * segmenter sub-goal (no sub-goal budget). */
+static void play_expert(m2_env *env, const char *task, m2_split split, int index, uint64_t seed, int task_info,
+                        loop_run *r) {
+    m2_err err = {0};
+    memset(r, 0, sizeof *r);
+    m2_expert_plan plan;
+    if (m2_expert_plan_build(env->cls, NULL, task, split, index, seed, 50, NULL, &plan, &err)) fail_msg("%s", err.msg);
+    m2_policy s1 = m2_expert_sys1_policy(&plan);
+    r->seen.inner = m2_expert_sys2_policy(&plan);
+    m2_policy s2 = {.ctx = &r->seen, .generate = seen_generate};
+    m2_loop_cfg cfg;
+    m2_loop_cfg_default(&cfg);
+    cfg.subgoal_budget = 0;
+    cfg.low_task_info = task_info;
+    if (m2_run_episode(env, task, split, index, seed, &s1, &s2, &cfg, &r->ep, &err)) fail_msg("%s", err.msg);
+    assert_true(r->ep.success);
+    assert_int_equal(r->ep.n_sub, plan.n_sub);
+    assert_int_equal(m2_episode_segments(&r->ep, &cfg, &r->segs, &r->n_segs, &err), 0);
+    m2_expert_plan_free(&plan);
+}
+
+/* The writer's low records of the same episode, read back as the training sets read them. */
+static m2_low_record *written_lows(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
+                                   int task_info, int *n) {
+    m2_err err = {0};
+    m2_env_traj tr;
+    m2_rollout_opts o = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
+    if (m2_rollout(env, task, split, index, seed, &o, &tr, &err)) fail_msg("%s", err.msg);
+    cJSON *high, *lows;
+    m2_hier_opts ho = {.task_info = task_info};
+    assert_int_equal(m2_hier_records(env, &tr, "expert", &ho, &high, &lows, &err), 0);
+    *n = cJSON_GetArraySize(lows);
+    m2_low_record *l = calloc((size_t)*n, sizeof *l);
+    for (int i = 0; i < *n; i++) {
+        char *js = cJSON_PrintUnformatted(cJSON_GetArrayItem(lows, i));
+        assert_int_equal(m2_low_record_parse(js, &l[i], &err), 0);
+        free(js);
+    }
+    cJSON_Delete(high);
+    cJSON_Delete(lows);
+    m2_env_traj_free(&tr);
+    return l;
+}
+
+/* Sub-goal by sub-goal: the record's packed text (prompt, states, actions) is what the loop's
+ * System 2 was given and what its replay segments hold. */
+static void assert_same_text(const m2_low_record *l, int nl, const loop_run *r) {
+    m2_err err = {0};
+    assert_int_equal(nl, r->n_segs);
+    assert_int_equal(r->seen.n, nl);
+    for (int g = 0; g < nl; g++) {
+        m2_traj t;
+        assert_int_equal(m2_low_record_traj(&l[g], NULL, "Obs: ", &t, &err), 0);
+        assert_string_equal(t.prompt, r->seen.prompt[g]);
+        assert_string_equal(t.states[0], r->seen.state0[g]);
+        const m2_traj *s = &r->segs[g];
+        assert_string_equal(t.prompt, s->prompt);
+        assert_int_equal(t.n_states, s->n_states);
+        assert_int_equal(t.n_actions, s->n_actions);
+        for (int i = 0; i < t.n_states; i++) assert_string_equal(t.states[i], s->states[i]);
+        for (int i = 0; i < t.n_actions; i++) assert_string_equal(t.actions[i], s->actions[i]);
+        m2_traj_free(&t);
+    }
+}
+
 /* What `multi2 data` writes (data/hier.c) reads back and packs: TextCraft oracle episodes. */
 static void records_from_writer(void **state) {
     m2_err err = {0};
@@ -300,7 +398,7 @@ static void records_from_writer(void **state) {
         m2_rollout_opts o = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
         assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &o, &tr, &err), 0);
         cJSON *high, *lows;
-        assert_int_equal(m2_hier_records(env, &tr, "expert", &high, &lows, &err), 0);
+        assert_int_equal(m2_hier_records(env, &tr, "expert", NULL, &high, &lows, &err), 0);
         assert_int_equal(m2_hier_write_line(fh, high, hp, &err), 0);
         const cJSON *l;
         cJSON_ArrayForEach(l, lows) { assert_int_equal(m2_hier_write_line(fl, l, lp, &err), 0); n_low++; }
@@ -340,9 +438,7 @@ static void records_from_writer(void **state) {
     for (int i = 0; i < nl; i++) {
         m2_traj t;
         assert_int_equal(m2_low_record_traj(&l[i], NULL, "Obs: ", &t, &err), 0);
-        char *want = m2_prompt_low_context(l[i].subgoal, 1);
-        assert_string_equal(t.prompt, want);
-        free(want);
+        assert_non_null(strstr(t.prompt, l[i].subgoal));   /* the loop's own text: below */
         assert_int_equal(t.n_states, t.n_actions + 1);
         m2_packed p;
         assert_int_equal(m2_pack_traj(&tok, &t, 0, &p, &err), 0);
@@ -356,6 +452,107 @@ static void records_from_writer(void **state) {
     unlink(lp);
     rmdir(dir);
     m2_env_destroy(env);
+
+    /* training text = inference text, with and without the task information, on TextCraft and on
+     * ALFWorld (one episode of each task type) */
+    static const char *const envs[2] = {"textcraft", "alfworld"};
+    for (int e = 0; e < 2; e++) {
+        if (m2_env_create(envs[e], NULL, &env, &err)) fail_msg("%s", err.msg);
+        m2_episode_order order;
+        assert_int_equal(m2_episode_order_build(env, NULL, M2_SPLIT_TRAIN, &order, &err), 0);
+        for (int k = 0; k < 6; k++) {
+            const m2_episode_ref *ref = m2_episode_order_at(&order, k);
+            for (int info = 0; info <= 1; info++) {
+                int n;
+                m2_low_record *w = written_lows(env, ref->task, M2_SPLIT_TRAIN, ref->index, 3, info, &n);
+                loop_run r;
+                play_expert(env, ref->task, M2_SPLIT_TRAIN, ref->index, 3, info, &r);
+                assert_same_text(w, n, &r);
+                loop_run_free(&r);
+                m2_low_records_free(w, n);
+            }
+        }
+        m2_episode_order_free(&order);
+        m2_env_destroy(env);
+    }
+}
+
+/* The first line of `text` that starts with `head` (malloc'd), or NULL. */
+static char *line_starting(const char *text, const char *head) {
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, head, strlen(head))) return strndup(p, strcspn(p, "\n"));
+    return NULL;
+}
+
+static char *join(const char *a, const char *b) {
+    char *s = malloc(strlen(a) + strlen(b) + 1);
+    strcpy(s, a);
+    strcat(s, b);
+    return s;
+}
+
+/* prompt.low.task_info: System 2 sees what its task needs at every sub-goal. TextCraft: every
+ * crafting command of the episode after the sub-goal; ALFWorld: the room description with the
+ * receptacles before the sub-goal's first observation. The first sub-goal, which starts from the
+ * observation that holds them, and the key off give the old text. */
+static void executor_sees_task_info(void **state) {
+    (void)state;
+    m2_err err = {0};
+    static const char *const envs[2] = {"textcraft", "alfworld"};
+    for (int e = 0; e < 2; e++) {
+        m2_env *env;
+        if (m2_env_create(envs[e], NULL, &env, &err)) fail_msg("%s", err.msg);
+        int later = 0;   /* sub-goals after the first one checked */
+        m2_episode_order order;
+        assert_int_equal(m2_episode_order_build(env, NULL, M2_SPLIT_ID, &order, &err), 0);
+        for (int k = 0; k < 6; k++) {
+            const m2_episode_ref *ref = m2_episode_order_at(&order, k);
+            for (int info = 0; info <= 1; info++) {
+                loop_run r;
+                play_expert(env, ref->task, M2_SPLIT_ID, ref->index, 0, info, &r);
+                /* the env still holds the episode: its crafting commands, its first observation */
+                const char *first = r.ep.first_obs;
+                for (int g = 0; g < r.ep.n_sub; g++) {
+                    const char *sub = r.ep.sub[g].text, *obs0 = r.ep.sub[g].obs0;
+                    char *plain = m2_prompt_low_context(sub, 1), *plain_s = m2_prompt_low_obs(obs0);
+                    if (!info || g == 0) {
+                        assert_string_equal(r.seen.prompt[g], plain);
+                        assert_string_equal(r.seen.state0[g], plain_s);
+                    } else if (!strcmp(envs[e], "textcraft")) {
+                        assert_string_equal(r.seen.state0[g], plain_s);
+                        /* <plain prompt>\nCrafting commands:\n<every listed line>\n */
+                        const char *p = r.seen.prompt[g];
+                        assert_memory_equal(p, plain, strlen(plain));
+                        assert_true(!strncmp(p + strlen(plain), "\nCrafting commands:\n", 20));
+                        int nc = m2_tc_command_count(env);
+                        assert_true(nc > 0);
+                        for (int c = 0; c < nc; c++) {
+                            char *line = join(m2_tc_command(env, c), "\n");
+                            if (!strstr(p, line)) fail_msg("sub-goal %d (%s): no command '%s'", g, sub, m2_tc_command(env, c));
+                            free(line);
+                        }
+                        assert_int_equal(p[strlen(p) - 1], '\n');
+                        later++;
+                    } else {
+                        assert_string_equal(r.seen.prompt[g], plain);
+                        char *room = line_starting(first, "You are in the middle of a room");
+                        assert_non_null(room);
+                        assert_non_null(strstr(room, "you see a "));   /* the receptacle list */
+                        char *want = join("Obs: ", room), *want2 = join(want, " "), *want3 = join(want2, obs0);
+                        assert_string_equal(r.seen.state0[g], want3);
+                        free(room); free(want); free(want2); free(want3);
+                        later++;
+                    }
+                    free(plain);
+                    free(plain_s);
+                }
+                loop_run_free(&r);
+            }
+        }
+        m2_episode_order_free(&order);
+        assert_true(later >= 6);
+        m2_env_destroy(env);
+    }
 }
 
 int main(void) {
@@ -365,6 +562,7 @@ int main(void) {
         cmocka_unit_test(batch_positions),
         cmocka_unit_test(records_roundtrip),
         cmocka_unit_test(records_from_writer),
+        cmocka_unit_test(executor_sees_task_info),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,7 +95,7 @@ static void expert_records(void **state) {
         assert_int_equal(m2_rollout(e, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &t, &err), 0);
         assert_true(t.won);
         cJSON *h, *ls;
-        assert_int_equal(m2_hier_records(e, &t, "expert", &h, &ls, &err), 0);
+        assert_int_equal(m2_hier_records(e, &t, "expert", NULL, &h, &ls, &err), 0);
         check_records(h, ls, 1);
         /* one JSON object per line, parseable back */
         FILE *f = tmpfile();
@@ -127,7 +127,7 @@ static void medium_and_random(void **state) {
         m2_env_traj t, t2;
         assert_int_equal(m2_rollout(e, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &t, &err), 0);
         cJSON *h, *ls;
-        assert_int_equal(m2_hier_records(e, &t, "medium", &h, &ls, &err), 0);
+        assert_int_equal(m2_hier_records(e, &t, "medium", NULL, &h, &ls, &err), 0);
         check_records(h, ls, t.won);
         cJSON_Delete(h);
         cJSON_Delete(ls);
@@ -268,6 +268,30 @@ static void cli_tasks_eval_data_bench(void **state) {
     assert_non_null(strstr(o, "split ood of scienceworld has 1819 episodes"));
     assert_null(strstr(o, "out of range"));
     free(o);
+    /* --episodes N without --task: the episode order (data/episodes.h), a breakdown per task type */
+    o = run("%s eval --env scienceworld --policy oracle --split train --episodes 60 --json", &st);
+    assert_int_equal(st, 0);
+    j = cJSON_Parse(o);
+    assert_non_null(j);
+    const cJSON *types = cJSON_GetObjectItem(j, "task_types");
+    assert_int_equal(cJSON_GetArraySize(types), 30);
+    for (const cJSON *t = types->child; t; t = t->next) {
+        assert_int_equal(cJSON_GetObjectItem(t, "episodes")->valueint, 2);
+        assert_true(cJSON_GetObjectItem(t, "success")->valuedouble == 1.0);
+        assert_true(cJSON_GetObjectItem(t, "score")->valuedouble == 1.0);
+    }
+    const cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "results"), 1);
+    assert_string_equal(cJSON_GetObjectItem(r1, "task_type")->valuestring, "melt");   /* the second task */
+    cJSON_Delete(j);
+    free(o);
+    o = run("%s eval --env alfworld --policy oracle --split id --episodes 12", &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(o, "pick_heat_then_place_in_recep"));
+    assert_non_null(strstr(o, "2 episodes  success 1.0000"));
+    free(o);
+    o = run("%s eval --env textcraft --policy smart --split ood 2>&1", &st);
+    assert_int_equal(st, 2);
+    free(o);
 
     char dir[64];
     assert_int_equal(m2t_tmpdir(dir, sizeof dir, "env"), 0);
@@ -340,6 +364,33 @@ static void cli_tasks_eval_data_bench(void **state) {
     assert_int_equal(st, 1);
     assert_non_null(strstr(o, "base.gguf: missing"));
     free(o);
+    /* ALFWorld: 12 episodes, two of each task type, each record names it */
+    snprintf(cmd, sizeof cmd, "%%s data --env alfworld --split train --episodes 12 --out %s/aw 2>&1", dir);
+    o = run(cmd, &st);
+    assert_int_equal(st, 0);
+    free(o);
+    snprintf(path, sizeof path, "%s/aw/high.jsonl", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    int per_type[7] = {0};
+    lines = 0;
+    line = NULL;   /* freed after the first file */
+    cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        cJSON *r = cJSON_Parse(line);
+        const char *ty = cJSON_GetObjectItem(r, "task_type")->valuestring;
+        static const char *const names[6] = {"pick_and_place_simple", "look_at_obj_in_light", "pick_clean_then_place_in_recep",
+                                             "pick_heat_then_place_in_recep", "pick_cool_then_place_in_recep", "pick_two_obj_and_place"};
+        int k = 0;
+        while (k < 6 && strcmp(names[k], ty)) k++;
+        per_type[k]++;
+        cJSON_Delete(r);
+        lines++;
+    }
+    free(line);
+    fclose(f);
+    assert_int_equal(lines, 12);
+    for (int k = 0; k < 6; k++) assert_int_equal(per_type[k], 2);
     assert_int_equal(m2_remove_tree(dir), 0);
 
     o = run("%s bench env --json --seconds 0.05", &st);

@@ -18,6 +18,7 @@
 #include "pipe/pipe.h"
 #include <dirent.h>
 #include <sys/stat.h>
+#include "data/episodes.h"
 #include "tmpdir.h"
 #include "run_schema.h"
 #include "io/safetensors.h"
@@ -327,6 +328,19 @@ static void resume_is_exact(void **state) {
         assert_non_null(cJSON_GetObjectItem(o, "token_counts"));
         assert_true(cJSON_IsNumber(cJSON_GetObjectItem(o, "tokens")));
         assert_string_equal(cJSON_GetObjectItem(o, "split")->valuestring, i ? "ood" : "id");
+        /* the first episode is position 0 of the episode order (data/episodes.h), named by type */
+        m2_env *env;
+        if (m2_env_create("textcraft", NULL, &env, &err)) fail_msg("%s", err.msg);
+        m2_episode_order ord;
+        if (m2_episode_order_build(env, NULL, i ? M2_SPLIT_OOD : M2_SPLIT_ID, &ord, &err)) fail_msg("%s", err.msg);
+        const m2_episode_ref *r0 = m2_episode_order_at(&ord, 0);
+        assert_string_equal(cJSON_GetObjectItem(o, "task_type")->valuestring, r0->type);
+        m2_step_result sr;
+        if (env->cls->reset(env, r0->task, i ? M2_SPLIT_OOD : M2_SPLIT_ID, r0->index, (uint64_t)a->eval_seed, &sr, &err))
+            fail_msg("%s", err.msg);
+        assert_string_equal(cJSON_GetObjectItem(o, "task")->valuestring, env->cls->task_text(env));
+        m2_episode_order_free(&ord);
+        m2_env_destroy(env);
         cJSON_Delete(o);
         free(x);
     }
@@ -349,6 +363,11 @@ static void resume_is_exact(void **state) {
     /* results table written by the report stage */
     char *res = slurp("straight", "results.json");
     assert_non_null(strstr(res, "\"multi2\""));
+    free(res);
+    res = slurp("straight", "results.md");   /* with a row per split and task type */
+    assert_non_null(strstr(res, "## Per task type"));
+    assert_non_null(strstr(res, "| multi2 | textcraft | id | depth "));
+    assert_non_null(strstr(res, "| multi2 | textcraft | ood | depth "));
     free(res);
     free(ma);
     free(a);

@@ -41,7 +41,7 @@ static void pipeline_smoke(void **state) {
         m2_rollout_opts ro = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
         assert_int_equal(m2_rollout(env, NULL, M2_SPLIT_TRAIN, i, 0, &ro, &tr, &err), 0);
         cJSON *h, *ls;
-        assert_int_equal(m2_hier_records(env, &tr, "expert", &h, &ls, &err), 0);
+        assert_int_equal(m2_hier_records(env, &tr, "expert", NULL, &h, &ls, &err), 0);
         char *s = cJSON_PrintUnformatted(h);
         assert_int_equal(m2_high_record_parse(s, &high[nh++], &err), 0);
         free(s);

@@ -92,7 +92,7 @@ static int check_episode(m2_env *env, const char *task, int index, m2_policy_kin
     for (int g = 0; g < n; g++) *failed += !t.subgoals[g].success;
     /* records: a failed segment has return 0, no True flag, and a terminal last step */
     cJSON *h = NULL, *ls = NULL;
-    if (m2_hier_records(env, &t, "x", &h, &ls, &err)) fail_msg("%s", err.msg);
+    if (m2_hier_records(env, &t, "x", NULL, &h, &ls, &err)) fail_msg("%s", err.msg);
     assert_int_equal(cJSON_GetArraySize(ls), n);
     for (int g = 0; g < n; g++) {
         const cJSON *l = cJSON_GetArrayItem(ls, g);

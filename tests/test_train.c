@@ -578,6 +578,29 @@ static void report_aggregates_eval_files(void **state) {
     free(rows);
     char *md = slurp(dir, "results.md");
     assert_non_null(strstr(md, "| multi2 | textcraft | id | 2 | 50.0 | 0.500 | 30.0 | 90 |"));
+    assert_null(strstr(md, "Per task type"));   /* no eval stage summary yet */
+    free(md);
+    /* the per-type table comes from the eval stage's summary (agent/eval.h's aggregate) */
+    m2_eval_agg agg;
+    m2_eval_agg_init(&agg);
+    m2_episode ep = {.env = "textcraft", .split = "id", .success = 1, .score = 1, .steps = 10, .task_type = "depth 2"};
+    assert_int_equal(m2_eval_agg_add(&agg, &ep, &err), 0);
+    ep.success = 0, ep.score = 0, ep.task_type = "depth 3";
+    assert_int_equal(m2_eval_agg_add(&agg, &ep, &err), 0);
+    assert_int_equal(m2_eval_agg_add(&agg, &ep, &err), 0);
+    char *js = m2_eval_agg_to_json(&agg);
+    snprintf(p, sizeof p, "%s/artifacts/eval", dir);
+    assert_int_equal(m2_mkdir_p(p, &err), 0);
+    snprintf(p, sizeof p, "%s/artifacts/eval/eval_summary.json", dir);
+    assert_int_equal(m2_write_file_atomic(p, js, strlen(js), &err), 0);
+    free(js);
+    m2_eval_agg_free(&agg);
+    assert_int_equal(m2_report_write_task_types(dir, "multi2", "textcraft", &err), 0);
+    md = slurp(dir, "results.md");
+    assert_non_null(strstr(md, "| multi2 | textcraft | id | 2 | 50.0 | 0.500 | 30.0 | 90 |"));   /* kept */
+    assert_non_null(strstr(md, "## Per task type"));
+    assert_non_null(strstr(md, "| multi2 | textcraft | id | depth 2 | 1 | 100.0 | 1.000 |"));
+    assert_non_null(strstr(md, "| multi2 | textcraft | id | depth 3 | 2 | 0.0 | 0.000 |"));
     free(md);
     /* ScienceWorld: a failure (-100) counts 0, scores are divided by 100 (DESIGN.md section 7) */
     snprintf(p, sizeof p, "%s/eval/id.jsonl", dir);

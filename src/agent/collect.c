@@ -1,16 +1,26 @@
 #include "agent/collect.h"
 #include <stdlib.h>
+#include <string.h>
+#include "data/episodes.h"
 
 int m2_collect_online(m2_env *env, const char *task, m2_split split, const int *indices, int n,
                       uint64_t seed, const m2_policy *sys1, const m2_policy *sys2,
                       const m2_loop_cfg *cfg, m2_replay *buf, FILE *jsonl, m2_collect_stats *st,
                       m2_err *err) {
-    for (int e = 0; e < n; e++) {
-        int idx = indices[e];
+    m2_episode_order order;
+    if (m2_episode_order_build(env, task, split, &order, err)) return -1;
+    int rc = 0;
+    for (int e = 0; !rc && e < n; e++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, indices[e]);
         m2_episode ep;
-        if (m2_run_episode(env, task, split, idx, seed + (uint64_t)idx, sys1, sys2, cfg, &ep, err)) return -1;
+        if (m2_run_episode(env, r->task, split, r->index, seed + (uint64_t)indices[e], sys1, sys2, cfg, &ep, err)) {
+            rc = -1;
+            break;
+        }
+        if (!(ep.task_type = strdup(r->type))) rc = m2_errorf(err, M2_ENOMEM, "collect: out of memory");
         m2_traj *segs = NULL;
-        int ns = 0, rc = m2_episode_segments(&ep, cfg, &segs, &ns, err);
+        int ns = 0;
+        if (!rc) rc = m2_episode_segments(&ep, cfg, &segs, &ns, err);
         for (int k = 0; !rc && k < ns; k++) {
             int kept = m2_replay_push(buf, &segs[k], m2_traj_return(&segs[k]) > 0.f, err);
             if (kept < 0) rc = -1;
@@ -31,7 +41,7 @@ int m2_collect_online(m2_env *env, const char *task, m2_split split, const int *
         for (int k = 0; k < ns; k++) m2_traj_free(&segs[k]);
         free(segs);
         m2_episode_free(&ep);
-        if (rc) return -1;
     }
-    return 0;
+    m2_episode_order_free(&order);
+    return rc;
 }

@@ -16,8 +16,9 @@ typedef struct m2_collect_stats {
     double ret;                  /* sum of episode returns */
 } m2_collect_stats;
 
-/* Episodes indices[0..n) of (task, split), episode seed = seed + index; transcripts go to jsonl
- * when it is not NULL. stats accumulates (zero it first). */
+/* Positions indices[0..n) of the episode order of (task, split) (data/episodes.h: evenly across
+ * task types), episode seed = seed + position; transcripts go to jsonl when it is not NULL. stats
+ * accumulates (zero it first). */
 int m2_collect_online(m2_env *env, const char *task, m2_split split, const int *indices, int n,
                       uint64_t seed, const m2_policy *sys1, const m2_policy *sys2,
                       const m2_loop_cfg *cfg, m2_replay *buf, FILE *jsonl, m2_collect_stats *st,

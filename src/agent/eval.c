@@ -2,19 +2,24 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include "data/episodes.h"
 #include "env/env.h"
 
 void m2_eval_agg_init(m2_eval_agg *a) { memset(a, 0, sizeof *a); }
-void m2_eval_agg_free(m2_eval_agg *a) { free(a->cells); memset(a, 0, sizeof *a); }
+void m2_eval_agg_free(m2_eval_agg *a) {
+    for (int i = 0; i < a->n; i++) free(a->cells[i].task_type);
+    free(a->cells);
+    memset(a, 0, sizeof *a);
+}
 
-const m2_eval_cell *m2_eval_agg_find(const m2_eval_agg *a, const char *split, const char *bucket) {
+const m2_eval_cell *m2_eval_agg_find(const m2_eval_agg *a, const char *split, const char *task_type) {
     for (int i = 0; i < a->n; i++)
-        if (!strcmp(a->cells[i].split, split) && !strcmp(a->cells[i].bucket, bucket)) return &a->cells[i];
+        if (!strcmp(a->cells[i].split, split) && !strcmp(a->cells[i].task_type, task_type)) return &a->cells[i];
     return NULL;
 }
 
-static m2_eval_cell *cell(m2_eval_agg *a, const char *split, const char *bucket, m2_err *err) {
-    m2_eval_cell *c = (m2_eval_cell *)m2_eval_agg_find(a, split, bucket);
+static m2_eval_cell *cell(m2_eval_agg *a, const char *split, const char *task_type, m2_err *err) {
+    m2_eval_cell *c = (m2_eval_cell *)m2_eval_agg_find(a, split, task_type);
     if (c) return c;
     if (a->n == a->cap) {
         int cap = a->cap ? 2 * a->cap : 8;
@@ -23,10 +28,13 @@ static m2_eval_cell *cell(m2_eval_agg *a, const char *split, const char *bucket,
         a->cells = v;
         a->cap = cap;
     }
-    c = &a->cells[a->n++];
+    c = &a->cells[a->n];
     memset(c, 0, sizeof *c);
     snprintf(c->split, sizeof c->split, "%s", split);
-    snprintf(c->bucket, sizeof c->bucket, "%s", bucket);
+    /* a copy, not a fixed-size field: a cut name (ScienceWorld's task names reach 48 characters)
+     * would never be found again and open a new cell per episode */
+    if (!(c->task_type = strdup(task_type))) { m2_errorf(err, M2_ENOMEM, "eval: out of memory"); return NULL; }
+    a->n++;
     return c;
 }
 
@@ -47,11 +55,21 @@ int m2_eval_agg_add(m2_eval_agg *a, const m2_episode *ep, m2_err *err) {
     m2_eval_cell *c = cell(a, ep->split, "all", err);
     if (!c) return -1;
     add_to(c, ep);
-    if (ep->bucket) {
-        if (!(c = cell(a, ep->split, ep->bucket, err))) return -1;
+    if (ep->task_type) {
+        if (!(c = cell(a, ep->split, ep->task_type, err))) return -1;
         add_to(c, ep);
     }
     return 0;
+}
+
+int m2_eval_agg_add_traj(m2_eval_agg *a, const m2_env_traj *t, const char *task_type, m2_err *err) {
+    int invalid = 0;
+    for (int s = 0; s < t->n; s++) invalid += !t->steps[s].valid;
+    m2_episode ep = {.steps = t->n, .invalid = invalid, .success = t->won, .score = t->score,
+                     .task_type = (char *)task_type};
+    snprintf(ep.env, sizeof ep.env, "%s", t->env_name);
+    snprintf(ep.split, sizeof ep.split, "%s", m2_split_name(t->split));
+    return m2_eval_agg_add(a, &ep, err);
 }
 
 static cJSON *cell_json(const m2_eval_cell *c) {
@@ -80,12 +98,12 @@ char *m2_eval_agg_to_json(const m2_eval_agg *a) {
         const m2_eval_cell *c = &a->cells[i];
         cJSON *s = cJSON_GetObjectItemCaseSensitive(o, c->split);
         if (!s) s = cJSON_AddObjectToObject(o, c->split);
-        if (!strcmp(c->bucket, "all")) {
+        if (!strcmp(c->task_type, "all")) {
             cJSON_AddItemToObject(s, "all", cell_json(c));
         } else {
-            cJSON *b = cJSON_GetObjectItemCaseSensitive(s, "buckets");
-            if (!b) b = cJSON_AddObjectToObject(s, "buckets");
-            cJSON_AddItemToObject(b, c->bucket, cell_json(c));
+            cJSON *b = cJSON_GetObjectItemCaseSensitive(s, "task_types");
+            if (!b) b = cJSON_AddObjectToObject(s, "task_types");
+            cJSON_AddItemToObject(b, c->task_type, cell_json(c));
         }
     }
     char *s = cJSON_PrintUnformatted(o);
@@ -93,48 +111,26 @@ char *m2_eval_agg_to_json(const m2_eval_agg *a) {
     return s;
 }
 
-char *m2_eval_bucket(m2_env *env, const char *task, m2_split split, int index) {
-    if (!env->cls->describe) return NULL;
-    m2_err err = {0};
-    char *d = env->cls->describe(env, task, split, index, &err);
-    if (!d) return NULL;
-    cJSON *o = cJSON_Parse(d);
-    free(d);
-    char *out = NULL;
-    /* the field that grades an episode, in each environment's describe(): an explicit "difficulty",
-     * else TextCraft's crafting depth, else ALFWorld's task type, else ScienceWorld's task family */
-    static const char *const keys[] = {"difficulty", "depth", "task_type", "task"};
-    for (int k = 0; k < 4 && !out; k++) {
-        const cJSON *f = o ? cJSON_GetObjectItemCaseSensitive(o, keys[k]) : NULL;
-        if (!f) continue;
-        if (!strcmp(keys[k], "task") && !cJSON_GetObjectItemCaseSensitive(o, "task_id")) break;   /* a task text */
-        out = malloc(strlen(keys[k]) + (cJSON_IsString(f) ? strlen(f->valuestring) : 32) + 2);
-        if (!out) break;
-        if (cJSON_IsString(f)) strcpy(out, f->valuestring);
-        else if (cJSON_IsNumber(f) && k == 1) sprintf(out, "depth %g", f->valuedouble);
-        else if (cJSON_IsNumber(f)) sprintf(out, "%g", f->valuedouble);
-        else { free(out); out = NULL; }
-    }
-    cJSON_Delete(o);
-    return out;
-}
-
 int m2_eval_run(m2_env *env, const char *task, m2_split split, int first, int n, uint64_t seed,
                 const m2_policy *sys1, const m2_policy *sys2, const m2_loop_cfg *cfg, FILE *jsonl,
                 m2_eval_agg *agg, m2_err *err) {
-    for (int i = first; i < first + n; i++) {
+    m2_episode_order order;
+    if (m2_episode_order_build(env, task, split, &order, err)) return -1;
+    if (first + n > order.n) n = order.n - first;   /* each episode once: no wrap-around in an evaluation */
+    int rc = 0;
+    for (int k = first; rc == 0 && k < first + n; k++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, k);
         m2_episode ep;
-        if (m2_run_episode(env, task, split, i, seed + (uint64_t)i, sys1, sys2, cfg, &ep, err)) return -1;
-        ep.bucket = m2_eval_bucket(env, task, split, i);
-        int rc = 0;
-        if (jsonl) {
+        if (m2_run_episode(env, r->task, split, r->index, seed + (uint64_t)k, sys1, sys2, cfg, &ep, err)) { rc = -1; break; }
+        if (!(ep.task_type = strdup(r->type))) rc = m2_errorf(err, M2_ENOMEM, "eval: out of memory");
+        if (!rc && jsonl) {
             char *line = m2_episode_to_json(&ep);
             if (!line || fprintf(jsonl, "%s\n", line) < 0) rc = m2_errorf(err, M2_EIO, "eval: cannot write the episode record");
             free(line);
         }
         if (!rc && agg) rc = m2_eval_agg_add(agg, &ep, err);
         m2_episode_free(&ep);
-        if (rc) return -1;
     }
-    return 0;
+    m2_episode_order_free(&order);
+    return rc;
 }

@@ -10,6 +10,7 @@ void m2_loop_cfg_default(m2_loop_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->step_limit = 50;
     cfg->subgoal_budget = 10;
+    cfg->low_task_info = M2_PROMPT_LOW_TASK_INFO_DEFAULT;
 }
 
 static char *dupstr(const char *s) {
@@ -36,7 +37,7 @@ void m2_episode_free(m2_episode *ep) {
     for (int i = 0; i < ep->cap_sub; i++) {
         free(ep->sub[i].text); free(ep->sub[i].raw); free(ep->sub[i].state); free(ep->sub[i].obs0);
     }
-    free(ep->step); free(ep->sub); free(ep->task); free(ep->bucket);
+    free(ep->step); free(ep->sub); free(ep->task); free(ep->first_obs); free(ep->task_type);
     memset(ep, 0, sizeof *ep);
 }
 
@@ -57,8 +58,13 @@ static int grow(void **p, int *cap, int need, size_t sz, m2_err *err) {
 static char *high_context(const m2_loop_cfg *c, const char *task) {
     return c->high_prompt ? join3(c->high_prompt, " ", task) : m2_prompt_high_context(task);
 }
-static char *low_context(const m2_loop_cfg *c, const char *subgoal) {
-    return c->low_prompt ? join3(c->low_prompt, " Subtask: ", subgoal) : m2_prompt_low_context(subgoal, 1);
+/* System 2's prompt and first state for a sub-goal: the one builder of data/prompts.h, fed with what
+ * the data writer feeds it (environment, first observation, prompt.low.task_info). */
+static int low_start(const m2_loop_cfg *c, const m2_episode *ep, const char *subgoal, const char *obs0,
+                     char **prompt, char **state0) {
+    m2_low_episode le = {.env_name = ep->env, .first_obs = ep->first_obs, .task_info = c->low_task_info,
+                         .instruction = c->low_prompt};
+    return m2_prompt_low_start(&le, subgoal, obs0, prompt, state0);
 }
 static char *low_state(const char *obs) { return m2_prompt_low_obs(obs); }
 
@@ -78,7 +84,10 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         m2_err_prefix(err, "%s reset(split %s, index %d): ", ep->env, ep->split, index);
         return -1;
     }
-    if (!(ep->task = dupstr(env->cls->task_text(env)))) return m2_errorf(err, M2_ENOMEM, "loop: out of memory");
+    if (!(ep->task = dupstr(env->cls->task_text(env))) || !(ep->first_obs = dupstr(sr.observation))) {
+        m2_episode_free(ep);
+        return m2_errorf(err, M2_ENOMEM, "loop: out of memory");
+    }
     if (!cfg->flat && sys1->reset) sys1->reset(sys1->ctx);
     if (sys2->reset) sys2->reset(sys2->ctx);
     char *obs = dupstr(sr.observation);
@@ -133,14 +142,12 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         /* ---- System 2: actions until its flag, the budget, the limit or the end ---- */
         m2_traj_free(&low);
         m2_traj_init(&low);
-        char *lp = low_context(cfg, sub_text);
-        if (!lp) { m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
-        int prc = m2_traj_set_prompt(&low, lp, err);
+        char *lp, *ls;
+        if (low_start(cfg, ep, sub_text, obs, &lp, &ls)) { m2_errorf(err, M2_ENOMEM, "loop: out of memory"); goto out; }
+        int prc = m2_traj_set_prompt(&low, lp, err) || m2_traj_push_state(&low, ls, err);
         free(lp);
-        if (prc) goto out;
-        char *ls = low_state(obs);
-        if (!ls || m2_traj_push_state(&low, ls, err)) { free(ls); goto out; }
         free(ls);
+        if (prc) goto out;
         if (!cfg->flat && env->cls->subgoal_begin) env->cls->subgoal_begin(env, sub_text);
         int k = 0;
         while (!done && ep->steps < cfg->step_limit) {
@@ -214,7 +221,7 @@ char *m2_episode_to_json(const m2_episode *ep) {
     cJSON_AddStringToObject(o, "split", ep->split);
     cJSON_AddNumberToObject(o, "index", ep->index);
     cJSON_AddNumberToObject(o, "seed", (double)ep->seed);
-    if (ep->bucket) cJSON_AddStringToObject(o, "bucket", ep->bucket);
+    if (ep->task_type) cJSON_AddStringToObject(o, "task_type", ep->task_type);
     cJSON_AddStringToObject(o, "task", ep->task ? ep->task : "");
     cJSON_AddNumberToObject(o, "steps", ep->steps);
     cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
@@ -275,9 +282,9 @@ int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **
         if (sg->n == 0) continue;
         m2_traj *t = &v[j++];
         m2_traj_init(t);
-        char *lp = low_context(cfg, sg->text);
-        char *s0 = low_state(sg->obs0);
-        int bad = !lp || !s0 || m2_traj_set_prompt(t, lp, err) || m2_traj_push_state(t, s0, err);
+        char *lp = NULL, *s0 = NULL;
+        int bad = low_start(cfg, ep, sg->text, sg->obs0, &lp, &s0) || m2_traj_set_prompt(t, lp, err) ||
+                  m2_traj_push_state(t, s0, err);
         free(lp);
         free(s0);
         /* System 2's one reward, as offline (data/hier.h): 1 on the segment's last step when the

@@ -7,6 +7,9 @@
  *       output is cut to the first line -> sub-goal g;
  *   System 2 (executor) is then called step by step with
  *       [low prompt + " Subtask: " + g]["Obs: o_0"][a_1 EOS]["Obs: o_1"] ...
+ *   where the prompt and the first state come from m2_prompt_low_start (data/prompts.h): with
+ *   low_task_info they carry the episode's task information (TextCraft's crafting commands,
+ *   ALFWorld's room description) at every sub-goal, as the data writer's records do;
  *   its output is parsed "action; True|False" (agent/parse.h) and the action sent to the env;
  *   System 1 is called again only when System 2 flags its sub-goal done, or after
  *   subgoal_budget System 2 steps on one sub-goal; the episode ends when the env says done or after
@@ -44,10 +47,11 @@ typedef struct m2_loop_cfg {
     int flat;                /* 1: no hierarchy (baseline) */
     const char *high_prompt; /* NULL: data/prompts.h planner context (M2_PROMPT_HIGH + " " + task) */
     const char *low_prompt;  /* NULL: data/prompts.h Multi2 executor context (+ " Subtask: " + g) */
+    int low_task_info;       /* config prompt.low.task_info (data/prompts.h); default 1 */
     const char *env_name;    /* for the episode record; NULL: env->cls->name */
 } m2_loop_cfg;
 
-void m2_loop_cfg_default(m2_loop_cfg *cfg);   /* 50 steps, budget 10, hierarchical */
+void m2_loop_cfg_default(m2_loop_cfg *cfg);   /* 50 steps, budget 10, hierarchical, task information */
 
 typedef struct m2_step_rec {
     char *raw;          /* System 2's output as generated */
@@ -77,7 +81,8 @@ typedef struct m2_episode {
     int index;
     uint64_t seed;
     char *task;
-    char *bucket;                  /* difficulty bucket label (eval); NULL = none */
+    char *first_obs;               /* the reset observation (System 2's task information comes from it) */
+    char *task_type;               /* task type (data/episodes.h), set by the evaluation; NULL = none */
     int steps, sys1_calls, sys2_calls;
     int invalid;                   /* steps whose output did not parse or the env did not know */
     int parse_fail;
@@ -98,13 +103,14 @@ void m2_episode_free(m2_episode *ep);
 
 /* One JSON object (no newline; malloc'd): env, split, index, seed, steps, tokens{sys1_prompt,
  * sys1_gen, sys2_prompt, sys2_gen} (members sum to the total), tokens_total, sys1_calls, sys2_calls, invalid_actions, success, score,
- * return, bucket, task, transcript[{subgoal, raw, state, steps[{raw, action, flag, obs, reward,
+ * return, task_type, task, transcript[{subgoal, raw, state, steps[{raw, action, flag, obs, reward,
  * valid}]}]. */
 char *m2_episode_to_json(const m2_episode *ep);
 
-/* System 2 segments of an episode (one per sub-goal) for the replay buffer: prompt = low prompt +
- * " Subtask: " + g, states "Obs: o" (o_0 .. o_T), actions = System 2's raw outputs, per-step env
- * rewards, done = env done. *segs malloc'd (free each with m2_traj_free, then the array). */
+/* System 2 segments of an episode (one per sub-goal) for the replay buffer: the contexts System 2
+ * saw (prompt and first state from m2_prompt_low_start, then states "Obs: o_1" .. "Obs: o_T"),
+ * actions = System 2's raw outputs, per-step env rewards, done = env done. *segs malloc'd (free
+ * each with m2_traj_free, then the array). */
 int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **segs, int *n,
                         m2_err *err);
 

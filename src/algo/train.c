@@ -346,9 +346,10 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
     if (st->step == 0 && st->epoch == 0 && st->pos == 0) st->pos = -1;   /* fresh: collect first */
     while (st->epoch < o->epochs) {
         if (st->pos < 0) {   /* collection of this epoch */
-            m2_rng r;
-            m2_rng_seed_stream(&r, o->seed, (uint64_t)st->epoch);
-            for (int i = 0; i < o->episodes_per_epoch; i++) ids[i] = (int)m2_rng_below(&r, (uint32_t)n_ep);
+            /* the next positions of the episode order (data/episodes.h), which walks the task
+             * types in turn: uniform draws over the split would follow its type sizes */
+            for (int i = 0; i < o->episodes_per_epoch; i++)
+                ids[i] = (int)(((int64_t)st->epoch * o->episodes_per_epoch + i) % n_ep);
             m2_collect_stats cs = {0};
             if (m2_collect_online(env, o->task, o->split, ids, o->episodes_per_epoch, o->seed, sys1, sys2, lc,
                                   buf, NULL, &cs, err)) goto out;

@@ -111,12 +111,13 @@ typedef struct m2_online_opts {
     int max_tokens;          /* packing limit of a buffer segment (longer ones are skipped) */
     const char *task;        /* env task family (NULL = all) */
     m2_split split;          /* collection split (train) */
-    uint64_t seed;           /* episode choice (stream (seed, epoch)) and episode seeds */
+    uint64_t seed;           /* episode seeds (seed + position in the episode order) */
 } m2_online_opts;
 
 /* Per epoch: episodes_per_epoch rollouts (sys1 frozen; sys2 = the online policy, e.g. an
  * m2_model_policy sampling with `on`) pushed into buf, then updates_per_epoch AWAC + KL updates on
- * batches sampled from buf. */
+ * batches sampled from buf. Epoch e plays positions e*episodes_per_epoch .. of the episode order
+ * of (task, split) (data/episodes.h: the task types in turn). */
 int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                     m2_head *q, m2_head *v, m2_env *env, const m2_policy *sys1, const m2_policy *sys2,
                     const m2_loop_cfg *lc, m2_replay *buf, const m2_tok_iface *tok,

@@ -13,7 +13,11 @@
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 data --env NAME --split train|id|ood --episodes N --out DIR\n"
                "                   [--variant expert|medium] [--noise P] [--seed S] [--max-steps 50] [--task T] [--data PATH] [--json]\n\n"
-               "Writes DIR/high.jsonl (one record per episode) and DIR/low.jsonl (one per sub-goal).\n"
+               "Writes DIR/high.jsonl (one record per episode) and DIR/low.jsonl (one per sub-goal) for the\n"
+               "first N episodes of the split's episode order, which takes the task types in turn (ALFWorld\n"
+               "task types, ScienceWorld tasks, TextCraft crafting depths; within a type in index order;\n"
+               "N beyond the split's size wraps around). Every record names its task_type; System 2's\n"
+               "contexts carry the task information (config prompt.low.task_info's default: true).\n"
                "expert: the oracle; episodes it cannot finish are skipped and counted.\n"
                "medium: each step, with probability P (default 0.3) the expert action is replaced by a\n"
                "random admissible action or by the expert action with a wrong number; the oracle then\n"
@@ -63,17 +67,21 @@ int cmd_data(int argc, char **argv) {
                           .noise = o.noise, .policy_seed = o.seed, .hierarchical = 1,
                           .subgoal_budget = medium ? M2_SUBGOAL_BUDGET_DEFAULT : 0};
     int n_high = 0, n_low = 0, skipped = 0, wins = 0, steps = 0, noisy = 0, segs_ok = 0;
-    rc = 0;
+    m2_episode_order order;
+    rc = m2_episode_order_build(env, o.task, o.split, &order, &err) ? 1 : 0;
+    if (rc) fprintf(stderr, "multi2 data: %s\n", err.msg);
     for (int i = 0; i < o.episodes && !rc; i++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, i);
         m2_env_traj t;
-        if (m2_rollout(env, o.task, o.split, i, o.seed, &ro, &t, &err)) {
+        if (m2_rollout(env, r->task, o.split, r->index, o.seed, &ro, &t, &err)) {
             fprintf(stderr, "multi2 data: episode %d: %s\n", i, err.msg);
             rc = 1;
         } else if (!medium && !t.won) {
             skipped++;
         } else {
             cJSON *h = NULL, *ls = NULL;
-            if (m2_hier_records(env, &t, o.variant, &h, &ls, &err) || m2_hier_write_line(hf, h, hp, &err)) rc = 1;
+            m2_hier_opts ho = {.task_info = M2_PROMPT_LOW_TASK_INFO_DEFAULT, .task_type = r->type};
+            if (m2_hier_records(env, &t, o.variant, &ho, &h, &ls, &err) || m2_hier_write_line(hf, h, hp, &err)) rc = 1;
             const cJSON *l;
             if (!rc) cJSON_ArrayForEach(l, ls) {
                 if (m2_hier_write_line(lf, l, lp, &err)) { rc = 1; break; }
@@ -90,6 +98,7 @@ int cmd_data(int argc, char **argv) {
         }
         m2_env_traj_free(&t);
     }
+    m2_episode_order_free(&order);
     if (rc) { fclose(hf); fclose(lf); unlink(ht); unlink(lt); }
     else if (finish(hf, ht, hp) | finish(lf, lt, lp)) { fprintf(stderr, "multi2 data: %s: write failed\n", o.out); rc = 1; }
     if (!rc) {

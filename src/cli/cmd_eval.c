@@ -16,9 +16,11 @@ static void usage(FILE *f) {
                "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n"
                "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--seed S]\n"
                "                   [--out FILE.jsonl] [--json]\n\n"
-               "Plays episodes 0..N-1 of the split (default: all; with --run: eval.episodes of the run; N may not\n"
-               "exceed the split's episode count, see multi2 tasks) and prints\n"
-               "success rate, mean score and per-episode results; --out writes one JSON line per episode with\n"
+               "Plays the first N episodes of the split's episode order (default: all; with --run: eval.episodes\n"
+               "of the run; N may not exceed the split's episode count, see multi2 tasks), which takes the task\n"
+               "types in turn (ALFWorld task types, ScienceWorld tasks, TextCraft crafting depths; within a type\n"
+               "in index order), and prints success rate, mean score, per-episode results and a breakdown per\n"
+               "task type; --out writes one JSON line per episode with\n"
                "its transcript. --run evaluates a trained run folder (multi2 train): its environment, its\n"
                "adapters (newest stage), greedy decoding, step limit eval.step_limit; episode i gets seed S + i\n"
                "(--seed S; default the run's eval.seed), so another S draws other episodes of the same tasks.\n");
@@ -35,6 +37,30 @@ static int check_episodes(m2_env *env, const char *task, m2_split split, int epi
             episodes, m2_split_name(split), env->cls->name, task ? " task " : "", task ? task : "", avail,
             avail == 1 ? "" : "s", avail);
     return 2;
+}
+
+/* {"<type>": {"episodes", "success", "score"}} of one split: the per-type breakdown of --json. */
+static cJSON *types_json(const m2_eval_agg *agg, const char *split) {
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; o && i < agg->n; i++) {
+        const m2_eval_cell *c = &agg->cells[i];
+        if (strcmp(c->split, split) || !strcmp(c->task_type, "all")) continue;
+        cJSON *t = cJSON_AddObjectToObject(o, c->task_type);
+        cJSON_AddNumberToObject(t, "episodes", c->n);
+        cJSON_AddNumberToObject(t, "success", c->n ? (double)c->success / c->n : 0);
+        cJSON_AddNumberToObject(t, "score", c->n ? c->score / c->n : 0);
+    }
+    return o;
+}
+
+/* One line per task type (text output). */
+static void print_types(const m2_eval_agg *agg, const char *split) {
+    for (int i = 0; i < agg->n; i++) {
+        const m2_eval_cell *c = &agg->cells[i];
+        if (strcmp(c->split, split) || !strcmp(c->task_type, "all") || c->n == 0) continue;
+        printf("  %-40s %4d episodes  success %.4f  mean score %.4f\n", c->task_type, c->n, (double)c->success / c->n,
+               c->score / c->n);
+    }
 }
 
 /* --run DIR: the trained policy of a run folder. */
@@ -95,6 +121,7 @@ static int eval_run(const env_opts *o) {
             cJSON *a = aj ? cJSON_Parse(aj) : NULL;
             free(aj);
             if (a) cJSON_AddItemToObject(root, "summary", a);
+            cJSON_AddItemToObject(root, "task_types", types_json(&agg, split));
             char *s = cJSON_Print(root);
             if (s) { puts(s); free(s); }
             cJSON_Delete(root);
@@ -102,6 +129,7 @@ static int eval_run(const env_opts *o) {
             printf("%s %s %s (%s): success %.4f, mean score %.4f, mean steps %.2f, tokens/episode %.0f, invalid rate %.3f over %d episodes\n",
                    cfg->env_name, split, o->run, m2_method_names[cfg->method], c->success / n, c->score / n, c->steps / n, tok,
                    c->invalid / steps, c->n);
+            print_types(&agg, split);
         }
     }
     m2_eval_agg_free(&agg);
@@ -126,12 +154,23 @@ int cmd_eval(int argc, char **argv) {
     m2_env *env = env_opts_create(&o, "eval");
     if (!env) return 1;
     m2_err err = {0};
-    int avail = env->cls->num_episodes(env, o.task, o.split, &err);
-    if (avail < 0) { fprintf(stderr, "multi2 eval: %s\n", err.msg); m2_env_destroy(env); return 1; }
     if ((rc = check_episodes(env, o.task, o.split, o.episodes))) { m2_env_destroy(env); return rc; }
-    int n = o.episodes > 0 ? o.episodes : avail;
+    m2_episode_order order;
+    if (m2_episode_order_build(env, o.task, o.split, &order, &err)) {
+        fprintf(stderr, "multi2 eval: %s\n", err.msg);
+        m2_env_destroy(env);
+        return 1;
+    }
+    int n = o.episodes > 0 && o.episodes < order.n ? o.episodes : order.n;
     FILE *out = NULL;
-    if (o.out && !(out = fopen(o.out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o.out); m2_env_destroy(env); return 1; }
+    if (o.out && !(out = fopen(o.out, "w"))) {
+        fprintf(stderr, "multi2 eval: %s: cannot create\n", o.out);
+        m2_episode_order_free(&order);
+        m2_env_destroy(env);
+        return 1;
+    }
+    m2_eval_agg agg;
+    m2_eval_agg_init(&agg);
     m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = o.max_steps, .policy_seed = o.seed};
     cJSON *root = cJSON_CreateObject();
     cJSON *res = cJSON_CreateArray();
@@ -139,8 +178,10 @@ int cmd_eval(int argc, char **argv) {
     double score_sum = 0;
     rc = 0;
     for (int i = 0; i < n; i++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, i);
         m2_env_traj t;
-        if (m2_rollout(env, o.task, o.split, i, o.seed, &ro, &t, &err)) {
+        if (m2_rollout(env, r->task, o.split, r->index, o.seed, &ro, &t, &err) ||
+            m2_eval_agg_add_traj(&agg, &t, r->type, &err)) {
             fprintf(stderr, "multi2 eval: episode %d: %s\n", i, err.msg);
             m2_env_traj_free(&t);
             rc = 1;
@@ -155,7 +196,8 @@ int cmd_eval(int argc, char **argv) {
         cJSON *e = cJSON_CreateObject();
         size_t l = strcspn(t.task_text, "\n");
         char *first = strndup(t.task_text, l);
-        cJSON_AddNumberToObject(e, "index", i);
+        cJSON_AddNumberToObject(e, "index", r->index);
+        cJSON_AddStringToObject(e, "task_type", r->type);
         cJSON_AddStringToObject(e, "task", first ? first : "");
         free(first);
         cJSON_AddBoolToObject(e, "success", t.won);
@@ -164,12 +206,10 @@ int cmd_eval(int argc, char **argv) {
         cJSON_AddNumberToObject(e, "steps", t.n);
         cJSON_AddNumberToObject(e, "invalid_actions", inv);
         cJSON_AddItemToArray(res, e);
-        if (!o.json) printf("%5d  %-7s score %-5g steps %-3d %.*s\n", i, t.won ? "success" : "fail", t.score, t.n, (int)l, t.task_text);
+        if (!o.json) printf("%5d  %-7s score %-5g steps %-3d %.*s\n", r->index, t.won ? "success" : "fail", t.score, t.n, (int)l, t.task_text);
         if (out) {
             /* the records of a run's eval/<split>.jsonl (pipe/runfiles.h), the policy as the method */
-            char *bucket = m2_eval_bucket(env, o.task, o.split, i);
-            char *rec = m2_eval_record_traj(&t, o.policy, bucket, o.max_steps);
-            free(bucket);
+            char *rec = m2_eval_record_traj(&t, o.policy, r->type, o.max_steps);
             if (!rec || fprintf(out, "%s\n", rec) < 0) {
                 fprintf(stderr, "multi2 eval: %s: %s\n", o.out, rec ? "write failed" : "out of memory");
                 rc = 1;
@@ -192,18 +232,23 @@ int cmd_eval(int argc, char **argv) {
         cJSON_AddNumberToObject(root, "mean_score", n ? score_sum / n : 0);
         cJSON_AddNumberToObject(root, "mean_steps", n ? (double)total_steps / n : 0);
         cJSON_AddNumberToObject(root, "invalid_rate", total_steps ? (double)invalid / total_steps : 0);
+        cJSON_AddItemToObject(root, "task_types", types_json(&agg, m2_split_name(o.split)));
         cJSON_AddItemToObject(root, "results", res);
         res = NULL;
         if (o.json) {
             char *s = cJSON_Print(root);
             if (s) { puts(s); free(s); }
-        } else
+        } else {
             printf("%s %s %s: success %.4f, mean score %.4f, mean steps %.2f over %d episodes\n", env->cls->name,
                    m2_split_name(o.split), o.policy, n ? (double)wins / n : 0, n ? score_sum / n : 0,
                    n ? (double)total_steps / n : 0, n);
+            print_types(&agg, m2_split_name(o.split));
+        }
     }
     cJSON_Delete(res);
     cJSON_Delete(root);
+    m2_eval_agg_free(&agg);
+    m2_episode_order_free(&order);
     m2_env_destroy(env);
     return rc;
 }

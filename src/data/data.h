@@ -6,6 +6,7 @@
 #include "data/traj.h"
 #include "data/hier.h"
 #include "data/pack.h"
+#include "data/episodes.h"
 #include "data/records_read.h"
 #include "data/seqset.h"
 #endif

@@ -18,8 +18,12 @@ static int add_str_owned(cJSON *arr, char *s) {
     return rc;
 }
 
-int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant, cJSON **high, cJSON **lows, m2_err *err) {
+int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant, const m2_hier_opts *opts,
+                    cJSON **high, cJSON **lows, m2_err *err) {
     *high = NULL; *lows = NULL;
+    const m2_hier_opts defaults = {.task_info = M2_PROMPT_LOW_TASK_INFO_DEFAULT};
+    if (!opts) opts = &defaults;
+    const m2_low_episode le = {.env_name = t->env_name, .first_obs = t->first_obs, .task_info = opts->task_info};
     m2_subgoal *sg = calloc(M2_MAX_SUBGOALS, sizeof *sg);
     const char **acts = malloc(((size_t)t->n + 1) * sizeof *acts);
     const char **obs = malloc(((size_t)t->n + 1) * sizeof *obs);
@@ -48,6 +52,7 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
     cJSON_AddNumberToObject(h, "seed", (double)t->seed);
     cJSON_AddStringToObject(h, "variant", variant);
     cJSON_AddStringToObject(h, "task", t->task_text);
+    if (opts->task_type) cJSON_AddStringToObject(h, "task_type", opts->task_type);
     char *td = m2_prompt_high_context(t->task_text);
     if (!td) goto oom;
     cJSON_AddStringToObject(h, "task_description", td);
@@ -81,15 +86,16 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
         cJSON_AddStringToObject(l, "subgoal", sg[g].text);   /* plain text; "subtask" holds the prompted one */
         cJSON_AddBoolToObject(l, "success", completed);
         cJSON_AddStringToObject(l, "task", t->task_text);
-        char *lc = m2_prompt_low_context(sg[g].text, 1);
-        if (!lc) goto oom;
+        if (opts->task_type) cJSON_AddStringToObject(l, "task_type", opts->task_type);
+        char *lc, *s0;
+        if (m2_prompt_low_start(&le, sg[g].text, a == 0 ? t->first_obs : obs[a - 1], &lc, &s0)) goto oom;
         cJSON_AddStringToObject(l, "subtask", lc);
         free(lc);
         cJSON *lo = cJSON_AddArrayToObject(l, "obs"), *la = cJSON_AddArrayToObject(l, "action");
         cJSON *lr = cJSON_AddArrayToObject(l, "reward"), *lsc = cJSON_AddArrayToObject(l, "score");
-        cJSON *ld = cJSON_AddArrayToObject(l, "done"), *le = cJSON_AddArrayToObject(l, "env_reward");
-        if (!lo || !la || !lr || !lsc || !ld || !le) goto oom;
-        if (add_str_owned(lo, m2_prompt_low_obs(a == 0 ? t->first_obs : obs[a - 1]))) goto oom;
+        cJSON *ld = cJSON_AddArrayToObject(l, "done"), *ler = cJSON_AddArrayToObject(l, "env_reward");
+        if (!lo || !la || !lr || !lsc || !ld || !ler) { free(s0); goto oom; }
+        if (add_str_owned(lo, s0)) goto oom;
         for (int i = a; i <= b; i++) {
             int last = i == b && completed;
             if (add_str_owned(lo, m2_prompt_low_obs(obs[i])) || add_str_owned(la, m2_prompt_low_action(acts[i], last))) goto oom;
@@ -98,7 +104,7 @@ int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant
             /* one rule for the critic: every segment ends in a terminal state, at its sub-goal's
              * completion or when its budget (or the episode) ran out; nothing bootstraps past it */
             cJSON_AddItemToArray(ld, cJSON_CreateBool(i == b));
-            cJSON_AddItemToArray(le, cJSON_CreateNumber(t->steps[i].reward));
+            cJSON_AddItemToArray(ler, cJSON_CreateNumber(t->steps[i].reward));
         }
     }
     cJSON_AddBoolToObject(h, "success", t->won);

@@ -10,13 +10,21 @@
 
 typedef struct cJSON cJSON;
 
+/* How records are written; NULL = the defaults (task information on, no task type). */
+typedef struct m2_hier_opts {
+    int task_info;           /* prompt.low.task_info: System 2's contexts carry the task information (data/prompts.h) */
+    const char *task_type;   /* written as "task_type" into every record when not NULL (data/episodes.h) */
+} m2_hier_opts;
+
 /* The high record and the low records (an array) of t, as cJSON objects the caller deletes.
  * variant names the data ("expert", "medium"). Sub-goals: those a hierarchical rollout pursued
  * (t->subgoals), each completed exactly when the environment's predicate held at its end; else the
  * env's segmenter over the finished trajectory, where every sub-goal counts as completed but the last
  * one of an episode that was not won. A completed sub-goal has flag True and intrinsic reward 1 on its
- * last step; every segment's last step is terminal (done = true) for the critic. */
-int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant, cJSON **high, cJSON **lows, m2_err *err);
+ * last step; every segment's last step is terminal (done = true) for the critic. A low record's "subtask" (its prompt)
+ * and first "obs" come from m2_prompt_low_start, the builder the control loop uses at inference. */
+int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant, const m2_hier_opts *opts,
+                    cJSON **high, cJSON **lows, m2_err *err);
 
 /* One record per line (compact JSON + '\n'). */
 int m2_hier_write_line(FILE *f, const cJSON *record, const char *path, m2_err *err);

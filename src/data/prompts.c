@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char M2_PROMPT_HIGH[] =
     "You are a high-level planner. Based on the state (task description, group action and current observation), "
@@ -94,5 +95,100 @@ char *m2_prompt_low_action(const char *action, int subgoal_done) {
     return concat3(action, "; ", subgoal_done ? "True" : "False");
 }
 
-/* (.*?)\s*;\s*(true|false), re.search, case-insensitive: the first ';' followed by optional spaces
- * and true/false; the action is the text before it with trailing spaces removed. */
+/* ---------------------------------------------------------------- task information */
+
+/* TextCraft's reset observation is "Crafting commands:\n<lines>\n\nGoal: craft <goal>." (docs/textcraft.md):
+ * the block is everything before the blank line that precedes the goal. */
+static char *textcraft_commands(const char *first_obs) {
+    static const char head[] = "Crafting commands:\n";
+    const char *b = strstr(first_obs, head);
+    if (!b) return NULL;
+    const char *e = strstr(b, "\n\nGoal:");
+    size_t n = e ? (size_t)(e - b) : strlen(b);
+    while (n > 0 && b[n - 1] == '\n') n--;
+    if (n <= sizeof head - 1) return NULL;   /* a header without commands */
+    return strndup(b, n);
+}
+
+/* ALFWorld's reset observation is the banner, the room description and the task line, separated by
+ * blank lines; the released code keeps the non-empty lines that are neither the banner nor the task
+ * and joins them with spaces: the room description that lists the receptacles. */
+static char *alfworld_room(const char *first_obs) {
+    size_t cap = strlen(first_obs) + 1, len = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    for (const char *p = first_obs; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        const char *a = p, *z = p + n;
+        while (a < z && isspace((unsigned char)*a)) a++;
+        while (z > a && isspace((unsigned char)z[-1])) z--;
+        if (z > a) {
+            size_t at = len ? len + 1 : 0;   /* the line goes here (after a space) unless dropped */
+            if (len) out[len] = ' ';
+            memcpy(out + at, a, (size_t)(z - a));
+            out[at + (size_t)(z - a)] = 0;
+            int banner = strstr(out + at, "Welcome to TextWorld") != NULL;
+            int task = (size_t)(z - a) >= 15 && !strncasecmp(out + at, "your task is to", 15);
+            if (!banner && !task) len = at + (size_t)(z - a);
+        }
+        p = e ? e + 1 : p + n;
+    }
+    out[len] = 0;
+    if (!len) { free(out); return NULL; }
+    return out;
+}
+
+typedef enum info_place {
+    INFO_IN_PROMPT,      /* after the sub-goal, on its own lines */
+    INFO_BEFORE_OBS      /* in front of the sub-goal's first observation */
+} info_place;
+
+/* One row per environment that has task information: where it comes from and where it goes. */
+static const struct task_info_rule {
+    const char *env;
+    char *(*extract)(const char *first_obs);
+    info_place place;
+} task_info_rules[] = {
+    {.env = "textcraft", .extract = textcraft_commands, .place = INFO_IN_PROMPT},
+    {.env = "alfworld", .extract = alfworld_room, .place = INFO_BEFORE_OBS},
+};
+
+static const struct task_info_rule *task_info_rule_of(const char *env_name) {
+    for (size_t i = 0; env_name && i < sizeof task_info_rules / sizeof task_info_rules[0]; i++)
+        if (!strcmp(task_info_rules[i].env, env_name)) return &task_info_rules[i];
+    return NULL;
+}
+
+char *m2_prompt_task_info(const char *env_name, const char *first_obs) {
+    const struct task_info_rule *r = task_info_rule_of(env_name);
+    return r && first_obs ? r->extract(first_obs) : NULL;
+}
+
+int m2_prompt_low_start(const m2_low_episode *e, const char *subtask, const char *obs0, char **prompt,
+                        char **state0) {
+    *prompt = *state0 = NULL;
+    const struct task_info_rule *r = e->task_info ? task_info_rule_of(e->env_name) : NULL;
+    char *info = r && e->first_obs ? r->extract(e->first_obs) : NULL;
+    if (info && strstr(obs0, info)) { free(info); info = NULL; }   /* already in view: the first sub-goal */
+    char *p = e->instruction ? concat3(e->instruction, " Subtask: ", subtask) : m2_prompt_low_context(subtask, 1);
+    char *s = NULL;
+    if (p && info && r->place == INFO_IN_PROMPT) {
+        char *q = concat3(p, "\n", info), *q2 = q ? concat3(q, "\n", "") : NULL;
+        free(q);
+        free(p);
+        p = q2;
+    }
+    if (info && r->place == INFO_BEFORE_OBS) {
+        char *q = concat3(info, " ", obs0);
+        s = q ? m2_prompt_low_obs(q) : NULL;
+        free(q);
+    } else {
+        s = m2_prompt_low_obs(obs0);
+    }
+    free(info);
+    if (!p || !s) { free(p); free(s); return -1; }
+    *prompt = p;
+    *state0 = s;
+    return 0;
+}

@@ -22,6 +22,37 @@ char *m2_prompt_high_context(const char *task);
 char *m2_prompt_low_context(const char *subtask, int multi2);
 /* "Obs: " + observation (malloc'd). */
 char *m2_prompt_low_obs(const char *observation);
+
+/* ---- System 2's context at the start of a sub-goal: the ONE builder (data writing, training
+ * records, the control loop's inference contexts and its replay segments all call it) ----
+ *
+ * Task information: what an executor needs at every sub-goal but sees only in the episode's first
+ * observation, i.e. only during the first sub-goal. Layout after the released code
+ * (algorithms.md §2.7):
+ *   TextCraft: the "Crafting commands:" block, appended to the prompt on its own lines:
+ *     <low prompt> Subtask: <g>\nCrafting commands:\n<line>\n...<line>\n
+ *   ALFWorld: the room description (the receptacles), before the sub-goal's first observation:
+ *     Obs: You are in the middle of a room. Looking quickly around you, you see ... <obs>
+ *   ScienceWorld and others: none.
+ * It is added only where the sub-goal's first observation does not already hold it (the first
+ * sub-goal starts from the episode's first observation), and never with task_info = 0, which
+ * gives the plain context: m2_prompt_low_context(g, 1) and m2_prompt_low_obs(obs). */
+#define M2_PROMPT_LOW_TASK_INFO_DEFAULT 1   /* config prompt.low.task_info */
+
+typedef struct m2_low_episode {
+    const char *env_name;     /* which task information exists (env class name) */
+    const char *first_obs;    /* the episode's reset observation, where it is read from */
+    int task_info;            /* 1: add it (prompt.low.task_info); 0: the plain context */
+    const char *instruction;  /* NULL: M2_PROMPT_LOW + M2_PROMPT_LOW_MULTI2_EXTRA; else this text */
+} m2_low_episode;
+
+/* The task information of an episode, as it is inserted (see above); NULL when the environment has
+ * none or first_obs lacks it. malloc'd. */
+char *m2_prompt_task_info(const char *env_name, const char *first_obs);
+/* *prompt = System 2's prompt for sub-goal `subtask`, *state0 = its first state for observation
+ * obs0 (both malloc'd). 0, or -1 when out of memory (nothing allocated). */
+int m2_prompt_low_start(const m2_low_episode *e, const char *subtask, const char *obs0, char **prompt,
+                        char **state0);
 /* "<action>; True" or "<action>; False" (malloc'd). */
 char *m2_prompt_low_action(const char *action, int subgoal_done);
 /* The inverse (parsing a generated "<action>; true|false") is m2_parse_action in agent/parse.h. */

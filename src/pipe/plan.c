@@ -6,11 +6,11 @@
 
 /* Keys every stage that runs the model reads: the environment, the datasets' form, the base, the
  * adapters, the optimiser, the seed and the thread count (row-parallel sums depend on it). */
-#define MODEL_STAGE_READS "env.", "data.", "model.", "lora.", "optim.", "run.seed", "run.threads"
+#define MODEL_STAGE_READS "env.", "data.", "prompt.", "model.", "lora.", "optim.", "run.seed", "run.threads"
 /* Expert/medium data generation (pre-training trains on its text): episodes are rolled out with the
- * environment step budget of eval.step_limit. */
+ * environment step budget of eval.step_limit; the records hold System 2's contexts (prompt.*). */
 #define DATA_READS "env.", "data.path", "data.expert_episodes", "data.medium_episodes", "data.medium_noise", \
-    "eval.step_limit", "sys2.subgoal_budget", "run.seed"
+    "eval.step_limit", "sys2.subgoal_budget", "prompt.", "run.seed"
 
 static const char *const reads_pretrain[] = {DATA_READS, "data.state_sep", "model.", "pretrain.", "optim.",
                                              "run.threads", NULL};

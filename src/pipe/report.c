@@ -209,11 +209,51 @@ void m2_report_print(const m2_result_row *rows, int n, FILE *f) {
                 rows[i].split, rows[i].episodes, 100 * rows[i].success, rows[i].score, rows[i].steps, rows[i].tokens);
 }
 
+int m2_report_write_task_types(const char *run_dir, const char *method, const char *env, m2_err *err) {
+    char p[1400];
+    snprintf(p, sizeof p, "%s/artifacts/eval/eval_summary.json", run_dir);
+    if (!m2_path_exists(p)) return 0;   /* no eval stage in this run */
+    char *js = NULL, *md = NULL;
+    if (m2_read_file(p, &js, NULL, err)) return -1;
+    cJSON *sum = cJSON_Parse(js);
+    free(js);
+    if (!sum) return m2_errorf(err, M2_EFORMAT, "%s: not JSON", p);
+    snprintf(p, sizeof p, "%s/results.md", run_dir);
+    size_t len = 0;
+    if (m2_read_file(p, &md, &len, err)) { cJSON_Delete(sum); return -1; }
+    /* the eval stage's aggregate per split and task type (agent/eval.h), as a second table */
+    size_t cap = len + 256;
+    for (const cJSON *sp = sum->child; sp; sp = sp->next) {
+        const cJSON *types = cJSON_GetObjectItemCaseSensitive(sp, "task_types");
+        for (const cJSON *t = types ? types->child : NULL; t; t = t->next) cap += 256 + strlen(t->string);
+    }
+    char *out = malloc(cap);
+    if (!out) { free(md); cJSON_Delete(sum); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
+    size_t k = (size_t)snprintf(out, cap, "%s\n## Per task type\n\n| method | env | split | task type | episodes | success %% | score |\n"
+                                          "|---|---|---|---|---:|---:|---:|\n", md);
+    free(md);
+    for (const cJSON *sp = sum->child; sp; sp = sp->next) {
+        const cJSON *types = cJSON_GetObjectItemCaseSensitive(sp, "task_types");
+        for (const cJSON *t = types ? types->child : NULL; t && k < cap; t = t->next) {
+            const cJSON *ep = cJSON_GetObjectItemCaseSensitive(t, "episodes"), *su = cJSON_GetObjectItemCaseSensitive(t, "pass@1"),
+                        *sc = cJSON_GetObjectItemCaseSensitive(t, "score");
+            k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | %s | %.0f | %.1f | %.3f |\n", method, env, sp->string,
+                                  t->string, cJSON_IsNumber(ep) ? ep->valuedouble : 0, cJSON_IsNumber(su) ? 100 * su->valuedouble : 0,
+                                  cJSON_IsNumber(sc) ? sc->valuedouble : 0);
+        }
+    }
+    cJSON_Delete(sum);
+    int rc = m2_write_file_atomic(p, out, strlen(out), err);
+    free(out);
+    return rc;
+}
+
 int m2_stage_report(m2_stage_ctx *ctx, m2_err *err) {
     m2_result_row *rows;
     int n;
     if (m2_report_collect(ctx->run->dir, m2_method_names[ctx->cfg->method], &rows, &n, err) != 0) return -1;
     int rc = m2_report_write(rows, n, ctx->run->dir, NULL, err);
+    if (rc == 0) rc = m2_report_write_task_types(ctx->run->dir, m2_method_names[ctx->cfg->method], ctx->cfg->env_name, err);
     if (rc == 0 && ctx->out) {
         if (n) m2_report_print(rows, n, ctx->out);
         else fprintf(ctx->out, "(no evaluation episodes in %s/eval)\n", ctx->run->dir);

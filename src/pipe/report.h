@@ -30,7 +30,12 @@ void m2_report_print(const m2_result_row *rows, int n, FILE *f);
 /* Collects several runs (e.g. one per method) and writes their combined table into out_dir. */
 int m2_report_runs(const char *const *run_dirs, int n_runs, const char *out_dir, m2_err *err);
 
-/* The `report` stage: m2_report_collect + m2_report_write on its own run folder. */
+/* Appends a "Per task type" table (method, env, split, task type, episodes, success %, score) to
+ * run_dir/results.md from the eval stage's artifacts/eval/eval_summary.json; nothing without it. */
+int m2_report_write_task_types(const char *run_dir, const char *method, const char *env, m2_err *err);
+
+/* The `report` stage: m2_report_collect + m2_report_write + m2_report_write_task_types on its own
+ * run folder. */
 int m2_stage_report(m2_stage_ctx *ctx, m2_err *err);
 
 #endif

@@ -86,6 +86,8 @@ extern const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS];
   X(FLOAT, data_val_frac,       "data.val_frac",     "0.1",  0, 0.5, NULL, "held-out fraction for early stopping") \
   X(INT,   data_max_seq_len,    "data.max_seq_len",  "1000", 16, M2_INF, NULL, "packed sequences longer than this are dropped") \
   X(BOOL,  data_state_sep,      "data.state_sep",    "false", 1, 0, NULL, "end every state segment with EOS, marking where the action starts (released code: no separator)") \
+  /* prompt parts (data/prompts.h): the same text in the data, the training sets and inference */ \
+  X(BOOL,  prompt_low_task_info, "prompt.low.task_info", "true", 1, 0, NULL, "System 2's context carries the episode's task information at every sub-goal: TextCraft's crafting commands after the sub-goal, ALFWorld's room description before its first observation (released code); false: the plain context") \
   /* model */ \
   X(STR,   model_base,          "model.base",        "tiny", 1, 0, NULL, "\"tiny\" (pre-train the tiny model) or a GGUF file / HF safetensors folder") \
   X(STR,   model_tokenizer,     "model.tokenizer",   "",     1, 0, NULL, "tokenizer file (empty: from the model; tiny: BPE trained on expert text)") \

@@ -211,7 +211,7 @@ int m2_demo_marker_write(const char *dir, const m2_demo_marker *d, m2_err *err) 
 
 /* The fields every record has, whoever played the episode (docs/runs.md, eval/<split>.jsonl). */
 typedef struct eval_fields {
-    const char *env, *split, *method, *task, *family, *bucket;
+    const char *env, *split, *method, *task, *family, *task_type;
     int index;
     uint64_t seed;
     int steps, success, hit_limit, invalid, parse_failures, sys1_calls, sys2_calls;
@@ -230,7 +230,7 @@ static char *eval_record(const eval_fields *f, cJSON *transcript) {
     cJSON_AddNumberToObject(o, "seed", (double)f->seed);
     cJSON_AddStringToObject(o, "task", f->task ? f->task : "");
     if (f->family) cJSON_AddStringToObject(o, "task_family", f->family);
-    if (f->bucket) cJSON_AddStringToObject(o, "bucket", f->bucket);
+    if (f->task_type) cJSON_AddStringToObject(o, "task_type", f->task_type);
     cJSON_AddNumberToObject(o, "steps", f->steps);
     cJSON_AddBoolToObject(o, "success", f->success);
     cJSON_AddNumberToObject(o, "score", f->score);
@@ -261,7 +261,7 @@ char *m2_eval_record_episode(const m2_episode *ep, const char *method, const cha
     cJSON *tr = cJSON_DetachItemFromObjectCaseSensitive(full, "transcript");
     cJSON_Delete(full);
     eval_fields f = {.env = ep->env, .split = ep->split, .method = method, .task = ep->task, .family = family,
-                     .bucket = ep->bucket, .index = ep->index, .seed = ep->seed, .steps = ep->steps,
+                     .task_type = ep->task_type, .index = ep->index, .seed = ep->seed, .steps = ep->steps,
                      .success = ep->success, .hit_limit = ep->hit_limit, .invalid = ep->invalid,
                      .parse_failures = ep->parse_fail, .sys1_calls = ep->sys1_calls, .sys2_calls = ep->sys2_calls,
                      .score = ep->score, .ret = ep->ret, .sys1_prompt = ep->sys1_prompt_tok,
@@ -269,7 +269,8 @@ char *m2_eval_record_episode(const m2_episode *ep, const char *method, const cha
     return eval_record(&f, tr);
 }
 
-char *m2_eval_record_traj(const m2_env_traj *t, const char *method, const char *bucket, int step_limit) {
+char *m2_eval_record_traj(const m2_env_traj *t, const char *method, const char *task_type,
+                          int step_limit) {
     /* one transcript entry, as a flat episode's: no sub-goal, the first observation as its state;
      * a reference policy's action is its own raw output and never flags a sub-goal */
     cJSON *tr = cJSON_CreateArray(), *sg = cJSON_CreateObject();
@@ -295,7 +296,7 @@ char *m2_eval_record_traj(const m2_env_traj *t, const char *method, const char *
         done = st->done;
     }
     eval_fields f = {.env = t->env_name, .split = m2_split_name(t->split), .method = method, .task = t->task_text,
-                     .family = t->task, .bucket = bucket, .index = t->index, .seed = t->seed, .steps = t->n,
+                     .family = t->task, .task_type = task_type, .index = t->index, .seed = t->seed, .steps = t->n,
                      .success = t->won, .hit_limit = !done && t->n >= step_limit, .invalid = invalid,
                      .score = t->score, .ret = t->ret};
     return eval_record(&f, tr);

@@ -49,7 +49,8 @@ int m2_demo_marker_write(const char *dir, const m2_demo_marker *d, m2_err *err);
  * from, or NULL. */
 char *m2_eval_record_episode(const m2_episode *ep, const char *method, const char *family);
 /* A reference policy's episode (no model: tokens and calls 0; the whole episode is one transcript
- * entry without a sub-goal). bucket may be NULL; step_limit tells hit_step_limit. */
-char *m2_eval_record_traj(const m2_env_traj *t, const char *method, const char *bucket, int step_limit);
+ * entry without a sub-goal). task_type (data/episodes.h) may be NULL; step_limit tells hit_step_limit. */
+char *m2_eval_record_traj(const m2_env_traj *t, const char *method, const char *task_type,
+                          int step_limit);
 
 #endif

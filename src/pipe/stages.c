@@ -657,6 +657,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     lc.subgoal_budget = (int)cfg->sys2_subgoal_budget;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
+    lc.low_task_info = cfg->prompt_low_task_info;
     m2_online_opts o = {0};
     o.step.critic = (m2_critic_cfg){.gamma = (float)cfg->sys2_online_gamma, .expectile = (float)cfg->sys2_offline_expectile};
     o.step.alpha = (float)cfg->sys2_online_alpha;
@@ -722,21 +723,25 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     lc.subgoal_budget = (int)cfg->sys2_subgoal_budget;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
+    lc.low_task_info = cfg->prompt_low_task_info;
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
-    int avail = w->env->cls->num_episodes(w->env, task, split, err), ret = -1;
-    if (avail < 0) goto done;
-    if (n > avail) n = avail;
+    /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
+    m2_episode_order order = {0};
+    int ret = -1;
+    if (m2_episode_order_build(w->env, task, split, &order, err)) goto done;
+    if (n > order.n) n = order.n;
     m2_progress pg;
     if (progress) m2_progress_begin(&pg, progress, label, n, m2_run_progress_names[cfg->run_progress]);
     int wins = 0;
     for (int i = 0; i < n; i++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, i);
         m2_episode ep;
         uint64_t seed = (uint64_t)cfg->eval_seed + (uint64_t)i;
-        if (m2_run_episode(w->env, task, split, i, seed, flat ? &p2 : &p1, &p2, &lc, &ep, err)) {
+        if (m2_run_episode(w->env, r->task, split, r->index, seed, flat ? &p2 : &p1, &p2, &lc, &ep, err)) {
             m2_episode_free(&ep);
             goto done;
         }
-        ep.bucket = m2_eval_bucket(w->env, task, split, i);
+        ep.task_type = strdup(r->type);
         wins += ep.success;
         char *rec = m2_eval_record_episode(&ep, m2_method_names[cfg->method], task);
         int rc = rec ? 0 : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
@@ -759,6 +764,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     }
     ret = n;
 done:
+    m2_episode_order_free(&order);
     m2_model_policy_free(&mp1);
     m2_model_policy_free(&mp2);
     return ret;
@@ -836,23 +842,23 @@ int m2_pipe_eval_reference(const char *env_name, const char *policy, const char 
     if (sp < 0) return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split);
     m2_env *env;
     if (m2_env_create(env_name, NULL, &env, err)) return -1;
-    int avail = env->cls->num_episodes(env, NULL, (m2_split)sp, err);
-    if (avail < 0) { m2_env_destroy(env); return -1; }
-    int n = episodes < avail ? episodes : avail, wins = 0, rc = 0;
+    m2_episode_order order;   /* the learned methods' episodes: the same positions of the same order */
+    if (m2_episode_order_build(env, NULL, (m2_split)sp, &order, err)) { m2_env_destroy(env); return -1; }
+    int n = episodes < order.n ? episodes : order.n, wins = 0, rc = 0;
     m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = step_limit, .noise = M2_MEDIUM_NOISE_DEFAULT,
                           .policy_seed = seed};
     for (int i = 0; rc == 0 && i < n; i++) {
+        const m2_episode_ref *r = m2_episode_order_at(&order, i);
         m2_env_traj t;
-        if (m2_rollout(env, NULL, (m2_split)sp, i, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }
+        if (m2_rollout(env, r->task, (m2_split)sp, r->index, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }
         wins += t.won;
-        char *bucket = m2_eval_bucket(env, NULL, (m2_split)sp, i);   /* after the rollout: describe() resets */
-        char *rec = m2_eval_record_traj(&t, policy, bucket, step_limit);
-        free(bucket);
+        char *rec = m2_eval_record_traj(&t, policy, r->type, step_limit);
         m2_env_traj_free(&t);
         if (!rec) { rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
         if (jsonl && fprintf(jsonl, "%s\n", rec) < 0) rc = m2_errorf(err, M2_EIO, "eval records: write failed");
         free(rec);
     }
+    m2_episode_order_free(&order);
     m2_env_destroy(env);
     if (success) *success = n ? (double)wins / n : 0;
     return rc;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "data/prompts.h"
+#include "data/episodes.h"
 #include "data/hier.h"
 #include "io/io.h"
 
@@ -100,20 +101,23 @@ static int close_rename(FILE *f, const char *tmp, const char *path, m2_err *err)
 
 /* A flat record (low-record fields) for the flat baseline: the task is the sub-goal, every step of
  * the episode is one action; the flag is True only on the last step of a won episode. */
-static cJSON *flat_record(const m2_env_traj *t, const char *variant) {
+static cJSON *flat_record(const m2_env_traj *t, const char *variant, const m2_hier_opts *ho) {
     cJSON *l = cJSON_CreateObject();
     if (!l) return NULL;
     cJSON_AddStringToObject(l, "env", t->env_name);
     cJSON_AddNumberToObject(l, "index", t->index);
     cJSON_AddStringToObject(l, "variant", variant);
+    if (ho->task_type) cJSON_AddStringToObject(l, "task_type", ho->task_type);
     cJSON_AddStringToObject(l, "goal", t->task_text);
-    char *ctx = m2_prompt_low_context(t->task_text, 1);
-    cJSON_AddStringToObject(l, "subtask", ctx ? ctx : "");
+    /* the flat loop's context (agent/loop.c, flat = 1): the task is the one sub-goal */
+    m2_low_episode le = {.env_name = t->env_name, .first_obs = t->first_obs, .task_info = ho->task_info};
+    char *ctx = NULL, *s = NULL;
+    if (m2_prompt_low_start(&le, t->task_text, t->first_obs, &ctx, &s)) { cJSON_Delete(l); return NULL; }
+    cJSON_AddStringToObject(l, "subtask", ctx);
     free(ctx);
     cJSON *o = cJSON_AddArrayToObject(l, "obs"), *a = cJSON_AddArrayToObject(l, "action");
     cJSON *r = cJSON_AddArrayToObject(l, "reward"), *d = cJSON_AddArrayToObject(l, "done");
-    char *s = m2_prompt_low_obs(t->first_obs);
-    cJSON_AddItemToArray(o, cJSON_CreateString(s ? s : ""));
+    cJSON_AddItemToArray(o, cJSON_CreateString(s));
     free(s);
     for (int i = 0; i < t->n; i++) {
         int last = i == t->n - 1;
@@ -129,8 +133,12 @@ static cJSON *flat_record(const m2_env_traj *t, const char *variant) {
     return l;
 }
 
-static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, const char *variant,
-                       int first, int count, FILE *flat, const char *flat_path, int *written, int *segs, int *segs_ok,
+/* Positions first .. first+count-1 of the train split's episode order (data/episodes.h: evenly
+ * across task types; wrapping around when the split has fewer episodes), position k with episode
+ * seed data-episodes + k and its own medium-noise stream. */
+static int gen_variant(m2_env *env, const m2_run_config *cfg, const m2_episode_order *order, const char *dir,
+                       const char *variant, int first, int count, FILE *flat, const char *flat_path, int *written,
+                       int *segs, int *segs_ok,
                        m2_err *err) {
     char sub[1200], ph[1300], pl[1300], th[1400], tl[1400];
     snprintf(sub, sizeof sub, "%s/%s", dir, variant);
@@ -143,33 +151,35 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const char *dir, c
         if (fl) fclose(fl);
         return m2_errorf(err, M2_EIO, "%s: cannot create", sub);
     }
-    const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
-    int n_ep = env->cls->num_episodes(env, task, M2_SPLIT_TRAIN, err);
-    int rc = n_ep > 0 ? 0 : -1;
-    if (n_ep == 0) m2_errorf(err, M2_EINVAL, "%s: no training episodes", env->cls->name);
-    int medium = !strcmp(variant, "medium");
-    m2_rollout_opts ro = {.policy = medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE, .max_steps = (int)cfg->eval_step_limit,
-                          .noise = (float)cfg->data_medium_noise, .policy_seed = pw_seed(cfg, PW_SEED_MEDIUM_NOISE),
-                          /* sub-goal by sub-goal, each judged by the environment: the expert pursues
-                           * each until it holds; the medium executor has the agent's budget and fails
-                           * sub-goals it cannot finish within it */
-                          .hierarchical = 1, .subgoal_budget = medium ? (int)cfg->sys2_subgoal_budget : 0};
+    int medium = !strcmp(variant, "medium"), rc = 0;
     *written = *segs = *segs_ok = 0;
     for (int k = 0; rc == 0 && k < count; k++) {
-        int idx = (first + k) % n_ep;
+        long pos = (long)first + k;
+        const m2_episode_ref *ep = m2_episode_order_at(order, pos);
+        /* the noise stream is keyed by the reset index, which repeats across task families: the
+         * position keeps two families' episodes from drawing the same noise */
+        m2_rollout_opts ro = {.policy = medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE,
+                              .max_steps = (int)cfg->eval_step_limit, .noise = (float)cfg->data_medium_noise,
+                              .policy_seed = pw_seed(cfg, PW_SEED_MEDIUM_NOISE) + (uint64_t)pos,
+                              /* sub-goal by sub-goal, each judged by the environment: the expert
+                               * pursues each until it holds; the medium executor has the agent's
+                               * budget and fails the sub-goals it cannot finish within it */
+                              .hierarchical = 1, .subgoal_budget = medium ? (int)cfg->sys2_subgoal_budget : 0};
         m2_env_traj t;
-        if (m2_rollout(env, task, M2_SPLIT_TRAIN, idx, pw_seed(cfg, PW_SEED_DATA_EPISODES) + (uint64_t)(first + k), &ro, &t, err)) {
+        if (m2_rollout(env, ep->task, M2_SPLIT_TRAIN, ep->index, pw_seed(cfg, PW_SEED_DATA_EPISODES) + (uint64_t)pos, &ro,
+                       &t, err)) {
             m2_env_traj_free(&t);
             rc = -1;
             break;
         }
         if (t.n == 0 || (!medium && !t.won)) { m2_env_traj_free(&t); continue; }
         cJSON *h = NULL, *ls = NULL;
-        if (m2_hier_records(env, &t, variant, &h, &ls, err)) rc = -1;
+        m2_hier_opts ho = {.task_info = cfg->prompt_low_task_info, .task_type = ep->type};
+        if (m2_hier_records(env, &t, variant, &ho, &h, &ls, err)) rc = -1;
         if (!rc) rc = m2_hier_write_line(fh, h, ph, err);
         const cJSON *l;
         cJSON_ArrayForEach(l, ls) if (!rc) rc = m2_hier_write_line(fl, l, pl, err);
-        cJSON *fr = rc ? NULL : flat_record(&t, variant);
+        cJSON *fr = rc ? NULL : flat_record(&t, variant, &ho);
         if (!rc && !fr) rc = m2_errorf(err, M2_ENOMEM, "data: out of memory");
         if (!rc) rc = m2_hier_write_line(flat, fr, flat_path, err);
         cJSON_Delete(fr);
@@ -208,8 +218,12 @@ int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_
     int n_exp = 0, n_med = 0, s_exp = 0, ok_exp = 0, s_med = 0, ok_med = 0;
     int E = (int)cfg->data_expert_episodes;
     int M = cfg->data_medium_episodes >= 0 ? (int)cfg->data_medium_episodes : (E / 2 > 0 ? E / 2 : 1);
-    if (!rc) rc = gen_variant(env, cfg, dir, "expert", 0, E, flat, fp, &n_exp, &s_exp, &ok_exp, err);
-    if (!rc && M > 0) rc = gen_variant(env, cfg, dir, "medium", E, M, flat, fp, &n_med, &s_med, &ok_med, err);
+    m2_episode_order order = {0};
+    if (!rc) rc = m2_episode_order_build(env, cfg->env_task[0] ? cfg->env_task : NULL, M2_SPLIT_TRAIN, &order, err);
+    /* expert episodes take the first E positions, medium ones the next M */
+    if (!rc) rc = gen_variant(env, cfg, &order, dir, "expert", 0, E, flat, fp, &n_exp, &s_exp, &ok_exp, err);
+    if (!rc && M > 0) rc = gen_variant(env, cfg, &order, dir, "medium", E, M, flat, fp, &n_med, &s_med, &ok_med, err);
+    m2_episode_order_free(&order);
     if (flat) {
         int r = close_rename(flat, ft, fp, err);
         if (!rc) rc = r;
