@@ -500,7 +500,7 @@ static void cli_resume_and_branch(void **state) {
         "run: {seed: 3, ckpt_every: 3, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"
         "data: {expert_episodes: 4, max_seq_len: 1024}\n"
         "model: {base: tiny, max_seq_len: 1024, tiny: {vocab: 300, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}}\n"
-        "pretrain: {steps: 2, warmup: 1, batch: 2, seq_len: 512}\n"
+        "pretrain: {steps: 2, warmup: 1, batch: 2, seq_len: 1024}\n"   /* deep goals first: long transcripts */
         "lora: {sys1: {rank: 2, alpha: 4, targets: [v]}}\n"
         "sys1: {sft: {epochs: 1, batch: 4, eval_every: 5}}\n";
     char yml[256], args[2048], dir[256], p[600];
