@@ -110,6 +110,92 @@ static void sft_trains_and_stops(void **state) {
     m2_model_free(m);
 }
 
+/* ---- stage-0 pre-training through the one loop ---- */
+
+typedef struct lmbook { int n; double lr[16], gnorm[16], tokens[16], loss[16]; } lmbook;
+static int lm_log(void *ud, int64_t step, const char *const *names, const double *v, int n, m2_err *err) {
+    lmbook *b = ud;
+    assert_true(step >= 1 && step <= 16);
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(names[i], "pretrain/lr")) b->lr[step - 1] = v[i];
+        else if (!strcmp(names[i], "pretrain/grad_norm")) b->gnorm[step - 1] = v[i];
+        else if (!strcmp(names[i], "pretrain/tokens")) b->tokens[step - 1] = v[i];
+        else if (!strcmp(names[i], "pretrain/loss")) b->loss[step - 1] = v[i];
+        else fail_msg("unexpected metric %s", names[i]);
+    }
+    b->n++;
+    return 0;
+}
+
+static m2_model *tiny_base(void) {
+    m2_err err = {0};
+    m2_model_config cfg;
+    assert_int_equal(m2_config_preset("test-llama", &cfg, &err), 0);
+    cfg.vocab_size = 259;
+    cfg.max_seq_len = 256;
+    m2_model_opts o = {.dtype = M2_DT_F32, .train_base = 1, .threads = 1};
+    m2_model *m = m2_model_create(&cfg, &o, &err);
+    assert_non_null(m);
+    m2_model_init_random(m, 3, 0.2f);
+    return m;
+}
+
+/* m2_train_lm logs the schedule's rate at each 0-based step (warm-up, then cosine to min_lr), the
+ * pre-clip gradient norm and the batch's tokens; a run stopped after 3 steps and continued from its
+ * state ends with the straight run's base weights and moments bit for bit. */
+static void lm_schedule_and_resume(void **state) {
+    m2_err err = {0};
+    m2_tok_iface tok;
+    m2_byte_tok_iface(&tok, M2_BOS_NONE);
+    m2_seqset set;
+    make_set(&set, &tok, NULL, NULL);
+    int idx[12];
+    for (int i = 0; i < 12; i++) idx[i] = i;
+    enum { STEPS = 7 };
+    m2_lm_opts o = {.opt = {.lr = 1e-3f, .weight_decay = 0.1f, .grad_clip = 0.5f, .decay = M2_DECAY_COSINE,
+                            .warmup = 2, .min_lr = 1e-4f, .total = STEPS},
+                    .batch = 5, .steps = STEPS, .seed = 3, .prefix = "pretrain"};
+    m2_lr_schedule sched = {.lr = 1e-3f, .min_lr = 1e-4f, .warmup = 2, .total = STEPS, .decay = M2_DECAY_COSINE};
+    m2_model *A = tiny_base(), *B = tiny_base();
+    m2_ctx *ca = m2_ctx_create(A, 512, 1, &err), *cb = m2_ctx_create(B, 512, 1, &err);
+    lmbook la = {0}, lb = {0};
+    m2_train_hooks ha = {.ud = &la, .log = lm_log}, hb = {.ud = &lb, .log = lm_log};
+    m2_train_state sa, sb;
+    m2_train_state_init(&sa);
+    m2_train_state_init(&sb);
+    assert_int_equal(m2_train_lm(A, ca, NULL, &set, idx, 12, &o, &sa, &ha, &err), 0);
+    assert_int_equal(sa.step, STEPS);
+    assert_int_equal(la.n, STEPS);
+    for (int k = 0; k < STEPS; k++) {
+        assert_true(la.lr[k] == m2_lr_at(&sched, k));
+        assert_true(la.gnorm[k] > 0.5);       /* clipped: the norm logged is the one before */
+        assert_true(la.tokens[k] > 0);
+    }
+    assert_true(la.lr[1] > la.lr[0] && la.lr[STEPS - 1] < la.lr[2]);   /* warm-up, then decay */
+    assert_int_equal(sa.epoch, 2);        /* 7 batches of 5 over 12 sequences: 3 per epoch */
+    /* B: 3 steps, then continued from its state (the same objects: weights, moments, cursor) */
+    o.steps = 3;
+    assert_int_equal(m2_train_lm(B, cb, NULL, &set, idx, 12, &o, &sb, &hb, &err), 0);
+    assert_int_equal(sb.step, 3);
+    o.steps = STEPS;
+    assert_int_equal(m2_train_lm(B, cb, NULL, &set, idx, 12, &o, &sb, &hb, &err), 0);
+    assert_int_equal(sb.step, STEPS);
+    assert_memory_equal(A->base.w, B->base.w, A->base.n * sizeof(float));
+    assert_memory_equal(A->base.m, B->base.m, A->base.n * sizeof(float));
+    assert_memory_equal(la.loss, lb.loss, sizeof la.loss);
+    /* steps = 0 trains nothing */
+    m2_train_state s0;
+    m2_train_state_init(&s0);
+    o.steps = 0;
+    assert_int_equal(m2_train_lm(B, cb, NULL, &set, idx, 12, &o, &s0, &hb, &err), 0);
+    assert_int_equal(s0.step, 0);
+    m2_ctx_free(ca);
+    m2_ctx_free(cb);
+    m2_model_free(A);
+    m2_model_free(B);
+    m2_seqset_free(&set);
+}
+
 /* ---- resume ---- */
 
 typedef struct snap { m2_params p[3]; float *target[2]; m2_train_state st; m2_rng rng; } snap;
@@ -355,6 +441,7 @@ static void online_loop_runs(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sft_trains_and_stops),
+        cmocka_unit_test(lm_schedule_and_resume),
         cmocka_unit_test(offline_resume_bit_exact),
         cmocka_unit_test(online_loop_runs),
     };
