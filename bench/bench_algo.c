@@ -67,14 +67,15 @@ int main(int argc, char **argv) {
     printf("bench_algo: %s, LoRA r16 q,v; batch %d segments = %d tokens (%d actions), %d threads\n", desc, batch,
            pb.N, pb.n_actions, m2_pool_threads(m->pool));
     m2_offline_cfg oc = {0};
-    oc.critic = (m2_critic_cfg){0.99f, 0.7f};
-    oc.actor = (m2_actor_cfg){10.f, 20.f, 7.f, 0, 1};
+    oc.critic = (m2_critic_cfg){.gamma = 0.99f, .expectile = 0.7f};
+    oc.actor = (m2_actor_cfg){.beta = 10.f, .w_max = 20.f, .lambda = 7.f, .normalize = 1};
     oc.reduce = M2_REDUCE_MEAN;
     oc.train_actor = oc.train_critic = 1;
     oc.max_action_tokens = 16;
     oc.sampler = (m2_sampler){1.f, 0, 0.f};
     oc.eos_id = tok.eos_id;
-    m2_online_cfg onc = {{0.99f, 0.7f}, 1.f, 20.f, 0.02f, M2_REDUCE_SUM, 1, 1};
+    m2_online_cfg onc = {.critic = {.gamma = 0.99f, .expectile = 0.7f}, .alpha = 1.f, .w_max = 20.f, .eta = 0.02f,
+                         .reduce = M2_REDUCE_SUM, .train_critic = 1, .train_actor = 1};
     m2_rng rng;
     m2_rng_seed(&rng, 1);
     const char *names[] = {"sft", "offline (no anchor)", "offline (+1 sampled anchor)", "online (AWAC + exact KL)"};
