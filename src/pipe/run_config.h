@@ -31,7 +31,7 @@
 
 #define M2_ENUM_CHOICE_(id, name) "|" name
 /* "a|b|c" from a list: the joined "|a|b|c" without its first character (an address constant). */
-#define M2_CHOICES(LIST) (LIST(M2_ENUM_CHOICE_) + 1)
+#define M2_CHOICES(LIST) (&(LIST(M2_ENUM_CHOICE_))[1])
 #define M2_METHOD_ID_(id, name) M2_METHOD_##id,
 #define M2_STAGE_ID_(id, name) M2_STAGE_##id,
 #define M2_RUN_PROGRESS_ID_(id, name) M2_RUN_PROGRESS_##id,
