@@ -143,11 +143,13 @@ static int branch_config(m2_run_config *cfg, const char *run, const char *branch
     size_t l = strlen(dir);
     while (l > 1 && dir[l - 1] == '/') dir[--l] = 0;
     char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    if (strlen(base) >= sizeof name)
+        return m2_errorf(err, M2_EINVAL, "--branch %s: the folder name is longer than %zu bytes", branch, sizeof name - 1);
+    memcpy(name, base, strlen(base) + 1);
     if (slash) {
-        snprintf(name, sizeof name, "%s", slash + 1);
         if (slash == dir) slash[1] = 0; else *slash = 0;
     } else {
-        snprintf(name, sizeof name, "%s", dir);
         snprintf(dir, sizeof dir, ".");
     }
     if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
