@@ -318,7 +318,7 @@ static void loop_run_free(loop_run *r) {
 /* The expert episode (task, split, index, seed) through the control loop, one System 2 segment per
  * segmenter sub-goal (no sub-goal budget). */
 static void play_expert(m2_env *env, const char *task, m2_split split, int index, uint64_t seed, int task_info,
-                        loop_run *r) {
+                        m2_prompt_commands commands, loop_run *r) {
     m2_err err = {0};
     memset(r, 0, sizeof *r);
     m2_expert_plan plan;
@@ -329,7 +329,7 @@ static void play_expert(m2_env *env, const char *task, m2_split split, int index
     m2_loop_cfg cfg;
     m2_loop_cfg_default(&cfg);
     cfg.subgoal_budget = 0;
-    cfg.low_task_info = task_info;
+    cfg.low_parts = (m2_low_parts){.task_info = task_info, .commands = commands};
     if (m2_run_episode(env, task, split, index, seed, &s1, &s2, &cfg, &r->ep, &err)) fail_msg("%s", err.msg);
     assert_true(r->ep.success);
     assert_int_equal(r->ep.n_sub, plan.n_sub);
@@ -339,13 +339,13 @@ static void play_expert(m2_env *env, const char *task, m2_split split, int index
 
 /* The writer's low records of the same episode, read back as the training sets read them. */
 static m2_low_record *written_lows(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
-                                   int task_info, int *n) {
+                                   int task_info, m2_prompt_commands commands, int *n) {
     m2_err err = {0};
     m2_env_traj tr;
     m2_rollout_opts o = {.policy = M2_POLICY_ORACLE, .max_steps = 50};
     if (m2_rollout(env, task, split, index, seed, &o, &tr, &err)) fail_msg("%s", err.msg);
     cJSON *high, *lows;
-    m2_hier_opts ho = {.task_info = task_info};
+    m2_hier_opts ho = {.parts = {.task_info = task_info, .commands = commands}};
     assert_int_equal(m2_hier_records(env, &tr, "expert", &ho, &high, &lows, &err), 0);
     *n = cJSON_GetArraySize(lows);
     m2_low_record *l = calloc((size_t)*n, sizeof *l);
@@ -453,8 +453,8 @@ static void records_from_writer(void **state) {
     rmdir(dir);
     m2_env_destroy(env);
 
-    /* training text = inference text, with and without the task information, on TextCraft and on
-     * ALFWorld (one episode of each task type) */
+    /* training text = inference text, without the task information and with it (relevant and all
+     * TextCraft commands), on TextCraft and on ALFWorld (one episode of each task type) */
     static const char *const envs[2] = {"textcraft", "alfworld"};
     for (int e = 0; e < 2; e++) {
         if (m2_env_create(envs[e], NULL, &env, &err)) fail_msg("%s", err.msg);
@@ -462,11 +462,12 @@ static void records_from_writer(void **state) {
         assert_int_equal(m2_episode_order_build(env, NULL, M2_SPLIT_TRAIN, &order, &err), 0);
         for (int k = 0; k < 6; k++) {
             const m2_episode_ref *ref = m2_episode_order_at(&order, k);
-            for (int info = 0; info <= 1; info++) {
-                int n;
-                m2_low_record *w = written_lows(env, ref->task, M2_SPLIT_TRAIN, ref->index, 3, info, &n);
+            for (int v = 0; v < 3; v++) {
+                int info = v > 0, n;
+                m2_prompt_commands cm = v == 2 ? M2_PROMPT_COMMANDS_ALL : M2_PROMPT_COMMANDS_RELEVANT;
+                m2_low_record *w = written_lows(env, ref->task, M2_SPLIT_TRAIN, ref->index, 3, info, cm, &n);
                 loop_run r;
-                play_expert(env, ref->task, M2_SPLIT_TRAIN, ref->index, 3, info, &r);
+                play_expert(env, ref->task, M2_SPLIT_TRAIN, ref->index, 3, info, cm, &r);
                 assert_same_text(w, n, &r);
                 loop_run_free(&r);
                 m2_low_records_free(w, n);
@@ -491,10 +492,26 @@ static char *join(const char *a, const char *b) {
     return s;
 }
 
-/* prompt.low.task_info: System 2 sees what its task needs at every sub-goal. TextCraft: every
- * crafting command of the episode after the sub-goal; ALFWorld: the room description with the
- * receptacles before the sub-goal's first observation. The first sub-goal, which starts from the
- * observation that holds them, and the key off give the old text. */
+/* The lines of a prompt's "Crafting commands:" block (NULL-terminated array of malloc'd lines). */
+static char **block_lines(const char *prompt, int *n) {
+    const char *b = strstr(prompt, "\nCrafting commands:\n");
+    char **v = calloc(512, sizeof *v);
+    *n = 0;
+    for (const char *p = b ? b + 20 : ""; *p && *n < 511; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0))
+        v[(*n)++] = strndup(p, strcspn(p, "\n"));
+    return v;
+}
+
+static void free_lines(char **v, int n) {
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* prompt.low.task_info: System 2 sees what its task needs at every sub-goal. TextCraft: after the
+ * sub-goal, the crafting commands of its item (relevant: among them the line that crafts the item
+ * the sub-goal names, and only listed lines) or every listed line (all); ALFWorld: the room
+ * description with the receptacles before the sub-goal's first observation. The first sub-goal,
+ * which starts from the observation that holds them, and the key off give the old text. */
 static void executor_sees_task_info(void **state) {
     (void)state;
     m2_err err = {0};
@@ -502,36 +519,45 @@ static void executor_sees_task_info(void **state) {
     for (int e = 0; e < 2; e++) {
         m2_env *env;
         if (m2_env_create(envs[e], NULL, &env, &err)) fail_msg("%s", err.msg);
-        int later = 0;   /* sub-goals after the first one checked */
+        int later = 0, shorter = 0;   /* sub-goals after the first one checked; relevant blocks cut */
         m2_episode_order order;
         assert_int_equal(m2_episode_order_build(env, NULL, M2_SPLIT_ID, &order, &err), 0);
         for (int k = 0; k < 6; k++) {
             const m2_episode_ref *ref = m2_episode_order_at(&order, k);
-            for (int info = 0; info <= 1; info++) {
+            for (int v = 0; v < 3; v++) {   /* off, relevant, all */
                 loop_run r;
-                play_expert(env, ref->task, M2_SPLIT_ID, ref->index, 0, info, &r);
+                play_expert(env, ref->task, M2_SPLIT_ID, ref->index, 0, v > 0,
+                            v == 2 ? M2_PROMPT_COMMANDS_ALL : M2_PROMPT_COMMANDS_RELEVANT, &r);
                 /* the env still holds the episode: its crafting commands, its first observation */
                 const char *first = r.ep.first_obs;
                 for (int g = 0; g < r.ep.n_sub; g++) {
                     const char *sub = r.ep.sub[g].text, *obs0 = r.ep.sub[g].obs0;
                     char *plain = m2_prompt_low_context(sub, 1), *plain_s = m2_prompt_low_obs(obs0);
-                    if (!info || g == 0) {
+                    if (v == 0 || g == 0) {
                         assert_string_equal(r.seen.prompt[g], plain);
                         assert_string_equal(r.seen.state0[g], plain_s);
                     } else if (!strcmp(envs[e], "textcraft")) {
                         assert_string_equal(r.seen.state0[g], plain_s);
-                        /* <plain prompt>\nCrafting commands:\n<every listed line>\n */
+                        /* <plain prompt>\nCrafting commands:\n<line>\n...<line>\n */
                         const char *p = r.seen.prompt[g];
                         assert_memory_equal(p, plain, strlen(plain));
                         assert_true(!strncmp(p + strlen(plain), "\nCrafting commands:\n", 20));
-                        int nc = m2_tc_command_count(env);
-                        assert_true(nc > 0);
-                        for (int c = 0; c < nc; c++) {
-                            char *line = join(m2_tc_command(env, c), "\n");
-                            if (!strstr(p, line)) fail_msg("sub-goal %d (%s): no command '%s'", g, sub, m2_tc_command(env, c));
-                            free(line);
-                        }
                         assert_int_equal(p[strlen(p) - 1], '\n');
+                        int nl, nc = m2_tc_command_count(env), crafts_item = 0;
+                        char **lines = block_lines(p, &nl);
+                        assert_true(nc > 0 && nl > 0);
+                        for (int i = 0; i < nl; i++) {   /* only listed lines */
+                            int listed = 0;
+                            for (int c = 0; c < nc; c++) listed |= !strcmp(lines[i], m2_tc_command(env, c));
+                            if (!listed) fail_msg("sub-goal %d (%s): '%s' is not a listed command", g, sub, lines[i]);
+                            /* "craft N <item> using ..." for the sub-goal "craft M <item>" */
+                            const char *item = strchr(sub + 6, ' ') + 1, *out = strchr(lines[i] + 6, ' ') + 1;
+                            crafts_item |= !strncmp(out, item, strlen(item)) && !strncmp(out + strlen(item), " using ", 7);
+                        }
+                        if (!crafts_item) fail_msg("sub-goal %d (%s): no command that crafts its item", g, sub);
+                        if (v == 2) assert_int_equal(nl, nc);   /* all: every listed line */
+                        else shorter += nl < nc;
+                        free_lines(lines, nl);
                         later++;
                     } else {
                         assert_string_equal(r.seen.prompt[g], plain);
@@ -551,8 +577,53 @@ static void executor_sees_task_info(void **state) {
         }
         m2_episode_order_free(&order);
         assert_true(later >= 6);
+        if (!strcmp(envs[e], "textcraft")) assert_true(shorter > 0);   /* relevant drops lines */
         m2_env_destroy(env);
     }
+}
+
+/* The relevant commands on a block written by hand: the sub-goal's item, its listed ingredients'
+ * lines recursively, in block order; distractors, unlisted ingredients (tags, fetched items) and
+ * the goal line dropped; an unknown item gets the whole block. */
+static void relevant_commands_by_hand(void **state) {
+    (void)state;
+    const char *obs = "Crafting commands:\n"
+                      "craft 1 lantern using 8 iron nugget, 1 torch\n"
+                      "craft 4 torch using 1 stick, 1 coal\n"
+                      "craft 1 anvil using 3 bronze block, 4 iron ingot\n"
+                      "craft 4 stick using 2 planks\n"
+                      "craft 1 bronze block using 9 bronze ingot\n"
+                      "craft 4 oak planks using 1 oak log\n"
+                      "craft 1 iron ingot using 9 iron nugget\n"
+                      "\nGoal: craft lantern.";
+    char *s = m2_prompt_task_info("textcraft", obs, "craft 4 torch", M2_PROMPT_COMMANDS_RELEVANT);
+    assert_string_equal(s, "Crafting commands:\ncraft 4 torch using 1 stick, 1 coal\ncraft 4 stick using 2 planks");
+    free(s);
+    s = m2_prompt_task_info("textcraft", obs, "craft 1 Lantern.", M2_PROMPT_COMMANDS_RELEVANT);
+    assert_string_equal(s, "Crafting commands:\ncraft 1 lantern using 8 iron nugget, 1 torch\n"
+                           "craft 4 torch using 1 stick, 1 coal\ncraft 4 stick using 2 planks");
+    free(s);
+    s = m2_prompt_task_info("textcraft", obs, "craft 1 anvil", M2_PROMPT_COMMANDS_RELEVANT);
+    assert_string_equal(s, "Crafting commands:\ncraft 1 anvil using 3 bronze block, 4 iron ingot\n"
+                           "craft 1 bronze block using 9 bronze ingot\ncraft 1 iron ingot using 9 iron nugget");
+    free(s);
+    char *all = m2_prompt_task_info("textcraft", obs, NULL, M2_PROMPT_COMMANDS_ALL);
+    assert_int_equal(strlen(all), strstr(obs, "\n\nGoal:") - obs);
+    assert_memory_equal(all, obs, strlen(all));
+    s = m2_prompt_task_info("textcraft", obs, "get 3 copper ingot", M2_PROMPT_COMMANDS_RELEVANT);
+    assert_string_equal(s, all);
+    free(s);
+    s = m2_prompt_task_info("textcraft", obs, "craft 2 moon", M2_PROMPT_COMMANDS_RELEVANT);
+    assert_string_equal(s, all);
+    free(s);
+    free(all);
+    s = m2_prompt_task_info("alfworld", "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. "
+                            "Looking quickly around you, you see a bed 1, and a desk 1.\n\nYour task is to: put a pen on desk.",
+                            "go to desk 1", M2_PROMPT_COMMANDS_RELEVANT);
+    assert_string_equal(s, "You are in the middle of a room. Looking quickly around you, you see a bed 1, and a desk 1.");
+    free(s);
+    assert_null(m2_prompt_task_info("scienceworld", "This room is called the kitchen.", "go to hallway",
+                                    M2_PROMPT_COMMANDS_RELEVANT));
 }
 
 int main(void) {
@@ -563,6 +634,7 @@ int main(void) {
         cmocka_unit_test(records_roundtrip),
         cmocka_unit_test(records_from_writer),
         cmocka_unit_test(executor_sees_task_info),
+        cmocka_unit_test(relevant_commands_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

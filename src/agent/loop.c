@@ -10,7 +10,7 @@ void m2_loop_cfg_default(m2_loop_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->step_limit = 50;
     cfg->subgoal_budget = 10;
-    cfg->low_task_info = M2_PROMPT_LOW_TASK_INFO_DEFAULT;
+    cfg->low_parts = M2_LOW_PARTS_DEFAULT;
 }
 
 static char *dupstr(const char *s) {
@@ -59,10 +59,10 @@ static char *high_context(const m2_loop_cfg *c, const char *task) {
     return c->high_prompt ? join3(c->high_prompt, " ", task) : m2_prompt_high_context(task);
 }
 /* System 2's prompt and first state for a sub-goal: the one builder of data/prompts.h, fed with what
- * the data writer feeds it (environment, first observation, prompt.low.task_info). */
+ * the data writer feeds it (environment, first observation, prompt.low.*). */
 static int low_start(const m2_loop_cfg *c, const m2_episode *ep, const char *subgoal, const char *obs0,
                      char **prompt, char **state0) {
-    m2_low_episode le = {.env_name = ep->env, .first_obs = ep->first_obs, .task_info = c->low_task_info,
+    m2_low_episode le = {.env_name = ep->env, .first_obs = ep->first_obs, .parts = c->low_parts,
                          .instruction = c->low_prompt};
     return m2_prompt_low_start(&le, subgoal, obs0, prompt, state0);
 }

@@ -8,7 +8,7 @@
  *   System 2 (executor) is then called step by step with
  *       [low prompt + " Subtask: " + g]["Obs: o_0"][a_1 EOS]["Obs: o_1"] ...
  *   where the prompt and the first state come from m2_prompt_low_start (data/prompts.h): with
- *   low_task_info they carry the episode's task information (TextCraft's crafting commands,
+ *   low_parts.task_info they carry the episode's task information (TextCraft's crafting commands,
  *   ALFWorld's room description) at every sub-goal, as the data writer's records do;
  *   its output is parsed "action; True|False" (agent/parse.h) and the action sent to the env;
  *   System 1 is called again only when System 2 flags its sub-goal done, or after
@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include "core/err.h"
 #include "data/pack.h"
+#include "data/prompts.h"
 #include "env/env.h"
 
 typedef enum m2_role { M2_ROLE_SYS1 = 1, M2_ROLE_SYS2 = 2 } m2_role;
@@ -47,7 +48,7 @@ typedef struct m2_loop_cfg {
     int flat;                /* 1: no hierarchy (baseline) */
     const char *high_prompt; /* NULL: data/prompts.h planner context (M2_PROMPT_HIGH + " " + task) */
     const char *low_prompt;  /* NULL: data/prompts.h Multi2 executor context (+ " Subtask: " + g) */
-    int low_task_info;       /* config prompt.low.task_info (data/prompts.h); default 1 */
+    m2_low_parts low_parts;  /* config prompt.low.* (data/prompts.h); default M2_LOW_PARTS_DEFAULT */
     const char *env_name;    /* for the episode record; NULL: env->cls->name */
 } m2_loop_cfg;
 

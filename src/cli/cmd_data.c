@@ -17,7 +17,8 @@ static void usage(FILE *f) {
                "first N episodes of the split's episode order, which takes the task types in turn (ALFWorld\n"
                "task types, ScienceWorld tasks, TextCraft crafting depths; within a type in index order;\n"
                "N beyond the split's size wraps around). Every record names its task_type; System 2's\n"
-               "contexts carry the task information (config prompt.low.task_info's default: true).\n"
+               "contexts carry the task information (the defaults of config prompt.low.*: task_info\n"
+               "true, commands relevant).\n"
                "expert: the oracle; episodes it cannot finish are skipped and counted.\n"
                "medium: each step, with probability P (default 0.3) the expert action is replaced by a\n"
                "random admissible action or by the expert action with a wrong number; the oracle then\n"
@@ -80,7 +81,7 @@ int cmd_data(int argc, char **argv) {
             skipped++;
         } else {
             cJSON *h = NULL, *ls = NULL;
-            m2_hier_opts ho = {.task_info = M2_PROMPT_LOW_TASK_INFO_DEFAULT, .task_type = r->type};
+            m2_hier_opts ho = {.parts = M2_LOW_PARTS_DEFAULT, .task_type = r->type};
             if (m2_hier_records(env, &t, o.variant, &ho, &h, &ls, &err) || m2_hier_write_line(hf, h, hp, &err)) rc = 1;
             const cJSON *l;
             if (!rc) cJSON_ArrayForEach(l, ls) {

@@ -21,9 +21,9 @@ static int add_str_owned(cJSON *arr, char *s) {
 int m2_hier_records(const m2_env *env, const m2_env_traj *t, const char *variant, const m2_hier_opts *opts,
                     cJSON **high, cJSON **lows, m2_err *err) {
     *high = NULL; *lows = NULL;
-    const m2_hier_opts defaults = {.task_info = M2_PROMPT_LOW_TASK_INFO_DEFAULT};
+    const m2_hier_opts defaults = {.parts = M2_LOW_PARTS_DEFAULT};
     if (!opts) opts = &defaults;
-    const m2_low_episode le = {.env_name = t->env_name, .first_obs = t->first_obs, .task_info = opts->task_info};
+    const m2_low_episode le = {.env_name = t->env_name, .first_obs = t->first_obs, .parts = opts->parts};
     m2_subgoal *sg = calloc(M2_MAX_SUBGOALS, sizeof *sg);
     const char **acts = malloc(((size_t)t->n + 1) * sizeof *acts);
     const char **obs = malloc(((size_t)t->n + 1) * sizeof *obs);

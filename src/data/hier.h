@@ -5,14 +5,15 @@
 #define M2_HIER_H
 #include <stdio.h>
 #include "core/err.h"
+#include "data/prompts.h"
 #include "data/traj.h"
 #include "env/env.h"
 
 typedef struct cJSON cJSON;
 
-/* How records are written; NULL = the defaults (task information on, no task type). */
+/* How records are written; NULL = the defaults (M2_LOW_PARTS_DEFAULT, no task type). */
 typedef struct m2_hier_opts {
-    int task_info;           /* prompt.low.task_info: System 2's contexts carry the task information (data/prompts.h) */
+    m2_low_parts parts;      /* prompt.low.*: the task information in System 2's contexts (data/prompts.h) */
     const char *task_type;   /* written as "task_type" into every record when not NULL (data/episodes.h) */
 } m2_hier_opts;
 

@@ -29,26 +29,41 @@ char *m2_prompt_low_obs(const char *observation);
  * Task information: what an executor needs at every sub-goal but sees only in the episode's first
  * observation, i.e. only during the first sub-goal. Layout after the released code
  * (algorithms.md §2.7):
- *   TextCraft: the "Crafting commands:" block, appended to the prompt on its own lines:
+ *   TextCraft: crafting commands of the reset observation's block, appended to the prompt:
  *     <low prompt> Subtask: <g>\nCrafting commands:\n<line>\n...<line>\n
+ *     commands = RELEVANT (the released code's choice): the lines that craft the item the sub-goal
+ *     names ("craft N <item>") and, recursively, those that craft their listed ingredients, in block
+ *     order; a sub-goal that names no listed item gets every line. ALL: every line.
  *   ALFWorld: the room description (the receptacles), before the sub-goal's first observation:
  *     Obs: You are in the middle of a room. Looking quickly around you, you see ... <obs>
  *   ScienceWorld and others: none.
  * It is added only where the sub-goal's first observation does not already hold it (the first
- * sub-goal starts from the episode's first observation), and never with task_info = 0, which
- * gives the plain context: m2_prompt_low_context(g, 1) and m2_prompt_low_obs(obs). */
-#define M2_PROMPT_LOW_TASK_INFO_DEFAULT 1   /* config prompt.low.task_info */
+ * sub-goal starts from the episode's first observation: TextCraft's whole block, ALFWorld's room),
+ * and never with task_info = 0, which gives the plain context: m2_prompt_low_context(g, 1) and
+ * m2_prompt_low_obs(obs). */
+#define M2_PROMPT_COMMANDS_LIST(X) X(RELEVANT, "relevant") X(ALL, "all")   /* config prompt.low.commands */
+#define M2_PROMPT_COMMANDS_ID_(id, name) M2_PROMPT_COMMANDS_##id,
+typedef enum m2_prompt_commands { M2_PROMPT_COMMANDS_LIST(M2_PROMPT_COMMANDS_ID_) M2_N_PROMPT_COMMANDS } m2_prompt_commands;
+
+/* The optional parts of System 2's context (config prompt.low.*). */
+typedef struct m2_low_parts {
+    int task_info;                 /* prompt.low.task_info: 1 = add the task information */
+    m2_prompt_commands commands;   /* prompt.low.commands: which TextCraft commands */
+} m2_low_parts;
+/* The config defaults: task information on, relevant commands. */
+extern const m2_low_parts M2_LOW_PARTS_DEFAULT;
 
 typedef struct m2_low_episode {
     const char *env_name;     /* which task information exists (env class name) */
     const char *first_obs;    /* the episode's reset observation, where it is read from */
-    int task_info;            /* 1: add it (prompt.low.task_info); 0: the plain context */
+    m2_low_parts parts;       /* what to add ({0}: the plain context) */
     const char *instruction;  /* NULL: M2_PROMPT_LOW + M2_PROMPT_LOW_MULTI2_EXTRA; else this text */
 } m2_low_episode;
 
-/* The task information of an episode, as it is inserted (see above); NULL when the environment has
- * none or first_obs lacks it. malloc'd. */
-char *m2_prompt_task_info(const char *env_name, const char *first_obs);
+/* The task information of sub-goal `subtask` of an episode, as it is inserted (see above; whether
+ * the sub-goal's first observation already holds it is not checked here); NULL when the environment
+ * has none or first_obs lacks it. malloc'd. */
+char *m2_prompt_task_info(const char *env_name, const char *first_obs, const char *subtask, m2_prompt_commands commands);
 /* *prompt = System 2's prompt for sub-goal `subtask`, *state0 = its first state for observation
  * obs0 (both malloc'd). 0, or -1 when out of memory (nothing allocated). */
 int m2_prompt_low_start(const m2_low_episode *e, const char *subtask, const char *obs0, char **prompt,

@@ -9,6 +9,7 @@
 #ifndef M2_RUN_CONFIG_H
 #define M2_RUN_CONFIG_H
 #include "core/config.h"
+#include "data/prompts.h"   /* the prompt.low.commands choices */
 
 #define M2_INF 1e308               /* "no upper bound" inside a range */
 #define M2_LORA_TARGETS "q|k|v|o|gate|up|down"
@@ -88,6 +89,7 @@ extern const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS];
   X(BOOL,  data_state_sep,      "data.state_sep",    "false", 1, 0, NULL, "end every state segment with EOS, marking where the action starts (released code: no separator)") \
   /* prompt parts (data/prompts.h): the same text in the data, the training sets and inference */ \
   X(BOOL,  prompt_low_task_info, "prompt.low.task_info", "true", 1, 0, NULL, "System 2's context carries the episode's task information at every sub-goal: TextCraft's crafting commands after the sub-goal, ALFWorld's room description before its first observation (released code); false: the plain context") \
+  X(ENUM,  prompt_low_commands, "prompt.low.commands", "relevant", 1, 0, M2_CHOICES(M2_PROMPT_COMMANDS_LIST), "TextCraft task information: relevant (the lines crafting the sub-goal's item and, recursively, its listed ingredients, as released; all when it names none) or all (the whole block)") \
   /* model */ \
   X(STR,   model_base,          "model.base",        "tiny", 1, 0, NULL, "\"tiny\" (pre-train the tiny model) or a GGUF file / HF safetensors folder") \
   X(STR,   model_tokenizer,     "model.tokenizer",   "",     1, 0, NULL, "tokenizer file (empty: from the model; tiny: BPE trained on expert text)") \

@@ -657,7 +657,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     lc.subgoal_budget = (int)cfg->sys2_subgoal_budget;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
-    lc.low_task_info = cfg->prompt_low_task_info;
+    lc.low_parts = pw_low_parts(cfg);
     m2_online_opts o = {0};
     o.step.critic = (m2_critic_cfg){.gamma = (float)cfg->sys2_online_gamma, .expectile = (float)cfg->sys2_offline_expectile};
     o.step.alpha = (float)cfg->sys2_online_alpha;
@@ -723,7 +723,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     lc.subgoal_budget = (int)cfg->sys2_subgoal_budget;
     lc.flat = flat;
     lc.env_name = cfg->env_name;
-    lc.low_task_info = cfg->prompt_low_task_info;
+    lc.low_parts = pw_low_parts(cfg);
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
     /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
     m2_episode_order order = {0};

@@ -15,6 +15,10 @@ uint64_t pw_seed(const m2_run_config *cfg, pw_seed_purpose purpose) {
     return (uint64_t)cfg->run_seed * 0x9E3779B97F4A7C15ull + purpose * 0xD1B54A32D192ED03ull + purpose;
 }
 
+m2_low_parts pw_low_parts(const m2_run_config *cfg) {
+    return (m2_low_parts){.task_info = cfg->prompt_low_task_info, .commands = (m2_prompt_commands)cfg->prompt_low_commands};
+}
+
 const char *pw_adapter_name(const m2_run_config *cfg, m2_role role) {
     if (m2_method_of(cfg)->shared_adapter) return "shared";
     return role == M2_ROLE_SYS1 ? "sys1" : "sys2";
@@ -110,7 +114,7 @@ static cJSON *flat_record(const m2_env_traj *t, const char *variant, const m2_hi
     if (ho->task_type) cJSON_AddStringToObject(l, "task_type", ho->task_type);
     cJSON_AddStringToObject(l, "goal", t->task_text);
     /* the flat loop's context (agent/loop.c, flat = 1): the task is the one sub-goal */
-    m2_low_episode le = {.env_name = t->env_name, .first_obs = t->first_obs, .task_info = ho->task_info};
+    m2_low_episode le = {.env_name = t->env_name, .first_obs = t->first_obs, .parts = ho->parts};
     char *ctx = NULL, *s = NULL;
     if (m2_prompt_low_start(&le, t->task_text, t->first_obs, &ctx, &s)) { cJSON_Delete(l); return NULL; }
     cJSON_AddStringToObject(l, "subtask", ctx);
@@ -174,7 +178,7 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const m2_episode_o
         }
         if (t.n == 0 || (!medium && !t.won)) { m2_env_traj_free(&t); continue; }
         cJSON *h = NULL, *ls = NULL;
-        m2_hier_opts ho = {.task_info = cfg->prompt_low_task_info, .task_type = ep->type};
+        m2_hier_opts ho = {.parts = pw_low_parts(cfg), .task_type = ep->type};
         if (m2_hier_records(env, &t, variant, &ho, &h, &ls, err)) rc = -1;
         if (!rc) rc = m2_hier_write_line(fh, h, ph, err);
         const cJSON *l;

@@ -56,6 +56,9 @@ typedef enum pw_seed_purpose {
 /* The seed of one purpose derived from run.seed. */
 uint64_t pw_seed(const m2_run_config *cfg, pw_seed_purpose purpose);
 /* The adapter a role TRAINS ("sys1", "sys2", or "shared" for shared_adapter). */
+/* System 2's optional context parts from the config keys prompt.low.* (data/prompts.h): what the
+ * data stage writes and the online and eval loops build, from one conversion. */
+m2_low_parts pw_low_parts(const m2_run_config *cfg);
 const char *pw_adapter_name(const m2_run_config *cfg, m2_role role);
 int pw_is_flat(const m2_run_config *cfg);
 
