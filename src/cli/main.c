@@ -20,6 +20,7 @@ static const command commands[] = {
     {"logits", cmd_logits, "print a model's last-position logits for a prompt"},
     {"generate", cmd_generate, "generate a completion with a model"},
     {"merge", cmd_merge, "fold an adapter into a base model and write it"},
+    {"serve", cmd_serve, "serve an environment over HTTP with AgentGym's protocol"},
     {"tokenizer", cmd_tokenizer, "tokenizer tools: tokenizer train | encode | decode"},
 };
 
