@@ -67,7 +67,7 @@ class AlfredTWEnv:
         if g not in self._files:
             task, index = self.games[g]
             d = self._probe.describe(task, self.split, index)
-            self._files[g] = "multi2/alfworld/%s/%s/%05d/game.tw-pddl" % (self.split, d.get("task_type", task or "all"), index)
+            self._files[g] = "multi2/alfworld/%s/%s_%05d/game.tw-pddl" % (d.get("task_type", task or "all"), self.split, index)
         return self._files[g]
 
     @property

@@ -28,13 +28,14 @@ class Server:
     HTTP over loopback (one keep-alive connection per thread). On exit it sends SIGTERM and checks
     that the server stopped cleanly (exit 0: under ASan, no leak and no error report)."""
 
-    def __init__(self, env, *args):
+    def __init__(self, env, *args, environ=None):
         self.cmd = [multi2_bin(), "serve", "--env", env, "--port", "0"] + list(args)
+        self.environ = dict(os.environ, **(environ or {}))
         self.local = __import__("threading").local()
         self.conns = []          # every thread's connection, closed at the end
 
     def __enter__(self):
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.environ)
         line = self.proc.stdout.readline()
         if "http://" not in line:
             self.proc.kill()

@@ -24,7 +24,7 @@ class ALFWorld(unittest.TestCase):
             self.assertEqual(len(infos[key]), 3, key)
         # AgentGym reads "<task type>/<trial>" as the gamefile's 3rd- and 2nd-last parts
         parts = [g.split("/")[-3:-1] for g in infos["extra.gamefile"]]
-        self.assertEqual([p[1] for p in parts], ["00000", "00001", "00002"])
+        self.assertEqual([p[1] for p in parts], ["ood_00000", "ood_00001", "ood_00002"])
         self.assertTrue(all(p[0].startswith(("pick", "look")) for p in parts))
         dones = [False] * 3
         for _ in range(80):
@@ -38,7 +38,7 @@ class ALFWorld(unittest.TestCase):
         self.assertEqual(scores, [1.0] * 3)
         # the next reset takes the next games
         obs, infos = env.reset()
-        self.assertEqual([g.split("/")[-2] for g in infos["extra.gamefile"]], ["00003", "00004", "00005"])
+        self.assertEqual([g.split("/")[-2] for g in infos["extra.gamefile"]], ["ood_00003", "ood_00004", "ood_00005"])
         self.assertEqual(infos["won"], [False] * 3)
 
     def test_task_types_filter_and_splits(self):
@@ -46,7 +46,7 @@ class ALFWorld(unittest.TestCase):
         self.assertEqual(env.num_games, multi2.Env("alfworld").num_episodes("id", task="pick_and_place_simple"))
         b = env.init_env(2)
         _, infos = b.reset()
-        self.assertTrue(all("/pick_and_place_simple/" in g for g in infos["extra.gamefile"]))
+        self.assertTrue(all(g.split("/")[-3] == "pick_and_place_simple" for g in infos["extra.gamefile"]))
         train = get_environment("AlfredTWEnv")(None, train_eval="train")
         self.assertEqual(train.num_games, multi2.Env("alfworld").num_episodes("train"))
         t = train.init_env(1)
