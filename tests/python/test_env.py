@@ -134,6 +134,27 @@ class GymContract(unittest.TestCase):
             self.assertIs(multi2.Env.__mro__[1], object)
 
 
+class Loading(unittest.TestCase):
+    def test_import_without_the_library_and_a_clear_error(self):
+        """`import multi2` needs no library; the first use names every place it looked."""
+        import os, shutil, subprocess, sys, tempfile
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copytree(os.path.join(m2test.ROOT, "python", "multi2"), os.path.join(d, "multi2"))
+            env = dict(os.environ, PYTHONPATH=d, MULTI2_LIB=os.path.join(d, "nowhere.so"))
+            r = subprocess.run([sys.executable, "-c", "import multi2\ntry:\n    multi2.Env('textcraft')\n"
+                                "except OSError as e:\n    print('OSError', e)"], capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("OSError multi2: libmulti2.so not found", r.stdout)
+            self.assertIn("nowhere.so", r.stdout)
+            # beside the package is the second place looked
+            shutil.copy(os.environ.get("MULTI2_LIB") or os.path.join(m2test.ROOT, "build", "libmulti2.so"),
+                        os.path.join(d, "multi2", "libmulti2.so"))
+            env.pop("MULTI2_LIB")
+            r = subprocess.run([sys.executable, "-c", "import multi2; print(multi2.env_names())"], capture_output=True,
+                               text=True, env=env)
+            self.assertEqual(r.stdout.strip(), "['textcraft', 'alfworld', 'scienceworld']", r.stderr)
+
+
 class Vector(unittest.TestCase):
     def test_vector_equals_single_envs(self):
         for threads in (1, 3):

@@ -56,6 +56,11 @@ class Common(unittest.TestCase):
                 # still serving after all that
                 self.assertEqual(s.post("/create")[0], 200)
 
+    def test_help(self):
+        r = m2test.run_multi2(["serve", "--help"], timeout=30)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("--max-envs", r.stdout)
+
     def test_bad_command_lines(self):
         for args in (["--env", "zork"], ["--env", "textcraft", "--port", "70000"], ["--env", "textcraft", "--host", "nowhere"],
                      ["--env", "textcraft", "--max-envs", "0"], ["--env"], []):
