@@ -9,7 +9,7 @@ needed; gymnasium is used when it is installed. See docs/python.md.
     from multi2.scienceworld import ScienceWorldEnv      # ScienceWorld's API
 """
 from .core import Error, Handle, Step, env_names, step_many
-from .env import Env, VectorEnv, make
+from .env import ALFWorldEnv, Env, ScienceWorldGymEnv, TextCraftEnv, VectorEnv, make
 
-__all__ = ["Env", "VectorEnv", "make", "Error", "Handle", "Step", "env_names", "step_many"]
+__all__ = ["Env", "VectorEnv", "make", "TextCraftEnv", "ALFWorldEnv", "ScienceWorldGymEnv", "Error", "Handle", "Step", "env_names", "step_many"]
 __version__ = "0.1.0"

@@ -197,3 +197,33 @@ class VectorEnv:
             self._pool.shutdown()
         for e in self.envs:
             e.close()
+
+
+class TextCraftEnv(Env):
+    """multi2.Env("textcraft", ...)."""
+
+    def __init__(self, **kwargs):
+        super().__init__("textcraft", **kwargs)
+
+
+class ALFWorldEnv(Env):
+    """multi2.Env("alfworld", ...)."""
+
+    def __init__(self, **kwargs):
+        super().__init__("alfworld", **kwargs)
+
+
+class ScienceWorldGymEnv(Env):
+    """multi2.Env("scienceworld", ...) (ScienceWorld's own API: multi2.scienceworld.ScienceWorldEnv)."""
+
+    def __init__(self, **kwargs):
+        super().__init__("scienceworld", **kwargs)
+
+
+# gymnasium.make("multi2/TextCraft-v0", split="id") and the like, when gymnasium is installed
+GYM_IDS = {"multi2/TextCraft-v0": "multi2.env:TextCraftEnv", "multi2/ALFWorld-v0": "multi2.env:ALFWorldEnv",
+           "multi2/ScienceWorld-v0": "multi2.env:ScienceWorldGymEnv"}
+if _gym is not None:                   # pragma: no cover - depends on the machine
+    for _id, _entry in GYM_IDS.items():
+        if _id not in _gym.registry:
+            _gym.register(id=_id, entry_point=_entry)

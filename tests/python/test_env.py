@@ -125,6 +125,20 @@ class GymContract(unittest.TestCase):
             self.assertIsInstance(obs, str)
             self.assertFalse(info["valid"] and junk == "")
 
+    def test_one_class_per_environment(self):
+        for cls, name in ((multi2.TextCraftEnv, "textcraft"), (multi2.ALFWorldEnv, "alfworld"),
+                          (multi2.ScienceWorldGymEnv, "scienceworld")):
+            with self.subTest(env=name):
+                a, b = cls(split="ood"), multi2.Env(name, split="ood")
+                self.assertEqual(a.reset(seed=2)[0], b.reset(seed=2)[0])
+                self.assertEqual(a.env_name, name)
+
+    @unittest.skipIf(gymnasium is None, "gymnasium is not installed")
+    def test_gymnasium_make(self):
+        env = gymnasium.make("multi2/TextCraft-v0", split="id")
+        obs, info = env.reset(seed=0)
+        self.assertEqual(info["split"], "id")
+
     @unittest.skipIf(gymnasium is None, "gymnasium is not installed")
     def test_is_a_gymnasium_env(self):
         self.assertIsInstance(multi2.Env("textcraft"), gymnasium.Env)
