@@ -244,13 +244,13 @@ class SciWorld(unittest.TestCase):
 
 class Limits(unittest.TestCase):
     def test_max_envs_and_idle_expiry(self):
-        with Server("textcraft", "--max-envs", "3", "--idle-seconds", "1") as s:
+        with Server("textcraft", "--max-envs", "3", "--idle-seconds", "3") as s:
             ids = [s.post("/create")[1]["id"] for _ in range(3)]
             self.assertEqual(ids, [0, 1, 2])
             self.assertIn("too many open environments", s.post("/create")[1]["error"])
             self.assertEqual(s.post("/close", {"id": 1}), (200, True))
             self.assertEqual(s.post("/create")[1]["id"], 3)                       # ids are never reused
-            time.sleep(1.6)
+            time.sleep(4)
             self.assertEqual(s.get("/observation?id=0")[1], {"error": "The task with environment 0 has been deleted."})
             self.assertEqual([s.post("/create")[1].get("id") for _ in range(3)], [4, 5, 6])
 
