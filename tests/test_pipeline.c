@@ -77,7 +77,7 @@ static void pipeline_smoke(void **state) {
     assert_non_null(c);
     assert_non_null(c2);
     book bk = {0};
-    m2_train_hooks hooks = {&bk, log_fn, NULL};
+    m2_train_hooks hooks = {.ud = &bk, .log = log_fn};
 
     /* 2. stage 0: LM steps on the base over the low sequences */
     m2_opt_opts base_opt = {.lr = 3e-3f, .grad_clip = 1.f};

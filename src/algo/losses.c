@@ -192,15 +192,24 @@ void m2_offline_actor_backward(const m2_actor_cfg *cfg,
 
 /* ---- online AWAC ---- */
 
-void m2_awac_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w) {
-    double s = 0, N = m2_mask_count(mask, n);
+double m2_awac_raw_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w) {
+    double s = 0;
     for (int i = 0; i < n; i++) {
         int c;
         w[i] = isfinite(adv[i]) ? clipped_exp((double)adv[i] / alpha, w_max, &c) : 0.f;
         if (MASK(mask, i) != 0) s += MASK(mask, i) * w[i];
     }
-    double mean = N > 0 ? s / N : 0;
+    return s;
+}
+
+void m2_awac_normalize(float *w, int n, double mean) {
     for (int i = 0; i < n; i++) w[i] = mean > 0 ? (float)(w[i] / mean) : 0.f;
+}
+
+void m2_awac_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w) {
+    double N = m2_mask_count(mask, n);
+    double s = m2_awac_raw_weights(adv, mask, n, alpha, w_max, w);
+    m2_awac_normalize(w, n, N > 0 ? s / N : 0);
 }
 
 float m2_awac_forward(const float *w, const float *logp, const float *kl, const float *mask, int n,

@@ -302,7 +302,13 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
     m2_step_stats local;
     memset(&local, 0, sizeof local);
     if (critic_pass(c_on, q, v, pb, &cfg->critic, cfg->train_critic, adv, NULL, &local, err)) goto out;
-    m2_awac_weights(adv, NULL, A, cfg->alpha, cfg->w_max, w);
+    if (cfg->global.sum) {   /* data parallel: normalise by the mean over every rank's block */
+        double sn[2] = {m2_awac_raw_weights(adv, NULL, A, cfg->alpha, cfg->w_max, w), A};
+        if (cfg->global.sum(cfg->global.ud, sn, 2, err)) goto out;
+        m2_awac_normalize(w, A, sn[1] > 0 ? sn[0] / sn[1] : 0);
+    } else {
+        m2_awac_weights(adv, NULL, A, cfg->alpha, cfg->w_max, w);
+    }
     action_targets(pb, tg);
     m2_ctx_logprobs(c_on, tg, tl);
     m2_action_logp_forward(tl, pb->tok_action, N, A, cfg->reduce, al, cnt);

@@ -68,11 +68,19 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
                     const m2_packed_batch *pb, const m2_offline_cfg *cfg, m2_rng *rng,
                     m2_step_stats *st, m2_err *err);
 
+/* Sums n doubles over the ranks of a data-parallel step in place (algo/train.c sets it; sum NULL:
+ * one process). */
+typedef struct m2_batch_sum {
+    void *ud;
+    int (*sum)(void *ud, double *v, int n, m2_err *err);
+} m2_batch_sum;
+
 typedef struct m2_online_cfg {
     m2_critic_cfg critic;
     float alpha, w_max, eta;   /* AWAC temperature, weight clip, KL coefficient */
     m2_reduce reduce;          /* per-action log-prob and KL (sum, as the released online code) */
     int train_critic, train_actor;
+    m2_batch_sum global;       /* set: the AWAC weights' mean is the global batch's (one sum of 2) */
 } m2_online_cfg;
 
 /* Online System 2 step (AWAC + exact KL to the frozen offline adapter): a forward of the batch
