@@ -166,7 +166,7 @@ static void pipeline_smoke(void **state) {
     m2_loop_cfg_default(&lc);
     lc.step_limit = 2;
     m2_online_opts on = {0};
-    on.step = (m2_online_cfg){{0.99f, 0.7f}, 1.f, 20.f, 0.02f, M2_REDUCE_SUM, 1, 1};
+    on.step = (m2_online_cfg){.critic = {0.99f, 0.7f}, .alpha = 1.f, .w_max = 20.f, .eta = 0.02f, .reduce = M2_REDUCE_SUM, .train_critic = 1, .train_actor = 1};
     on.actor = (m2_opt_opts){.lr = 1e-5f, .weight_decay = 0.01f, .grad_clip = 1.f};
     on.critic = on.actor;
     on.polyak = 0.2f;
