@@ -235,7 +235,7 @@ static void offline_two_ranks_match_one(void **state) {
     for (int i = 0; i < 12; i++) idx[i] = i;
     m2_offline_opts o = {0};
     o.step.critic = (m2_critic_cfg){.gamma = 0.99f, .expectile = 0.7f};
-    o.step.actor = (m2_actor_cfg){.beta = 3.f, .w_max = 20.f, .lambda = 0.f};
+    o.step.actor = (m2_actor_cfg){.beta = 3.f, .w_max = 20.f, .lambda = 0.f, .normalize = 1};
     o.step.reduce = M2_REDUCE_MEAN;
     o.step.train_actor = o.step.train_critic = 1;
     o.step.eos_id = 256;

@@ -126,7 +126,7 @@ static void pipeline_smoke(void **state) {
     q->grad_to_body = v->grad_to_body = 0;
     m2_offline_opts oo = {0};
     oo.step.critic = (m2_critic_cfg){0.99f, 0.7f};
-    oo.step.actor = (m2_actor_cfg){10.f, 20.f, 7.f, 0, 1};
+    oo.step.actor = (m2_actor_cfg){.beta = 10.f, .w_max = 20.f, .lambda = 7.f, .released = 0, .normalize = 1};
     oo.step.reduce = M2_REDUCE_MEAN;
     oo.step.train_actor = oo.step.train_critic = 1;
     oo.step.n_anchor = 1;

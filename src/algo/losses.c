@@ -121,12 +121,20 @@ static double actor_raw(const m2_actor_cfg *cfg, double a, int *clipped) {
 
 /* Divisor of the weights: their mean over the valid entries (released variant, or normalize),
  * else 1. */
-static double actor_norm(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
-    if (!cfg->released && !cfg->normalize) return 1.0;
-    double s = 0, N = m2_mask_count(mask, n);
+int m2_actor_normalizes(const m2_actor_cfg *cfg) { return cfg->released || cfg->normalize; }
+
+double m2_actor_raw_sum(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
+    double s = 0;
     int c;
     for (int i = 0; i < n; i++)
         if (MASK(mask, i) != 0) s += MASK(mask, i) * actor_raw(cfg, adv[i], &c);
+    return s;
+}
+
+static double actor_norm(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
+    if (!m2_actor_normalizes(cfg)) return 1.0;
+    if (cfg->given_norm) return cfg->norm;
+    double s = m2_actor_raw_sum(cfg, adv, mask, n), N = m2_mask_count(mask, n);
     return N > 0 ? s / N : 0;
 }
 

@@ -47,7 +47,14 @@ typedef struct m2_actor_cfg {
     int released;     /* 1 = the released code's weight variant instead of the sampled anchor */
     int normalize;    /* sampled variant: divide the dataset weights by their valid batch mean
                          (the released variant always does, as the released code) */
+    int given_norm;   /* 1: divide by norm instead (a data-parallel step's global batch mean) */
+    double norm;
 } m2_actor_cfg;
+
+/* 1 when the dataset weights are divided by their batch mean (normalize or released). */
+int m2_actor_normalizes(const m2_actor_cfg *cfg);
+/* The masked sum of the unnormalised dataset weights (their batch mean = sum / valid count). */
+double m2_actor_raw_sum(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n);
 
 typedef struct m2_actor_stats {
     float loss_data, loss_anchor;  /* the two terms of the loss (anchor 0 in the released variant) */

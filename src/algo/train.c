@@ -386,8 +386,15 @@ static int offline_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2
     const m2_offline_opts *o = l->o;
     zero_grads(l->a, l->q, l->v);
     memset(&l->ss, 0, sizeof l->ss);
-    if (pb->n_seq > 0 && m2_offline_step(l->m, l->c, l->a, l->q, l->v, pb, &o->step, l->rng, &l->ss, err)) return -1;
     m2_dist *d = dist_of(l->h);
+    m2_offline_cfg sc = o->step;
+    if (!m2_dist_alone(d)) sc.global = (m2_batch_sum){.ud = d, .sum = dp_sum};
+    if (pb->n_seq > 0) {
+        if (m2_offline_step(l->m, l->c, l->a, l->q, l->v, pb, &sc, l->rng, &l->ss, err)) return -1;
+    } else if (sc.global.sum && m2_actor_normalizes(&sc.actor)) {   /* the step's sum, with nothing of ours */
+        double sn[2] = {0, 0};
+        if (dp_sum(d, sn, 2, err)) return -1;
+    }
     if (dp_step_stats(d, l->a, l->q, l->v, &l->ss, NULL, err)) return -1;
     if (update(l->a, l->q, l->v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak,
                step, err)) return -1;
