@@ -42,7 +42,7 @@ static const char *yaml =
     "sys2:\n"
     "  warmup: {lr: 1e-3, epochs: 1, batch: 8}\n"
     "  offline: {epochs: 1, max_steps: 4, batch: 4, anchor_states: 1}\n"
-    "  online: {epochs: 2, episodes_per_epoch: 3, updates_per_epoch: 2, batch: 2, buffer_capacity: 40, seed_offline: 10}\n"
+    "  online: {epochs: 3, episodes_per_epoch: 3, updates_per_epoch: 2, batch: 2, buffer_capacity: 40, seed_offline: 10}\n"
     "eval: {episodes: 3, splits: [id, ood], max_new_tokens: 8, step_limit: 6}\n";
 
 static char root[256], cfg_path[300];
@@ -177,6 +177,9 @@ static void two_ranks_match_one_and_resume(void **state) {
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) same_file("two", "cut", files[i]);
     assert_int_equal(sh("cmp -s %s/two/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors "
                         "%s/cut/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors", root, root), 0);
+    /* the last checkpoint holds the replay buffer: the episodes played after the resume */
+    assert_int_equal(sh("cmp -s %s/two/ckpt/step_21/tensors.safetensors %s/cut/ckpt/step_21/tensors.safetensors", root,
+                        root), 0);
 }
 
 /* any command but train refuses to run on several ranks, on every rank alike (no hang) */
