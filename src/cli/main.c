@@ -56,7 +56,12 @@ int main(int argc, char **argv) {
         return rc;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            m2_dist_finalize(&dist);   /* mpirun -np 1 started MPI */
+            return rc;
+        }
+    m2_dist_finalize(&dist);
     fprintf(stderr, "multi2: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

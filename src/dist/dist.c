@@ -41,8 +41,6 @@ static int enter(m2_dist *d, const char *what, m2_err *err) {
     return 0;
 }
 
-#ifdef M2_HAVE_MPI
-
 /* Launchers put their rank into the environment before exec: OpenMPI's mpirun (OMPI_COMM_WORLD_*),
  * PMIx (srun --mpi=pmix, OpenMPI 4's own), PMI-1/2 (srun --mpi=pmi2, MPICH's hydra). */
 static int launched(void) {
@@ -51,6 +49,8 @@ static int launched(void) {
         if (getenv(vars[i])) return 1;
     return 0;
 }
+
+#ifdef M2_HAVE_MPI
 
 static int mpi_fail(int rc, const char *what, m2_err *err) {
     char msg[MPI_MAX_ERROR_STRING];
@@ -219,6 +219,11 @@ int m2_dist_init(m2_dist *d, int *argc, char ***argv, m2_err *err) {
     (void)argc;
     (void)argv;
     m2_dist_single(d);
+    /* N copies of a one-process build would each run the whole job into the same folder */
+    const char *n = getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : getenv("PMI_SIZE");
+    if (launched() && n && atoi(n) > 1)
+        return m2_errorf(err, M2_EUNSUPPORTED, "started as one of %s ranks, but this build has no MPI (-DM2_MPI=OFF or "
+                         "OpenMPI not found): run it without mpirun, or rebuild with libopenmpi-dev", n);
     return parse_fail(d, err);
 }
 

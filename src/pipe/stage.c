@@ -401,7 +401,8 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
         int64_t d[4] = {dec, rs.start, rs.step, rs.ck != NULL};
         m2_err e2 = {0};
         if (m2_dist_bcast(dist, d, sizeof d, 0, &e2)) {
-            if (writer) m2_ckpt_free(rs.ck), m2_run_close(&rs.run);
+            m2_ckpt_free(rs.ck);
+            if (writer && dec == 0) m2_run_close(&rs.run);
             if (err) *err = e2;
             return -1;
         }
