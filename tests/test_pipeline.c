@@ -77,7 +77,7 @@ static void pipeline_smoke(void **state) {
     assert_non_null(c);
     assert_non_null(c2);
     book bk = {0};
-    m2_train_hooks hooks = {&bk, log_fn, NULL};
+    m2_train_hooks hooks = {.ud = &bk, .log = log_fn};
 
     /* 2. stage 0: LM steps on the base over the low sequences */
     m2_opt_opts base_opt = {.lr = 3e-3f, .grad_clip = 1.f};
@@ -126,7 +126,7 @@ static void pipeline_smoke(void **state) {
     q->grad_to_body = v->grad_to_body = 0;
     m2_offline_opts oo = {0};
     oo.step.critic = (m2_critic_cfg){0.99f, 0.7f};
-    oo.step.actor = (m2_actor_cfg){10.f, 20.f, 7.f, 0, 1};
+    oo.step.actor = (m2_actor_cfg){.beta = 10.f, .w_max = 20.f, .lambda = 7.f, .released = 0, .normalize = 1};
     oo.step.reduce = M2_REDUCE_MEAN;
     oo.step.train_actor = oo.step.train_critic = 1;
     oo.step.n_anchor = 1;
@@ -166,7 +166,7 @@ static void pipeline_smoke(void **state) {
     m2_loop_cfg_default(&lc);
     lc.step_limit = 2;
     m2_online_opts on = {0};
-    on.step = (m2_online_cfg){{0.99f, 0.7f}, 1.f, 20.f, 0.02f, M2_REDUCE_SUM, 1, 1};
+    on.step = (m2_online_cfg){.critic = {0.99f, 0.7f}, .alpha = 1.f, .w_max = 20.f, .eta = 0.02f, .reduce = M2_REDUCE_SUM, .train_critic = 1, .train_actor = 1};
     on.actor = (m2_opt_opts){.lr = 1e-5f, .weight_decay = 0.01f, .grad_clip = 1.f};
     on.critic = on.actor;
     on.polyak = 0.2f;

@@ -121,12 +121,20 @@ static double actor_raw(const m2_actor_cfg *cfg, double a, int *clipped) {
 
 /* Divisor of the weights: their mean over the valid entries (released variant, or normalize),
  * else 1. */
-static double actor_norm(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
-    if (!cfg->released && !cfg->normalize) return 1.0;
-    double s = 0, N = m2_mask_count(mask, n);
+int m2_actor_normalizes(const m2_actor_cfg *cfg) { return cfg->released || cfg->normalize; }
+
+double m2_actor_raw_sum(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
+    double s = 0;
     int c;
     for (int i = 0; i < n; i++)
         if (MASK(mask, i) != 0) s += MASK(mask, i) * actor_raw(cfg, adv[i], &c);
+    return s;
+}
+
+static double actor_norm(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n) {
+    if (!m2_actor_normalizes(cfg)) return 1.0;
+    if (cfg->given_norm) return cfg->norm;
+    double s = m2_actor_raw_sum(cfg, adv, mask, n), N = m2_mask_count(mask, n);
     return N > 0 ? s / N : 0;
 }
 
@@ -192,15 +200,24 @@ void m2_offline_actor_backward(const m2_actor_cfg *cfg,
 
 /* ---- online AWAC ---- */
 
-void m2_awac_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w) {
-    double s = 0, N = m2_mask_count(mask, n);
+double m2_awac_raw_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w) {
+    double s = 0;
     for (int i = 0; i < n; i++) {
         int c;
         w[i] = isfinite(adv[i]) ? clipped_exp((double)adv[i] / alpha, w_max, &c) : 0.f;
         if (MASK(mask, i) != 0) s += MASK(mask, i) * w[i];
     }
-    double mean = N > 0 ? s / N : 0;
+    return s;
+}
+
+void m2_awac_normalize(float *w, int n, double mean) {
     for (int i = 0; i < n; i++) w[i] = mean > 0 ? (float)(w[i] / mean) : 0.f;
+}
+
+void m2_awac_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w) {
+    double N = m2_mask_count(mask, n);
+    double s = m2_awac_raw_weights(adv, mask, n, alpha, w_max, w);
+    m2_awac_normalize(w, n, N > 0 ? s / N : 0);
 }
 
 float m2_awac_forward(const float *w, const float *logp, const float *kl, const float *mask, int n,

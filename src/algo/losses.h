@@ -47,7 +47,14 @@ typedef struct m2_actor_cfg {
     int released;     /* 1 = the released code's weight variant instead of the sampled anchor */
     int normalize;    /* sampled variant: divide the dataset weights by their valid batch mean
                          (the released variant always does, as the released code) */
+    int given_norm;   /* 1: divide by norm instead (a data-parallel step's global batch mean) */
+    double norm;
 } m2_actor_cfg;
+
+/* 1 when the dataset weights are divided by their batch mean (normalize or released). */
+int m2_actor_normalizes(const m2_actor_cfg *cfg);
+/* The masked sum of the unnormalised dataset weights (their batch mean = sum / valid count). */
+double m2_actor_raw_sum(const m2_actor_cfg *cfg, const float *adv, const float *mask, int n);
 
 typedef struct m2_actor_stats {
     float loss_data, loss_anchor;  /* the two terms of the loss (anchor 0 in the released variant) */
@@ -82,6 +89,11 @@ void m2_offline_actor_backward(const m2_actor_cfg *cfg,
  * The online step takes d loss / d KL_i from m2_awac_backward, spread over the action's rows, as
  * the row weights of m2_ctx_kl's gradient. */
 void m2_awac_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w);
+/* The two halves of m2_awac_weights, for a batch split across ranks (the mean is then the global
+ * batch's): m2_awac_raw_weights writes the clipped exponentials and returns their masked sum;
+ * m2_awac_normalize divides them by mean (mean <= 0: all 0). */
+double m2_awac_raw_weights(const float *adv, const float *mask, int n, float alpha, float w_max, float *w);
+void m2_awac_normalize(float *w, int n, double mean);
 float m2_awac_forward(const float *w, const float *logp, const float *kl, const float *mask, int n,
                       float eta);
 void m2_awac_backward(const float *w, const float *mask, int n, float eta, float *dlogp, float *dkl);

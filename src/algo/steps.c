@@ -217,12 +217,19 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
     memset(&local, 0, sizeof local);
     /* critic (heads; reaches the LoRA only through each head's grad_to_body) */
     if (critic_pass(c, q, v, pb, &cfg->critic, cfg->train_critic, adv, vs, &local, err)) goto out;
+    m2_actor_cfg actor = cfg->actor;
+    if (cfg->global.sum && m2_actor_normalizes(&actor)) {   /* data parallel: the global batch's mean */
+        double sn[2] = {m2_actor_raw_sum(&actor, adv, NULL, A), A};
+        if (cfg->global.sum(cfg->global.ud, sn, 2, err)) goto out;
+        actor.given_norm = 1;
+        actor.norm = sn[1] > 0 ? sn[0] / sn[1] : 0;
+    }
     /* actor on dataset actions */
     action_targets(pb, tg);
     m2_ctx_logprobs(c, tg, tl);
     m2_action_logp_forward(tl, pb->tok_action, N, A, cfg->reduce, al, cnt);
     if (cfg->train_actor) {
-        m2_offline_actor_backward(&cfg->actor, adv, NULL, A, NULL, NULL, 0, dal, NULL);   /* the dataset term */
+        m2_offline_actor_backward(&actor, adv, NULL, A, NULL, NULL, 0, dal, NULL);   /* the dataset term */
         m2_action_logp_backward(dal, pb->tok_action, N, cnt, cfg->reduce, dtl);
         m2_ctx_logprobs_backward(c, tg, dtl);
     }
@@ -253,7 +260,7 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
     }
     /* the whole actor loss (dataset + anchor terms) for the stats; its gradient went in above */
     m2_actor_stats ast;
-    m2_offline_actor_forward(&cfg->actor, adv, al, NULL, A, adv_s, logp_s, NULL, M, &ast);
+    m2_offline_actor_forward(&actor, adv, al, NULL, A, adv_s, logp_s, NULL, M, &ast);
     if (st) {
         *st = local;
         st->loss_actor = ast.loss_data;
@@ -302,7 +309,13 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
     m2_step_stats local;
     memset(&local, 0, sizeof local);
     if (critic_pass(c_on, q, v, pb, &cfg->critic, cfg->train_critic, adv, NULL, &local, err)) goto out;
-    m2_awac_weights(adv, NULL, A, cfg->alpha, cfg->w_max, w);
+    if (cfg->global.sum) {   /* data parallel: normalise by the mean over every rank's block */
+        double sn[2] = {m2_awac_raw_weights(adv, NULL, A, cfg->alpha, cfg->w_max, w), A};
+        if (cfg->global.sum(cfg->global.ud, sn, 2, err)) goto out;
+        m2_awac_normalize(w, A, sn[1] > 0 ? sn[0] / sn[1] : 0);
+    } else {
+        m2_awac_weights(adv, NULL, A, cfg->alpha, cfg->w_max, w);
+    }
     action_targets(pb, tg);
     m2_ctx_logprobs(c_on, tg, tl);
     m2_action_logp_forward(tl, pb->tok_action, N, A, cfg->reduce, al, cnt);

@@ -39,6 +39,13 @@ int m2_lm_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, int backward
 int m2_sft_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, m2_reduce red, int backward,
                 m2_step_stats *st, m2_err *err);
 
+/* Sums n doubles over the ranks of a data-parallel step in place (algo/train.c sets it; sum NULL:
+ * one process). */
+typedef struct m2_batch_sum {
+    void *ud;
+    int (*sum)(void *ud, double *v, int n, m2_err *err);
+} m2_batch_sum;
+
 typedef struct m2_critic_cfg {
     float gamma;       /* 0.99 */
     float expectile;   /* IQL tau (0.7; the released offline config's 0.5 = plain MSE) */
@@ -56,6 +63,7 @@ typedef struct m2_offline_cfg {
     int max_action_tokens;     /* generation cap for a^ */
     m2_sampler sampler;        /* temperature 1 samples pi itself */
     int32_t eos_id;            /* ends a generated action */
+    m2_batch_sum global;       /* set: normalised actor weights use the global batch's mean (one sum of 2) */
 } m2_offline_cfg;
 
 /* Offline System 2 step (IQL critic + offline actor with the sampled-action anchor): forward with
@@ -73,6 +81,7 @@ typedef struct m2_online_cfg {
     float alpha, w_max, eta;   /* AWAC temperature, weight clip, KL coefficient */
     m2_reduce reduce;          /* per-action log-prob and KL (sum, as the released online code) */
     int train_critic, train_actor;
+    m2_batch_sum global;       /* set: the AWAC weights' mean is the global batch's (one sum of 2) */
 } m2_online_cfg;
 
 /* Online System 2 step (AWAC + exact KL to the frozen offline adapter): a forward of the batch

@@ -1,4 +1,5 @@
 #include "algo/train.h"
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,100 @@ static int after(const m2_train_hooks *h, int64_t step, m2_err *err) {
     return (h && h->after_step) ? h->after_step(h->ud, step, err) : 0;
 }
 
+/* ---- data parallel (dist/dist.h; the rule in train.h at m2_train_hooks.dist) ---- */
+
+static m2_dist *dist_of(const m2_train_hooks *h) { return h ? h->dist : NULL; }
+
+/* the most per-step numbers one reduction carries */
+#define DP_MAX_STATS 16
+
+/* Turns this rank's gradient of its block's mean loss (over n_local counted items) into the global
+ * batch's gradient in every group of g[0..k) (groups without grads are skipped): g <- sum_r
+ * (n_r / N) g_r, all groups packed into ONE deterministic all-reduce. means[0..n_means) are this
+ * block's means and become the global batch's (weighted by n_r / N); sums[0..n_sums) are summed.
+ * *n_total (may be NULL) receives N. Alone: nothing changes (*n_total = n_local). */
+static int dp_reduce(m2_dist *d, m2_params *const *g, int k, double n_local, double *means, int n_means,
+                     double *sums, int n_sums, double *n_total, m2_err *err) {
+    if (n_total) *n_total = n_local;
+    if (m2_dist_alone(d)) return 0;
+    if (n_means + n_sums + 1 > DP_MAX_STATS + 1) return m2_errorf(err, M2_EINVAL, "data parallel: too many step statistics");
+    double st[DP_MAX_STATS + 1];
+    st[0] = n_local;
+    for (int i = 0; i < n_means; i++) st[1 + i] = means[i] * n_local;
+    for (int i = 0; i < n_sums; i++) st[1 + n_means + i] = sums[i];
+    if (m2_dist_sum_f64(d, st, (size_t)(1 + n_means + n_sums), err)) return -1;
+    double N = st[0];
+    for (int i = 0; i < n_means; i++) means[i] = N > 0 ? st[1 + i] / N : 0;
+    for (int i = 0; i < n_sums; i++) sums[i] = st[1 + n_means + i];
+    if (n_total) *n_total = N;
+    float share = N > 0 ? (float)(n_local / N) : 0.f;
+    size_t tot = 0;
+    int with = 0;
+    for (int j = 0; j < k; j++) if (g[j]->g) { tot += g[j]->n; with++; }
+    if (with == 1) {   /* one arena: reduce it in place */
+        for (int j = 0; j < k; j++) if (g[j]->g) {
+            for (size_t i = 0; i < g[j]->n; i++) g[j]->g[i] *= share;
+            return m2_dist_sum_f32(d, g[j]->g, g[j]->n, err);
+        }
+    }
+    float *pk = malloc((tot ? tot : 1) * sizeof *pk);
+    if (!pk) return m2_errorf(err, M2_ENOMEM, "data parallel: out of memory for %zu gradients", tot);
+    size_t off = 0;
+    for (int j = 0; j < k; j++) if (g[j]->g) {
+        for (size_t i = 0; i < g[j]->n; i++) pk[off + i] = g[j]->g[i] * share;
+        off += g[j]->n;
+    }
+    int rc = m2_dist_sum_f32(d, pk, tot, err);
+    off = 0;
+    for (int j = 0; !rc && j < k; j++) if (g[j]->g) {
+        memcpy(g[j]->g, pk + off, g[j]->n * sizeof *pk);
+        off += g[j]->n;
+    }
+    free(pk);
+    return rc;
+}
+
+/* After a step every rank continues with rank 0's RNG streams (the ranks drew different numbers
+ * of samples from them), so rank 0's checkpoint holds every rank's state. */
+static int dp_sync_rngs(m2_dist *d, m2_rng *const *r, int k, m2_err *err) {
+    if (m2_dist_alone(d)) return 0;
+    uint64_t w[4 * 4];
+    if (k > 4) return m2_errorf(err, M2_EINVAL, "data parallel: too many RNG streams");
+    for (int j = 0; j < k; j++) memcpy(&w[4 * j], r[j]->s, sizeof r[j]->s);
+    if (m2_dist_bcast(d, w, (size_t)k * sizeof r[0]->s, 0, err)) return -1;
+    for (int j = 0; j < k; j++) memcpy(r[j]->s, &w[4 * j], sizeof r[j]->s);
+    return 0;
+}
+
+/* The step statistics one reduction averages (the fields log_step reports). */
+#define DP_STEP_STATS 11
+static void stats_out(const m2_step_stats *s, double *v) {
+    const float f[DP_STEP_STATS] = {s->loss, s->loss_q, s->loss_v, s->loss_actor, s->loss_anchor, s->kl,
+                                    s->q_mean, s->v_mean, s->adv_mean, s->w_mean, s->clip_frac};
+    for (int i = 0; i < DP_STEP_STATS; i++) v[i] = f[i];
+}
+static void stats_in(m2_step_stats *s, const double *v) {
+    float *f[DP_STEP_STATS] = {&s->loss, &s->loss_q, &s->loss_v, &s->loss_actor, &s->loss_anchor, &s->kl,
+                               &s->q_mean, &s->v_mean, &s->adv_mean, &s->w_mean, &s->clip_frac};
+    for (int i = 0; i < DP_STEP_STATS; i++) *f[i] = (float)v[i];
+}
+
+/* The global mean of every statistic of a System 2 step (ss) and the global gradient of the
+ * adapter and both heads. */
+static int dp_step_stats(m2_dist *d, m2_adapter *a, m2_head *q, m2_head *v, m2_step_stats *ss, double *n_total,
+                         m2_err *err) {
+    if (m2_dist_alone(d)) { if (n_total) *n_total = ss->n_actions; return 0; }
+    m2_params *g[3] = {&a->params, &q->params, &v->params};
+    double st[DP_STEP_STATS];
+    stats_out(ss, st);
+    if (dp_reduce(d, g, 3, ss->n_actions, st, DP_STEP_STATS, NULL, 0, n_total, err)) return -1;
+    stats_in(ss, st);
+    return 0;
+}
+
+/* m2_batch_sum over the ranks (steps.h) */
+static int dp_sum(void *ud, double *v, int n, m2_err *err) { return m2_dist_sum_f64(ud, v, (size_t)n, err); }
+
 /* Epochs completed by the cursor. */
 static int64_t epochs_done(const m2_train_state *st, int n) { return st->epoch + (st->pos >= n ? 1 : 0); }
 
@@ -62,7 +157,10 @@ static int batch_loop(const m2_seqset *set, const int *idx, int n, int batch, ui
     while (!st->stopped && epochs_done(st, n) < epochs && (max_steps <= 0 || st->step < max_steps)) {
         m2_packed_batch pb;
         int epoch_end = 0;
-        if (m2_batch_iter_next(&it, set, &pb, &epoch_end, err)) goto out;
+        int64_t lo, cnt;   /* this rank's block of the global batch (all of it alone) */
+        m2_dist *d = dist_of(h);
+        m2_dist_shard(m2_batch_iter_peek(&it), d ? d->rank : 0, d ? d->world : 1, &lo, &cnt);
+        if (m2_batch_iter_next_range(&it, set, (int)lo, (int)cnt, &pb, &epoch_end, err)) goto out;
         int r = f->step(f->ud, &pb, st->step, err);
         m2_packed_batch_free(&pb);
         if (r) goto out;
@@ -94,14 +192,19 @@ static int lm_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err 
     lm_loop *l = ud;
     m2_params *p = lm_group(l);
     m2_params_zero_grad(p);
-    m2_step_stats ss;
-    if (m2_lm_step(l->c, l->a, pb, 1, &ss, err)) return -1;
+    m2_step_stats ss = {0};
+    if (pb->n_seq > 0 && m2_lm_step(l->c, l->a, pb, 1, &ss, err)) return -1;   /* a rank's block may be empty */
+    double mean[1] = {ss.loss}, sum[1] = {pb->N};
+    m2_dist *d = dist_of(l->h);
+    if (dp_reduce(d, &p, 1, ss.n_tokens, mean, 1, sum, 1, NULL, err)) return -1;
     float gn, lr;
     if (group_update(p, &l->o->opt, step, &gn, &lr, err)) return -1;
-    l->loss = ss.loss;
+    m2_rng *r[1] = {m2_ctx_rng(l->c)};
+    if (dp_sync_rngs(d, r, 1, err)) return -1;
+    l->loss = mean[0];
     l->lr = lr;
     l->gnorm = gn;
-    l->tokens = pb->N;
+    l->tokens = sum[0];
     return 0;
 }
 
@@ -195,10 +298,16 @@ typedef struct sft_loop {
 static int sft_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err *err) {
     sft_loop *l = ud;
     m2_params_zero_grad(&l->a->params);
-    m2_step_stats ss;
-    if (m2_sft_step(l->c, l->a, pb, l->o->reduce, 1, &ss, err)) return -1;
+    m2_step_stats ss = {0};
+    if (pb->n_seq > 0 && m2_sft_step(l->c, l->a, pb, l->o->reduce, 1, &ss, err)) return -1;
+    double mean[1] = {ss.loss};
+    m2_params *g[1] = {&l->a->params};
+    m2_dist *d = dist_of(l->h);
+    if (dp_reduce(d, g, 1, ss.n_actions, mean, 1, NULL, 0, NULL, err)) return -1;
     if (group_update(&l->a->params, &l->o->opt, step, NULL, NULL, err)) return -1;
-    l->loss = ss.loss;
+    m2_rng *r[1] = {m2_ctx_rng(l->c)};
+    if (dp_sync_rngs(d, r, 1, err)) return -1;
+    l->loss = mean[0];
     return 0;
 }
 
@@ -276,9 +385,21 @@ static int offline_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2
     offline_loop *l = ud;
     const m2_offline_opts *o = l->o;
     zero_grads(l->a, l->q, l->v);
-    if (m2_offline_step(l->m, l->c, l->a, l->q, l->v, pb, &o->step, l->rng, &l->ss, err)) return -1;
-    return update(l->a, l->q, l->v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak,
-                  step, err);
+    memset(&l->ss, 0, sizeof l->ss);
+    m2_dist *d = dist_of(l->h);
+    m2_offline_cfg sc = o->step;
+    if (!m2_dist_alone(d)) sc.global = (m2_batch_sum){.ud = d, .sum = dp_sum};
+    if (pb->n_seq > 0) {
+        if (m2_offline_step(l->m, l->c, l->a, l->q, l->v, pb, &sc, l->rng, &l->ss, err)) return -1;
+    } else if (sc.global.sum && m2_actor_normalizes(&sc.actor)) {   /* the step's sum, with nothing of ours */
+        double sn[2] = {0, 0};
+        if (dp_sum(d, sn, 2, err)) return -1;
+    }
+    if (dp_step_stats(d, l->a, l->q, l->v, &l->ss, NULL, err)) return -1;
+    if (update(l->a, l->q, l->v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak,
+               step, err)) return -1;
+    m2_rng *r[2] = {l->rng, m2_ctx_rng(l->c)};
+    return dp_sync_rngs(d, r, 2, err);
 }
 
 static int offline_done(void *ud, int64_t step, int epoch_end, m2_err *err) {
@@ -300,7 +421,8 @@ int m2_train_offline(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head 
 /* One update on a batch sampled from the buffer; segments the packer rejects are skipped. */
 static int online_update(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                          m2_head *q, m2_head *v, m2_replay *buf, const m2_tok_iface *tok,
-                         const m2_online_opts *o, int64_t step, m2_step_stats *ss, int *did, m2_err *err) {
+                         const m2_online_opts *o, int64_t step, m2_step_stats *ss, int *did, m2_dist *d,
+                         m2_err *err) {
     *did = 0;
     int k = o->batch;
     int *idx = malloc((size_t)k * sizeof *idx);
@@ -308,7 +430,10 @@ static int online_update(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *o
     int np = 0, rc = -1;
     if (!idx || !ps) { m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
     if (m2_replay_sample(buf, k, idx, err) < 0) goto out;
-    for (int i = 0; i < k; i++) {
+    /* every rank holds the same buffer and draws the same k items; each packs its block of them */
+    int64_t lo, cnt;
+    m2_dist_shard(k, d ? d->rank : 0, d ? d->world : 1, &lo, &cnt);
+    for (int i = (int)lo; i < lo + cnt; i++) {
         m2_err e2 = {0};
         if (m2_pack_traj(tok, &m2_replay_at(buf, idx[i])->seg, o->max_tokens, &ps[np], &e2)) {
             if (e2.code == M2_ESHAPE) continue;
@@ -317,20 +442,132 @@ static int online_update(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *o
         }
         np++;
     }
-    if (np == 0) { rc = 0; goto out; }
-    m2_packed_batch pb;
-    if (m2_packed_batch_build(ps, np, &pb, err)) goto out;
-    zero_grads(on, q, v);
-    int r = m2_online_step(m, c_on, c_off, on, off, q, v, &pb, &o->step, ss, err);
-    m2_packed_batch_free(&pb);
-    if (r || update(on, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, step, err))
+    if (m2_dist_alone(d)) {
+        if (np == 0) { rc = 0; goto out; }
+        m2_packed_batch pb;
+        if (m2_packed_batch_build(ps, np, &pb, err)) goto out;
+        zero_grads(on, q, v);
+        int r = m2_online_step(m, c_on, c_off, on, off, q, v, &pb, &o->step, ss, err);
+        m2_packed_batch_free(&pb);
+        if (r || update(on, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, step, err))
+            goto out;
+        *did = 1;
+        rc = 0;
         goto out;
-    *did = 1;
+    }
+    /* data parallel: a rank whose block the packer emptied still joins the reduction (weight 0);
+     * no rank updates when every block is empty */
+    zero_grads(on, q, v);
+    memset(ss, 0, sizeof *ss);
+    m2_online_cfg sc = o->step;
+    sc.global = (m2_batch_sum){.ud = d, .sum = dp_sum};
+    if (np > 0) {
+        m2_packed_batch pb;
+        if (m2_packed_batch_build(ps, np, &pb, err)) goto out;
+        int r = m2_online_step(m, c_on, c_off, on, off, q, v, &pb, &sc, ss, err);
+        m2_packed_batch_free(&pb);
+        if (r) goto out;
+    } else {   /* the step's one global sum (the AWAC weights' mean), with nothing of this rank's */
+        double sn[2] = {0, 0};
+        if (dp_sum(d, sn, 2, err)) goto out;
+    }
+    double n_all;
+    if (dp_step_stats(d, on, q, v, ss, &n_all, err)) goto out;
+    if (n_all > 0) {
+        if (update(on, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, step, err))
+            goto out;
+        m2_rng *r[1] = {m2_ctx_rng(c_on)};
+        if (dp_sync_rngs(d, r, 1, err)) goto out;
+        *did = 1;
+    }
     rc = 0;
 out:
     for (int i = 0; i < np; i++) m2_packed_free(&ps[i]);
     free(ps);
     free(idx);
+    return rc;
+}
+
+/* Segments one episode may leave in its capture buffer (System 2 sub-goals of one episode). */
+#define CAPTURE_SEGMENTS 4096
+
+/* One rank's share of an online collection: rank r plays its block of the positions ids[0..n)
+ * (m2_dist_shard), each episode into a record {episodes, successes, steps, segments, ret, buffer:
+ * its segments as a replay buffer's JSON, all kept}; the records are gathered in rank order, which
+ * is episode order, and every rank then pushes every segment into its own buffer in that order and
+ * adds the stats in that order, exactly what m2_collect_online does in one process (the same FIFO,
+ * the same failure draws from the buffer's RNG, the same sums). */
+static int collect_sharded(m2_dist *d, m2_env *env, const m2_online_opts *o, const int *ids, int n,
+                           const m2_policy *sys1, const m2_policy *sys2, const m2_loop_cfg *lc, m2_replay *buf,
+                           m2_collect_stats *cs, m2_err *err) {
+    int64_t lo, cnt;
+    m2_dist_shard(n, d->rank, d->world, &lo, &cnt);
+    cJSON *mine = cJSON_CreateArray();
+    if (!mine) return m2_errorf(err, M2_ENOMEM, "online: out of memory");
+    int rc = -1;
+    char *text = NULL, *all = NULL;
+    size_t *lens = calloc((size_t)d->world, sizeof *lens);
+    m2_replay cap, tmp;
+    int cap_ok = 0, tmp_ok = 0;
+    if (!lens) { m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
+    for (int64_t e = lo; e < lo + cnt; e++) {
+        if (m2_replay_init(&cap, CAPTURE_SEGMENTS, 1.f, 0, err)) goto out;
+        cap_ok = 1;
+        m2_collect_stats one = {0};
+        if (m2_collect_online(env, o->task, o->split, &ids[e], 1, o->seed, sys1, sys2, lc, &cap, NULL, &one, err)) goto out;
+        if (cap.evicted) { m2_errorf(err, M2_ESHAPE, "online: an episode left more than %d segments", CAPTURE_SEGMENTS); goto out; }
+        char *bj = m2_replay_to_json(&cap, err);
+        if (!bj) goto out;
+        cJSON *rec = cJSON_CreateObject(), *bo = cJSON_Parse(bj);
+        free(bj);
+        if (!rec || !bo) { cJSON_Delete(rec); cJSON_Delete(bo); m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
+        cJSON_AddNumberToObject(rec, "episodes", one.episodes);
+        cJSON_AddNumberToObject(rec, "successes", one.successes);
+        cJSON_AddNumberToObject(rec, "steps", one.steps);
+        cJSON_AddNumberToObject(rec, "segments", one.segments);
+        cJSON_AddNumberToObject(rec, "ret", one.ret);
+        cJSON_AddItemToObject(rec, "buffer", bo);
+        cJSON_AddItemToArray(mine, rec);
+        m2_replay_free(&cap);
+        cap_ok = 0;
+    }
+    if (!(text = cJSON_PrintUnformatted(mine))) { m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
+    if (m2_dist_allgather(d, text, strlen(text), &all, lens, err)) goto out;
+    size_t off = 0;
+    for (int r = 0; r < d->world; r++) {
+        cJSON *arr = cJSON_ParseWithLength(all + off, lens[r]);
+        off += lens[r];
+        if (!cJSON_IsArray(arr)) { cJSON_Delete(arr); m2_errorf(err, M2_EFORMAT, "online: rank %d sent a bad episode record", r); goto out; }
+        const cJSON *rec;
+        cJSON_ArrayForEach(rec, arr) {
+            char *bj = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(rec, "buffer"));
+            int bad = !bj || m2_replay_init(&tmp, CAPTURE_SEGMENTS, 1.f, 0, err);
+            if (!bad) tmp_ok = 1;
+            if (!bad) bad = m2_replay_from_json(&tmp, bj, err);
+            free(bj);
+            for (int i = 0; !bad && i < m2_replay_size(&tmp); i++) {
+                const m2_replay_item *it = m2_replay_at(&tmp, i);
+                int kept = m2_replay_push(buf, &it->seg, it->success, err);
+                if (kept < 0) bad = 1;
+                else cs->kept += kept;
+            }
+            if (tmp_ok) { m2_replay_free(&tmp); tmp_ok = 0; }
+            if (bad) { cJSON_Delete(arr); if (err && !err->code) m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
+            cs->episodes += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "episodes"));
+            cs->successes += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "successes"));
+            cs->steps += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "steps"));
+            cs->segments += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "segments"));
+            cs->ret += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "ret"));
+        }
+        cJSON_Delete(arr);
+    }
+    rc = 0;
+out:
+    if (cap_ok) m2_replay_free(&cap);
+    cJSON_Delete(mine);
+    free(text);
+    free(all);
+    free(lens);
     return rc;
 }
 
@@ -351,8 +588,11 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
             for (int i = 0; i < o->episodes_per_epoch; i++)
                 ids[i] = (int)(((int64_t)st->epoch * o->episodes_per_epoch + i) % n_ep);
             m2_collect_stats cs = {0};
-            if (m2_collect_online(env, o->task, o->split, ids, o->episodes_per_epoch, o->seed, sys1, sys2, lc,
-                                  buf, NULL, &cs, err)) goto out;
+            if (m2_dist_alone(dist_of(h))
+                    ? m2_collect_online(env, o->task, o->split, ids, o->episodes_per_epoch, o->seed, sys1, sys2, lc,
+                                        buf, NULL, &cs, err)
+                    : collect_sharded(dist_of(h), env, o, ids, o->episodes_per_epoch, sys1, sys2, lc, buf, &cs, err))
+                goto out;
             st->pos = 0;
             static const char *names[] = {"sys2_online/success_rate", "sys2_online/return", "sys2_online/steps",
                                           "sys2_online/segments_kept", "sys2_online/buffer"};
@@ -364,7 +604,7 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
             m2_step_stats ss;
             int did;
             if (m2_replay_size(buf) == 0) { st->pos = o->updates_per_epoch; break; }
-            if (online_update(m, c_on, c_off, on, off, q, v, buf, tok, o, st->step, &ss, &did, err)) goto out;
+            if (online_update(m, c_on, c_off, on, off, q, v, buf, tok, o, st->step, &ss, &did, dist_of(h), err)) goto out;
             st->pos++;
             if (!did) continue;
             st->step++;

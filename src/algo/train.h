@@ -12,6 +12,7 @@
 #include "agent/replay.h"
 #include "algo/steps.h"
 #include "data/seqset.h"
+#include "dist/dist.h"
 
 typedef struct m2_train_hooks {
     void *ud;
@@ -19,6 +20,17 @@ typedef struct m2_train_hooks {
     int (*log)(void *ud, int64_t step, const char *const *names, const double *values, int n, m2_err *err);
     /* after every optimiser step, with the state already advanced (checkpoint here); may be NULL */
     int (*after_step)(void *ud, int64_t step, m2_err *err);
+    /* Data parallel (docs/dist.md): the ranks that run this loop in lock-step, each with the same
+     * model, state and data; NULL or one rank = this process alone, exactly as without MPI. Every
+     * global batch is split by m2_dist_shard (contiguous blocks of its sequences, or of the
+     * sequences sampled from the replay buffer); each rank's gradient of its block's mean loss is
+     * weighted by its share of the loss's count (tokens in pre-training, actions elsewhere) and the
+     * weighted gradients of everything trained are summed in ONE all-reduce per step, so clipping,
+     * AdamW and the schedule see the global batch's gradient on every rank. The RNG streams a step
+     * draws from (dropout, anchor samples) are rank 0's after each step. Online episodes are split
+     * the same way and gathered in episode order (every rank's buffer = one process's). Logged
+     * numbers are the global batch's. */
+    m2_dist *dist;
 } m2_train_hooks;
 
 typedef struct m2_train_state {

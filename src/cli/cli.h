@@ -1,6 +1,7 @@
 /* cli/: one file per subcommand; each returns the process exit status (0 ok, 1 error, 2 usage). */
 #ifndef M2_CLI_H
 #define M2_CLI_H
+#include "dist/dist.h"
 
 typedef int (*m2_cmd_fn)(int argc, char **argv);   /* argv[0] is the subcommand name */
 
@@ -11,6 +12,8 @@ int cmd_data(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+/* `multi2 train` on the ranks of an MPI job (docs/dist.md); cmd_train = one process. */
+int cmd_train_dist(int argc, char **argv, m2_dist *dist);
 int cmd_logits(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

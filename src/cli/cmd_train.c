@@ -188,6 +188,14 @@ static int branch_config(m2_run_config *cfg, const char *run, const char *branch
 }
 
 int cmd_train(int argc, char **argv) {
+    m2_dist one;
+    m2_dist_single(&one);
+    return cmd_train_dist(argc, argv, &one);
+}
+
+int cmd_train_dist(int argc, char **argv, m2_dist *dist) {
+    /* under MPI rank 0 speaks for the job; the others print only their errors (stderr) */
+    if (dist->rank != 0 && !freopen("/dev/null", "w", stdout)) return 1;
     setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
     const char *config = NULL, *resume = NULL, *branch = NULL;
     int dry = 0, print_cfg = 0, help_cfg = 0;
@@ -313,7 +321,8 @@ int cmd_train(int argc, char **argv) {
         int first = !resume && cfg->run_reuse_from[0] ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
         if (first > n) first = n;
         if (resume && !dry) first = n;
-        if ((!resume && m2_check_fresh_run_dir(run_dir, &err) != 0) ||
+        /* rank 0 alone: the others may find the folder it has just begun */
+        if ((!resume && dist->rank == 0 && m2_check_fresh_run_dir(run_dir, &err) != 0) ||
             m2_check_run_inputs(cfg, plan + first, n - first, !resume, &err) != 0) {
             fprintf(stderr, "multi2 train: %s\n", err.msg);
             if (dry) fprintf(stderr, "dry run: the run would fail here; nothing written\n");
@@ -327,9 +336,12 @@ int cmd_train(int argc, char **argv) {
         free(cfg);
         return 0;
     }
-    if (m2_train_run(cfg, stage_table, N_STAGES, run_dir, resume != NULL, stdout, &err) != 0) {
+    if (m2_train_run_dist(cfg, stage_table, N_STAGES, run_dir, resume != NULL, stdout, dist, &err) != 0) {
         if (err.code == M2_ESTOPPED) {
             printf("multi2 train: %s; continue with: multi2 train --resume %s\n", err.msg, run_dir);
+        } else if (!m2_dist_alone(dist)) {
+            fprintf(stderr, "multi2 train: rank %d of %d: %s\n", dist->rank, dist->world, err.msg);
+            rc = 1;
         } else {
             fprintf(stderr, "multi2 train: %s\n", err.msg);
             rc = 1;

@@ -39,8 +39,30 @@ int main(int argc, char **argv) {
     m2_blas_restart_with_better_core(argv);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     if (!strcmp(argv[1], "--version")) { printf("multi2 %s (commit %s)\n", M2_VERSION, M2_GIT_COMMIT); return 0; }
+    /* started by mpirun / srun: the ranks of one job (docs/dist.md); otherwise rank 0 of 1 */
+    m2_dist dist;
+    m2_err err = {0};
+    if (m2_dist_init(&dist, &argc, &argv, &err)) { fprintf(stderr, "multi2: %s\n", err.msg); return 1; }
+    if (!m2_dist_alone(&dist)) {
+        int rc = 2;
+        if (!strcmp(argv[1], "train")) {
+            rc = cmd_train_dist(argc - 1, argv + 1, &dist);
+            /* an error on one rank ends every rank: the others may wait in a collective */
+            if (rc == 1) m2_dist_abort(&dist, "multi2 train failed (its message is above)");
+        } else if (dist.rank == 0) {
+            fprintf(stderr, "multi2 %s: runs in one process; under mpirun only `multi2 train` runs on several "
+                    "ranks (%d here)\n", argv[1], dist.world);
+        }
+        m2_dist_finalize(&dist);
+        return rc;
+    }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            m2_dist_finalize(&dist);   /* mpirun -np 1 started MPI */
+            return rc;
+        }
+    m2_dist_finalize(&dist);
     fprintf(stderr, "multi2: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -116,21 +116,35 @@ void m2_batch_iter_free(m2_batch_iter *it) {
     memset(it, 0, sizeof *it);
 }
 
-int m2_batch_iter_next(m2_batch_iter *it, const m2_seqset *s, m2_packed_batch *out, int *epoch_done,
-                       m2_err *err) {
+int m2_batch_iter_peek(m2_batch_iter *it) {
     if (it->pos >= it->n) { it->epoch++; it->pos = 0; epoch_order(it); }
-    int k = it->n - it->pos < it->batch ? it->n - it->pos : it->batch;
-    m2_packed *tmp = malloc((size_t)k * sizeof *tmp);
-    if (!tmp) return m2_errorf(err, M2_ENOMEM, "batches: out of memory");
-    for (int i = 0; i < k; i++) {
-        int j = it->order[it->pos + i];
-        if (j < 0 || j >= s->n) { free(tmp); return m2_errorf(err, M2_EINVAL, "batches: sequence %d out of range", j); }
-        tmp[i] = s->seq[j];   /* shallow: build copies what it needs */
+    return it->n - it->pos < it->batch ? it->n - it->pos : it->batch;
+}
+
+int m2_batch_iter_next_range(m2_batch_iter *it, const m2_seqset *s, int lo, int n, m2_packed_batch *out,
+                             int *epoch_done, m2_err *err) {
+    int k = m2_batch_iter_peek(it);
+    if (lo < 0 || n < 0 || lo + n > k)
+        return m2_errorf(err, M2_EINVAL, "batches: part [%d, %d) outside the batch of %d", lo, lo + n, k);
+    memset(out, 0, sizeof *out);
+    if (n > 0) {
+        m2_packed *tmp = malloc((size_t)n * sizeof *tmp);
+        if (!tmp) return m2_errorf(err, M2_ENOMEM, "batches: out of memory");
+        for (int i = 0; i < n; i++) {
+            int j = it->order[it->pos + lo + i];
+            if (j < 0 || j >= s->n) { free(tmp); return m2_errorf(err, M2_EINVAL, "batches: sequence %d out of range", j); }
+            tmp[i] = s->seq[j];   /* shallow: build copies what it needs */
+        }
+        int rc = m2_packed_batch_build(tmp, n, out, err);
+        free(tmp);
+        if (rc) return -1;
     }
-    int rc = m2_packed_batch_build(tmp, k, out, err);
-    free(tmp);
-    if (rc) return -1;
     it->pos += k;
     if (epoch_done) *epoch_done = it->pos >= it->n;
     return 0;
+}
+
+int m2_batch_iter_next(m2_batch_iter *it, const m2_seqset *s, m2_packed_batch *out, int *epoch_done,
+                       m2_err *err) {
+    return m2_batch_iter_next_range(it, s, 0, m2_batch_iter_peek(it), out, epoch_done, err);
 }

@@ -46,5 +46,12 @@ void m2_batch_iter_free(m2_batch_iter *it);
  * it ended an epoch (the iterator then starts the next one). */
 int m2_batch_iter_next(m2_batch_iter *it, const m2_seqset *s, m2_packed_batch *out, int *epoch_done,
                        m2_err *err);
+/* The size of the batch the next call returns (moving to the next epoch first when the current one
+ * ended). */
+int m2_batch_iter_peek(m2_batch_iter *it);
+/* Like m2_batch_iter_next, but packs only the batch's sequences [lo, lo + n) (a data-parallel rank's
+ * share, dist/dist.h); n = 0 leaves *out zeroed. The iterator moves past the whole batch. */
+int m2_batch_iter_next_range(m2_batch_iter *it, const m2_seqset *s, int lo, int n, m2_packed_batch *out,
+                             int *epoch_done, m2_err *err);
 
 #endif

@@ -34,7 +34,7 @@ const m2_stage m2_pipe_stages[M2_N_STAGES] = {
     [M2_STAGE_PRETRAIN] = {.name = "pretrain", .fn = m2_stage_pretrain, .help = "pre-train the tiny base on expert text",
                            .reads = reads_pretrain},
     [M2_STAGE_DATA] = {.name = "data", .fn = m2_stage_data, .help = "expert trajectories and hierarchical datasets",
-                       .reads = reads_data},
+                       .reads = reads_data, .rank0_only = 1},
     [M2_STAGE_SYS1_SFT] = {.name = "sys1_sft", .fn = m2_stage_sys1_sft, .help = "System 1 (planner) SFT",
                            .reads = reads_sys1_sft},
     [M2_STAGE_SYS2_WARMUP] = {.name = "sys2_warmup", .fn = m2_stage_sys2_warmup,
@@ -45,7 +45,7 @@ const m2_stage m2_pipe_stages[M2_N_STAGES] = {
                               .help = "System 2 online refinement (AWAC + KL)", .reads = reads_sys2_online},
     [M2_STAGE_EVAL] = {.name = "eval", .fn = m2_stage_eval, .help = "pass@1 evaluation per split", .reads = reads_eval},
     [M2_STAGE_REPORT] = {.name = "report", .fn = m2_stage_report, .help = "results table and charts",
-                         .reads = reads_report},
+                         .reads = reads_report, .rank0_only = 1},
 };
 const int m2_pipe_n_stages = M2_N_STAGES;
 

@@ -1,4 +1,5 @@
 #include "pipe/stage.h"
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <inttypes.h>
 #include <sys/stat.h>
@@ -20,12 +21,20 @@ void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap) {
 int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err) {
     c->step = ctx->step;
     snprintf(c->stage, sizeof c->stage, "%s", ctx->name);
+    /* every rank holds rank 0's state (docs/dist.md): rank 0's checkpoint is the job's */
+    if (!ctx->writer && !m2_dist_alone(ctx->dist)) return 0;
+    if (!m2_dist_alone(ctx->dist)) {
+        cJSON *st = m2_ckpt_state(c);
+        if (!st || !cJSON_AddNumberToObject(st, "world", ctx->dist->world))
+            return m2_errorf(err, M2_ENOMEM, "checkpoint: out of memory");
+    }
     char dir[4096];
     if (m2_ckpt_save(c, ctx->run->ckpt_dir, (int)ctx->cfg->run_keep_last, dir, sizeof dir, err) != 0) return -1;
     return 0;
 }
 
 int m2_stage_log(m2_stage_ctx *ctx, const m2_scalar *s, int n, m2_err *err) {
+    if (!ctx->writer && !m2_dist_alone(ctx->dist)) return 0;   /* rank 0 logs the global numbers */
     if (m2_run_log(ctx->run, ctx->step, s, n, err) != 0) return -1;
     int64_t every = ctx->cfg->run_log_every > 0 ? ctx->cfg->run_log_every : 1;
     if (ctx->step % every == 0 || (ctx->total > 0 && ctx->step == ctx->total)) {
@@ -280,17 +289,19 @@ int m2_run_done_count(const char *run_dir) {
     return read_progress(run_dir, &p, &err) == 0 ? p.n_done : 0;
 }
 
-int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir, int resume,
-                 FILE *out, m2_err *err) {
-    const char *plan[16];
-    int n = m2_run_stage_plan(cfg, plan, 16);
-    if (n == 0) return m2_errorf(err, M2_ECONFIG, "run.stages: no stage to run");
-    for (int i = 0; i < n; i++) {
-        const m2_stage *st = find_stage(table, n_table, plan[i]);
-        if (!st || !st->fn)
-            return m2_errorf(err, M2_EUNSUPPORTED, "stage %s not implemented yet (plan of method %s: run.stages "
-                             "selects a subset)", plan[i], m2_method_names[cfg->method]);
-    }
+/* What rank 0 decided before the stages run (m2_train_run_dist broadcasts the numbers). */
+typedef struct run_start {
+    progress_file prog;
+    int start, reused, fresh, existed, n_reused, resume;
+    int64_t step;
+    m2_ckpt *ck;
+    m2_run run;
+} run_start;
+
+/* The writer's start of a run: fresh folder or resume decision, reuse, the run folder opened.
+ * Returns 0 to run stages, 1 when every stage is done already, -1 on error. */
+static int prepare(const m2_run_config *cfg, const char *const *plan, int n, const char *run_dir, int resume,
+                   FILE *out, run_start *rs, m2_err *err) {
     progress_file prog;
     int start = 0, reused = 0, fresh = !resume, existed = 0, n_reused = 0;
     int64_t step = 0;
@@ -302,7 +313,7 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
         step = prog.step;
         if (start == n) {
             if (out) fprintf(out, "%s: every stage is done already (%s)\n", run_dir, "stages.json");
-            return 0;
+            return 1;
         }
         /* every input the remaining stages read, before anything is cut back or computed */
         if (m2_check_run_inputs(cfg, plan + start, n - start, 0, err) != 0) return -1;
@@ -347,16 +358,101 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
             reused = resume = 1;   /* open the run at the reused step */
         }
     }
-    m2_run run;
-    if (m2_run_open(&run, run_dir, cfg->run_tensorboard, resume ? step : -1, err) != 0) {
+    if (m2_run_open(&rs->run, run_dir, cfg->run_tensorboard, resume ? step : -1, err) != 0) {
         m2_ckpt_free(ck);
         if (fresh) after_failed_fresh_run(run_dir, existed, prog.n_done, n_reused, err);
         return -1;
     }
+    rs->prog = prog;
+    rs->start = start;
+    rs->reused = reused;
+    rs->fresh = fresh;
+    rs->existed = existed;
+    rs->n_reused = n_reused;
+    rs->resume = resume;
+    rs->step = step;
+    rs->ck = ck;
+    return 0;
+}
+
+int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir, int resume,
+                 FILE *out, m2_err *err) {
+    return m2_train_run_dist(cfg, table, n_table, run_dir, resume, out, NULL, err);
+}
+
+int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir,
+                      int resume, FILE *out, m2_dist *dist, m2_err *err) {
+    const char *plan[16];
+    int n = m2_run_stage_plan(cfg, plan, 16);
+    if (n == 0) return m2_errorf(err, M2_ECONFIG, "run.stages: no stage to run");
+    for (int i = 0; i < n; i++) {
+        const m2_stage *st = find_stage(table, n_table, plan[i]);
+        if (!st || !st->fn)
+            return m2_errorf(err, M2_EUNSUPPORTED, "stage %s not implemented yet (plan of method %s: run.stages "
+                             "selects a subset)", plan[i], m2_method_names[cfg->method]);
+    }
+    int writer = m2_dist_alone(dist) || dist->rank == 0;
+    run_start rs;
+    memset(&rs, 0, sizeof rs);
+    int dec = writer ? prepare(cfg, plan, n, run_dir, resume, out, &rs, err) : 0;
+    if (!m2_dist_alone(dist)) {
+        /* one decision for every rank: rank 0's (the others hang in the stages' collectives if
+         * they took another); the others read the same checkpoint from the shared folder */
+        int64_t d[4] = {dec, rs.start, rs.step, rs.ck != NULL};
+        m2_err e2 = {0};
+        if (m2_dist_bcast(dist, d, sizeof d, 0, &e2)) {
+            m2_ckpt_free(rs.ck);
+            if (writer && dec == 0) m2_run_close(&rs.run);
+            if (err) *err = e2;
+            return -1;
+        }
+        if (!writer) {
+            dec = (int)d[0];
+            rs.start = (int)d[1];
+            rs.step = d[2];
+            snprintf(rs.run.dir, sizeof rs.run.dir, "%s", run_dir);
+            snprintf(rs.run.ckpt_dir, sizeof rs.run.ckpt_dir, "%s/ckpt", run_dir);
+            if (dec == 0 && d[3]) {
+                if (m2_ckpt_load_latest(rs.run.ckpt_dir, &rs.ck, err) != 0) return -1;
+                if (rs.ck->step != rs.step)
+                    dec = m2_errorf(err, M2_EIO, "rank %d: the latest checkpoint of %s is step %lld, rank 0 resumes at %lld "
+                                    "(is the run folder on a file system every rank reads?)", dist->rank, run_dir,
+                                    (long long)rs.ck->step, (long long)rs.step);
+            }
+        }
+    }
+    if (dec != 0) {
+        m2_ckpt_free(rs.ck);
+        if (writer && dec < 0) return -1;
+        if (dec > 0) return 0;
+        return err && err->code ? -1 : m2_errorf(err, M2_EIO, "rank 0 could not start the run (its message says why)");
+    }
+    int world = dist ? dist->world : 1;
+    if (rs.ck) {   /* checkpoints of older builds hold no world size: one process wrote them */
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(rs.ck->state, "world");
+        int ck_world = cJSON_IsNumber(w) ? (int)w->valuedouble : 1;
+        if (ck_world != world) {
+            m2_errorf(err, M2_ECONFIG, "%s: checkpoint of step %lld was written by %d rank%s; resume it with %d "
+                      "(mpirun -np %d; the batches' split, the gradient sums and the online episodes' sampling "
+                      "streams depend on the world size)", rs.ck->dir, (long long)rs.ck->step, ck_world,
+                      ck_world == 1 ? "" : "s", ck_world, ck_world);
+            m2_ckpt_free(rs.ck);
+            if (writer) m2_run_close(&rs.run);
+            return -1;
+        }
+    }
+    progress_file prog = rs.prog;
+    int start = rs.start, reused = rs.reused, fresh = rs.fresh, existed = rs.existed, n_reused = rs.n_reused;
+    resume = rs.resume;
+    int64_t step = rs.step;
+    m2_ckpt *ck = rs.ck;
+    m2_run run = rs.run;
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
     int rc = 0;
-    if (cfg->run_stop_at_step > 0 && cfg->run_stop_at_step <= step) {
+    if (!writer) {
+        /* rank 0 writes config.yaml and stages.json */
+    } else if (cfg->run_stop_at_step > 0 && cfg->run_stop_at_step <= step) {
         /* a stop at a step already passed can never happen again: saved as 0, so the folder says what
          * the rest of the run does (and matches a run that never stopped) */
         m2_run_config *saved = malloc(sizeof *saved);
@@ -370,7 +466,7 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
     } else {
         rc = m2_cfg_save(m2_run_config_schema(), cfg, path, err);
     }
-    if (rc == 0 && (!resume || reused)) rc = write_progress(run_dir, &prog, err);
+    if (rc == 0 && writer && (!resume || reused)) rc = write_progress(run_dir, &prog, err);
     for (int i = start; rc == 0 && i < n; i++) {
         const m2_stage *st = find_stage(table, n_table, plan[i]);
         m2_stage_ctx ctx;
@@ -384,12 +480,16 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
         ctx.last_log_step = step;
         ctx.out = out;
         ctx.resume = i == start ? ck : NULL;
+        ctx.dist = dist;
+        ctx.writer = writer;
         snprintf(ctx.artifacts, sizeof ctx.artifacts, "%s/artifacts/%s", run_dir, plan[i]);
-        if (m2_mkdir_p(ctx.artifacts, err) != 0) { rc = -1; break; }
+        if (writer && m2_mkdir_p(ctx.artifacts, err) != 0) { rc = -1; break; }
         if (out) fprintf(out, "== stage %d/%d: %s%s%s\n", i + 1, n, plan[i], st->help ? " — " : "", st->help ? st->help : "");
         double t0 = m2_now_s();
         ctx.last_log_time = t0;
-        rc = st->fn(&ctx, err);
+        rc = writer || !st->rank0_only ? st->fn(&ctx, err) : 0;
+        /* what rank 0 wrote (artifacts, data) is there for every rank's next stage */
+        if (rc == 0) rc = m2_dist_barrier(dist, err);
         if (rc != 0) { m2_err_prefix(err, "stage %s: ", plan[i]); break; }
         step = ctx.step;
         if (prog.n_done < 16) {
@@ -400,13 +500,13 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
             snprintf(prog.done[prog.n_done++], 32, "%s", plan[i]);
         }
         prog.step = step;
-        rc = write_progress(run_dir, &prog, err);
+        if (writer) rc = write_progress(run_dir, &prog, err);
         if (out) fprintf(out, "== stage %s done in %.1f s (step %" PRId64 ")\n", plan[i], m2_now_s() - t0, step);
     }
     m2_ckpt_free(ck);
-    m2_run_close(&run);
-    if (rc == 0 && cfg->run_plots) rc = m2_chart_run_curves(run_dir, err);
-    if (rc != 0 && fresh && err && err->code != M2_ESTOPPED)
+    if (writer) m2_run_close(&run);
+    if (rc == 0 && writer && cfg->run_plots) rc = m2_chart_run_curves(run_dir, err);
+    if (rc != 0 && writer && fresh && err && err->code != M2_ESTOPPED)
         after_failed_fresh_run(run_dir, existed, prog.n_done, n_reused, err);
     return rc;
 }

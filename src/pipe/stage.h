@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include "core/ckpt.h"
 #include "core/run.h"
+#include "dist/dist.h"
 #include "pipe/run_config.h"
 
 typedef struct m2_stage_ctx {
@@ -33,6 +34,8 @@ typedef struct m2_stage_ctx {
     char artifacts[1300];      /* run/artifacts/<stage> (created) */
     double last_log_time;
     int64_t last_log_step;
+    m2_dist *dist;             /* the ranks running this stage in lock-step (NULL: this process alone) */
+    int writer;                /* 1 on rank 0 (or alone): the one rank that writes files (docs/dist.md) */
 } m2_stage_ctx;
 
 typedef int (*m2_stage_fn)(m2_stage_ctx *ctx, m2_err *err);
@@ -42,6 +45,7 @@ typedef struct m2_stage {
     m2_stage_fn fn;            /* NULL: not implemented in this build */
     const char *help;
     const char *const *reads;  /* config keys / key prefixes its numbers depend on (pipe/plan.h); NULL-ended */
+    int rank0_only;            /* under MPI only rank 0 runs it (it only writes files the others read later) */
 } m2_stage;
 
 /* Saves c as this stage's checkpoint at ctx->step (stage name and step are set here), keeping
@@ -60,6 +64,13 @@ int m2_stage_log(m2_stage_ctx *ctx, const m2_scalar *s, int n, m2_err *err);
  * at the end the learning curves (run.plots). */
 int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir, int resume,
                  FILE *out, m2_err *err);
+/* The same on the ranks of d (docs/dist.md), every rank calling it with the same arguments: rank 0
+ * alone writes the run folder (config, stages.json, metrics, checkpoints, artifacts, results) and
+ * takes the resume decision, which it broadcasts; the folder must be on a file system every rank
+ * reads (one host, or NFS and the like). Checkpoints record the world size; resuming one at another
+ * world size is an error. A barrier ends every stage, so later stages read what rank 0 wrote. */
+int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir,
+                      int resume, FILE *out, m2_dist *dist, m2_err *err);
 
 /* 1 when run_dir's stages.json records `stage` as finished with its end step and metrics line
  * count (what run.reuse_stages needs from a source run), 0 otherwise (older runs, unfinished). */

@@ -50,8 +50,11 @@ static int hook_after(void *ud, int64_t step, m2_err *err) {
 }
 
 static m2_train_hooks hooks_of(hook_ud *h) {
-    return (m2_train_hooks){.ud = h, .log = hook_log, .after_step = hook_after};
+    return (m2_train_hooks){.ud = h, .log = hook_log, .after_step = hook_after, .dist = h->ctx->dist};
 }
+
+/* Under MPI only rank 0 writes files (docs/dist.md); a ctx made outside the runner writes. */
+static int writes(const m2_stage_ctx *ctx) { return ctx->writer || m2_dist_alone(ctx->dist); }
 
 /* A stage's optimiser at a constant learning rate. */
 static m2_opt_opts opt_of(const m2_run_config *cfg, double lr, double wd) {
@@ -222,7 +225,8 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = ctx->cfg;
     const char *run_dir = ctx->run->dir;
     if (strcmp(cfg->model_base, "tiny")) return 0;   /* a real backbone: nothing to pre-train */
-    if (pw_data_ensure(cfg, run_dir, ctx->out, err)) return -1;
+    if (writes(ctx) && pw_data_ensure(cfg, run_dir, ctx->out, err)) return -1;
+    if (m2_dist_barrier(ctx->dist, err)) return -1;   /* the data rank 0 wrote, for every rank */
     char tok_path[1400], base_path[1400];
     snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", ctx->artifacts);
     snprintf(base_path, sizeof base_path, "%s/base.gguf", ctx->artifacts);
@@ -242,7 +246,8 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
          * tokenizer from these files, and must save the same base.gguf as a run that trained it */
         char cfg_path[1400];
         snprintf(cfg_path, sizeof cfg_path, "%s/tokenizer_config.json", ctx->artifacts);
-        if (tk && (m2_tokenizer_save_config_json(tk, cfg_path, err) || m2_tokenizer_save_json(tk, tok_path, err))) {
+        if (tk && writes(ctx) &&
+            (m2_tokenizer_save_config_json(tk, cfg_path, err) || m2_tokenizer_save_json(tk, tok_path, err))) {
             m2_tokenizer_free(tk);
             return -1;
         }
@@ -344,8 +349,9 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     m2_train_hooks hk = hooks_of(&h);
     if (m2_train_lm(m, c, NULL, &set, idx, set.n, &lo, &st, &hk, err)) goto out;
     ctx->step = h.base + st.step;
-    if (m2_model_save_gguf_tok(m, base_path, M2_GGML_F32, NULL, tk, err)) goto out;
-    if (check_saved_base(m, &set, base_path, tok_path, err)) goto out;
+    if (writes(ctx) && (m2_model_save_gguf_tok(m, base_path, M2_GGML_F32, NULL, tk, err) ||
+                        check_saved_base(m, &set, base_path, tok_path, err)))
+        goto out;
     if (ctx->out) fprintf(ctx->out, "pretrain: base -> %s (reloaded: same logits)\n", base_path);
     rc = 0;
 out:
@@ -435,7 +441,7 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     if (m2_train_sft(c, cv, a, &set, tr, nt, va, nv, &o, &st, best, &hk, err)) goto out;
     ctx->step = h.base + st.step;
     if (st.stopped && ctx->out) fprintf(ctx->out, "%s: early stop at step %lld (best validation loss %.4f)\n", ctx->name, (long long)st.step, st.best_val);
-    if (pw_save_adapter(&w, a, ctx->artifacts, err)) goto out;
+    if (writes(ctx) && pw_save_adapter(&w, a, ctx->artifacts, err)) goto out;
     rc = 0;
 out:
     free(best);
@@ -480,6 +486,20 @@ static int rl_fill(void *ud, m2_ckpt *c, m2_err *err) {
     pw_state_to_json(js, s->st, s->h->base);
     if (s->mp1) cJSON_AddNumberToObject(js, "sys1_calls", (double)s->mp1->calls);
     if (s->mp2) cJSON_AddNumberToObject(js, "sys2_calls", (double)s->mp2->calls);
+    m2_dist *d = s->h->ctx->dist;
+    if (!m2_dist_alone(d) && s->mp1 && s->mp2) {
+        /* the one state that differs between ranks: the sampling streams' call counters of the
+         * episodes each rank played; rank r resumes from entry r */
+        int64_t *calls = calloc((size_t)2 * d->world, sizeof *calls);
+        if (!calls) return m2_errorf(err, M2_ENOMEM, "checkpoint: out of memory");
+        calls[2 * d->rank] = s->mp1->calls;
+        calls[2 * d->rank + 1] = s->mp2->calls;
+        int rc = m2_dist_sum_i64(d, calls, (size_t)2 * d->world, err);
+        int64_t shape[2] = {d->world, 2};
+        if (!rc) rc = m2_ckpt_add_copy(c, "rank_calls", M2_CKPT_I64, calls, 2, shape, err);
+        free(calls);
+        if (rc) return -1;
+    }
     if (s->buf) {
         char *j = m2_replay_to_json(s->buf, err);
         if (!j) return -1;
@@ -501,6 +521,15 @@ static int rl_restore(const m2_ckpt *ck, rl_state *s, m2_err *err) {
     const cJSON *x;
     if (s->mp1 && cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(js, "sys1_calls"))) s->mp1->calls = (long)x->valuedouble;
     if (s->mp2 && cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(js, "sys2_calls"))) s->mp2->calls = (long)x->valuedouble;
+    const m2_ckpt_array *rk = m2_ckpt_find(ck, "rank_calls");
+    m2_dist *d = s->h->ctx->dist;
+    if (rk && s->mp1 && s->mp2 && !m2_dist_alone(d)) {   /* the world size matched (m2_train_run_dist) */
+        if (rk->dtype != M2_CKPT_I64 || rk->nbytes != (size_t)2 * d->world * sizeof(int64_t))
+            return m2_errorf(err, M2_EFORMAT, "checkpoint %s: rank_calls is not [%d, 2] I64", ck->dir, d->world);
+        const int64_t *cl = rk->data;
+        s->mp1->calls = (long)cl[2 * d->rank];
+        s->mp2->calls = (long)cl[2 * d->rank + 1];
+    }
     if (s->buf) {
         const m2_ckpt_array *ar = m2_ckpt_find(ck, "replay");
         if (!ar) return m2_errorf(err, M2_EFORMAT, "checkpoint %s: no replay buffer", ck->dir);
@@ -575,7 +604,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     m2_train_hooks hk = hooks_of(&h);
     if (m2_train_offline(w.m, c, a, q, v, &set, idx, set.n, &o, &st, &rng, &hk, err)) goto out;
     ctx->step = h.base + st.step;
-    if (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err)) goto out;
+    if (writes(ctx) && (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
     rc = 0;
 out:
     free(idx);
@@ -684,7 +713,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     if (m2_train_online(w.m, con, coff, on, off, q, v, w.env, flat ? &p2 : &p1, &p2, &lc, &buf, &w.tok, &o, &st, &hk, err))
         goto out;
     ctx->step = h.base + st.step;
-    if (pw_save_adapter(&w, on, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err)) goto out;
+    if (writes(ctx) && (pw_save_adapter(&w, on, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
     rc = 0;
 out:
     m2_model_policy_free(&mp1);
@@ -700,8 +729,70 @@ out:
 
 /* ---------------------------------------------------------------- evaluation */
 
+/* An evaluated episode as it travels between ranks: the fields the aggregate reads, then its task
+ * type and its record, each NUL-ended. */
+typedef struct ep_wire {
+    char env[32], split[8];
+    int steps, sys1_calls, invalid, success;
+    long sys1_prompt_tok, sys1_gen_tok, sys2_prompt_tok, sys2_gen_tok;
+    float score;
+    uint32_t type_len, rec_len;
+} ep_wire;
+
+static int wire_put(m2_strbuf *b, const m2_episode *ep, const char *rec, m2_err *err) {
+    ep_wire x;
+    memset(&x, 0, sizeof x);
+    memcpy(x.env, ep->env, sizeof x.env);
+    memcpy(x.split, ep->split, sizeof x.split);
+    x.steps = ep->steps;
+    x.sys1_calls = ep->sys1_calls;
+    x.invalid = ep->invalid;
+    x.success = ep->success;
+    x.sys1_prompt_tok = ep->sys1_prompt_tok;
+    x.sys1_gen_tok = ep->sys1_gen_tok;
+    x.sys2_prompt_tok = ep->sys2_prompt_tok;
+    x.sys2_gen_tok = ep->sys2_gen_tok;
+    x.score = ep->score;
+    const char *t = ep->task_type ? ep->task_type : "";
+    x.type_len = (uint32_t)strlen(t) + 1;
+    x.rec_len = (uint32_t)strlen(rec) + 1;
+    if (m2_strbuf_append(b, &x, sizeof x) || m2_strbuf_append(b, t, x.type_len) || m2_strbuf_append(b, rec, x.rec_len))
+        return m2_errorf(err, M2_ENOMEM, "eval: out of memory");
+    return 0;
+}
+
+/* The next episode of a gathered buffer at *off: ep (borrowing its task type) and its record. */
+static int wire_get(const char *buf, size_t len, size_t *off, m2_episode *ep, const char **rec, m2_err *err) {
+    ep_wire x;
+    if (len - *off < sizeof x) return m2_errorf(err, M2_EFORMAT, "eval: a rank sent a truncated episode");
+    memcpy(&x, buf + *off, sizeof x);
+    if (len - *off - sizeof x < (size_t)x.type_len + x.rec_len || !x.type_len || !x.rec_len)
+        return m2_errorf(err, M2_EFORMAT, "eval: a rank sent a truncated episode");
+    const char *t = buf + *off + sizeof x;
+    memset(ep, 0, sizeof *ep);
+    memcpy(ep->env, x.env, sizeof ep->env);
+    memcpy(ep->split, x.split, sizeof ep->split);
+    ep->steps = x.steps;
+    ep->sys1_calls = x.sys1_calls;
+    ep->invalid = x.invalid;
+    ep->success = x.success;
+    ep->sys1_prompt_tok = x.sys1_prompt_tok;
+    ep->sys1_gen_tok = x.sys1_gen_tok;
+    ep->sys2_prompt_tok = x.sys2_prompt_tok;
+    ep->sys2_gen_tok = x.sys2_gen_tok;
+    ep->score = x.score;
+    ep->task_type = *t ? (char *)t : NULL;
+    *rec = t + x.type_len;
+    *off += sizeof x + x.type_len + x.rec_len;
+    return 0;
+}
+
+/* Positions 0..n-1 of the split's episode order. Under MPI rank r plays the block m2_dist_shard
+ * gives it; the episodes are gathered in rank order (= episode order) and added to agg on every
+ * rank, and their records written by rank 0 alone, so the files and totals are those of one
+ * process (greedy decoding: an episode depends only on its position and seed). */
 static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const char *label, m2_jsonl *jl,
-                      FILE *jsonl, m2_eval_agg *agg, m2_err *err) {
+                      FILE *jsonl, m2_eval_agg *agg, m2_dist *d, int writer, m2_err *err) {
     const m2_run_config *cfg = w->cfg;
     int flat = pw_is_flat(cfg);
     int swap = m2_method_of(cfg)->role_swap;
@@ -728,12 +819,18 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
     m2_episode_order order = {0};
     int ret = -1;
+    m2_strbuf wire = {0};   /* this rank's episodes under MPI */
+    char *all = NULL;
+    size_t *lens = NULL;
     if (m2_episode_order_build(w->env, task, split, &order, err)) goto done;
     if (n > order.n) n = order.n;
+    int64_t lo = 0, cnt = n;
+    int alone = m2_dist_alone(d);
+    if (!alone) m2_dist_shard(n, d->rank, d->world, &lo, &cnt);
     m2_progress pg;
-    if (progress) m2_progress_begin(&pg, progress, label, n, m2_run_progress_names[cfg->run_progress]);
+    if (progress) m2_progress_begin(&pg, progress, label, (int)cnt, m2_run_progress_names[cfg->run_progress]);
     int wins = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = (int)lo; i < lo + cnt; i++) {
         const m2_episode_ref *r = m2_episode_order_at(&order, i);
         m2_episode ep;
         uint64_t seed = (uint64_t)cfg->eval_seed + (uint64_t)i;
@@ -745,25 +842,43 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
         wins += ep.success;
         char *rec = m2_eval_record_episode(&ep, m2_method_names[cfg->method], task);
         int rc = rec ? 0 : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
-        if (!rc && jl) rc = m2_jsonl_write_raw(jl, rec, err);
-        if (!rc && jsonl) fprintf(jsonl, "%s\n", rec);
-        if (!rc && agg) rc = m2_eval_agg_add(agg, &ep, err);
+        if (!rc && !alone) rc = wire_put(&wire, &ep, rec, err);
+        if (!rc && alone && jl) rc = m2_jsonl_write_raw(jl, rec, err);
+        if (!rc && alone && jsonl) fprintf(jsonl, "%s\n", rec);
+        if (!rc && alone && agg) rc = m2_eval_agg_add(agg, &ep, err);
         free(rec);
         m2_episode_free(&ep);
         if (rc) goto done;
         if (progress) {
             char extra[64];
-            snprintf(extra, sizeof extra, "success %d/%d", wins, i + 1);
-            m2_progress_update(&pg, i + 1, extra);
+            snprintf(extra, sizeof extra, "success %d/%d", wins, (int)(i - lo + 1));
+            m2_progress_update(&pg, (int)(i - lo + 1), extra);
         }
     }
     if (progress) {
         char extra[64];
-        snprintf(extra, sizeof extra, "success %d/%d", wins, n);
+        snprintf(extra, sizeof extra, "success %d/%d", wins, (int)cnt);
         m2_progress_end(&pg, extra);
+    }
+    if (!alone) {
+        if (!(lens = calloc((size_t)d->world, sizeof *lens))) { m2_errorf(err, M2_ENOMEM, "eval: out of memory"); goto done; }
+        if (m2_dist_allgather(d, wire.len ? m2_strbuf_str(&wire) : "", wire.len, &all, lens, err)) goto done;
+        size_t total = 0, off = 0;
+        for (int r = 0; r < d->world; r++) total += lens[r];
+        while (off < total) {
+            m2_episode ep;
+            const char *rec = NULL;
+            if (wire_get(all, total, &off, &ep, &rec, err)) goto done;
+            if (writer && jl && m2_jsonl_write_raw(jl, rec, err)) goto done;
+            if (writer && jsonl) fputs(rec, jsonl), fputc('\n', jsonl);
+            if (agg && m2_eval_agg_add(agg, &ep, err)) goto done;
+        }
     }
     ret = n;
 done:
+    m2_strbuf_free(&wire);
+    free(all);
+    free(lens);
     m2_episode_order_free(&order);
     m2_model_policy_free(&mp1);
     m2_model_policy_free(&mp2);
@@ -782,11 +897,13 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
         int sp = m2_split_parse(split_name);
         if (sp < 0) { rc = m2_errorf(err, M2_ECONFIG, "eval.splits: unknown split '%s'", split_name); break; }
         m2_jsonl jl;
-        if (m2_run_eval_open(ctx->run, m2_split_name((m2_split)sp), 1, &jl, err)) { rc = -1; break; }
+        memset(&jl, 0, sizeof jl);
+        if (writes(ctx) && m2_run_eval_open(ctx->run, m2_split_name((m2_split)sp), 1, &jl, err)) { rc = -1; break; }
         char label[600];
         snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
-        int n = eval_split(&w, (m2_split)sp, (int)cfg->eval_episodes, ctx->out, label, &jl, NULL, &agg, err);
-        m2_jsonl_close(&jl);
+        int n = eval_split(&w, (m2_split)sp, (int)cfg->eval_episodes, ctx->out, label, writes(ctx) ? &jl : NULL, NULL,
+                           &agg, ctx->dist, writes(ctx), err);
+        if (writes(ctx)) m2_jsonl_close(&jl);
         if (n < 0) { rc = -1; break; }
         const m2_eval_cell *cell = m2_eval_agg_find(&agg, m2_split_name((m2_split)sp), "all");
         if (!cell || cell->n == 0) continue;
@@ -801,7 +918,7 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
                           {k4, cell->invalid / steps}};
         rc = m2_stage_log(ctx, s, 4, err);
     }
-    if (rc == 0) {
+    if (rc == 0 && writes(ctx)) {
         char *j = m2_eval_agg_to_json(&agg);
         char path[1400];
         snprintf(path, sizeof path, "%s/eval_summary.json", ctx->artifacts);
@@ -829,7 +946,7 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
     char label[600];
     snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
     int n = eval_split(&w, (m2_split)sp, episodes > 0 ? episodes : (int)cfg->eval_episodes, progress, label, NULL,
-                       jsonl, agg, err);
+                       jsonl, agg, NULL, 1, err);
     pw_close(&w);
     free(cfg);
     return n < 0 ? -1 : 0;
