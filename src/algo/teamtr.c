@@ -1,5 +1,7 @@
 #include "algo/teamtr.h"
 #include "algo/losses.h"
+#include "kernels/loss.h"
+#include <stdlib.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -105,4 +107,26 @@ double m2_stage_certificate(const float *L, const float *D, int n_agents, float 
     double s = 0;
     for (int i = 0; i < n_agents; i++) s += L[i] - c * sqrt(D[i] > 0 ? D[i] : 0);
     return s;
+}
+
+double m2_token_divergence_mean(const float *kl, const float *mask, int n) {
+    double s = 0, N = 0;
+    for (int u = 0; u < n; u++) {
+        double m = MASK(mask, u);
+        if (m == 0) continue;
+        s += m * (kl[u] > 0 ? kl[u] : 0.0);
+        N += m;
+    }
+    return N > 0 ? s / N : 0.0;
+}
+
+double m2_token_divergence_logits(const float *logits_old, const float *logits_new, const float *mask,
+                                  int n, int V) {
+    if (n <= 0) return 0.0;
+    float *kl = malloc((size_t)n * sizeof *kl);
+    if (!kl) return NAN;   /* the caller's check of D^ <= delta fails: the update is rolled back */
+    m2_kl_forward(kl, logits_old, logits_new, n, V, NULL);
+    double d = m2_token_divergence_mean(kl, mask, n);
+    free(kl);
+    return d;
 }
