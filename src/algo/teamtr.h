@@ -53,4 +53,10 @@ float m2_surrogate_gain(const float *logp_new, const float *logp_old, const floa
 /* Stage certificate proxy C = sum_i L_i - c sum_i sqrt(max(D_i, 0)). */
 double m2_stage_certificate(const float *L, const float *D, int n_agents, float c);
 
+/* Spearman's rank correlation of x[0..n) and y[0..n) (ties get their mean rank); 0 when n < 2 or
+ * either side is constant. */
+double m2_rank_correlation(const double *x, const double *y, int n);
+/* The fraction of stages whose certificate exceeds the measured gain (the bound does not hold). */
+double m2_violation_rate(const double *certificate, const double *gain, int n);
+
 #endif
