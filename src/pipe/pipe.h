@@ -47,6 +47,9 @@ int m2_stage_sys2_warmup(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err);
+/* TeamTR (pipe/stage_teamtr.c): the team's stages of agent-by-agent updates, the certificate per stage
+ * beside the measured gain, per-agent PEFT folders artifacts/teamtr/adapter_agentK/. */
+int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err);
 
 
 /* Evaluates the trained policy of a run folder (its config.yaml and artifacts) on `split` of its
