@@ -123,7 +123,7 @@ static void pack_masks_other_agents(void **state) {
     m2_team t = {.n = 3, .protocol = M2_TEAM_CHAIN};
     for (int k = 0; k < 3; k++) t.agent[k].tok = &tok;
     m2_qa_set qs;
-    assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 2, 3, 3, &qs, &err), 0);
+    assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 2, 200, 3, 3, &qs, &err), 0);
     m2_team_sample s[2] = {{.task = 0, .n_turns = 3, .speaker = {1, 0, 2}}, {.task = 1, .n_turns = 3, .speaker = {2, 1, 0}}};
     const char *msgs[2][3] = {{"xx", "yyyy", "z"}, {"p", "qq", "rrr"}};
     for (int i = 0; i < 2; i++)
@@ -174,7 +174,7 @@ static void play_tiny(void **state) {
         assert_non_null(t.agent[k].adapter);
     }
     m2_qa_set qs;
-    assert_int_equal(m2_qa_arith(2, M2_QA_SPLIT_TRAIN, 3, 2, 2, &qs, &err), 0);
+    assert_int_equal(m2_qa_arith(2, M2_QA_SPLIT_TRAIN, 3, 200, 2, 2, &qs, &err), 0);
     m2_team_gen g = {.sampler = {.temperature = 1.f}, .max_new_tokens = 6, .seed = 9};
     m2_team_sample a[4], b[4];
     for (int i = 0; i < 4; i++) a[i] = b[i] = (m2_team_sample){.task = i % 3, .id = (uint64_t)i};
@@ -254,9 +254,9 @@ static void arithmetic_family(void **state) {
     (void)state;
     m2_err err = {0};
     m2_qa_set tr, te, tr2;
-    assert_int_equal(m2_qa_arith(7, M2_QA_SPLIT_TRAIN, 200, 2, 4, &tr, &err), 0);
-    assert_int_equal(m2_qa_arith(7, M2_QA_SPLIT_TRAIN, 200, 2, 4, &tr2, &err), 0);
-    assert_int_equal(m2_qa_arith(7, M2_QA_SPLIT_TEST, 50, 2, 4, &te, &err), 0);
+    assert_int_equal(m2_qa_arith(7, M2_QA_SPLIT_TRAIN, 200, 200, 2, 4, &tr, &err), 0);
+    assert_int_equal(m2_qa_arith(7, M2_QA_SPLIT_TRAIN, 200, 200, 2, 4, &tr2, &err), 0);
+    assert_int_equal(m2_qa_arith(7, M2_QA_SPLIT_TEST, 50, 200, 2, 4, &te, &err), 0);
     assert_int_equal(tr.n, 200);
     assert_true(te.n > 40);
     for (int i = 0; i < tr.n; i++) {
@@ -285,7 +285,10 @@ static void arithmetic_family(void **state) {
     assert_int_equal(m2_qa_parts(&q, 1, parts, &err), 0);
     assert_string_equal(parts[0], "7+5=12, 12-3=9, 9+8=17");
     free(parts[0]);
-    assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 3, 0, 2, &te, &err), -1);
+    assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 3, 200, 0, 2, &te, &err), -1);
+    /* one operation: fewer distinct questions than 2000 training ones, so no test question is left */
+    assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TEST, 10, 2000, 1, 1, &te, &err), -1);
+    assert_non_null(strstr(err.msg, "no test question"));
     m2_qa_set_free(&tr);
     m2_qa_set_free(&tr2);
 }

@@ -56,7 +56,7 @@ static int setup_n(void **state, int n) {
         f->tt.old[k] = b;
     }
     f->tt.team = &f->team;
-    assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 4, 2, 2, &f->qs, &err), 0);
+    assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 4, 200, 2, 2, &f->qs, &err), 0);
     *state = f;
     return 0;
 }

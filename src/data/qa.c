@@ -197,16 +197,16 @@ static int arith_draw(m2_rng *r, int min_ops, int max_ops, char *qbuf, size_t qc
     return 0;
 }
 
-int m2_qa_arith(uint64_t seed, int split, int n, int min_ops, int max_ops, m2_qa_set *out, m2_err *err) {
+int m2_qa_arith(uint64_t seed, int split, int n, int n_train, int min_ops, int max_ops, m2_qa_set *out, m2_err *err) {
     m2_qa_set_init(out);
     if (min_ops < 1 || max_ops < min_ops || max_ops > M2_QA_MAX_STEPS)
         return m2_errorf(err, M2_EINVAL, "arithmetic tasks: operations %d..%d (need 1 <= min <= max <= %d)", min_ops,
                          max_ops, M2_QA_MAX_STEPS);
-    /* the test split skips questions of the train stream: the first n_train_check train questions
-     * (as many as the test split draws, at least 4096) are excluded by text */
+    /* the test split skips the training set's questions (the first n_train of the train stream) */
     m2_qa_set train;
     m2_qa_set_init(&train);
-    if (split == M2_QA_SPLIT_TEST && m2_qa_arith(seed, M2_QA_SPLIT_TRAIN, n > 4096 ? n : 4096, min_ops, max_ops, &train, err))
+    if (split == M2_QA_SPLIT_TEST && n_train > 0 &&
+        m2_qa_arith(seed, M2_QA_SPLIT_TRAIN, n_train, 0, min_ops, max_ops, &train, err))
         return -1;
     m2_rng r;
     m2_rng_seed_stream(&r, seed, split == M2_QA_SPLIT_TEST ? QA_STREAM_TEST : QA_STREAM_TRAIN);
@@ -225,6 +225,9 @@ int m2_qa_arith(uint64_t seed, int split, int n, int min_ops, int max_ops, m2_qa
     }
     m2_qa_set_free(&train);
     if (rc) m2_qa_set_free(out);
+    else if (out->n == 0)
+        rc = m2_errorf(err, M2_EINVAL, "arithmetic tasks: no %s question of %d..%d operations outside the %d training questions",
+                       split == M2_QA_SPLIT_TEST ? "test" : "train", min_ops, max_ops, n_train);
     return rc;
 }
 

@@ -37,10 +37,11 @@ void m2_qa_set_free(m2_qa_set *s);
 enum { M2_QA_SPLIT_TRAIN = 0, M2_QA_SPLIT_TEST = 1 };
 
 /* n arithmetic questions of min_ops..max_ops operations (+ and -, operands 1..9). The split
- * decides the stream: train and test questions are drawn from different seeds, and a test
- * question that also occurs in the train split of the same seed is skipped, so the splits are
- * disjoint when enough distinct questions exist (the count can then be lower than n). */
-int m2_qa_arith(uint64_t seed, int split, int n, int min_ops, int max_ops, m2_qa_set *out, m2_err *err);
+ * decides the stream: train and test questions are drawn from different seeds, and the test split
+ * skips every question among the first n_train of the train split (the training set), so the two
+ * are disjoint; the test count can then be lower than n (zero is an error: too few distinct
+ * questions of that many operations). */
+int m2_qa_arith(uint64_t seed, int split, int n, int n_train, int min_ops, int max_ops, m2_qa_set *out, m2_err *err);
 
 /* n crafting-count questions from the recipe lines of the textcraft environment's episodes (train
  * split -> train, ood split -> test); data_path NULL = the embedded recipe set. Questions of one

@@ -32,7 +32,7 @@ int pw_team_tasks(const m2_run_config *cfg, int split, m2_qa_set *qs, m2_err *er
             return m2_errorf(err, M2_ECONFIG, "teamtr.task.min_ops %lld is more than teamtr.task.max_ops %lld",
                              (long long)cfg->teamtr_task_min_ops, (long long)cfg->teamtr_task_max_ops);
         return m2_qa_arith(seed, split, (int)(test ? cfg->teamtr_task_test : cfg->teamtr_task_train),
-                           (int)cfg->teamtr_task_min_ops, (int)cfg->teamtr_task_max_ops, qs, err);
+                           (int)cfg->teamtr_task_train, (int)cfg->teamtr_task_min_ops, (int)cfg->teamtr_task_max_ops, qs, err);
     case M2_TEAMTR_TASK_CRAFT:
         return m2_qa_craft(cfg->env_data[0] ? cfg->env_data : NULL, seed, split,
                            (int)(test ? cfg->teamtr_task_test : cfg->teamtr_task_train), qs, err);
