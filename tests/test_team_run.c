@@ -228,25 +228,26 @@ static void resume_after_kill_is_exact(void **state) {
     free(b);
 }
 
-/* Every baseline variant runs to its end (2 stages), with its rollout count per stage. */
+/* Every baseline runs to its end (2 stages), with its rollout count per stage. */
 static void variants_run(void **state) {
     (void)state;
-    const char *variants[5] = {"stale", "stale_happo", "joint", "single", "no_tr"};
+    const char *variants[5] = {"stale", "stale_happo", "joint", "no_tr", "teamtr"};
     for (int v = 0; v < 5; v++) {
         m2_run_config *c = malloc(sizeof *c);
         char name[64], vk[64];
         snprintf(name, sizeof name, "v_%s", variants[v]);
         snprintf(vk, sizeof vk, "teamtr.variant=%s", variants[v]);
-        const char *over[3] = {vk, "teamtr.stages=2", "run.reuse_from="};
-        load(c, root, name, 2, over);
+        /* the last one is the single-agent baseline: a team of one */
+        const char *over[3] = {vk, "teamtr.stages=2", v == 4 ? "teamtr.agents=1" : "teamtr.agents=2"};
+        load(c, root, name, 3, over);
         m2_err err = {0};
         if (run(c, 0, &err)) fail_msg("%s: %s", variants[v], err.msg);
         char dir[600];
         m2_run_dir_for(c, dir, sizeof dir);
         char *m = slurp(dir, "metrics.jsonl", NULL);
-        int agents = !strcmp(variants[v], "single") ? 1 : AGENTS;
+        int agents = v == 4 ? 1 : AGENTS;
         /* stale variants and joint play the stage's rollouts once: tasks x G; single: one agent */
-        int want = 4 * 4 * (!strcmp(variants[v], "no_tr") || !strcmp(variants[v], "single") ? agents : 1);
+        int want = 4 * 4 * (!strcmp(variants[v], "no_tr") || v == 4 ? agents : 1);
         char key[64];
         snprintf(key, sizeof key, "\"teamtr/rollouts\":%d", want);
         if (!strstr(m, key)) fail_msg("%s: no %s in the metrics", variants[v], key);

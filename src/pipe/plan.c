@@ -13,9 +13,8 @@
     "eval.step_limit", "sys2.subgoal_budget", "prompt.", "run.seed"
 
 /* A team run (method teamtr) pre-trains on its task family's worked transcripts instead: the questions
- * and the team's shape decide the corpus. */
-#define TEAM_CORPUS_READS "teamtr.task.", "teamtr.agents", "teamtr.variant", "teamtr.protocol", "teamtr.order", \
-    "teamtr.turns"
+ * and the team's shape decide the corpus (not teamtr.variant: the variants of one team share a base). */
+#define TEAM_CORPUS_READS "teamtr.task.", "teamtr.agents", "teamtr.protocol", "teamtr.order", "teamtr.turns"
 static const char *const reads_pretrain[] = {DATA_READS, "data.state_sep", "model.", "pretrain.", "optim.",
                                              "run.threads", TEAM_CORPUS_READS, NULL};
 static const char *const reads_data[] = {DATA_READS, NULL};

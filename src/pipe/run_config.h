@@ -32,7 +32,7 @@
 /* TeamTR (method teamtr): the variant (TeamTR and its baselines), the task family, the team's
  * protocol and turn order, the update order sigma of a stage. */
 #define M2_TEAMTR_VARIANT_LIST(X) X(TEAMTR, "teamtr") X(STALE, "stale") X(STALE_HAPPO, "stale_happo") \
-  X(JOINT, "joint") X(SINGLE, "single") X(NO_TR, "no_tr")
+  X(JOINT, "joint") X(NO_TR, "no_tr")
 #define M2_TEAMTR_TASK_LIST(X) X(ARITHMETIC, "arithmetic") X(CRAFT, "craft") X(JSONL, "jsonl")
 #define M2_TEAMTR_PROTOCOL_LIST(X) X(CHAIN, "chain") X(ROUTER, "router")
 #define M2_TEAMTR_ORDER_LIST(X) X(ROUND_ROBIN, "round_robin") X(RANDOM, "random")
@@ -195,8 +195,8 @@ extern const char *const m2_teamtr_variant_names[M2_N_TEAMTR_VARIANTS];
   X(INT,   sys2_online_top_k,      "sys2.online.top_k",      "50",   0, M2_INF, NULL, "rollout top-k (0: off)") \
   X(FLOAT, sys2_online_weight_decay, "sys2.online.weight_decay", "0.01", 0, 10, NULL, "AdamW weight decay") \
   /* TeamTR (method teamtr, issue #16): a team of agents over one shared context, each with its own adapter */ \
-  X(ENUM,  teamtr_variant,      "teamtr.variant",    "teamtr", 1, 0, M2_CHOICES(M2_TEAMTR_VARIANT_LIST), "teamtr (fresh rollouts after every agent's update, per-agent trust region), stale (every agent on the stage's first rollouts), stale_happo (stale with the earlier agents' ratio product on the advantage), joint (all agents at once, one team region), single (one agent alone), no_tr (teamtr with delta = infinity)") \
-  X(INT,   teamtr_agents,       "teamtr.agents",     "2",    1, 16, NULL, "agents in the team (single: 1 whatever this says)") \
+  X(ENUM,  teamtr_variant,      "teamtr.variant",    "teamtr", 1, 0, M2_CHOICES(M2_TEAMTR_VARIANT_LIST), "teamtr (fresh rollouts after every agent's update, per-agent trust region), stale (every agent on the stage's first rollouts), stale_happo (stale with the earlier agents' ratio product on the advantage), joint (all agents at once, one team region), no_tr (teamtr with delta = infinity); the single-agent baseline is teamtr.agents=1") \
+  X(INT,   teamtr_agents,       "teamtr.agents",     "2",    1, 16, NULL, "agents in the team (1: the single-agent baseline, one model alone on the task)") \
   X(ENUM,  teamtr_protocol,     "teamtr.protocol",   "chain", 1, 0, M2_CHOICES(M2_TEAMTR_PROTOCOL_LIST), "chain (every agent speaks once per sample) or router (teamtr.turns turns, a fixed router picks the speaker)") \
   X(ENUM,  teamtr_order,        "teamtr.order",      "round_robin", 1, 0, M2_CHOICES(M2_TEAMTR_ORDER_LIST), "speaking order: round robin (chain: with a per-sample offset) or seeded random (chain: a permutation per sample; router: a draw per turn)") \
   X(INT,   teamtr_turns,        "teamtr.turns",      "4",    1, 32, NULL, "router: turns per sample (the chain has one per agent)") \

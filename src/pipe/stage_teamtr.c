@@ -46,9 +46,7 @@ int pw_team_tasks(const m2_run_config *cfg, int split, m2_qa_set *qs, m2_err *er
     }
 }
 
-static int team_size(const m2_run_config *cfg) {
-    return cfg->teamtr_variant == M2_TEAMTR_VARIANT_SINGLE ? 1 : (int)cfg->teamtr_agents;
-}
+static int team_size(const m2_run_config *cfg) { return (int)cfg->teamtr_agents; }
 
 /* The team's protocol from the config (agents filled by the caller). */
 static void team_shape(const m2_run_config *cfg, m2_team *t) {
