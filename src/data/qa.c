@@ -346,11 +346,12 @@ int m2_qa_craft(const char *data_path, uint64_t seed, int split, int n, m2_qa_se
 
 /* ---------------------------------------------------------------- JSONL */
 
-int m2_qa_load_jsonl(const char *path, m2_qa_set *out, m2_err *err) {
+int m2_qa_parse_jsonl(const char *text, size_t len, const char *path, m2_qa_set *out, m2_err *err) {
     m2_qa_set_init(out);
-    char *txt;
-    size_t len;
-    if (m2_read_file(path, &txt, &len, err)) return -1;
+    char *txt = malloc(len + 1);
+    if (!txt) return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path);
+    memcpy(txt, text, len);
+    txt[len] = 0;
     int rc = 0, line = 0;
     char *p = txt;
     while (p && *p && !rc) {
@@ -379,5 +380,15 @@ int m2_qa_load_jsonl(const char *path, m2_qa_set *out, m2_err *err) {
     free(txt);
     if (!rc && out->n == 0) rc = m2_errorf(err, M2_EFORMAT, "%s: no questions", path);
     if (rc) m2_qa_set_free(out);
+    return rc;
+}
+
+int m2_qa_load_jsonl(const char *path, m2_qa_set *out, m2_err *err) {
+    m2_qa_set_init(out);
+    char *txt;
+    size_t len;
+    if (m2_read_file(path, &txt, &len, err)) return -1;
+    int rc = m2_qa_parse_jsonl(txt, len, path, out, err);
+    free(txt);
     return rc;
 }

@@ -15,6 +15,7 @@
  * pre-training text shows a team splitting the work; the final part always ends with the answer. */
 #ifndef M2_DATA_QA_H
 #define M2_DATA_QA_H
+#include <stddef.h>
 #include <stdint.h>
 #include "core/err.h"
 
@@ -51,6 +52,8 @@ int m2_qa_craft(const char *data_path, uint64_t seed, int split, int n, m2_qa_se
 /* {question, answer} objects, one a line; empty lines skipped. answer may be a string or a number;
  * its value is extracted (m2_answer_extract). Errors name the file, the line and the reason. */
 int m2_qa_load_jsonl(const char *path, m2_qa_set *out, m2_err *err);
+/* The same over text[0..len) (a NUL inside ends its line's JSON); path names it in errors. */
+int m2_qa_parse_jsonl(const char *text, size_t len, const char *path, m2_qa_set *out, m2_err *err);
 
 /* The numeric answer of a text: the last \boxed{...} (a \frac{a}{b} in it is a/b, else its last number), else the number after
  * the last "####", else the last number of the text. Numbers: optional '-', digits with ','
