@@ -147,6 +147,24 @@ static void plan_and_files(void **state) {
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "alone")), AGENTS);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(o, "chain")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(o, "best_of")));
+    /* multi2 eval --run: the saved PEFT adapters give the stage's own final numbers */
+    m2_team_eval ev;
+    char recs[800];
+    snprintf(recs, sizeof recs, "%s/eval_records.jsonl", root);
+    FILE *rf = fopen(recs, "w");
+    if (m2_pipe_eval_team_run(dir, 0, rf, &ev, &err)) fail_msg("%s", err.msg);
+    fclose(rf);
+    assert_int_equal(ev.n_agents, AGENTS);
+    assert_true(ev.chain == cJSON_GetObjectItem(o, "chain")->valuedouble);
+    assert_true(ev.best_of == cJSON_GetObjectItem(o, "best_of")->valuedouble);
+    for (int k = 0; k < AGENTS; k++)
+        assert_true(ev.alone[k] == cJSON_GetArrayItem(cJSON_GetObjectItem(o, "alone"), k)->valuedouble);
+    char *rt = slurp(root, "eval_records.jsonl", NULL);
+    int lines = 0;
+    for (char *c = rt; *c; c++) lines += *c == '\n';
+    assert_int_equal(lines, ev.questions);
+    assert_non_null(strstr(rt, "\"messages\":["));
+    free(rt);
     cJSON_Delete(o);
     free(e);
     char p[800];

@@ -241,39 +241,72 @@ static int log_update(m2_stage_ctx *ctx, const m2_teamtr_update *u, m2_err *err)
     return m2_stage_log(ctx, s, 10, err);
 }
 
-/* The final greedy evaluation on the test questions: the chain, each agent alone (a team of one),
- * and the best of the agents alone per question. Writes artifacts/teamtr/eval.json. */
-static int final_eval(tt_run *r, const m2_qa_set *test, m2_stage_ctx *ctx, m2_err *err) {
-    const m2_run_config *cfg = r->cfg;
-    int n = (int)(cfg->teamtr_eval_tasks < test->n ? cfg->teamtr_eval_tasks : test->n);
-    m2_team_gen g = {.sampler = {.temperature = 0}, .max_new_tokens = (int)cfg->teamtr_max_new_tokens, .seed = 0};
-    double chain = 0, alone[M2_TEAM_MAX] = {0}, best = 0;
-    if (m2_team_success(&r->team, test, n, 1, &g, &chain, err)) return -1;
+/* A JSONL record of one played question. */
+static int write_record(FILE *f, int index, const m2_qa *q, const m2_team_sample *s) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "index", index);
+    cJSON_AddStringToObject(o, "question", q->question);
+    cJSON_AddStringToObject(o, "answer", q->answer);
+    cJSON *sp = cJSON_AddArrayToObject(o, "speakers"), *ms = cJSON_AddArrayToObject(o, "messages");
+    for (int j = 0; j < s->n_turns; j++) {
+        cJSON_AddItemToArray(sp, cJSON_CreateNumber(s->speaker[j] + 1));
+        cJSON_AddItemToArray(ms, cJSON_CreateString(s->msg[j] ? s->msg[j] : ""));
+    }
+    cJSON_AddBoolToObject(o, "success", s->reward > 0);
+    char *t = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    int rc = t && fprintf(f, "%s\n", t) > 0 ? 0 : -1;
+    free(t);
+    return rc;
+}
+
+/* Greedy test success of the chain, of each agent alone (a team of one) and of the best of the
+ * agents alone per question, over the first n questions; chain records to jsonl (may be NULL). */
+static int greedy_eval(const m2_team *team, const m2_qa_set *test, int n, int max_new, FILE *jsonl, m2_team_eval *ev,
+                       m2_err *err) {
+    memset(ev, 0, sizeof *ev);
+    if (n <= 0 || n > test->n) n = test->n;
+    ev->n_agents = team->n;
+    ev->questions = n;
+    m2_team_gen g = {.sampler = {.temperature = 0}, .max_new_tokens = max_new, .seed = 0};
     int *solved = calloc((size_t)(n ? n : 1), sizeof *solved);
     m2_team_sample *s = calloc((size_t)(n ? n : 1), sizeof *s);
     int rc = !solved || !s ? m2_errorf(err, M2_ENOMEM, "teamtr: out of memory") : 0;
-    for (int k = 0; k < r->n && !rc; k++) {
-        m2_team one = {.n = 1, .protocol = M2_TEAM_CHAIN, .agent = {r->team.agent[k]}};
+    for (int k = -1; k < team->n && !rc; k++) {   /* k = -1: the chain */
+        m2_team one = {.n = 1, .protocol = M2_TEAM_CHAIN};
+        if (k >= 0) one.agent[0] = team->agent[k];
         for (int i = 0; i < n; i++) s[i] = (m2_team_sample){.task = i, .id = (uint64_t)i};
-        if ((rc = m2_team_play(&one, test, s, n, &g, err))) break;
+        if ((rc = m2_team_play(k < 0 ? team : &one, test, s, n, &g, err))) break;
         for (int i = 0; i < n; i++) {
-            alone[k] += s[i].reward / (n ? n : 1);
-            solved[i] |= s[i].reward > 0;
+            if (k < 0) {
+                ev->chain += s[i].reward / n;
+                if (jsonl && !rc && write_record(jsonl, i, &test->q[i], &s[i])) rc = m2_errorf(err, M2_EIO, "eval records: write failed");
+            } else {
+                ev->alone[k] += s[i].reward / n;
+                solved[i] |= s[i].reward > 0;
+            }
             m2_team_sample_free(&s[i]);
         }
     }
-    for (int i = 0; i < n && !rc; i++) best += solved[i] / (double)(n ? n : 1);
+    for (int i = 0; i < n && !rc; i++) ev->best_of += solved[i] / (double)n;
     free(solved);
     free(s);
-    if (rc) return rc;
+    return rc;
+}
+
+/* The final greedy evaluation, written to artifacts/teamtr/eval.json with the per-stage history. */
+static int final_eval(tt_run *r, const m2_qa_set *test, m2_stage_ctx *ctx, m2_err *err) {
+    const m2_run_config *cfg = r->cfg;
+    m2_team_eval ev;
+    if (greedy_eval(&r->team, test, (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_max_new_tokens, NULL, &ev, err)) return -1;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "variant", m2_teamtr_variant_names[cfg->teamtr_variant]);
     cJSON_AddNumberToObject(o, "agents", r->n);
-    cJSON_AddNumberToObject(o, "questions", n);
-    cJSON_AddNumberToObject(o, "chain", chain);
+    cJSON_AddNumberToObject(o, "questions", ev.questions);
+    cJSON_AddNumberToObject(o, "chain", ev.chain);
     cJSON *a = cJSON_AddArrayToObject(o, "alone");
-    for (int k = 0; k < r->n; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(alone[k]));
-    cJSON_AddNumberToObject(o, "best_of", best);
+    for (int k = 0; k < r->n; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ev.alone[k]));
+    cJSON_AddNumberToObject(o, "best_of", ev.best_of);
     cJSON_AddNumberToObject(o, "success_before", r->J0);
     cJSON_AddNumberToObject(o, "success_after", r->J);
     cJSON *cs = cJSON_AddArrayToObject(o, "certificate"), *gs = cJSON_AddArrayToObject(o, "measured_gain");
@@ -288,13 +321,49 @@ static int final_eval(tt_run *r, const m2_qa_set *test, m2_stage_ctx *ctx, m2_er
     cJSON_Delete(o);
     char path[1400];
     snprintf(path, sizeof path, "%s/eval.json", ctx->artifacts);
-    rc = txt ? m2_write_file_atomic(path, txt, strlen(txt), err) : m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+    int rc = txt ? m2_write_file_atomic(path, txt, strlen(txt), err) : m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
     free(txt);
     if (!rc && ctx->out) {
-        fprintf(ctx->out, "teamtr: greedy test success (%d questions): chain %.3f, best of agents alone %.3f, alone", n, chain, best);
-        for (int k = 0; k < r->n; k++) fprintf(ctx->out, " %.3f", alone[k]);
+        fprintf(ctx->out, "teamtr: greedy test success (%d questions): chain %.3f, best of agents alone %.3f, alone",
+                ev.questions, ev.chain, ev.best_of);
+        for (int k = 0; k < r->n; k++) fprintf(ctx->out, " %.3f", ev.alone[k]);
         fprintf(ctx->out, " -> %s\n", path);
     }
+    return rc;
+}
+
+int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval *out, m2_err *err) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/config.yaml", run_dir);
+    m2_run_config *cfg = malloc(sizeof *cfg);
+    if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    if (m2_run_config_load(cfg, path, 0, NULL, err)) { free(cfg); return -1; }
+    if (!m2_method_of(cfg)->team) {
+        m2_errorf(err, M2_EINVAL, "%s: method %s is no team run", run_dir, m2_method_names[cfg->method]);
+        free(cfg);
+        return -1;
+    }
+    pw_world w;
+    if (pw_open(&w, cfg, run_dir, 1, err)) { free(cfg); return -1; }
+    m2_team team;
+    team_shape(cfg, &team);
+    m2_qa_set test;
+    m2_qa_set_init(&test);
+    int rc = pw_team_tasks(cfg, M2_QA_SPLIT_TEST, &test, err);
+    for (int k = 0; k < team.n && !rc; k++) {
+        char name[32], dir[1400];
+        snprintf(name, sizeof name, "agent%d", k + 1);
+        snprintf(dir, sizeof dir, "%s/artifacts/teamtr/adapter_%s", run_dir, name);
+        if (!m2_path_exists(dir)) { rc = m2_errorf(err, M2_ENOTFOUND, "%s: missing (the teamtr stage writes it at its end)", dir); break; }
+        m2_adapter *a = m2_peft_load(w.m, dir, name, err);
+        if (!a) { rc = -1; break; }
+        team.agent[k] = (m2_team_agent){.model = w.m, .adapter = a, .tok = &w.tok};
+    }
+    if (!rc) rc = greedy_eval(&team, &test, n > 0 ? n : (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_max_new_tokens,
+                              jsonl, out, err);
+    m2_qa_set_free(&test);
+    pw_close(&w);
+    free(cfg);
     return rc;
 }
 
