@@ -134,7 +134,7 @@ int m2_team_play(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n
                 free(prompts[i]);
                 prompts[i] = NULL;
                 if (!rc && !(s[who[i]].msg[j] = message_of(ag->tok, &res[i], err))) rc = -1;
-                if (!rc || res[i].tokens) m2_gen_result_free(&res[i]);
+                m2_gen_result_free(&res[i]);   /* zeroes it: safe after a failed call too */
             }
         }
     }
