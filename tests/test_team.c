@@ -285,6 +285,7 @@ static void arithmetic_family(void **state) {
     assert_int_equal(m2_qa_parts(&q, 1, parts, &err), 0);
     assert_string_equal(parts[0], "7+5=12, 12-3=9, 9+8=17");
     free(parts[0]);
+    m2_qa_set_free(&te);
     assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 3, 200, 0, 2, &te, &err), -1);
     /* one operation: fewer distinct questions than 2000 training ones, so no test question is left */
     assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TEST, 10, 2000, 1, 1, &te, &err), -1);
