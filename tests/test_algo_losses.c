@@ -480,6 +480,27 @@ static void fd_sft_through_logits(void **state) {
     check_grad(f_nll_logits, &c, z, dz, AT * AV, 1e-3, 2e-3);
 }
 
+/* D^ = mean over the masked rows of the exact KL(old || new), a two-token vocabulary:
+ * row 0: old softmax(0, ln 3) = (1/4, 3/4), new (1/2, 1/2):
+ *        KL = 1/4 ln(1/2) + 3/4 ln(3/2) = -0.1732868 + 0.3040988 = 0.1308120
+ * row 1: old (1/2, 1/2), new (1/4, 3/4): KL = 1/2 ln 2 + 1/2 ln(2/3) = 0.3465736 - 0.2027326 = 0.1438410
+ * row 2: masked out (a different agent's token). D^ = (0.1308120 + 0.1438410) / 2 = 0.1373265 */
+static void token_divergence_hand(void **state) {
+    (void)state;
+    const float l3 = logf(3.f);
+    const float old[6] = {0, l3, 0, 0, 5, -5};
+    const float neu[6] = {0, 0, 0, l3, -5, 5};
+    const float mask[3] = {1, 1, 0};
+    assert_true(fabs(m2_token_divergence_logits(old, neu, mask, 3, 2) - 0.1373265) < 1e-5);
+    /* one row at a time */
+    assert_true(fabs(m2_token_divergence_logits(old, neu, NULL, 1, 2) - 0.1308120) < 1e-5);
+    /* equal logits: exactly 0; rounding below 0 counts 0 */
+    assert_true(m2_token_divergence_logits(old, old, mask, 3, 2) == 0.0);
+    const float kl[3] = {-1e-9f, 0.5f, 0.25f};
+    assert_true(m2_token_divergence_mean(kl, mask, 3) == 0.25);
+    assert_true(m2_token_divergence_mean(kl, (const float[3]){0, 0, 0}, 3) == 0.0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nll_hand),
@@ -492,6 +513,7 @@ int main(void) {
         cmocka_unit_test(released_actor_hand),
         cmocka_unit_test(awac_hand),
         cmocka_unit_test(teamtr_hand),
+        cmocka_unit_test(token_divergence_hand),
         cmocka_unit_test(fd_iql),
         cmocka_unit_test(fd_actor),
         cmocka_unit_test(fd_anchor_through_logits),

@@ -898,6 +898,52 @@ static void ppo_ratio_one_dropout(void **state) {
     free(adv);
 }
 
+/* Exact D^ through the engine: 0 for equal adapters; for different adapters the mean over the
+ * action rows of KL(old || new) recomputed here from the two forwards' logits in double. */
+static void token_divergence_engine(void **state) {
+    fixture *f = *state;
+    m2_err err = {0};
+    m2_lora_config lc = {.name = "old", .rank = 4, .alpha = 8, .dropout = 0.2f, .targets = M2_LORA_Q | M2_LORA_V};
+    m2_adapter *a = m2_adapter_add(f->m, &lc, 3, &err);
+    snprintf(lc.name, sizeof lc.name, "new");
+    m2_adapter *b = m2_adapter_add(f->m, &lc, 4, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    randomize(&a->params, 0.3f, 11);
+    assert_int_equal(m2_adapter_copy_weights(b, a, &err), 0);
+    m2_ctx *c3 = m2_ctx_create(f->m, 64, 0, &err);
+    assert_non_null(c3);
+    double D = -1;
+    assert_int_equal(m2_token_divergence(f->c2, c3, a, b, &f->pb, &D, &err), 0);
+    assert_true(D == 0.0);
+    randomize(&b->params, 0.3f, 12);
+    assert_int_equal(m2_token_divergence(f->c2, c3, a, b, &f->pb, &D, &err), 0);
+    const float *lo = m2_ctx_logits(f->c2), *ln = m2_ctx_logits(c3);
+    int V = f->m->cfg.vocab_size;
+    double s = 0;
+    int n = 0;
+    for (int p = 0; p < f->pb.N; p++) {
+        if (f->pb.tok_action[p] < 0) continue;
+        double mo = -1e30, mn = -1e30, zo = 0, zn = 0, kl = 0;
+        for (int v = 0; v < V; v++) { mo = fmax(mo, lo[(size_t)p * V + v]); mn = fmax(mn, ln[(size_t)p * V + v]); }
+        for (int v = 0; v < V; v++) { zo += exp(lo[(size_t)p * V + v] - mo); zn += exp(ln[(size_t)p * V + v] - mn); }
+        for (int v = 0; v < V; v++) {
+            double lpo = lo[(size_t)p * V + v] - mo - log(zo), lpn = ln[(size_t)p * V + v] - mn - log(zn);
+            kl += exp(lpo) * (lpo - lpn);
+        }
+        s += kl;
+        n++;
+    }
+    assert_true(n > 0);
+    assert_true(D > 0);
+    assert_true(fabs(D - s / n) < 1e-4 * (s / n) + 1e-6);
+    /* the direction: KL(old || new) differs from KL(new || old) here */
+    double R = -1;
+    assert_int_equal(m2_token_divergence(f->c2, c3, b, a, &f->pb, &R, &err), 0);
+    assert_true(fabs(R - D) > 1e-4 * D);
+    m2_ctx_free(c3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(sft_step_fd, setup, teardown),
@@ -909,6 +955,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(ppo_step_fd, setup, teardown),
         cmocka_unit_test_setup_teardown(online_kl_zero_equal_adapters_dropout, setup, teardown),
         cmocka_unit_test_setup_teardown(ppo_ratio_one_dropout, setup, teardown),
+        cmocka_unit_test_setup_teardown(token_divergence_engine, setup, teardown),
         cmocka_unit_test_setup_teardown(offline_step_by_hand, setup_hand, teardown_hand),
         cmocka_unit_test_setup_teardown(online_step_by_hand, setup_hand, teardown_hand),
     };

@@ -9,4 +9,5 @@
 #include "agent/expert.h"
 #include "agent/model_policy.h"
 #include "agent/collect.h"
+#include "agent/team.h"
 #endif

@@ -7,4 +7,5 @@
 #include "algo/teamtr.h"
 #include "algo/steps.h"
 #include "algo/train.h"
+#include "algo/team_train.h"
 #endif

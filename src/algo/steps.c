@@ -401,3 +401,17 @@ out:
     s_free(&s);
     return rc;
 }
+
+int m2_token_divergence(m2_ctx *c_old, m2_ctx *c_new, m2_adapter *old, m2_adapter *neu,
+                        const m2_packed_batch *pb, double *D, m2_err *err) {
+    m2_batch b = m2_packed_batch_view(pb);
+    *D = 0;
+    if (pb->N <= 0) return 0;
+    if (m2_forward(c_old, &b, old, 0, err) || m2_forward(c_new, &b, neu, 0, err)) return -1;
+    float *kl = malloc((size_t)pb->N * sizeof *kl);
+    if (!kl) return m2_errorf(err, M2_ENOMEM, "token divergence: out of memory");
+    m2_ctx_kl(c_old, c_new, NULL, kl, 0, 0);   /* KL(old || new) at every row */
+    *D = m2_token_divergence_mean(kl, pb->tok_mask, pb->N);
+    free(kl);
+    return 0;
+}

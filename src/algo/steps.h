@@ -115,4 +115,12 @@ int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float
                 const float *logp_old, const float *logp_ref, const m2_ppo_cfg *cfg, int backward,
                 m2_step_stats *st, m2_err *err);
 
+/* The exact token-level divergence of an agent's update (DESIGN.md §6):
+ *   D^ = mean over the batch rows with tok_action >= 0 (the agent's token states s) of
+ *        KL(pi_old(.|s) || pi_new(.|s)), summed exactly over the vocabulary,
+ * from scoring forwards (no dropout) with adapter `old` on c_old and `neu` on c_new over the same
+ * batch (m2_ctx_kl). Equal adapters give exactly 0; the value is never negative. */
+int m2_token_divergence(m2_ctx *c_old, m2_ctx *c_new, m2_adapter *old, m2_adapter *neu,
+                        const m2_packed_batch *pb, double *D, m2_err *err);
+
 #endif

@@ -1,5 +1,7 @@
 #include "algo/teamtr.h"
 #include "algo/losses.h"
+#include "kernels/loss.h"
+#include <stdlib.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -105,4 +107,60 @@ double m2_stage_certificate(const float *L, const float *D, int n_agents, float 
     double s = 0;
     for (int i = 0; i < n_agents; i++) s += L[i] - c * sqrt(D[i] > 0 ? D[i] : 0);
     return s;
+}
+
+double m2_token_divergence_mean(const float *kl, const float *mask, int n) {
+    double s = 0, N = 0;
+    for (int u = 0; u < n; u++) {
+        double m = MASK(mask, u);
+        if (m == 0) continue;
+        s += m * (kl[u] > 0 ? kl[u] : 0.0);
+        N += m;
+    }
+    return N > 0 ? s / N : 0.0;
+}
+
+double m2_token_divergence_logits(const float *logits_old, const float *logits_new, const float *mask,
+                                  int n, int V) {
+    if (n <= 0) return 0.0;
+    float *kl = malloc((size_t)n * sizeof *kl);
+    if (!kl) return NAN;   /* the caller's check of D^ <= delta fails: the update is rolled back */
+    m2_kl_forward(kl, logits_old, logits_new, n, V, NULL);
+    double d = m2_token_divergence_mean(kl, mask, n);
+    free(kl);
+    return d;
+}
+
+/* Mean ranks (1-based) of x[0..n) into r; O(n^2), n is a run's stage count. */
+static void ranks(const double *x, int n, double *r) {
+    for (int i = 0; i < n; i++) {
+        int less = 0, eq = 0;
+        for (int k = 0; k < n; k++) { less += x[k] < x[i]; eq += x[k] == x[i]; }
+        r[i] = less + (eq + 1) / 2.0;
+    }
+}
+
+double m2_rank_correlation(const double *x, const double *y, int n) {
+    if (n < 2) return 0.0;
+    double *rx = malloc(2 * (size_t)n * sizeof *rx);
+    if (!rx) return 0.0;
+    double *ry = rx + n, mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+    ranks(x, n, rx);
+    ranks(y, n, ry);
+    for (int i = 0; i < n; i++) { mx += rx[i]; my += ry[i]; }
+    mx /= n;
+    my /= n;
+    for (int i = 0; i < n; i++) {
+        sxy += (rx[i] - mx) * (ry[i] - my);
+        sxx += (rx[i] - mx) * (rx[i] - mx);
+        syy += (ry[i] - my) * (ry[i] - my);
+    }
+    free(rx);
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0.0;
+}
+
+double m2_violation_rate(const double *certificate, const double *gain, int n) {
+    int v = 0;
+    for (int i = 0; i < n; i++) v += certificate[i] > gain[i];
+    return n > 0 ? (double)v / n : 0.0;
 }

@@ -36,11 +36,27 @@ void m2_ppo_clip_backward(const float *logp_new, const float *logp_old, const fl
 float m2_token_kl_estimate(const float *logp_old, const float *logp_new, const int32_t *tok_seq,
                            const float *mask, int n, int n_seq);
 
+/* The exact token-level divergence from per-row KLs: D^ = mean over the rows with mask 1 (an agent's
+ * token states) of max(kl_u, 0). KL is never negative; a row that rounding makes slightly negative
+ * counts 0. No valid row: 0. */
+double m2_token_divergence_mean(const float *kl, const float *mask, int n);
+
+/* The same from two sets of logits [n, V] (old, new): kl_u = KL(softmax(old_u) || softmax(new_u))
+ * summed exactly over the vocabulary (kernels' m2_kl_forward), then the mean above. */
+double m2_token_divergence_logits(const float *logits_old, const float *logits_new, const float *mask,
+                                  int n, int V);
+
 /* Surrogate gain L^ = mean_u(rho_u A_u) - mean_u(A_u) over valid tokens. */
 float m2_surrogate_gain(const float *logp_new, const float *logp_old, const float *adv,
                         const float *mask, int n);
 
 /* Stage certificate proxy C = sum_i L_i - c sum_i sqrt(max(D_i, 0)). */
 double m2_stage_certificate(const float *L, const float *D, int n_agents, float c);
+
+/* Spearman's rank correlation of x[0..n) and y[0..n) (ties get their mean rank); 0 when n < 2 or
+ * either side is constant. */
+double m2_rank_correlation(const double *x, const double *y, int n);
+/* The fraction of stages whose certificate exceeds the measured gain (the bound does not hold). */
+double m2_violation_rate(const double *certificate, const double *gain, int n);
 
 #endif

@@ -63,6 +63,36 @@ static void print_types(const m2_eval_agg *agg, const char *split) {
     }
 }
 
+/* --run DIR of a TeamTR run: greedy test success of the chain, of each agent alone, best of them. */
+static int eval_team(const env_opts *o) {
+    FILE *out = NULL;
+    if (o->out && !(out = fopen(o->out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o->out); return 1; }
+    m2_team_eval ev;
+    m2_err err = {0};
+    int rc = m2_pipe_eval_team_run(o->run, o->episodes, out, &ev, &err);
+    if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); return 1; }
+    if (rc) { fprintf(stderr, "multi2 eval: %s\n", err.msg); return 1; }
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "run", o->run);
+        cJSON_AddStringToObject(root, "method", "teamtr");
+        cJSON_AddNumberToObject(root, "questions", ev.questions);
+        cJSON_AddNumberToObject(root, "chain", ev.chain);
+        cJSON_AddNumberToObject(root, "best_of", ev.best_of);
+        cJSON *a = cJSON_AddArrayToObject(root, "alone");
+        for (int k = 0; k < ev.n_agents; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ev.alone[k]));
+        char *s = cJSON_Print(root);
+        if (s) { puts(s); free(s); }
+        cJSON_Delete(root);
+    } else {
+        printf("%s (teamtr, %d agents): test success over %d questions (greedy): chain %.4f, best of agents alone %.4f, alone",
+               o->run, ev.n_agents, ev.questions, ev.chain, ev.best_of);
+        for (int k = 0; k < ev.n_agents; k++) printf(" %.4f", ev.alone[k]);
+        printf("\n");
+    }
+    return 0;
+}
+
 /* --run DIR: the trained policy of a run folder. */
 static int eval_run(const env_opts *o) {
     int rc;
@@ -74,6 +104,10 @@ static int eval_run(const env_opts *o) {
         fprintf(stderr, "multi2 eval: %s\n", cfg ? err.msg : "out of memory");
         free(cfg);
         return 1;
+    }
+    if (m2_method_of(cfg)->team) {   /* a TeamTR run: its team on the test questions of its task family */
+        free(cfg);
+        return eval_team(o);
     }
     if (o->env && strcmp(o->env, cfg->env_name)) {
         fprintf(stderr, "multi2 eval: --env %s, but %s was trained on %s\n", o->env, o->run, cfg->env_name);

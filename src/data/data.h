@@ -9,4 +9,5 @@
 #include "data/episodes.h"
 #include "data/records_read.h"
 #include "data/seqset.h"
+#include "data/qa.h"
 #endif

@@ -47,6 +47,20 @@ int m2_stage_sys2_warmup(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err);
 int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err);
+/* TeamTR (pipe/stage_teamtr.c): the team's stages of agent-by-agent updates, the certificate per stage
+ * beside the measured gain, per-agent PEFT folders artifacts/teamtr/adapter_agentK/. */
+int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err);
+
+/* `multi2 eval --run` of a TeamTR run folder (method teamtr): its agents' adapters
+ * (artifacts/teamtr/adapter_agentK) on its base, greedy, on the first n test questions (n <= 0:
+ * teamtr.eval_tasks): the chain, each agent alone, and the best of the agents alone per question.
+ * One JSONL record per question of the chain (index, question, answer, speakers, messages, success)
+ * to jsonl (may be NULL). */
+typedef struct m2_team_eval {
+    int n_agents, questions;
+    double chain, best_of, alone[16];
+} m2_team_eval;
+int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval *out, m2_err *err);
 
 
 /* Evaluates the trained policy of a run folder (its config.yaml and artifacts) on `split` of its

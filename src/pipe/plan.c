@@ -12,8 +12,11 @@
 #define DATA_READS "env.", "data.path", "data.expert_episodes", "data.medium_episodes", "data.medium_noise", \
     "eval.step_limit", "sys2.subgoal_budget", "prompt.", "run.seed"
 
+/* A team run (method teamtr) pre-trains on its task family's worked transcripts instead: the questions
+ * and the team's shape decide the corpus (not teamtr.variant: the variants of one team share a base). */
+#define TEAM_CORPUS_READS "teamtr.task.", "teamtr.agents", "teamtr.protocol", "teamtr.order", "teamtr.turns"
 static const char *const reads_pretrain[] = {DATA_READS, "data.state_sep", "model.", "pretrain.", "optim.",
-                                             "run.threads", NULL};
+                                             "run.threads", TEAM_CORPUS_READS, NULL};
 static const char *const reads_data[] = {DATA_READS, NULL};
 static const char *const reads_sys1_sft[] = {MODEL_STAGE_READS, "sys1.sft.", NULL};
 /* The SFT loop shared with System 1 also takes its improvement thresholds. */
@@ -27,6 +30,9 @@ static const char *const reads_sys2_offline[] = {MODEL_STAGE_READS, "heads.", "s
 static const char *const reads_sys2_online[] = {MODEL_STAGE_READS, "heads.", "sys2.online.", "sys2.subgoal_budget", "sys2.offline.expectile",
                                                 "sys2.offline.head_grad_to_adapter", "eval.max_new_tokens",
                                                 "eval.step_limit", NULL};
+/* The TeamTR stages read every teamtr.* key and the model (no env data, no other method's keys). */
+static const char *const reads_teamtr[] = {"env.", "model.", "optim.grad_clip", "optim.beta1", "optim.beta2", "optim.eps",
+                                           "run.seed", "run.threads", "teamtr.", NULL};
 static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", "sys2.subgoal_budget", NULL};
 static const char *const reads_report[] = {NULL};   /* the eval records only */
 
@@ -43,6 +49,9 @@ const m2_stage m2_pipe_stages[M2_N_STAGES] = {
                                .help = "System 2 offline RL (IQL critic, anchored actor)", .reads = reads_sys2_offline},
     [M2_STAGE_SYS2_ONLINE] = {.name = "sys2_online", .fn = m2_stage_sys2_online,
                               .help = "System 2 online refinement (AWAC + KL)", .reads = reads_sys2_online},
+    [M2_STAGE_TEAMTR] = {.name = "teamtr", .fn = m2_stage_teamtr,
+                         .help = "TeamTR: agent-by-agent PPO-clip on fresh team rollouts inside a token-KL trust region",
+                         .reads = reads_teamtr},
     [M2_STAGE_EVAL] = {.name = "eval", .fn = m2_stage_eval, .help = "pass@1 evaluation per split", .reads = reads_eval},
     [M2_STAGE_REPORT] = {.name = "report", .fn = m2_stage_report, .help = "results table and charts",
                          .reads = reads_report, .rank0_only = 1},
@@ -65,6 +74,10 @@ const m2_method_info m2_methods[M2_N_METHODS] = {
     [M2_METHOD_ROLE_SWAP] = {.role_swap = 1, .help = "trained as multi2; at inference the roles swap adapters"},
     [M2_METHOD_NO_ANCHOR] = {.no_anchor = 1, .help = "offline RL with lambda = 0 (vanilla IQL/AWR)"},
     [M2_METHOD_NO_KL] = {.no_kl = 1, .help = "online RL with eta = 0 (vanilla AWAC)"},
+    [M2_METHOD_TEAMTR] = {.skip = SKIP(DATA) | SKIP(SYS1_SFT) | SKIP(SYS2_WARMUP) | SKIP(SYS2_OFFLINE) | SKIP(SYS2_ONLINE) |
+                                  SKIP(EVAL) | SKIP(REPORT),
+                          .team = 1,
+                          .help = "a team sharing one context, fine-tuned agent by agent (teamtr.*; pretrain on its tasks)"},
 };
 
 const m2_method_info *m2_method_of(const m2_run_config *cfg) {
@@ -98,6 +111,7 @@ int m2_run_stage_plan(const m2_run_config *cfg, const char **stages, int cap) {
         return n;
     }
     unsigned skip = m2_method_of(cfg)->skip;
+    if (!m2_method_of(cfg)->team) skip |= SKIP(TEAMTR);   /* only team methods run the TeamTR stage */
     if (strcmp(cfg->model_base, "tiny")) skip |= SKIP(PRETRAIN);   /* a real backbone: nothing to pre-train */
     for (int k = 0; k < M2_N_STAGES && n < cap; k++)
         if (!(skip & (1u << k))) stages[n++] = m2_stage_names[k];
@@ -127,6 +141,7 @@ int m2_key_steers_only(const char *key) {
  * way (given the same earlier stages and config). */
 static const char *stage_role(m2_stage_id stage, const m2_run_config *cfg) {
     const m2_method_info *m = m2_method_of(cfg);
+    if (m->team) return "team";   /* its pre-training corpus is its task family's */
     if (stage <= M2_STAGE_DATA) return "common";
     if (m->shared_adapter) return "shared";
     if (m->flat) return "flat";

@@ -20,6 +20,8 @@ typedef struct m2_method_info {
     int role_swap;             /* trained as multi2; at inference each role runs the other's adapter */
     int no_anchor;             /* the offline stage trains with lambda = 0 whatever the keys say */
     int no_kl;                 /* the online stage trains with eta = 0 whatever the keys say */
+    int team;                  /* a TeamTR team run: pretrain on its task family, then the teamtr stage (no
+                                * other method runs that stage) */
     const char *help;
 } m2_method_info;
 

@@ -20,15 +20,23 @@
 #define M2_METHOD_LIST(X) \
   X(MULTI2, "multi2") X(FLAT, "flat") X(SHARED_ADAPTER, "shared_adapter") X(SFT_ONLY, "sft_only") \
   X(OFFLINE_ONLY, "offline_only") X(RL_ONLY, "rl_only") X(ROLE_SWAP, "role_swap") X(NO_ANCHOR, "no_anchor") \
-  X(NO_KL, "no_kl")
+  X(NO_KL, "no_kl") X(TEAMTR, "teamtr")
 /* The stages in plan order (pipe/plan.c holds the one stage table: function, help, keys read). */
 #define M2_STAGE_LIST(X) \
   X(PRETRAIN, "pretrain") X(DATA, "data") X(SYS1_SFT, "sys1_sft") X(SYS2_WARMUP, "sys2_warmup") \
-  X(SYS2_OFFLINE, "sys2_offline") X(SYS2_ONLINE, "sys2_online") X(EVAL, "eval") X(REPORT, "report")
+  X(SYS2_OFFLINE, "sys2_offline") X(SYS2_ONLINE, "sys2_online") X(TEAMTR, "teamtr") X(EVAL, "eval") X(REPORT, "report")
 #define M2_RUN_PROGRESS_LIST(X) X(AUTO, "auto") X(ON, "on") X(OFF, "off")
 #define M2_BASE_DTYPE_LIST(X) X(F32, "f32") X(BF16, "bf16") X(F16, "f16") X(Q8_0, "q8_0")
 #define M2_OFFLINE_ANCHOR_LIST(X) X(SAMPLED, "sampled") X(RELU_WEIGHT, "relu-weight")
 #define M2_LOGPROB_LIST(X) X(MEAN, "mean") X(SUM, "sum")
+/* TeamTR (method teamtr): the variant (TeamTR and its baselines), the task family, the team's
+ * protocol and turn order, the update order sigma of a stage. */
+#define M2_TEAMTR_VARIANT_LIST(X) X(TEAMTR, "teamtr") X(STALE, "stale") X(STALE_HAPPO, "stale_happo") \
+  X(JOINT, "joint") X(NO_TR, "no_tr")
+#define M2_TEAMTR_TASK_LIST(X) X(ARITHMETIC, "arithmetic") X(CRAFT, "craft") X(JSONL, "jsonl")
+#define M2_TEAMTR_PROTOCOL_LIST(X) X(CHAIN, "chain") X(ROUTER, "router")
+#define M2_TEAMTR_ORDER_LIST(X) X(ROUND_ROBIN, "round_robin") X(RANDOM, "random")
+#define M2_TEAMTR_SIGMA_LIST(X) X(RANDOM, "random") X(FIXED, "fixed")
 
 #define M2_ENUM_CHOICE_(id, name) "|" name
 /* "a|b|c" from a list: the joined "|a|b|c" without its first character (an address constant). */
@@ -39,18 +47,29 @@
 #define M2_BASE_DTYPE_ID_(id, name) M2_BASE_DTYPE_##id,
 #define M2_OFFLINE_ANCHOR_ID_(id, name) M2_OFFLINE_ANCHOR_##id,
 #define M2_LOGPROB_ID_(id, name) M2_LOGPROB_##id,
+#define M2_TEAMTR_VARIANT_ID_(id, name) M2_TEAMTR_VARIANT_##id,
+#define M2_TEAMTR_TASK_ID_(id, name) M2_TEAMTR_TASK_##id,
+#define M2_TEAMTR_PROTOCOL_ID_(id, name) M2_TEAMTR_PROTOCOL_##id,
+#define M2_TEAMTR_ORDER_ID_(id, name) M2_TEAMTR_ORDER_##id,
+#define M2_TEAMTR_SIGMA_ID_(id, name) M2_TEAMTR_SIGMA_##id,
 typedef enum m2_method { M2_METHOD_LIST(M2_METHOD_ID_) M2_N_METHODS } m2_method;
 typedef enum m2_stage_id { M2_STAGE_LIST(M2_STAGE_ID_) M2_N_STAGES } m2_stage_id;
 typedef enum m2_run_progress { M2_RUN_PROGRESS_LIST(M2_RUN_PROGRESS_ID_) M2_N_RUN_PROGRESS } m2_run_progress;
 typedef enum m2_base_dtype { M2_BASE_DTYPE_LIST(M2_BASE_DTYPE_ID_) M2_N_BASE_DTYPES } m2_base_dtype;
 typedef enum m2_offline_anchor { M2_OFFLINE_ANCHOR_LIST(M2_OFFLINE_ANCHOR_ID_) M2_N_OFFLINE_ANCHORS } m2_offline_anchor;
 typedef enum m2_logprob_reduce { M2_LOGPROB_LIST(M2_LOGPROB_ID_) M2_N_LOGPROBS } m2_logprob_reduce;
+typedef enum m2_teamtr_variant { M2_TEAMTR_VARIANT_LIST(M2_TEAMTR_VARIANT_ID_) M2_N_TEAMTR_VARIANTS } m2_teamtr_variant;
+typedef enum m2_teamtr_task { M2_TEAMTR_TASK_LIST(M2_TEAMTR_TASK_ID_) M2_N_TEAMTR_TASKS } m2_teamtr_task;
+typedef enum m2_teamtr_protocol { M2_TEAMTR_PROTOCOL_LIST(M2_TEAMTR_PROTOCOL_ID_) M2_N_TEAMTR_PROTOCOLS } m2_teamtr_protocol;
+typedef enum m2_teamtr_order { M2_TEAMTR_ORDER_LIST(M2_TEAMTR_ORDER_ID_) M2_N_TEAMTR_ORDERS } m2_teamtr_order;
+typedef enum m2_teamtr_sigma { M2_TEAMTR_SIGMA_LIST(M2_TEAMTR_SIGMA_ID_) M2_N_TEAMTR_SIGMAS } m2_teamtr_sigma;
 /* Names by value (pipe/run_config.c). */
 extern const char *const m2_method_names[M2_N_METHODS];
 extern const char *const m2_stage_names[M2_N_STAGES];
 extern const char *const m2_run_progress_names[M2_N_RUN_PROGRESS];
 extern const char *const m2_base_dtype_names[M2_N_BASE_DTYPES];
 extern const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS];
+extern const char *const m2_teamtr_variant_names[M2_N_TEAMTR_VARIANTS];
 
 #define M2_LORA_KEYS(X, role, ROLE_HELP) \
   X(INT,   lora_##role##_rank,    "lora." #role ".rank",    "16",   1, 4096, NULL, "LoRA rank of the " ROLE_HELP " adapter") \
@@ -175,6 +194,40 @@ extern const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS];
   X(FLOAT, sys2_online_top_p,      "sys2.online.top_p",      "0.9",  0, 1, NULL, "rollout nucleus sampling p") \
   X(INT,   sys2_online_top_k,      "sys2.online.top_k",      "50",   0, M2_INF, NULL, "rollout top-k (0: off)") \
   X(FLOAT, sys2_online_weight_decay, "sys2.online.weight_decay", "0.01", 0, 10, NULL, "AdamW weight decay") \
+  /* TeamTR (method teamtr, issue #16): a team of agents over one shared context, each with its own adapter */ \
+  X(ENUM,  teamtr_variant,      "teamtr.variant",    "teamtr", 1, 0, M2_CHOICES(M2_TEAMTR_VARIANT_LIST), "teamtr (fresh rollouts after every agent's update, per-agent trust region), stale (every agent on the stage's first rollouts), stale_happo (stale with the earlier agents' ratio product on the advantage), joint (all agents at once, one team region), no_tr (teamtr with delta = infinity); the single-agent baseline is teamtr.agents=1") \
+  X(INT,   teamtr_agents,       "teamtr.agents",     "2",    1, 16, NULL, "agents in the team (1: the single-agent baseline, one model alone on the task)") \
+  X(ENUM,  teamtr_protocol,     "teamtr.protocol",   "chain", 1, 0, M2_CHOICES(M2_TEAMTR_PROTOCOL_LIST), "chain (every agent speaks once per sample) or router (teamtr.turns turns, a fixed router picks the speaker)") \
+  X(ENUM,  teamtr_order,        "teamtr.order",      "round_robin", 1, 0, M2_CHOICES(M2_TEAMTR_ORDER_LIST), "speaking order: round robin (chain: with a per-sample offset) or seeded random (chain: a permutation per sample; router: a draw per turn)") \
+  X(INT,   teamtr_turns,        "teamtr.turns",      "4",    1, 32, NULL, "router: turns per sample (the chain has one per agent)") \
+  X(ENUM,  teamtr_update_order, "teamtr.update_order", "random", 1, 0, M2_CHOICES(M2_TEAMTR_SIGMA_LIST), "order sigma of the agents' updates in a stage: a seeded random permutation per stage, or fixed (1..n)") \
+  X(INT,   teamtr_stages,       "teamtr.stages",     "20",   1, M2_INF, NULL, "training stages (each updates every agent once)") \
+  X(INT,   teamtr_tasks_per_stage, "teamtr.tasks_per_stage", "16", 1, M2_INF, NULL, "training questions per stage (each played teamtr.group times per rollout batch)") \
+  X(INT,   teamtr_group,        "teamtr.group",      "4",    2, 1024, NULL, "G: rollouts per question (group-normalised advantages)") \
+  X(INT,   teamtr_epochs,       "teamtr.epochs",     "2",    1, 1000, NULL, "PPO-clip epochs per agent update (one step on the whole batch each)") \
+  X(FLOAT, teamtr_lr,           "teamtr.lr",         "1e-3", 0, 10, NULL, "agents' learning rate (AdamW)") \
+  X(FLOAT, teamtr_weight_decay, "teamtr.weight_decay", "0",  0, 10, NULL, "AdamW weight decay") \
+  X(FLOAT, teamtr_clip,         "teamtr.clip",       "0.2",  0, 10, NULL, "PPO ratio clip epsilon") \
+  X(FLOAT, teamtr_delta,        "teamtr.delta",      "0.01", 0, M2_INF, NULL, "trust region: the exact token-level KL(pi_old || pi_new) of an update stays <= delta (no_tr: infinity)") \
+  X(INT,   teamtr_backtrack,    "teamtr.backtrack",  "5",    0, 64, NULL, "step halvings of an update past delta before it is rolled back to the last iterate inside") \
+  X(FLOAT, teamtr_kl_init,      "teamtr.kl_init",    "0",    0, M2_INF, NULL, "k3 penalty to each agent's initial policy (released code: 0.001; 0: off)") \
+  X(FLOAT, teamtr_cert_c,       "teamtr.cert_c",     "1",    0, M2_INF, NULL, "c of the stage certificate sum L_i - c sum sqrt(D_i)") \
+  X(FLOAT, teamtr_a_max,        "teamtr.a_max",      "5",    0, M2_INF, NULL, "clip of the group-normalised advantages") \
+  X(FLOAT, teamtr_temperature,  "teamtr.temperature", "1",   0, 100, NULL, "rollout and measured-gain sampling temperature") \
+  X(FLOAT, teamtr_top_p,        "teamtr.top_p",      "1",    0, 1, NULL, "rollout nucleus p (1: off)") \
+  X(INT,   teamtr_max_new_tokens, "teamtr.max_new_tokens", "32", 1, 4096, NULL, "tokens per message") \
+  X(INT,   teamtr_eval_tasks,   "teamtr.eval_tasks", "64",   1, M2_INF, NULL, "test questions of the per-stage measured gain (sampled) and the final greedy evaluation") \
+  X(INT,   teamtr_eval_samples, "teamtr.eval_samples", "2",  1, 1024, NULL, "sampled plays per test question for the measured gain") \
+  X(INT,   teamtr_lora_rank,    "teamtr.lora.rank",  "8",    1, 4096, NULL, "LoRA rank of every agent's adapter") \
+  X(FLOAT, teamtr_lora_alpha,   "teamtr.lora.alpha", "16",   0, M2_INF, NULL, "LoRA alpha of the agents' adapters") \
+  X(LIST,  teamtr_lora_targets, "teamtr.lora.targets", "[q, v]", 1, 0, M2_LORA_TARGETS, "projections the agents' adapters wrap") \
+  X(ENUM,  teamtr_task_family,  "teamtr.task.family", "arithmetic", 1, 0, M2_CHOICES(M2_TEAMTR_TASK_LIST), "verifiable questions: arithmetic chains, crafting counts from the TextCraft recipes (env.data), or jsonl {question, answer} files") \
+  X(INT,   teamtr_task_train,   "teamtr.task.train", "2000", 1, M2_INF, NULL, "generated training questions (arithmetic, craft)") \
+  X(INT,   teamtr_task_test,    "teamtr.task.test",  "200",  1, M2_INF, NULL, "generated test questions (arithmetic, craft)") \
+  X(INT,   teamtr_task_min_ops, "teamtr.task.min_ops", "2",  1, 16, NULL, "arithmetic: fewest operations per question") \
+  X(INT,   teamtr_task_max_ops, "teamtr.task.max_ops", "4",  1, 16, NULL, "arithmetic: most operations per question") \
+  X(STR,   teamtr_task_path,    "teamtr.task.path",  "",     1, 0, NULL, "jsonl: the training questions file") \
+  X(STR,   teamtr_task_test_path, "teamtr.task.test_path", "", 1, 0, NULL, "jsonl: the test questions file") \
   /* evaluation */ \
   X(INT,   eval_episodes,       "eval.episodes",     "50",   1, M2_INF, NULL, "episodes per split") \
   X(INT,   eval_step_limit,     "eval.step_limit",   "50",   1, M2_INF, NULL, "environment steps per episode (low-level steps)") \

@@ -391,6 +391,10 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
             return m2_errorf(err, M2_EUNSUPPORTED, "stage %s not implemented yet (plan of method %s: run.stages "
                              "selects a subset)", plan[i], m2_method_names[cfg->method]);
     }
+    if (!m2_dist_alone(dist) && m2_method_of(cfg)->team)
+        return m2_errorf(err, M2_EUNSUPPORTED, "method %s: TeamTR runs in one process only (its rollouts and "
+                         "updates are not sharded across ranks yet); run it without mpirun",
+                         m2_method_names[cfg->method]);
     int writer = m2_dist_alone(dist) || dist->rank == 0;
     run_start rs;
     memset(&rs, 0, sizeof rs);

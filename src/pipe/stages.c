@@ -225,7 +225,8 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = ctx->cfg;
     const char *run_dir = ctx->run->dir;
     if (strcmp(cfg->model_base, "tiny")) return 0;   /* a real backbone: nothing to pre-train */
-    if (writes(ctx) && pw_data_ensure(cfg, run_dir, ctx->out, err)) return -1;
+    int team = m2_method_of(cfg)->team;   /* a team run pre-trains on its task family's transcripts */
+    if (!team && writes(ctx) && pw_data_ensure(cfg, run_dir, ctx->out, err)) return -1;
     if (m2_dist_barrier(ctx->dist, err)) return -1;   /* the data rank 0 wrote, for every rank */
     char tok_path[1400], base_path[1400];
     snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", ctx->artifacts);
@@ -235,7 +236,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         tk = m2_tokenizer_load_json(tok_path, err);
     } else {
         size_t len = 0;
-        char *corpus = corpus_of(NULL, cfg, run_dir, &len, err);
+        char *corpus = team ? pw_team_corpus(cfg, &len, err) : corpus_of(NULL, cfg, run_dir, &len, err);
         if (!corpus) return -1;
         static const char *const specials[2] = {"<|endoftext|>", "<|pad|>"};
         m2_bpe_train_opts bo = {.vocab_size = (int32_t)cfg->model_tiny_vocab, .specials = specials, .n_specials = 2,
@@ -279,7 +280,9 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     if (m2_config_validate(&mc, err) || !(m = m2_model_create(&mc, &mo, err))) goto out;
     m2_model_init_random(m, pw_seed(cfg, PW_SEED_PRETRAIN_INIT), PRETRAIN_INIT_STD);
     int seq_len = (int)(cfg->pretrain_seq_len < mc.max_seq_len ? cfg->pretrain_seq_len : mc.max_seq_len);
-    {
+    if (team) {
+        if (pw_team_pretrain_set(cfg, &tok, seq_len, &set, err)) goto out;
+    } else {
         /* the transcripts, packed like training sequences, cut at pretrain.seq_len */
         m2_seqset tmp;
         const char *kinds[3] = {"high", "low", "flat"};

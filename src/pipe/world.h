@@ -51,6 +51,14 @@ typedef enum pw_seed_purpose {
     PW_SEED_ADAPTER_SHARED = 221,
     PW_SEED_HEAD_Q = 201,
     PW_SEED_HEAD_V = 202,
+    /* TeamTR (method teamtr) */
+    PW_SEED_TEAM_TASKS = 60,            /* generated questions of the task family */
+    PW_SEED_TEAM_ORDER = 61,            /* the team's seeded random speaking orders */
+    PW_SEED_TEAM_ROLLOUTS = 62,         /* training rollouts' sampling */
+    PW_SEED_TEAM_EVAL = 63,             /* measured-gain rollouts' sampling */
+    PW_SEED_TEAM_SIGMA = 64,            /* + stage: the update order sigma */
+    PW_SEED_TEAM_CURSOR = 65,           /* the permutation of the training questions the stages walk */
+    PW_SEED_ADAPTER_AGENT0 = 300,       /* + k: agent k's adapter (up to M2_TEAM_MAX) */
 } pw_seed_purpose;
 
 /* The seed of one purpose derived from run.seed. */
@@ -81,6 +89,13 @@ int pw_load_set(const m2_run_config *cfg, const char *run_dir, const m2_tok_ifac
                 int with_medium, int max_tokens, m2_seqset *set, m2_traj **trajs, int **success, int *n_traj,
                 m2_err *err);
 void pw_trajs_free(m2_traj *t, int *s, int n);
+
+/* TeamTR runs (pipe/stage_teamtr.c): the questions of the run's task family (split M2_QA_SPLIT_*), the
+ * pre-training corpus text (every training question played out by the team with its worked solution
+ * split between the speakers; malloc'd) and the same transcripts packed for the LM loss. */
+int pw_team_tasks(const m2_run_config *cfg, int split, m2_qa_set *qs, m2_err *err);
+char *pw_team_corpus(const m2_run_config *cfg, size_t *len, m2_err *err);
+int pw_team_pretrain_set(const m2_run_config *cfg, const m2_tok_iface *tok, int seq_len, m2_seqset *set, m2_err *err);
 
 /* need_model = 0: environment only. */
 int pw_open(pw_world *w, const m2_run_config *cfg, const char *run_dir, int need_model, m2_err *err);

@@ -1,0 +1,330 @@
+#include "algo/team_train.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "algo/steps.h"
+#include "algo/teamtr.h"
+#include "model/optim.h"
+
+/* Training and scoring ctxs of one model, grown when a batch needs more tokens. */
+struct m2_teamtr_ctx {
+    m2_model *m;
+    m2_ctx *train, *a, *b;
+    int cap;
+};
+
+void m2_teamtr_free(m2_teamtr *tt) {
+    for (int k = 0; k < M2_TEAM_MAX; k++) {
+        struct m2_teamtr_ctx *c = tt->ctx[k];
+        if (!c) continue;
+        m2_ctx_free(c->train);
+        m2_ctx_free(c->a);
+        m2_ctx_free(c->b);
+        free(c);
+        tt->ctx[k] = NULL;
+    }
+}
+
+/* The ctxs of model m with room for N tokens. */
+static struct m2_teamtr_ctx *ctx_for(m2_teamtr *tt, m2_model *m, int N, m2_err *err) {
+    int k = 0;
+    while (k < M2_TEAM_MAX && tt->ctx[k] && tt->ctx[k]->m != m) k++;
+    if (k == M2_TEAM_MAX) { m2_errorf(err, M2_EINVAL, "teamtr: more than %d models", M2_TEAM_MAX); return NULL; }
+    if (!tt->ctx[k] && !(tt->ctx[k] = calloc(1, sizeof *tt->ctx[k]))) {
+        m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+        return NULL;
+    }
+    struct m2_teamtr_ctx *c = tt->ctx[k];
+    c->m = m;
+    if (c->cap >= N && c->train) return c;
+    int cap = N > 2 * c->cap ? N : 2 * c->cap;
+    m2_ctx_free(c->train);
+    m2_ctx_free(c->a);
+    m2_ctx_free(c->b);
+    c->train = m2_ctx_create(m, cap, M2_ACTS_KEEP, err);
+    c->a = c->train ? m2_ctx_create(m, cap, M2_ACTS_NONE, err) : NULL;
+    c->b = c->a ? m2_ctx_create(m, cap, M2_ACTS_NONE, err) : NULL;
+    c->cap = c->b ? cap : 0;
+    return c->b ? c : NULL;
+}
+
+/* One agent's update in progress (its batch and the arrays over its rows). */
+typedef struct agent_job {
+    int agent;
+    m2_adapter *a, *old;
+    struct m2_teamtr_ctx *c;
+    m2_packed_batch pb;
+    float *adv, *logp_old, *logp_ref, *logp_new;
+    float *w0;                /* the last iterate inside the region */
+    int n_tok;
+} agent_job;
+
+static void job_free(agent_job *j) {
+    m2_packed_batch_free(&j->pb);
+    free(j->adv);
+    free(j->logp_old);
+    free(j->logp_ref);
+    free(j->logp_new);
+    free(j->w0);
+    memset(j, 0, sizeof *j);
+}
+
+/* Packs agent k's tokens of the samples, its advantages (adv_seq[sample], times exp(logfac[sample])
+ * when logfac != NULL), the snapshot and the old / reference log-probs. */
+static int job_begin(m2_teamtr *tt, int k, const m2_qa_set *qs, const m2_team_sample *s, int n, const float *adv_seq,
+                     const double *logfac, const m2_teamtr_cfg *cfg, agent_job *j, m2_err *err) {
+    memset(j, 0, sizeof *j);
+    const m2_team_agent *ag = &tt->team->agent[k];
+    j->agent = k;
+    j->a = ag->adapter;
+    j->old = tt->old[k];
+    if (!j->a || !j->old) return m2_errorf(err, M2_EINVAL, "teamtr: agent %d has no adapter or snapshot", k + 1);
+    if (m2_team_pack(tt->team, k, qs, s, n, cfg->max_tokens, &j->pb, err)) return -1;
+    if (!(j->c = ctx_for(tt, ag->model, j->pb.N, err))) return -1;
+    int N = j->pb.N ? j->pb.N : 1;
+    j->adv = calloc((size_t)N, sizeof *j->adv);
+    j->logp_old = calloc((size_t)N, sizeof *j->logp_old);
+    j->logp_new = calloc((size_t)N, sizeof *j->logp_new);
+    j->w0 = malloc(j->a->params.n * sizeof *j->w0);
+    int with_ref = cfg->kl_init > 0 && tt->init[k];
+    if (with_ref) j->logp_ref = calloc((size_t)N, sizeof *j->logp_ref);
+    if (!j->adv || !j->logp_old || !j->logp_new || !j->w0 || (with_ref && !j->logp_ref))
+        return m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+    for (int r = 0; r < j->pb.N; r++) {
+        int a = j->pb.tok_action[r];
+        if (a < 0) continue;
+        int i = j->pb.act_seq[a];
+        double lf = logfac ? logfac[i] : 0.0, lim = log(M2_HAPPO_FACTOR_MAX);
+        j->adv[r] = adv_seq[i] * (float)exp(lf > lim ? lim : (lf < -lim ? -lim : lf));
+        j->n_tok++;
+    }
+    if (m2_adapter_copy_weights(j->old, j->a, err)) return -1;
+    memcpy(j->w0, j->a->params.w, j->a->params.n * sizeof *j->w0);
+    if (j->n_tok == 0) return 0;
+    if (m2_score_logprobs(j->c->a, j->a, &j->pb, j->logp_old, err)) return -1;
+    if (with_ref && m2_score_logprobs(j->c->a, tt->init[k], &j->pb, j->logp_ref, err)) return -1;
+    return 0;
+}
+
+/* One PPO-clip epoch (one optimiser step on the whole batch). */
+static int job_epoch(agent_job *j, const m2_teamtr_cfg *cfg, m2_teamtr_update *u, m2_err *err) {
+    if (j->n_tok == 0) return 0;
+    m2_ppo_cfg pc = {.eps_clip = cfg->clip, .kl_coef = cfg->kl_init};
+    m2_step_stats st;
+    m2_params_zero_grad(&j->a->params);
+    if (m2_ppo_step(j->c->train, j->a, &j->pb, j->adv, j->logp_old, j->logp_ref, &pc, 1, &st, err)) return -1;
+    m2_params *g = &j->a->params;
+    m2_clip_grads(&g, 1, cfg->grad_clip);
+    m2_adamw opt = {.beta1 = cfg->beta1, .beta2 = cfg->beta2, .eps = cfg->eps, .weight_decay = cfg->weight_decay};
+    if (m2_adamw_step(&j->a->params, &opt, cfg->lr, err)) return -1;
+    u->loss = st.loss;
+    u->clip_frac = st.clip_frac;
+    return 0;
+}
+
+static int job_divergence(agent_job *j, double *D, m2_err *err) {
+    *D = 0;
+    if (j->n_tok == 0) return 0;
+    return m2_token_divergence(j->c->a, j->c->b, j->old, j->a, &j->pb, D, err);
+}
+
+/* w = w0 + f (w1 - w0) for the job's adapter; w1 is the iterate before the line search. */
+static void job_scale(agent_job *j, const float *w1, double f) {
+    float *w = j->a->params.w;
+    for (size_t i = 0; i < j->a->params.n; i++) w[i] = (float)(j->w0[i] + f * ((double)w1[i] - j->w0[i]));
+}
+
+static int job_finish(agent_job *j, m2_teamtr_update *u, m2_err *err) {
+    u->agent = j->agent;
+    u->n_tokens = j->n_tok;
+    if (j->n_tok == 0) return 0;
+    if (job_divergence(j, &u->D, err)) return -1;
+    if (m2_score_logprobs(j->c->a, j->a, &j->pb, j->logp_new, err)) return -1;
+    u->L = m2_surrogate_gain(j->logp_new, j->logp_old, j->adv, j->pb.tok_mask, j->pb.N);
+    return 0;
+}
+
+/* Per sequence: the sum over agent j's tokens of log pi_new - log pi_old (HAPPO's factor). */
+static void job_log_ratio(const agent_job *j, double *logfac) {
+    for (int r = 0; r < j->pb.N; r++) {
+        int a = j->pb.tok_action[r];
+        if (a >= 0) logfac[j->pb.act_seq[a]] += (double)j->logp_new[r] - j->logp_old[r];
+    }
+}
+
+/* Epochs of one agent with its own trust region (FRESH, STALE, STALE_HAPPO). */
+static int update_one(agent_job *j, const m2_teamtr_cfg *cfg, m2_teamtr_update *u, m2_err *err) {
+    int region = isfinite(cfg->delta);
+    float *w1 = malloc(j->a->params.n * sizeof *w1);
+    if (!w1) return m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+    int rc = 0;
+    for (int e = 0; e < cfg->epochs && j->n_tok > 0 && !rc; e++) {
+        if ((rc = job_epoch(j, cfg, u, err))) break;
+        if (!region) continue;
+        double D;
+        if ((rc = job_divergence(j, &D, err))) break;
+        if (D > u->D_raw) u->D_raw = D;
+        if (D <= cfg->delta) { memcpy(j->w0, j->a->params.w, j->a->params.n * sizeof *j->w0); continue; }
+        u->out_of_region = 1;
+        memcpy(w1, j->a->params.w, j->a->params.n * sizeof *w1);
+        int inside = 0;
+        double f = 1.0;
+        for (int b = 0; b < cfg->backtrack && !inside && !rc; b++) {
+            f *= 0.5;
+            job_scale(j, w1, f);
+            u->backtracks++;
+            if ((rc = job_divergence(j, &D, err))) break;
+            inside = D <= cfg->delta;
+        }
+        if (!inside) { job_scale(j, w1, 0.0); u->rolled_back = 1; }
+        break;   /* the region's edge: no further epochs */
+    }
+    if (!region && !rc) rc = job_divergence(j, &u->D_raw, err);
+    free(w1);
+    return rc ? rc : job_finish(j, u, err);
+}
+
+/* Every agent's epochs from the same start, then one joint region over all their tokens. */
+static int update_joint(agent_job *jobs, int n, const m2_teamtr_cfg *cfg, m2_teamtr_update *us, m2_err *err) {
+    for (int k = 0; k < n; k++)
+        for (int e = 0; e < cfg->epochs; e++)
+            if (job_epoch(&jobs[k], cfg, &us[k], err)) return -1;
+    /* D^ of the team: the token-weighted mean of the agents' D^ (the mean over all token states) */
+    double num = 0, den = 0;
+    for (int k = 0; k < n; k++) {
+        double D;
+        if (job_divergence(&jobs[k], &D, err)) return -1;
+        num += D * jobs[k].n_tok;
+        den += jobs[k].n_tok;
+    }
+    double Dt = den > 0 ? num / den : 0;
+    for (int k = 0; k < n; k++) us[k].D_raw = Dt;
+    if (isfinite(cfg->delta) && Dt > cfg->delta) {
+        float **w1 = calloc((size_t)n, sizeof *w1);
+        if (!w1) return m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+        int rc = 0, inside = 0;
+        for (int k = 0; k < n && !rc; k++) {
+            us[k].out_of_region = 1;
+            if (!(w1[k] = malloc(jobs[k].a->params.n * sizeof(float)))) rc = m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+            else memcpy(w1[k], jobs[k].a->params.w, jobs[k].a->params.n * sizeof(float));
+        }
+        double f = 1.0;
+        for (int b = 0; b < cfg->backtrack && !inside && !rc; b++) {
+            f *= 0.5;
+            num = 0;
+            for (int k = 0; k < n && !rc; k++) {
+                double D;
+                job_scale(&jobs[k], w1[k], f);
+                us[k].backtracks++;
+                rc = job_divergence(&jobs[k], &D, err);
+                num += D * jobs[k].n_tok;
+            }
+            inside = !rc && num / den <= cfg->delta;
+        }
+        for (int k = 0; k < n && !rc && !inside; k++) { job_scale(&jobs[k], w1[k], 0.0); us[k].rolled_back = 1; }
+        for (int k = 0; k < n; k++) free(w1[k]);
+        free(w1);
+        if (rc) return rc;
+    }
+    for (int k = 0; k < n; k++)
+        if (job_finish(&jobs[k], &us[k], err)) return -1;
+    return 0;
+}
+
+/* Sample ids of the batch played at position j of a stage: distinct across positions and stages. */
+static uint64_t batch_id0(uint64_t stage_seed, int j) { return stage_seed * 0x100000001B3ull + (uint64_t)j * 0x10000u; }
+
+/* G rollouts of each task from the team as it is now; rewards into s, advantages into adv. */
+static int play_batch(m2_teamtr *tt, const m2_qa_set *qs, const int *tasks, int n_tasks, uint64_t stage_seed, int j,
+                      const m2_teamtr_cfg *cfg, m2_team_sample *s, float *adv, float *R, m2_teamtr_stage_stats *st,
+                      m2_err *err) {
+    int G = cfg->group, n = n_tasks * G;
+    for (int i = 0; i < n; i++) s[i] = (m2_team_sample){.task = tasks[i / G], .id = batch_id0(stage_seed, j) + (uint64_t)i};
+    m2_team_gen g = cfg->gen;
+    g.seed = cfg->gen.seed ^ batch_id0(stage_seed, j);
+    if (m2_team_play(tt->team, qs, s, n, &g, err)) return -1;
+    st->rollouts += n;
+    for (int i = 0; i < n; i++) {
+        if (cfg->reward) s[i].reward = cfg->reward(cfg->reward_ud, &qs->q[s[i].task], &s[i]);
+        R[i] = s[i].reward;
+    }
+    m2_group_advantages(R, n_tasks, G, cfg->adv_eps, cfg->a_max, adv);
+    return 0;
+}
+
+static double mean_of(const float *x, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += x[i];
+    return n > 0 ? s / n : 0;
+}
+
+int m2_teamtr_stage(m2_teamtr *tt, const m2_qa_set *qs, const int *tasks, int n_tasks, const int *sigma,
+                    uint64_t stage_seed, const m2_teamtr_cfg *cfg, m2_teamtr_stage_stats *st, m2_err *err) {
+    memset(st, 0, sizeof *st);
+    int n_ag = tt->team->n, G = cfg->group, n = n_tasks * G;
+    if (G < 1 || n_tasks < 1) return m2_errorf(err, M2_EINVAL, "teamtr: %d tasks x %d rollouts", n_tasks, G);
+    m2_team_sample *s = calloc((size_t)n, sizeof *s);
+    float *adv = calloc((size_t)n, sizeof *adv), *R = calloc((size_t)n, sizeof *R);
+    double *logfac = cfg->mode == M2_TT_STALE_HAPPO ? calloc((size_t)n, sizeof *logfac) : NULL;
+    agent_job *jobs = calloc((size_t)n_ag, sizeof *jobs);
+    int rc = 0, played = 0;
+    if (!s || !adv || !R || !jobs || (cfg->mode == M2_TT_STALE_HAPPO && !logfac)) {
+        rc = m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+        goto out;
+    }
+    if (cfg->mode != M2_TT_FRESH) {   /* the stage's one set of rollouts */
+        if ((rc = play_batch(tt, qs, tasks, n_tasks, stage_seed, 0, cfg, s, adv, R, st, err))) goto out;
+        played = 1;
+        st->reward_mean = mean_of(R, n);
+    }
+    if (cfg->mode == M2_TT_JOINT) {
+        for (int k = 0; k < n_ag && !rc; k++) rc = job_begin(tt, k, qs, s, n, adv, NULL, cfg, &jobs[k], err);
+        if (!rc) rc = update_joint(jobs, n_ag, cfg, st->u, err);
+        for (int k = 0; k < n_ag; k++) st->u[k].reward_mean = st->reward_mean;
+        st->n = n_ag;
+        goto out;
+    }
+    for (int j = 0; j < n_ag && !rc; j++) {
+        int k = sigma[j];
+        if (k < 0 || k >= n_ag) { rc = m2_errorf(err, M2_EINVAL, "teamtr: order names agent %d of %d", k, n_ag); break; }
+        if (cfg->mode == M2_TT_FRESH) {   /* fresh rollouts of the team as it is after the earlier updates */
+            if (played) for (int i = 0; i < n; i++) m2_team_sample_free(&s[i]);
+            if ((rc = play_batch(tt, qs, tasks, n_tasks, stage_seed, j, cfg, s, adv, R, st, err))) break;
+            if (!played) st->reward_mean = mean_of(R, n);
+            played = 1;
+        }
+        m2_teamtr_update *u = &st->u[j];
+        memset(u, 0, sizeof *u);
+        u->reward_mean = mean_of(R, n);
+        if ((rc = job_begin(tt, k, qs, s, n, adv, logfac, cfg, &jobs[0], err))) break;
+        if ((rc = update_one(&jobs[0], cfg, u, err))) break;
+        if (logfac) job_log_ratio(&jobs[0], logfac);
+        job_free(&jobs[0]);
+        st->n = j + 1;
+    }
+out:
+    for (int k = 0; k < n_ag && jobs; k++) job_free(&jobs[k]);
+    if (s && played) for (int i = 0; i < n; i++) m2_team_sample_free(&s[i]);
+    free(s);
+    free(adv);
+    free(R);
+    free(logfac);
+    free(jobs);
+    return rc;
+}
+
+int m2_team_success(const m2_team *t, const m2_qa_set *qs, int n, int samples, const m2_team_gen *g, double *mean,
+                    m2_err *err) {
+    if (n <= 0 || n > qs->n) n = qs->n;
+    if (samples < 1) samples = 1;
+    int total = n * samples;
+    m2_team_sample *s = calloc((size_t)(total ? total : 1), sizeof *s);
+    if (!s) return m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+    for (int i = 0; i < total; i++) s[i] = (m2_team_sample){.task = i / samples, .id = (uint64_t)i};
+    int rc = m2_team_play(t, qs, s, total, g, err);
+    double sum = 0;
+    for (int i = 0; i < total && !rc; i++) { sum += s[i].reward; m2_team_sample_free(&s[i]); }
+    *mean = total > 0 ? sum / total : 0;
+    free(s);
+    return rc;
+}
