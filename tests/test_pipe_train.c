@@ -352,7 +352,7 @@ static void resume_is_exact(void **state) {
     FILE *f = open_memstream(&buf, &len);
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
-    if (m2_pipe_eval_run(dir, "ood", 0, 0, -1, f, &agg, NULL, &err)) fail_msg("%s", err.msg);
+    if (m2_pipe_eval_run(dir, "ood", 0, 0, -1, -1, f, &agg, NULL, &err)) fail_msg("%s", err.msg);
     fclose(f);
     char *ood = slurp("straight", "eval/ood.jsonl");
     assert_string_equal(buf, ood);

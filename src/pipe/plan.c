@@ -12,6 +12,10 @@
 #define DATA_READS "env.", "data.path", "data.expert_episodes", "data.medium_episodes", "data.medium_noise", \
     "eval.step_limit", "sys2.subgoal_budget", "prompt.", "run.seed"
 
+/* System 2's action mode changes every stage that lets System 2 act: rollouts, evaluation and the
+ * offline anchor's sampled actions. */
+#define ACTION_READS "sys2.action_mode", "sys2.action_logprob"
+
 static const char *const reads_pretrain[] = {DATA_READS, "data.state_sep", "model.", "pretrain.", "optim.",
                                              "run.threads", NULL};
 static const char *const reads_data[] = {DATA_READS, NULL};
@@ -21,13 +25,13 @@ static const char *const reads_sys2_warmup[] = {MODEL_STAGE_READS, "sys2.warmup.
                                                 "sys1.sft.min_rel_improve", NULL};
 /* Sampled anchor actions are generated with eval.max_new_tokens. */
 static const char *const reads_sys2_offline[] = {MODEL_STAGE_READS, "heads.", "sys2.offline.", "eval.max_new_tokens",
-                                                 NULL};
+                                                 ACTION_READS, NULL};
 /* Rollouts use the evaluation's action length and step budget; the critic update the offline
  * expectile and head-gradient switch. */
 static const char *const reads_sys2_online[] = {MODEL_STAGE_READS, "heads.", "sys2.online.", "sys2.subgoal_budget", "sys2.offline.expectile",
                                                 "sys2.offline.head_grad_to_adapter", "eval.max_new_tokens",
-                                                "eval.step_limit", NULL};
-static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", "sys2.subgoal_budget", NULL};
+                                                "eval.step_limit", ACTION_READS, NULL};
+static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", "sys2.subgoal_budget", ACTION_READS, NULL};
 static const char *const reads_report[] = {NULL};   /* the eval records only */
 
 const m2_stage m2_pipe_stages[M2_N_STAGES] = {

@@ -637,7 +637,8 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     mp2 = (m2_model_policy){.model = w.m, .sys1 = on, .sys2 = on, .tok = &w.tok,
                             .sampler = {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k,
                                         (float)cfg->sys2_online_top_p},
-                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS2_SAMPLING)};
+                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS2_SAMPLING),
+                            .score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
     m2_train_state_init(&st);
@@ -658,6 +659,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     lc.low_parts = pw_low_parts(cfg);
+    lc.action_mode = (m2_action_mode)cfg->sys2_action_mode;
     m2_online_opts o = {0};
     o.step.critic = (m2_critic_cfg){.gamma = (float)cfg->sys2_online_gamma, .expectile = (float)cfg->sys2_offline_expectile};
     o.step.alpha = (float)cfg->sys2_online_alpha;
@@ -715,7 +717,8 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     m2_model_policy mp1 = {.model = w->m, .sys1 = a1, .sys2 = a1, .tok = &w->tok, .sampler = smp,
                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS1_SAMPLING)};
     m2_model_policy mp2 = {.model = w->m, .sys1 = a2, .sys2 = a2, .tok = &w->tok, .sampler = smp,
-                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS2_SAMPLING)};
+                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS2_SAMPLING),
+                           .score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
@@ -724,6 +727,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     lc.low_parts = pw_low_parts(cfg);
+    lc.action_mode = (m2_action_mode)cfg->sys2_action_mode;
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
     /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
     m2_episode_order order = {0};
@@ -813,8 +817,8 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
     return rc;
 }
 
-int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed, FILE *jsonl,
-                     m2_eval_agg *agg, FILE *progress, m2_err *err) {
+int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
+                     int action_mode, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err) {
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
     m2_run_config *cfg = malloc(sizeof *cfg);
@@ -822,6 +826,10 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
     if (m2_run_config_load(cfg, path, 0, NULL, err)) { free(cfg); return -1; }
     if (threads > 0) cfg->run_threads = threads;
     if (seed >= 0) cfg->eval_seed = seed;
+    if (action_mode >= 0) {
+        if (action_mode >= M2_N_ACTION_MODES) { free(cfg); return m2_errorf(err, M2_EINVAL, "action mode %d: unknown", action_mode); }
+        cfg->sys2_action_mode = action_mode;
+    }
     int sp = m2_split_parse(split);
     if (sp < 0) { free(cfg); return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split); }
     pw_world w;
