@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/io.h"
+#include "pipe/anchor_cands.h"
 #include "pipe/pipe.h"
 #include "pipe/runfiles.h"
 #include "pipe/world.h"
@@ -526,6 +527,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     int *idx = NULL, rc = -1;
     m2_ctx *c = NULL;
     m2_head *q, *v;
+    pw_anchor_cands *cands = NULL;
     m2_adapter *a = pw_adapter(&w, an, ctx->name, 1, err);
     if (!a || pw_heads(&w, ctx->name, &q, &v, err)) goto out;
     if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 1, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
@@ -559,6 +561,16 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     o.step.max_action_tokens = (int)cfg->eval_max_new_tokens;
     o.step.sampler = (m2_sampler){.temperature = 1.f};   /* a^ ~ pi itself: no temperature, top-k or top-p */
     o.step.eos_id = w.tok.eos_id;
+    if (cfg->sys2_action_mode == M2_ACTION_MODE_SCORE && !released && m2_run_offline_lambda(cfg) != 0) {
+        /* a^ chosen among the admissible actions of each anchor state (pipe/anchor_cands.h) */
+        if (pw_anchor_cands_build(&w, kind, max_seq(cfg, w.m), &cands, err)) goto out;
+        o.step.cands = pw_anchor_cands_lookup;
+        o.step.cands_ud = cands;
+        o.step.score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN;
+        if (ctx->out)
+            fprintf(ctx->out, "%s: score mode: anchor actions chosen among the admissible ones (%d dataset states replayable)\n",
+                    ctx->name, pw_anchor_cands_size(cands));
+    }
     o.actor = opt_of(cfg, cfg->sys2_offline_actor_lr, cfg->sys2_offline_weight_decay);
     o.critic = opt_of(cfg, cfg->sys2_offline_critic_lr, cfg->sys2_offline_weight_decay);
     o.polyak = (float)cfg->sys2_offline_polyak;
@@ -578,6 +590,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     if (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err)) goto out;
     rc = 0;
 out:
+    pw_anchor_cands_free(cands);
     free(idx);
     m2_ctx_free(c);
     m2_seqset_free(&set);
