@@ -188,14 +188,16 @@ static int anchor_one(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, const m
     int off = pb->seq_off[s];
     int plen = pb->v_pos[k] - off + 1;   /* prefix through the state's last token */
     const int32_t *prompt = pb->tokens + off;
-    m2_gen_config g = {.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : ANCHOR_MAX_TOKENS_DEFAULT,
-                       .sampler = cfg->sampler,
-                       .seed = m2_rng_u64(rng),
-                       .stop_tokens = &cfg->eos_id,
-                       .n_stop_tokens = 1};
     m2_gen_result res = {0};
     if (anchor_pick(m, a, prompt, plen, cfg, rng, &res, err)) return -1;
-    if (!res.tokens && m2_generate(m, a, 1, &prompt, &plen, &g, &res, err)) return -1;
+    if (!res.tokens) {   /* generated: one seed drawn from rng per sample */
+        m2_gen_config g = {.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : ANCHOR_MAX_TOKENS_DEFAULT,
+                           .sampler = cfg->sampler,
+                           .seed = m2_rng_u64(rng),
+                           .stop_tokens = &cfg->eos_id,
+                           .n_stop_tokens = 1};
+        if (m2_generate(m, a, 1, &prompt, &plen, &g, &res, err)) return -1;
+    }
     int n_gen = res.n;
     int ends_eos = n_gen > 0 && res.tokens[n_gen - 1] == cfg->eos_id;
     int L = plen + n_gen + (ends_eos ? 0 : 1);
