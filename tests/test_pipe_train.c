@@ -585,11 +585,76 @@ static void medium_data_keys(void **state) {
     free(h);
 }
 
+/* Every System 2 output of an eval records file is a candidate of score mode: "action; True|False"
+ * exactly (no free text); returns the number of steps. */
+static int steps_are_candidates(const char *jsonl) {
+    int steps = 0;
+    for (const char *line = jsonl; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char *one = strndup(line, n);
+        cJSON *o = cJSON_Parse(one);
+        assert_non_null(o);
+        const cJSON *sg, *stp;
+        cJSON_ArrayForEach(sg, cJSON_GetObjectItem(o, "transcript")) cJSON_ArrayForEach(stp, cJSON_GetObjectItem(sg, "steps")) {
+            const char *raw = cJSON_GetObjectItem(stp, "raw")->valuestring, *act = cJSON_GetObjectItem(stp, "action")->valuestring;
+            int flag = cJSON_IsTrue(cJSON_GetObjectItem(stp, "flag"));
+            char want[1200];
+            snprintf(want, sizeof want, "%s; %s", act, flag ? "True" : "False");
+            if (strcmp(raw, want))
+                fail_msg("score mode output \"%s\" is not the candidate \"%s\"", raw, want);
+            steps++;
+        }
+        cJSON_Delete(o);
+        free(one);
+        line += n + (end ? 1 : 0);
+    }
+    return steps;
+}
+
+/* sys2.action_mode=score through the pipeline: a run reusing the straight run's SFT stages trains
+ * offline (anchor a^ among replayed admissible actions), online (rollouts choosing) and evaluates
+ * choosing; the straight run evaluated with --action-mode score chooses too */
+static void score_mode_runs(void **state) {
+    (void)state;
+    char from[600];
+    snprintf(from, sizeof from, "run.reuse_from=%s/straight", root);
+    const char *over[3] = {"sys2.action_mode=score", from, "run.reuse_stages=[pretrain,data,sys1_sft,sys2_warmup]"};
+    run_with("scored", 3, over);
+    char *ids = slurp("scored", "eval/id.jsonl");
+    assert_true(steps_are_candidates(ids) > 0);
+    char *gen = slurp("straight", "eval/id.jsonl");
+    assert_string_not_equal(ids, gen);
+    free(ids);
+    /* the same SFT stages, then other anchor actions, rollouts and evaluation: other numbers */
+    char *metrics = slurp("scored", "metrics.jsonl"), *m0 = slurp("straight", "metrics.jsonl");
+    assert_non_null(strstr(metrics, "sys2/anchor_loss"));
+    assert_string_not_equal(metrics, m0);
+    free(metrics);
+    free(m0);
+    /* a generate-mode run evaluated choosing */
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/straight", root);
+    snprintf(path, sizeof path, "%s/score_eval.jsonl", root);
+    FILE *f = fopen(path, "w");
+    m2_err err = {0};
+    if (m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_ACTION_MODE_SCORE, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
+    fclose(f);
+    char *txt = NULL;
+    assert_int_equal(m2_read_file(path, &txt, NULL, &err), 0);
+    assert_true(steps_are_candidates(txt) > 0);
+    assert_string_not_equal(txt, gen);
+    free(txt);
+    free(gen);
+    assert_int_equal(m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_N_ACTION_MODES, NULL, NULL, NULL, &err), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resume_is_exact),
         cmocka_unit_test(methods_run),
         cmocka_unit_test(reuse_is_exact),
+        cmocka_unit_test(score_mode_runs),
         cmocka_unit_test(logit_chunks_change_nothing),
         cmocka_unit_test(recompute_changes_nothing),
         cmocka_unit_test(heads_hidden_is_used),
