@@ -49,6 +49,9 @@ int m2_model_policy_cached(const m2_model_policy *mp, m2_role role) {
 
 static void reset_hook(void *ctx) { m2_model_policy_reset(ctx); }
 
+/* The seed of the next call (generation or choice): call k draws from stream (seed, k). */
+static uint64_t call_seed(m2_model_policy *mp) { return mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++; }
+
 /* The role's cache, able to hold `need` positions (allocated on first use, grown by doubling); its
  * content is dropped when it was computed with another adapter or had to grow. */
 static struct m2_policy_kv *role_cache(m2_model_policy *mp, m2_role role, int need, m2_err *err) {
@@ -119,7 +122,7 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     m2_gen_config g = {0};
     g.max_new_tokens = max_new;
     g.sampler = mp->sampler;
-    g.seed = mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++;
+    g.seed = call_seed(mp);
     g.stop_tokens = &mp->tok->eos_id;
     g.n_stop_tokens = 1;
     static const char *const newline[1] = {"\n"};
@@ -206,7 +209,7 @@ static int choose(void *ctx, m2_role role, const m2_traj *context, const char *c
     memcpy(c->ids, ids, (size_t)held * sizeof *ids);
     c->n = held;
     m2_rng rng;
-    m2_rng_seed_stream(&rng, mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++, 0);
+    m2_rng_seed_stream(&rng, call_seed(mp), 0);   /* the stream a generation of this call samples from */
     *pick = m2_choose_scored(score, n, mp->sampler.temperature, &rng);
     *np = len;
     *ng = total;
