@@ -647,12 +647,38 @@ static double *adapter_grad_copy(const m2_adapter *a) {
     return g;
 }
 
+/* Score mode's anchor candidates: three per state, told apart by the prefix length (the states of
+ * the hand batch have distinct prefixes); counts its calls. */
+typedef struct hcands { int32_t c[3][3]; int len[3]; const int32_t *p[3]; int calls; } hcands;
+static void hcands_fill(hcands *h, int plen, int32_t eos) {
+    for (int i = 0; i < 3; i++) {
+        h->len[i] = 2;   /* one letter + EOS: close log-probs, so the draw matters */
+        for (int j = 0; j < h->len[i] - 1; j++) h->c[i][j] = 'a' + (plen * 3 + i * 5 + j) % 26;
+        h->c[i][h->len[i] - 1] = eos;
+        h->p[i] = h->c[i];
+    }
+}
+static int32_t hcands_eos;
+static int hand_cands(void *ud, const int32_t *prefix, int plen, const int32_t *const **cand, const int **len, int *n,
+                      m2_err *err) {
+    (void)prefix; (void)err;
+    hcands *h = ud;
+    hcands_fill(h, plen, hcands_eos);
+    h->calls++;
+    *cand = h->p;
+    *len = h->len;
+    *n = 3;
+    return 0;
+}
+
 /* Offline step (IQL critic, AWR actor with normalised clipped weights, sampled anchor, mean
- * reduction) against the hand computation. */
-static void offline_step_by_hand(void **state) {
+ * reduction) against the hand computation; score_mode: a^ is the candidate drawn at temperature 1
+ * from the softmax of the candidates' summed log-probs (sys2.action_mode: score). */
+static void offline_by_hand(void **state, int score_mode) {
     hfix *f = *state;
     m2_err err = {0};
-    enum { MAXT = 4, SAMPLES = 2 };
+    enum { MAXT = 4, MAX_SAMPLES = 6 };
+    const int SAMPLES = score_mode ? MAX_SAMPLES : 2;   /* score mode: enough draws that one is not the argmax */
     m2_adapter *a = hand_adapter(f, "act", 31);
     m2_head *q = hand_head(f, "q", 41), *v = hand_head(f, "v", 51);
     m2_offline_cfg cfg = {.critic = {.gamma = 0.9f, .expectile = 0.7f},
@@ -660,6 +686,11 @@ static void offline_step_by_hand(void **state) {
                           .reduce = M2_REDUCE_MEAN, .train_critic = 1, .train_actor = 1,
                           .n_anchor = 0, .anchor_samples = SAMPLES, .max_action_tokens = MAXT,
                           .sampler = {.temperature = 0.f}, .eos_id = f->tok.eos_id};
+    hcands hcs = {0};
+    hcands_eos = f->tok.eos_id;
+    if (score_mode) { cfg.cands = hand_cands; cfg.cands_ud = &hcs; }
+    m2_rng hrng;   /* the step's draws: one uniform per anchor sample in score mode */
+    m2_rng_seed(&hrng, 5);
     int A = f->A, V = f->m->cfg.vocab_size, H = f->m->cfg.dim;
     hvals hv;
     hand_values(f, a, q, v, &hv);
@@ -685,16 +716,42 @@ static void offline_step_by_hand(void **state) {
     /* the anchor: a^ = greedy continuation of each state's prefix (cut at MAXT and closed with EOS) */
     int M = A * SAMPLES;
     double l_anchor = 0;
-    int32_t *aseq[HMAX * SAMPLES];
-    int alen[HMAX * SAMPLES], aplen[HMAX * SAMPLES];
-    double aadv[HMAX * SAMPLES];
+    int32_t *aseq[HMAX * MAX_SAMPLES];
+    int alen[HMAX * MAX_SAMPLES], aplen[HMAX * MAX_SAMPLES];
+    double aadv[HMAX * MAX_SAMPLES];
+    int n_not_argmax = 0;
     for (int j = 0; j < M; j++) {
         int k = j % A;
         int plen = f->vpos[k] - f->seq_off[f->seq[k]] + 1;
         const int32_t *prompt = f->pb.tokens + f->seq_off[f->seq[k]];
         m2_gen_config g = {.max_new_tokens = MAXT, .sampler = cfg.sampler, .stop_tokens = &cfg.eos_id, .n_stop_tokens = 1};
         m2_gen_result res = {0};
-        assert_int_equal(m2_generate(f->m, a, 1, &prompt, &plen, &g, &res, &err), 0);
+        if (score_mode) {
+            /* every candidate's summed log-prob by a plain forward of prefix + candidate, then the draw */
+            hcands h;
+            hcands_fill(&h, plen, f->tok.eos_id);
+            float sc[3];
+            for (int i = 0; i < 3; i++) {
+                int L = plen + h.len[i];
+                int32_t *sq = malloc((size_t)L * sizeof *sq);
+                memcpy(sq, prompt, (size_t)plen * sizeof *sq);
+                memcpy(sq + plen, h.c[i], (size_t)h.len[i] * sizeof *sq);
+                m2_batch cb = {.n_seq = 1, .seq_len = &L, .tokens = sq};
+                assert_int_equal(m2_forward(f->c2, &cb, a, 0, &err), 0);
+                const float *z = m2_ctx_logits(f->c2);
+                double lp = 0;
+                for (int row = plen - 1; row < L - 1; row++) lp += row_logp(z + (size_t)row * V, V, sq[row + 1]);
+                sc[i] = (float)lp;
+                free(sq);
+            }
+            int pick = m2_choose_scored(sc, 3, 1.f, &hrng);
+            n_not_argmax += pick != m2_choose_scored(sc, 3, 0.f, NULL);
+            res.tokens = malloc((size_t)h.len[pick] * sizeof *res.tokens);
+            memcpy(res.tokens, h.c[pick], (size_t)h.len[pick] * sizeof *res.tokens);
+            res.n = h.len[pick];
+        } else {
+            assert_int_equal(m2_generate(f->m, a, 1, &prompt, &plen, &g, &res, &err), 0);
+        }
         int eos = res.n > 0 && res.tokens[res.n - 1] == cfg.eos_id, L = plen + res.n + !eos;
         aseq[j] = malloc((size_t)L * sizeof(int32_t));
         memcpy(aseq[j], prompt, (size_t)plen * sizeof(int32_t));
@@ -753,12 +810,18 @@ static void offline_step_by_hand(void **state) {
     near_rel("loss_anchor", st.loss_anchor, l_anchor, 1e-4);
     near_rel("loss", st.loss, hc.lq + hc.lv + l_data + l_anchor, 1e-4);
     assert_int_equal(st.n_anchor, M);
+    if (score_mode) {
+        assert_int_equal(hcs.calls, M);
+        assert_true(n_not_argmax > 0);   /* the draws are samples, not the greedy choice */
+    }
     grads_close("adapter grad (actor + anchor)", a->params.g, ga, a->params.n, 1e-3);
     free(ga);
     for (int j = 0; j < M; j++) free(aseq[j]);
     hcritic_free(&hc);
     hvals_free(&hv);
 }
+static void offline_step_by_hand(void **state) { offline_by_hand(state, 0); }
+static void offline_step_score_mode_by_hand(void **state) { offline_by_hand(state, 1); }
 
 /* Online step (IQL critic, AWAC weights normalised over the batch, exact KL(pi_on || pi_off)) for
  * both reductions against the hand computation. */
@@ -957,6 +1020,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(ppo_ratio_one_dropout, setup, teardown),
         cmocka_unit_test_setup_teardown(token_divergence_engine, setup, teardown),
         cmocka_unit_test_setup_teardown(offline_step_by_hand, setup_hand, teardown_hand),
+        cmocka_unit_test_setup_teardown(offline_step_score_mode_by_hand, setup_hand, teardown_hand),
         cmocka_unit_test_setup_teardown(online_step_by_hand, setup_hand, teardown_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

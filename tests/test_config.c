@@ -313,6 +313,17 @@ static void reuse_follows_declared_reads(void **state) {
     assert_int_equal(reusable_with("sys2.online.eta=0.5", st), 5);
     assert_int_equal(reusable_with("sys2.warmup.lr=0.5", st), 3);
     assert_int_equal(reusable_with("heads.hidden=8", st), 4);
+    /* System 2's action mode: the offline anchor's a^, the online rollouts and the evaluation act
+     * with it, so a score-mode run shares only the SFT stages with a generate-mode one */
+    assert_int_equal(reusable_with("sys2.action_mode=score", st), 4);
+    assert_int_equal(reusable_with("sys2.action_logprob=mean", st), 4);
+    const m2_stage_id acting[3] = {M2_STAGE_SYS2_OFFLINE, M2_STAGE_SYS2_ONLINE, M2_STAGE_EVAL};
+    for (int k = 0; k < 3; k++) {
+        assert_true(m2_stage_reads_key(acting[k], "sys2.action_mode"));
+        assert_true(m2_stage_reads_key(acting[k], "sys2.action_logprob"));
+    }
+    assert_false(m2_stage_reads_key(M2_STAGE_SYS2_WARMUP, "sys2.action_mode"));
+    assert_false(m2_stage_reads_key(M2_STAGE_DATA, "sys2.action_mode"));
     /* bits depend on the thread count; folder and logging keys steer only */
     assert_int_equal(reusable_with("run.threads=3", st), 0);   /* the tiny base is pre-trained first */
     assert_int_equal(reusable_with("model.base=x.gguf", st), 0);
@@ -368,8 +379,11 @@ static void every_key_has_a_reader(void **state) {
 static void enum_keys_are_enums(void **state) {
     m2_run_config c;
     m2_err err = {0};
-    char *over[] = {"method=role_swap", "model.dtype=q8_0", "sys2.online.logprob=mean", "run.progress=off"};
-    assert_int_equal(m2_run_config_load(&c, NULL, 4, over, &err), 0);
+    char *over[] = {"method=role_swap", "model.dtype=q8_0", "sys2.online.logprob=mean", "run.progress=off",
+                    "sys2.action_mode=score"};
+    assert_int_equal(m2_run_config_load(&c, NULL, 5, over, &err), 0);
+    assert_int_equal(c.sys2_action_mode, M2_ACTION_MODE_SCORE);
+    assert_string_equal(m2_action_mode_names[M2_ACTION_MODE_GENERATE], "generate");
     assert_int_equal(c.method, M2_METHOD_ROLE_SWAP);
     assert_int_equal(c.model_dtype, M2_BASE_DTYPE_Q8_0);
     assert_int_equal(c.sys2_online_logprob, M2_LOGPROB_MEAN);
@@ -378,6 +392,17 @@ static void enum_keys_are_enums(void **state) {
     char *y = m2_cfg_to_yaml(m2_run_config_schema(), &c);
     assert_non_null(strstr(y, "method: role_swap"));
     assert_non_null(strstr(y, "dtype: q8_0"));
+    assert_non_null(strstr(y, "action_mode: score"));
+    /* the saved text loads back to the same value; the default is generate */
+    m2_run_config back;
+    assert_int_equal(m2_run_config_load(&back, NULL, 0, NULL, &err), 0);
+    assert_int_equal(back.sys2_action_mode, M2_ACTION_MODE_GENERATE);
+    assert_int_equal(back.sys2_action_logprob, M2_LOGPROB_SUM);
+    assert_int_equal(m2_cfg_apply_yaml(m2_run_config_schema(), &back, y, strlen(y), "saved", &err), 0);
+    assert_int_equal(back.sys2_action_mode, M2_ACTION_MODE_SCORE);
+    char *bad_mode[] = {"sys2.action_mode=pick"};
+    assert_int_equal(m2_run_config_load(&back, NULL, 1, bad_mode, &err), -1);
+    assert_non_null(strstr(err.msg, "sys2.action_mode"));
     free(y);
     assert_true(m2_method_of(&c)->role_swap);
     char *bad[] = {"env.name=minecraft"};

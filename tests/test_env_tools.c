@@ -364,6 +364,17 @@ static void cli_tasks_eval_data_bench(void **state) {
     assert_int_equal(st, 1);
     assert_non_null(strstr(o, "base.gguf: missing"));
     free(o);
+    /* --action-mode: a bad name is a usage error naming the choices; a good one gets to the model */
+    snprintf(cmd, sizeof cmd, "%%s eval --run %s/run --split ood --action-mode pick 2>&1", dir);
+    o = run(cmd, &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(o, "--action-mode 'pick': expected generate|score"));
+    free(o);
+    snprintf(cmd, sizeof cmd, "%%s eval --run %s/run --split ood --action-mode score 2>&1", dir);
+    o = run(cmd, &st);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(o, "base.gguf: missing"));
+    free(o);
     /* ALFWorld: 12 episodes, two of each task type, each record names it */
     snprintf(cmd, sizeof cmd, "%%s data --env alfworld --split train --episodes 12 --out %s/aw 2>&1", dir);
     o = run(cmd, &st);

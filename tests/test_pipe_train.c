@@ -352,7 +352,7 @@ static void resume_is_exact(void **state) {
     FILE *f = open_memstream(&buf, &len);
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
-    if (m2_pipe_eval_run(dir, "ood", 0, 0, -1, f, &agg, NULL, &err)) fail_msg("%s", err.msg);
+    if (m2_pipe_eval_run(dir, "ood", 0, 0, -1, -1, f, &agg, NULL, &err)) fail_msg("%s", err.msg);
     fclose(f);
     char *ood = slurp("straight", "eval/ood.jsonl");
     assert_string_equal(buf, ood);
@@ -585,11 +585,87 @@ static void medium_data_keys(void **state) {
     free(h);
 }
 
+/* Every System 2 output of an eval records file is a candidate of score mode: "action; True|False"
+ * exactly (no free text), with the step's flag (hierarchical runs); returns the number of such steps. */
+static int steps_are_candidates(const char *jsonl, int flat) {
+    int steps = 0, empty = 0;
+    for (const char *line = jsonl; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char *one = strndup(line, n);
+        cJSON *o = cJSON_Parse(one);
+        assert_non_null(o);
+        const cJSON *sg, *stp;
+        cJSON_ArrayForEach(sg, cJSON_GetObjectItem(o, "transcript")) cJSON_ArrayForEach(stp, cJSON_GetObjectItem(sg, "steps")) {
+            const char *raw = cJSON_GetObjectItem(stp, "raw")->valuestring, *act = cJSON_GetObjectItem(stp, "action")->valuestring;
+            char t[1200], f[1200];
+            snprintf(t, sizeof t, "%s; True", act);
+            snprintf(f, sizeof f, "%s; False", act);
+            /* "" only where the context alone exceeds the window (an invalid step, as when generating);
+             * the flat loop ignores the flag, so its raw output may say True with flag false */
+            if (!*raw) { empty++; continue; }
+            if (strcmp(raw, t) && strcmp(raw, f)) fail_msg("score mode output \"%s\" is not a candidate of \"%s\"", raw, act);
+            if (strcmp(raw, cJSON_IsTrue(cJSON_GetObjectItem(stp, "flag")) ? t : f) && !flat)
+                fail_msg("score mode output \"%s\": the flag is not the candidate's", raw);
+            steps++;
+        }
+        cJSON_Delete(o);
+        free(one);
+        line += n + (end ? 1 : 0);
+    }
+    assert_true(empty <= steps / 4);
+    return steps;
+}
+
+/* sys2.action_mode=score through the pipeline: a run reusing the straight run's SFT stages trains
+ * offline (anchor a^ among replayed admissible actions), online (rollouts choosing) and evaluates
+ * choosing; the straight run evaluated with --action-mode score chooses too */
+static void score_mode_runs(void **state) {
+    (void)state;
+    char from[600];
+    snprintf(from, sizeof from, "run.reuse_from=%s/straight", root);
+    const char *over[3] = {"sys2.action_mode=score", from, "run.reuse_stages=[pretrain,data,sys1_sft,sys2_warmup]"};
+    run_with("scored", 3, over);
+    char *ids = slurp("scored", "eval/id.jsonl");
+    assert_true(steps_are_candidates(ids, 0) > 0);
+    char *gen = slurp("straight", "eval/id.jsonl");
+    assert_string_not_equal(ids, gen);
+    free(ids);
+    /* the same SFT stages, then other anchor actions, rollouts and evaluation: other numbers */
+    char *metrics = slurp("scored", "metrics.jsonl"), *m0 = slurp("straight", "metrics.jsonl");
+    assert_non_null(strstr(metrics, "sys2/anchor_loss"));
+    assert_string_not_equal(metrics, m0);
+    free(metrics);
+    free(m0);
+    /* a generate-mode run evaluated choosing */
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/straight", root);
+    snprintf(path, sizeof path, "%s/score_eval.jsonl", root);
+    FILE *f = fopen(path, "w");
+    m2_err err = {0};
+    if (m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_ACTION_MODE_SCORE, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
+    fclose(f);
+    char *txt = NULL;
+    assert_int_equal(m2_read_file(path, &txt, NULL, &err), 0);
+    assert_true(steps_are_candidates(txt, 0) > 0);
+    assert_string_not_equal(txt, gen);
+    free(txt);
+    free(gen);
+    assert_int_equal(m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_N_ACTION_MODES, NULL, NULL, NULL, &err), -1);
+    /* the flat baseline's single policy chooses too (its anchor states replayed from flat.jsonl) */
+    const char *flat[4] = {"method=flat", "sys2.action_mode=score", from, "run.reuse_stages=[pretrain,data]"};
+    run_with("flat_scored", 4, flat);
+    char *fl = slurp("flat_scored", "eval/id.jsonl");
+    assert_true(steps_are_candidates(fl, 1) > 0);
+    free(fl);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resume_is_exact),
         cmocka_unit_test(methods_run),
         cmocka_unit_test(reuse_is_exact),
+        cmocka_unit_test(score_mode_runs),
         cmocka_unit_test(logit_chunks_change_nothing),
         cmocka_unit_test(recompute_changes_nothing),
         cmocka_unit_test(heads_hidden_is_used),

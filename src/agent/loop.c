@@ -68,6 +68,27 @@ static int low_start(const m2_loop_cfg *c, const m2_episode *ep, const char *sub
 }
 static char *low_state(const char *obs) { return m2_prompt_low_obs(obs); }
 
+/* Score mode: System 2's output is the candidate its policy picks among the admissible actions of
+ * the current state, each with both flag values (agent/choose.h); no admissible action, or a
+ * context the policy cannot read, gives the empty output (an unparsable, invalid step). */
+static int sys2_choose(m2_env *env, const m2_policy *sys2, const m2_traj *low, char **out, int *np, int *ng,
+                       m2_err *err) {
+    *out = NULL;
+    if (!sys2->choose) return m2_errorf(err, M2_EINVAL, "loop: action mode score needs a policy that scores candidates");
+    const char *const *acts = NULL;
+    int n = 0, pick = -1;
+    if (env->cls->admissible && env->cls->admissible(env, &acts, &n))
+        return m2_errorf(err, M2_ENOMEM, "%s: admissible actions: out of memory", env->cls->name);
+    if (n <= 0) { *out = dupstr(""); return *out ? 0 : m2_errorf(err, M2_ENOMEM, "loop: out of memory"); }
+    char **cands;
+    if (m2_action_candidates(acts, n, &cands, err)) return -1;
+    int rc = sys2->choose(sys2->ctx, M2_ROLE_SYS2, low, (const char *const *)cands, 2 * n, &pick, np, ng, err);
+    if (!rc && pick >= 2 * n) rc = m2_errorf(err, M2_EINVAL, "loop: the policy picked candidate %d of %d", pick, 2 * n);
+    if (!rc && !(*out = dupstr(pick >= 0 ? cands[pick] : ""))) rc = m2_errorf(err, M2_ENOMEM, "loop: out of memory");
+    m2_candidates_free(cands, 2 * n);
+    return rc;
+}
+
 int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
                    const m2_policy *sys1, const m2_policy *sys2, const m2_loop_cfg *cfg,
                    m2_episode *ep, m2_err *err) {
@@ -153,7 +174,8 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         while (!done && ep->steps < cfg->step_limit) {
             char *out = NULL;
             int np = 0, ng = 0;
-            if (sys2->generate(sys2->ctx, M2_ROLE_SYS2, &low, &out, &np, &ng, err)) {
+            if (cfg->action_mode == M2_ACTION_MODE_SCORE ? sys2_choose(env, sys2, &low, &out, &np, &ng, err)
+                                                         : sys2->generate(sys2->ctx, M2_ROLE_SYS2, &low, &out, &np, &ng, err)) {
                 free(out);
                 m2_err_prefix(err, "System 2, step %d: ", ep->steps);
                 goto out;

@@ -10,7 +10,9 @@
  *   where the prompt and the first state come from m2_prompt_low_start (data/prompts.h): with
  *   low_parts.task_info they carry the episode's task information (TextCraft's crafting commands,
  *   ALFWorld's room description) at every sub-goal, as the data writer's records do;
- *   its output is parsed "action; True|False" (agent/parse.h) and the action sent to the env;
+ *   its output is parsed "action; True|False" (agent/parse.h) and the action sent to the env
+ *   (action_mode score: the output is the candidate "a; True|False" it chose among the
+ *   environment's admissible actions, agent/choose.h);
  *   System 1 is called again only when System 2 flags its sub-goal done, or after
  *   subgoal_budget System 2 steps on one sub-goal; the episode ends when the env says done or after
  *   step_limit env steps (System 2 steps; 50 by default).
@@ -24,6 +26,7 @@
 #include <stdint.h>
 #include "core/err.h"
 #include "data/pack.h"
+#include "agent/choose.h"
 #include "data/prompts.h"
 #include "env/env.h"
 
@@ -40,6 +43,12 @@ typedef struct m2_policy {
      * that carries state between calls (the model policy's KV caches) drops it here, so no state
      * outlives an episode (weights may change between episodes; runs resume at their boundaries). */
     void (*reset)(void *ctx);
+    /* Optional (NULL: the policy only generates; needed for System 2 in M2_ACTION_MODE_SCORE): picks
+     * one of n candidate outputs (agent/choose.h) for `role` from its context: *pick in [0, n), or
+     * -1 when the policy cannot act (the context alone exceeds its window). *n_prompt_tok /
+     * *n_gen_tok: the context's tokens and the candidate tokens scored. */
+    int (*choose)(void *ctx, m2_role role, const m2_traj *context, const char *const *cands, int n, int *pick,
+                  int *n_prompt_tok, int *n_gen_tok, m2_err *err);
 } m2_policy;
 
 typedef struct m2_loop_cfg {
@@ -50,6 +59,10 @@ typedef struct m2_loop_cfg {
     const char *low_prompt;  /* NULL: data/prompts.h Multi2 executor context (+ " Subtask: " + g) */
     m2_low_parts low_parts;  /* config prompt.low.* (data/prompts.h); default M2_LOW_PARTS_DEFAULT */
     const char *env_name;    /* for the episode record; NULL: env->cls->name */
+    /* System 2's action (config sys2.action_mode; the flat policy too): generated, or chosen by
+     * sys2->choose among the environment's admissible actions with both flag values
+     * (agent/choose.h); a state without admissible actions gets an empty output (an invalid step) */
+    m2_action_mode action_mode;
 } m2_loop_cfg;
 
 void m2_loop_cfg_default(m2_loop_cfg *cfg);   /* 50 steps, budget 10, hierarchical, task information */

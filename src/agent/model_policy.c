@@ -49,28 +49,42 @@ int m2_model_policy_cached(const m2_model_policy *mp, m2_role role) {
 
 static void reset_hook(void *ctx) { m2_model_policy_reset(ctx); }
 
+/* The seed of the next call (generation or choice): call k draws from stream (seed, k). */
+static uint64_t call_seed(m2_model_policy *mp) { return mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++; }
+
+/* The role's cache, able to hold `need` positions (allocated on first use, grown by doubling); its
+ * content is dropped when it was computed with another adapter or had to grow. */
+static struct m2_policy_kv *role_cache(m2_model_policy *mp, m2_role role, int need, m2_err *err) {
+    m2_adapter *a = role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2;
+    int r = role == M2_ROLE_SYS1 ? 0 : 1;
+    if (!mp->kv[r] && !(mp->kv[r] = calloc(1, sizeof *mp->kv[r]))) {
+        m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
+        return NULL;
+    }
+    struct m2_policy_kv *c = mp->kv[r];
+    if (c->a != a) c->n = 0;   /* another adapter: nothing cached applies */
+    if (need > mp->model->cfg.max_seq_len) need = mp->model->cfg.max_seq_len;
+    if (!c->kv || c->kv->max_len < need) {
+        int cap = c->kv && 2 * c->kv->max_len > need ? 2 * c->kv->max_len : need;
+        m2_kv_free(c->kv);
+        c->n = 0;
+        if (!(c->kv = m2_kv_create(mp->model, 1, cap, err))) return NULL;
+    }
+    c->a = a;
+    return c;
+}
+
 /* Generates from ids[n] with the role's adapter on the role's cache, reusing the longest prefix the
  * cache holds (the previous context of this role and what was generated from it); the cache then
  * holds this context and its output. */
 static int cached_generate(m2_model_policy *mp, m2_role role, const int32_t *ids, int n, const m2_gen_config *g,
                            m2_gen_result *res, m2_err *err) {
     m2_adapter *a = role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2;
-    int r = role == M2_ROLE_SYS1 ? 0 : 1;
-    if (!mp->kv[r] && !(mp->kv[r] = calloc(1, sizeof *mp->kv[r])))
-        return m2_errorf(err, M2_ENOMEM, "model policy: out of memory");
-    struct m2_policy_kv *c = mp->kv[r];
-    if (c->a != a) c->n = 0;   /* another adapter: nothing cached applies */
-    int need = n + g->max_new_tokens + 1;
-    if (need > mp->model->cfg.max_seq_len) need = mp->model->cfg.max_seq_len;   /* as m2_generate: stop at the context */
-    if (!c->kv || c->kv->max_len < need) {
-        int cap = c->kv && 2 * c->kv->max_len > need ? 2 * c->kv->max_len : need;
-        m2_kv_free(c->kv);
-        c->n = 0;
-        if (!(c->kv = m2_kv_create(mp->model, 1, cap, err))) return -1;   /* capped at the model's context */
-    }
+    /* as m2_generate: generation stops at the context (role_cache caps the positions there) */
+    struct m2_policy_kv *c = role_cache(mp, role, n + g->max_new_tokens + 1, err);
+    if (!c) return -1;
     int keep = 0;
     while (keep < c->n && keep < n && c->ids[keep] == ids[keep]) keep++;
-    c->a = a;
     if (m2_generate_cached(mp->model, a, c->kv, ids, n, keep, g, res, err)) { c->n = 0; return -1; }
     int held = c->kv->len[0];   /* the prompt and all generated tokens but the last */
     if (held > c->cap) {
@@ -108,7 +122,7 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     m2_gen_config g = {0};
     g.max_new_tokens = max_new;
     g.sampler = mp->sampler;
-    g.seed = mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++;
+    g.seed = call_seed(mp);
     g.stop_tokens = &mp->tok->eos_id;
     g.n_stop_tokens = 1;
     static const char *const newline[1] = {"\n"};
@@ -140,7 +154,78 @@ static int generate(void *ctx, m2_role role, const m2_traj *context, char **out,
     return 0;
 }
 
-m2_policy m2_model_policy_as(m2_model_policy *mp) { return (m2_policy){.ctx = mp, .generate = generate, .reset = reset_hook}; }
+/* Score mode: every candidate's log-prob given the context (its tokens and EOS, as packed for
+ * training), then the pick. The cache afterwards holds the context but its last token. */
+static int choose(void *ctx, m2_role role, const m2_traj *context, const char *const *cands, int n, int *pick,
+                  int *np, int *ng, m2_err *err) {
+    m2_model_policy *mp = ctx;
+    *pick = -1;
+    *np = *ng = 0;
+    if (n <= 0) return m2_errorf(err, M2_EINVAL, "model policy: no candidates to choose from");
+    int32_t **ct = calloc((size_t)n, sizeof *ct);
+    int *cl = calloc((size_t)n, sizeof *cl), rc = -1, maxL = 0, total = 0;
+    float *score = calloc((size_t)n, sizeof *score);
+    int32_t *ids = NULL;
+    if (!ct || !cl || !score) { m2_errorf(err, M2_ENOMEM, "model policy: out of memory"); goto out; }
+    for (int i = 0; i < n; i++) {
+        int k = mp->tok->encode(mp->tok->ctx, cands[i], NULL, 0, err);
+        if (k < 0) goto out;
+        if (!(ct[i] = malloc((size_t)(k + 1) * sizeof **ct))) { m2_errorf(err, M2_ENOMEM, "model policy: out of memory"); goto out; }
+        if (k > 0 && mp->tok->encode(mp->tok->ctx, cands[i], ct[i], k, err) < 0) goto out;
+        ct[i][k] = mp->tok->eos_id;   /* an action ends with EOS, as in the packed training sequences */
+        cl[i] = k + 1;
+        total += cl[i];
+        if (cl[i] > maxL) maxL = cl[i];
+    }
+    int max_new = mp->max_new_tokens > 0 ? mp->max_new_tokens : 32;
+    int max_ctx = mp->max_context > 0 ? mp->max_context : mp->model->cfg.max_seq_len - max_new;
+    if (max_ctx > mp->model->cfg.max_seq_len - maxL + 1) max_ctx = mp->model->cfg.max_seq_len - maxL + 1;
+    if (max_ctx <= 0) { m2_errorf(err, M2_ECONFIG, "model policy: candidates of %d tokens leave no context", maxL); goto out; }
+    int len;
+    m2_err pe = {0};
+    if (m2_pack_context(mp->tok, context, max_ctx, &ids, &len, &pe)) {
+        /* as generate: a context that cannot fit is an output the loop records as invalid */
+        if (pe.code != M2_EINVAL) { if (err) *err = pe; goto out; }
+        rc = 0;
+        goto out;
+    }
+    if (len == 0) { m2_errorf(err, M2_EINVAL, "model policy: empty context"); goto out; }
+    struct m2_policy_kv *c = role_cache(mp, role, len, err);
+    if (!c) goto out;
+    int keep = 0;
+    while (keep < c->n && keep < len && c->ids[keep] == ids[keep]) keep++;
+    m2_adapter *a = role == M2_ROLE_SYS1 ? mp->sys1 : mp->sys2;
+    if (m2_kv_score(mp->model, a, c->kv, ids, len, keep, n, (const int32_t *const *)ct, cl, mp->score_mean, score, err)) {
+        c->n = 0;
+        goto out;
+    }
+    int held = c->kv->len[0];   /* the context but its last token */
+    if (held > c->cap) {
+        int32_t *t = realloc(c->ids, (size_t)held * 2 * sizeof *t);
+        if (!t) { c->n = 0; m2_errorf(err, M2_ENOMEM, "model policy: out of memory"); goto out; }
+        c->ids = t;
+        c->cap = held * 2;
+    }
+    memcpy(c->ids, ids, (size_t)held * sizeof *ids);
+    c->n = held;
+    m2_rng rng;
+    m2_rng_seed_stream(&rng, call_seed(mp), 0);   /* the stream a generation of this call samples from */
+    *pick = m2_choose_scored(score, n, mp->sampler.temperature, &rng);
+    *np = len;
+    *ng = total;
+    rc = 0;
+out:
+    if (ct) for (int i = 0; i < n; i++) free(ct[i]);
+    free(ct);
+    free(cl);
+    free(score);
+    free(ids);
+    return rc;
+}
+
+m2_policy m2_model_policy_as(m2_model_policy *mp) {
+    return (m2_policy){.ctx = mp, .generate = generate, .reset = reset_hook, .choose = choose};
+}
 
 /* ---- io/ tokenizer adapter ---- */
 

@@ -3,7 +3,12 @@
  * newline (sub-goals and actions are one line; the loop cuts at the first line anyway) (KV cache,
  * greedy or sampled), and reports prompt and generated token counts.
  * Ablations are adapter choices: shared adapter (same for both roles), role swap (swapped), flat
- * (System 2 only, loop cfg.flat). */
+ * (System 2 only, loop cfg.flat).
+ * It also chooses among given candidates (m2_policy.choose, System 2's score mode, agent/choose.h):
+ * each candidate is scored as the training sequences score an action (its tokens + EOS after the
+ * packed context), with the context prefilled once on the role's KV cache (m2_kv_score), then
+ * picked greedily (sampler temperature <= 0) or drawn from the softmax over the candidates at the
+ * sampler's temperature (top-k and top-p do not apply) from stream (seed, call). */
 #ifndef M2_AGENT_MODEL_POLICY_H
 #define M2_AGENT_MODEL_POLICY_H
 #include "agent/loop.h"
@@ -19,6 +24,8 @@ typedef struct m2_model_policy {
     int max_new_tokens;        /* per generation (e.g. 32 for actions, 48 for sub-goals) */
     int max_context;           /* prompt tokens; <= 0: model max_seq_len - max_new_tokens */
     uint64_t seed;             /* call k samples from stream (seed, k) */
+    int score_mean;            /* choose (score mode): a candidate's log-prob is the mean (1) or the sum (0)
+                                * of its tokens' log-probs, EOS included (config sys2.action_logprob) */
     long calls;
     /* Per role, the KV cache of the last call's context and output (allocated on first use):
      * within an episode each context extends the previous one, so only its new tokens are

@@ -1,5 +1,6 @@
 #include "algo/steps.h"
 #include "algo/teamtr.h"
+#include "agent/choose.h"
 #include "kernels/loss.h"
 #include <math.h>
 #include <stdlib.h>
@@ -144,6 +145,36 @@ out:
 /* Generation cap of a sampled anchor action when the config gives none. */
 #define ANCHOR_MAX_TOKENS_DEFAULT 32
 
+/* Score mode's a^: the candidate of the state drawn from the softmax of the current policy's
+ * log-probs at temperature 1 (agent/choose.h), copied into res->tokens; res stays empty when
+ * generation applies (no cands callback, or no candidate for this state). */
+static int anchor_pick(m2_model *m, m2_adapter *a, const int32_t *prompt, int plen, const m2_offline_cfg *cfg,
+                       m2_rng *rng, m2_gen_result *res, m2_err *err) {
+    if (!cfg->cands) return 0;
+    const int32_t *const *cand;
+    const int *len;
+    int n;
+    if (cfg->cands(cfg->cands_ud, prompt, plen, &cand, &len, &n, err)) return -1;
+    if (n <= 0) return 0;
+    float *score = malloc((size_t)n * sizeof *score);
+    m2_kv_cache *kv = score ? m2_kv_create(m, 1, plen, err) : NULL;
+    int rc = -1;
+    if (!score) m2_errorf(err, M2_ENOMEM, "anchor: out of memory");
+    if (kv && !m2_kv_score(m, a, kv, prompt, plen, 0, n, cand, len, cfg->score_mean, score, err)) {
+        int pick = m2_choose_scored(score, n, 1.f, rng);
+        if ((res->tokens = malloc((size_t)len[pick] * sizeof *res->tokens))) {
+            memcpy(res->tokens, cand[pick], (size_t)len[pick] * sizeof *res->tokens);
+            res->n = len[pick];
+            rc = 0;
+        } else {
+            m2_errorf(err, M2_ENOMEM, "anchor: out of memory");
+        }
+    }
+    m2_kv_free(kv);
+    free(score);
+    return rc;
+}
+
 /* One anchor sample a^ for action k of the batch, drawn from the current policy: the scored sequence
  * is prefix(s_t) + a^ (ending in EOS); a training forward on c gives log pi(a^|s) (its token
  * log-probs reduced like the dataset actions') and Qbar(s, a^) from the target head at the EOS;
@@ -157,13 +188,16 @@ static int anchor_one(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, const m
     int off = pb->seq_off[s];
     int plen = pb->v_pos[k] - off + 1;   /* prefix through the state's last token */
     const int32_t *prompt = pb->tokens + off;
-    m2_gen_config g = {.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : ANCHOR_MAX_TOKENS_DEFAULT,
-                       .sampler = cfg->sampler,
-                       .seed = m2_rng_u64(rng),
-                       .stop_tokens = &cfg->eos_id,
-                       .n_stop_tokens = 1};
     m2_gen_result res = {0};
-    if (m2_generate(m, a, 1, &prompt, &plen, &g, &res, err)) return -1;
+    if (anchor_pick(m, a, prompt, plen, cfg, rng, &res, err)) return -1;
+    if (!res.tokens) {   /* generated: one seed drawn from rng per sample */
+        m2_gen_config g = {.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : ANCHOR_MAX_TOKENS_DEFAULT,
+                           .sampler = cfg->sampler,
+                           .seed = m2_rng_u64(rng),
+                           .stop_tokens = &cfg->eos_id,
+                           .n_stop_tokens = 1};
+        if (m2_generate(m, a, 1, &prompt, &plen, &g, &res, err)) return -1;
+    }
     int n_gen = res.n;
     int ends_eos = n_gen > 0 && res.tokens[n_gen - 1] == cfg->eos_id;
     int L = plen + n_gen + (ends_eos ? 0 : 1);

@@ -64,6 +64,15 @@ typedef struct m2_offline_cfg {
     m2_sampler sampler;        /* temperature 1 samples pi itself */
     int32_t eos_id;            /* ends a generated action */
     m2_batch_sum global;       /* set: normalised actor weights use the global batch's mean (one sum of 2) */
+    /* Score mode (sys2.action_mode: score; NULL: generation): cands gives the candidate outputs of
+     * the state whose prefix is prefix[plen] (token ids, each ending in EOS; owned by the callee,
+     * valid until its next call); a^ is then the candidate drawn at temperature 1 from the softmax
+     * of their log-probs (m2_kv_score, mean of the token log-probs when score_mean, else the sum;
+     * agent/choose.h), one uniform of rng. A state it gives no candidate for is generated. */
+    int (*cands)(void *ud, const int32_t *prefix, int plen, const int32_t *const **cand, const int **len, int *n,
+                 m2_err *err);
+    void *cands_ud;
+    int score_mean;
 } m2_offline_cfg;
 
 /* Offline System 2 step (IQL critic + offline actor with the sampled-action anchor): forward with

@@ -15,7 +15,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: multi2 eval --env NAME --policy oracle|random [--split train|id|ood] [--episodes N]\n"
                "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n"
                "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--seed S]\n"
-               "                   [--out FILE.jsonl] [--json]\n\n"
+               "                   [--action-mode generate|score] [--out FILE.jsonl] [--json]\n\n"
                "Plays the first N episodes of the split's episode order (default: all; with --run: eval.episodes\n"
                "of the run; N may not exceed the split's episode count, see multi2 tasks), which takes the task\n"
                "types in turn (ALFWorld task types, ScienceWorld tasks, TextCraft crafting depths; within a type\n"
@@ -23,7 +23,9 @@ static void usage(FILE *f) {
                "task type; --out writes one JSON line per episode with\n"
                "its transcript. --run evaluates a trained run folder (multi2 train): its environment, its\n"
                "adapters (newest stage), greedy decoding, step limit eval.step_limit; episode i gets seed S + i\n"
-               "(--seed S; default the run's eval.seed), so another S draws other episodes of the same tasks.\n");
+               "(--seed S; default the run's eval.seed), so another S draws other episodes of the same tasks;\n"
+               "--action-mode evaluates the run's adapters with System 2 generating its actions or choosing\n"
+               "among the admissible ones by log-prob (default: the run's sys2.action_mode).\n");
 }
 
 /* --episodes N must fit in the split: episode indices past its end would wrap (TextCraft) or
@@ -115,6 +117,16 @@ static int eval_run(const env_opts *o) {
         return 2;
     }
     if (o->policy) fprintf(stderr, "multi2 eval: --policy is ignored with --run (the run's trained policy is used)\n");
+    int mode = -1;
+    if (o->action_mode) {
+        for (int i = 0; i < M2_N_ACTION_MODES; i++)
+            if (!strcmp(m2_action_mode_names[i], o->action_mode)) mode = i;
+        if (mode < 0) {
+            fprintf(stderr, "multi2 eval: --action-mode '%s': expected %s\n", o->action_mode, M2_CHOICES(M2_ACTION_MODE_LIST));
+            free(cfg);
+            return 2;
+        }
+    }
     if (o->episodes > 0) {   /* checked here, not after a model load and the first episodes */
         m2_env *env = NULL;
         if (m2_env_create(cfg->env_name, cfg->env_data[0] ? cfg->env_data : NULL, &env, &err)) {
@@ -131,7 +143,8 @@ static int eval_run(const env_opts *o) {
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
     const char *split = m2_split_name(o->split);
-    rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, out, &agg, o->json ? NULL : stderr, &err);
+    rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, mode, out, &agg,
+                          o->json ? NULL : stderr, &err);
     if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); rc = 1; }
     if (rc) fprintf(stderr, "multi2 eval: %s\n", err.msg);
     const m2_eval_cell *c = rc ? NULL : m2_eval_agg_find(&agg, split, "all");
@@ -173,7 +186,7 @@ static int eval_run(const env_opts *o) {
 
 int cmd_eval(int argc, char **argv) {
     env_opts o;
-    int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out");
+    int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out action-mode");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
     if (o.run) return eval_run(&o);

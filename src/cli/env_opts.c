@@ -48,6 +48,7 @@ int env_opts_parse(env_opts *o, int argc, char **argv, const char *cmd, const ch
         else if (!strcmp(name, "out")) o->out = v;
         else if (!strcmp(name, "variant")) o->variant = v;
         else if (!strcmp(name, "run")) o->run = v;
+        else if (!strcmp(name, "action-mode")) o->action_mode = v;
         else if (!strcmp(name, "split")) {
             int s = m2_split_parse(v);
             if (s < 0) { fprintf(stderr, "multi2 %s: --split '%s': use train, id (valid_seen/dev) or ood (valid_unseen/test)\n", cmd, v); return 2; }

@@ -6,6 +6,7 @@
 
 typedef struct env_opts {
     const char *env, *data, *task, *policy, *out, *variant, *run;
+    const char *action_mode;   /* --action-mode (eval --run): System 2's action mode; NULL = the run's */
     m2_split split;
     int index, episodes, max_steps, json, help;
     uint64_t seed;

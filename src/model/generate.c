@@ -1,5 +1,6 @@
 /* KV-cache inference: prefill and batched decode over the same kernels as training. */
 #include "model/generate.h"
+#include "kernels/loss.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +50,17 @@ static void lin(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const flo
     m2_sgemm(pool, 0, 1, N, p->out, r, a->scale, w->t, r, p->B, r, 1.0f, out, p->out);
 }
 
+/* Rows whose log-probs m2_kv_score computes at once: bounds the logits scratch to this many rows
+ * of the vocabulary, whatever the number of candidate tokens. */
+#define KV_SCORE_ROWS 64
+
 /* Appends seg_len[i] tokens to sequence seqs[i] for each segment; logits[nseg, V] of the last
- * token of each segment. */
+ * token of each segment (may be NULL). With row_logp (may be NULL): row_logp[n] = log softmax of
+ * the logits at appended row n (over all segments' rows in order) at targets[n] (0 where
+ * targets[n] < 0), computed KV_SCORE_ROWS rows at a time. */
 static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, const int *seqs,
-                      const int *seg_len, const int32_t *tokens, float *logits, m2_err *err) {
+                      const int *seg_len, const int32_t *tokens, float *logits, const int32_t *targets,
+                      float *row_logp, m2_err *err) {
     const m2_model_config *cf = &m->cfg;
     if (nseg <= 0) return m2_errorf(err, M2_EINVAL, "kv: no sequences to extend");
     int C = cf->dim, F = cf->ffn_dim, H = cf->n_heads, KVH = cf->n_kv_heads, D = cf->head_dim;
@@ -126,6 +134,24 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
         memcpy(w.hl + (size_t)i * C, w.x + (size_t)(o - 1) * C, C * sizeof(float));
         kv->len[seqs[i]] += seg_len[i];
     }
+    if (row_logp) {
+        /* every appended row: final norm, output projection and log-softmax, a block at a time */
+        int B = N < KV_SCORE_ROWS ? (int)N : KV_SCORE_ROWS;
+        float *hb = m2_malloc_aligned((size_t)B * C * sizeof(float));
+        float *lb = m2_malloc_aligned((size_t)B * V * sizeof(float));
+        float *lse = malloc((size_t)B * sizeof(float));
+        if (!hb || !lb || !lse) {
+            free(hb); free(lb); free(lse); free(blk); free(pos); free(aseq);
+            return m2_errorf(err, M2_ENOMEM, "kv: out of memory for %d scoring rows", B);
+        }
+        for (long r0 = 0; r0 < N; r0 += B) {
+            int rows = N - r0 < B ? (int)(N - r0) : B;
+            m2_rmsnorm_forward(hb, NULL, w.x + (size_t)r0 * C, m->out_norm->data, rows, C, cf->norm_eps, NULL);
+            m2_matmul_forward_w(lb, hb, m2_tensor_wref(m->output), NULL, rows, 0, w.wscr, pool);
+            m2_logprob_forward(row_logp + r0, lse, lb, targets + r0, rows, V, pool);
+        }
+        free(hb); free(lb); free(lse);
+    }
     if (logits) {
         m2_rmsnorm_forward(w.hl, NULL, w.hl, m->out_norm->data, nseg, C, cf->norm_eps, NULL);
         m2_matmul_forward_w(logits, w.hl, m2_tensor_wref(m->output), NULL, nseg, 0, w.wscr, pool);
@@ -136,7 +162,7 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
 
 int m2_kv_append(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int seq, const int32_t *tokens,
                  int n, float *logits, m2_err *err) {
-    return kv_forward(m, a, kv, 1, &seq, &n, tokens, logits, err);
+    return kv_forward(m, a, kv, 1, &seq, &n, tokens, logits, NULL, NULL, err);
 }
 
 int m2_kv_step(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int *seqs, const int32_t *token,
@@ -145,7 +171,7 @@ int m2_kv_step(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int *seqs, con
     int *ones = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     if (!ones) return m2_errorf(err, M2_ENOMEM, "kv: out of memory");
     for (int i = 0; i < n; i++) ones[i] = 1;
-    int rc = kv_forward(m, a, kv, n, seqs, ones, token, logits, err);
+    int rc = kv_forward(m, a, kv, n, seqs, ones, token, logits, NULL, NULL, err);
     free(ones);
     return rc;
 }
@@ -295,7 +321,7 @@ int m2_generate(m2_model *m, m2_adapter *a, int n_seq, const int32_t *const *pro
         o += prompt_len[i];
         seqs[i] = i;
     }
-    if (!(rc = kv_forward(m, a, kv, n_seq, seqs, prompt_len, cat, logits, err)))
+    if (!(rc = kv_forward(m, a, kv, n_seq, seqs, prompt_len, cat, logits, NULL, NULL, err)))
         rc = decode_loop(m, a, kv, n_seq, logits, g, out, err);
 done:
     m2_kv_free(kv);
@@ -319,9 +345,79 @@ int m2_generate_cached(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int32_
     float *logits = malloc((size_t)m->cfg.vocab_size * sizeof(float));
     if (!logits) return m2_errorf(err, M2_ENOMEM, "generate: out of memory");
     int seq = 0, n = prompt_len - reuse;
-    int rc = kv_forward(m, a, kv, 1, &seq, &n, prompt + reuse, logits, err);
+    int rc = kv_forward(m, a, kv, 1, &seq, &n, prompt + reuse, logits, NULL, NULL, err);
     if (rc) kv->len[0] = 0;   /* nothing valid to reuse */
     else rc = decode_loop(m, a, kv, 1, logits, g, out, err);
     free(logits);
+    return rc;
+}
+
+/* Candidates scored in one batched pass of m2_kv_score: bounds its scratch cache to this many
+ * copies of the prefix. */
+#define KV_SCORE_BATCH 16
+
+int m2_kv_score(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int32_t *prompt, int prompt_len, int reuse,
+                int n_cand, const int32_t *const *cands, const int *cand_len, int mean, float *cand_logp,
+                m2_err *err) {
+    if (!kv || kv->n_seq < 1) return m2_errorf(err, M2_EINVAL, "score: no KV cache");
+    if (prompt_len <= 0) return m2_errorf(err, M2_EINVAL, "score: empty prompt");
+    if (n_cand <= 0) return m2_errorf(err, M2_EINVAL, "score: no candidates");
+    int P = prompt_len - 1, maxL = 0;   /* the prefix kept in the cache: all but the last prompt token */
+    for (int i = 0; i < n_cand; i++) {
+        if (cand_len[i] <= 0) return m2_errorf(err, M2_EINVAL, "score: candidate %d is empty", i);
+        if (cand_len[i] > maxL) maxL = cand_len[i];
+    }
+    if (P + maxL > m->cfg.max_seq_len)
+        return m2_errorf(err, M2_EINVAL, "score: prompt of %d tokens + a candidate of %d exceed the context %d", prompt_len,
+                         maxL, m->cfg.max_seq_len);
+    if (P > kv->max_len)
+        return m2_errorf(err, M2_EINVAL, "score: prompt of %d tokens does not fit the KV cache (%d positions)", prompt_len,
+                         kv->max_len);
+    if (reuse > kv->len[0]) reuse = kv->len[0];
+    if (reuse > P) reuse = P;
+    if (reuse < 0) reuse = 0;
+    kv->len[0] = reuse;
+    int seq0 = 0;
+    if (P > reuse) {
+        int n = P - reuse;
+        if (kv_forward(m, a, kv, 1, &seq0, &n, prompt + reuse, NULL, NULL, NULL, err)) { kv->len[0] = 0; return -1; }
+    }
+    int B = n_cand < KV_SCORE_BATCH ? n_cand : KV_SCORE_BATCH, rc = 0;
+    m2_kv_cache *sc = m2_kv_create(m, B, P + maxL, err);
+    int *seqs = malloc((size_t)B * sizeof *seqs), *lens = malloc((size_t)B * sizeof *lens);
+    long cap = (long)B * maxL;
+    int32_t *cat = malloc((size_t)cap * sizeof *cat), *tg = malloc((size_t)cap * sizeof *tg);
+    float *tl = malloc((size_t)cap * sizeof *tl);
+    if (!sc || !seqs || !lens || !cat || !tg || !tl) {
+        rc = sc ? m2_errorf(err, M2_ENOMEM, "score: out of memory") : -1;
+        goto done;
+    }
+    size_t blk = (size_t)P * kv->kv_dim * sizeof(float);
+    for (int c0 = 0; c0 < n_cand; c0 += B) {
+        int b = n_cand - c0 < B ? n_cand - c0 : B;
+        long o = 0;
+        for (int j = 0; j < b; j++) {
+            /* candidate j's sequence: the shared prefix (copied, not recomputed), then the last prompt
+             * token and the candidate's tokens but its last: row i predicts candidate token i */
+            for (int l = 0; l < kv->n_layers && P > 0; l++) {
+                memcpy(kv_at(sc, sc->k, l, j, 0), kv_at(kv, kv->k, l, 0, 0), blk);
+                memcpy(kv_at(sc, sc->v, l, j, 0), kv_at(kv, kv->v, l, 0, 0), blk);
+            }
+            sc->len[j] = P;
+            seqs[j] = j;
+            const int32_t *c = cands[c0 + j];
+            int L = cand_len[c0 + j];
+            lens[j] = L;
+            cat[o] = prompt[P];
+            memcpy(cat + o + 1, c, (size_t)(L - 1) * sizeof *cat);
+            memcpy(tg + o, c, (size_t)L * sizeof *tg);
+            o += L;
+        }
+        if ((rc = kv_forward(m, a, sc, b, seqs, lens, cat, NULL, tg, tl, err))) goto done;
+        for (int j = 0, r = 0; j < b; r += lens[j], j++) cand_logp[c0 + j] = m2_span_logprob(tl, r, lens[j], mean);
+    }
+done:
+    m2_kv_free(sc);
+    free(seqs); free(lens); free(cat); free(tg); free(tl);
     return rc;
 }

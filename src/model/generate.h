@@ -78,4 +78,17 @@ void m2_gen_result_free(m2_gen_result *r);
 int m2_generate_cached(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int32_t *prompt, int prompt_len,
                        int reuse, const m2_gen_config *g, m2_gen_result *out, m2_err *err);
 
+/* Log-probabilities of n_cand continuations of one prompt (scoring a fixed set of outputs instead
+ * of generating), on a caller-held cache as m2_generate_cached holds it: the first `reuse`
+ * positions of its sequence 0 must hold prompt[0..reuse) run with the same adapter and weights.
+ * The prompt but its last token is prefilled ONCE into sequence 0 (afterwards kv->len[0] =
+ * prompt_len - 1, ready for a next call whose prompt extends this one); each candidate then runs on
+ * a copy of that prefix (a scratch cache, a bounded number of candidates per batched pass), so the
+ * context is never recomputed per candidate. cand_logp[c] = the sum (mean = 0) or mean (mean = 1,
+ * m2_span_logprob) over j of log p(cands[c][j] | prompt, cands[c][0..j)) at temperature 1 (every
+ * cand_len >= 1): the training forward's log-probs over prompt + candidate, up to float rounding. */
+int m2_kv_score(m2_model *m, m2_adapter *a, m2_kv_cache *kv, const int32_t *prompt, int prompt_len, int reuse,
+                int n_cand, const int32_t *const *cands, const int *cand_len, int mean, float *cand_logp,
+                m2_err *err);
+
 #endif

@@ -15,6 +15,11 @@
 /* A team run (method teamtr) pre-trains on its task family's worked transcripts instead: the questions
  * and the team's shape decide the corpus (not teamtr.variant: the variants of one team share a base). */
 #define TEAM_CORPUS_READS "teamtr.task.", "teamtr.agents", "teamtr.protocol", "teamtr.order", "teamtr.turns"
+
+/* System 2's action mode changes every stage that lets System 2 act: rollouts, evaluation and the
+ * offline anchor's sampled actions. */
+#define ACTION_READS "sys2.action_mode", "sys2.action_logprob"
+
 static const char *const reads_pretrain[] = {DATA_READS, "data.state_sep", "model.", "pretrain.", "optim.",
                                              "run.threads", TEAM_CORPUS_READS, NULL};
 static const char *const reads_data[] = {DATA_READS, NULL};
@@ -24,16 +29,16 @@ static const char *const reads_sys2_warmup[] = {MODEL_STAGE_READS, "sys2.warmup.
                                                 "sys1.sft.min_rel_improve", NULL};
 /* Sampled anchor actions are generated with eval.max_new_tokens. */
 static const char *const reads_sys2_offline[] = {MODEL_STAGE_READS, "heads.", "sys2.offline.", "eval.max_new_tokens",
-                                                 NULL};
+                                                 ACTION_READS, NULL};
 /* Rollouts use the evaluation's action length and step budget; the critic update the offline
  * expectile and head-gradient switch. */
 static const char *const reads_sys2_online[] = {MODEL_STAGE_READS, "heads.", "sys2.online.", "sys2.subgoal_budget", "sys2.offline.expectile",
                                                 "sys2.offline.head_grad_to_adapter", "eval.max_new_tokens",
-                                                "eval.step_limit", NULL};
+                                                "eval.step_limit", ACTION_READS, NULL};
 /* The TeamTR stages read every teamtr.* key and the model (no env data, no other method's keys). */
 static const char *const reads_teamtr[] = {"env.", "model.", "optim.grad_clip", "optim.beta1", "optim.beta2", "optim.eps",
                                            "run.seed", "run.threads", "teamtr.", NULL};
-static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", "sys2.subgoal_budget", NULL};
+static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", "sys2.subgoal_budget", ACTION_READS, NULL};
 static const char *const reads_report[] = {NULL};   /* the eval records only */
 
 const m2_stage m2_pipe_stages[M2_N_STAGES] = {

@@ -10,6 +10,7 @@ const char *const m2_run_progress_names[M2_N_RUN_PROGRESS] = {M2_RUN_PROGRESS_LI
 const char *const m2_base_dtype_names[M2_N_BASE_DTYPES] = {M2_BASE_DTYPE_LIST(M2_ENUM_NAME_)};
 const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS] = {M2_OFFLINE_ANCHOR_LIST(M2_ENUM_NAME_)};
 const char *const m2_teamtr_variant_names[M2_N_TEAMTR_VARIANTS] = {M2_TEAMTR_VARIANT_LIST(M2_ENUM_NAME_)};
+const char *const m2_action_mode_names[M2_N_ACTION_MODES] = {M2_ACTION_MODE_LIST(M2_ENUM_NAME_)};
 
 #define M2_CFG_ROW(T, field_, key_, def_, lo_, hi_, choices_, help_) \
     {.key = key_, .type = M2_CFG_##T, .offset = offsetof(m2_run_config, field_), .def = def_, .min = lo_, \

@@ -9,6 +9,7 @@
 #ifndef M2_RUN_CONFIG_H
 #define M2_RUN_CONFIG_H
 #include "core/config.h"
+#include "agent/choose.h"   /* the sys2.action_mode choices */
 #include "data/prompts.h"   /* the prompt.low.commands choices */
 
 #define M2_INF 1e308               /* "no upper bound" inside a range */
@@ -70,6 +71,7 @@ extern const char *const m2_run_progress_names[M2_N_RUN_PROGRESS];
 extern const char *const m2_base_dtype_names[M2_N_BASE_DTYPES];
 extern const char *const m2_offline_anchor_names[M2_N_OFFLINE_ANCHORS];
 extern const char *const m2_teamtr_variant_names[M2_N_TEAMTR_VARIANTS];
+extern const char *const m2_action_mode_names[M2_N_ACTION_MODES];
 
 #define M2_LORA_KEYS(X, role, ROLE_HELP) \
   X(INT,   lora_##role##_rank,    "lora." #role ".rank",    "16",   1, 4096, NULL, "LoRA rank of the " ROLE_HELP " adapter") \
@@ -149,6 +151,8 @@ extern const char *const m2_teamtr_variant_names[M2_N_TEAMTR_VARIANTS];
   X(FLOAT, sys1_sft_min_delta,  "sys1.sft.min_delta", "5e-4", 0, M2_INF, NULL, "improvement: absolute decrease of the validation loss") \
   X(FLOAT, sys1_sft_min_rel_improve, "sys1.sft.min_rel_improve", "1e-3", 0, 1, NULL, "improvement: relative decrease of the validation loss") \
   X(INT,   sys2_subgoal_budget, "sys2.subgoal_budget", "10", 1, M2_INF, NULL, "System 2 steps per sub-goal before System 1 is asked again (rollouts, evaluation); medium data: a sub-goal not done within it fails") \
+  X(ENUM,  sys2_action_mode,    "sys2.action_mode",  "generate", 1, 0, M2_CHOICES(M2_ACTION_MODE_LIST), "System 2's (and the flat policy's) action in rollouts, evaluation and the offline anchor's sampled actions: generate (the paper) or score (choose among the environment's admissible actions, each with both done flags, by the adapter's log-prob: greedy in evaluation, sampled at the rollout temperature online and at 1 for the anchor; a deviation for small models)") \
+  X(ENUM,  sys2_action_logprob, "sys2.action_logprob", "sum", 1, 0, M2_CHOICES(M2_LOGPROB_LIST), "score mode: a candidate's log-prob is the sum (the sequence probability) or the mean of its token log-probs") \
   X(BOOL,  sys1_sft_recovery,   "sys1.sft.recovery", "true", 1, 0, NULL, "also train on the medium episodes' states, each labelled with the sub-goal the expert gives from there (recovery after failed sub-goals; the paper trains on expert records only)") \
   /* System 2 warm-up SFT on "action; True|False" */ \
   X(FLOAT, sys2_warmup_lr,      "sys2.warmup.lr",    "1e-4", 0, 10, NULL, "learning rate") \

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/io.h"
+#include "pipe/anchor_cands.h"
 #include "pipe/pipe.h"
 #include "pipe/runfiles.h"
 #include "pipe/world.h"
@@ -558,6 +559,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     int *idx = NULL, rc = -1;
     m2_ctx *c = NULL;
     m2_head *q, *v;
+    pw_anchor_cands *cands = NULL;
     m2_adapter *a = pw_adapter(&w, an, ctx->name, 1, err);
     if (!a || pw_heads(&w, ctx->name, &q, &v, err)) goto out;
     if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 1, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
@@ -591,6 +593,16 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     o.step.max_action_tokens = (int)cfg->eval_max_new_tokens;
     o.step.sampler = (m2_sampler){.temperature = 1.f};   /* a^ ~ pi itself: no temperature, top-k or top-p */
     o.step.eos_id = w.tok.eos_id;
+    if (cfg->sys2_action_mode == M2_ACTION_MODE_SCORE && !released && m2_run_offline_lambda(cfg) != 0) {
+        /* a^ chosen among the admissible actions of each anchor state (pipe/anchor_cands.h) */
+        if (pw_anchor_cands_build(&w, kind, max_seq(cfg, w.m), &cands, err)) goto out;
+        o.step.cands = pw_anchor_cands_lookup;
+        o.step.cands_ud = cands;
+        o.step.score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN;
+        if (ctx->out)
+            fprintf(ctx->out, "%s: score mode: anchor actions chosen among the admissible ones (%d dataset states replayable)\n",
+                    ctx->name, pw_anchor_cands_size(cands));
+    }
     o.actor = opt_of(cfg, cfg->sys2_offline_actor_lr, cfg->sys2_offline_weight_decay);
     o.critic = opt_of(cfg, cfg->sys2_offline_critic_lr, cfg->sys2_offline_weight_decay);
     o.polyak = (float)cfg->sys2_offline_polyak;
@@ -610,6 +622,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     if (writes(ctx) && (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
     rc = 0;
 out:
+    pw_anchor_cands_free(cands);
     free(idx);
     m2_ctx_free(c);
     m2_seqset_free(&set);
@@ -669,7 +682,8 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     mp2 = (m2_model_policy){.model = w.m, .sys1 = on, .sys2 = on, .tok = &w.tok,
                             .sampler = {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k,
                                         (float)cfg->sys2_online_top_p},
-                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS2_SAMPLING)};
+                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS2_SAMPLING),
+                            .score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
     m2_train_state_init(&st);
@@ -690,6 +704,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     lc.low_parts = pw_low_parts(cfg);
+    lc.action_mode = (m2_action_mode)cfg->sys2_action_mode;
     m2_online_opts o = {0};
     o.step.critic = (m2_critic_cfg){.gamma = (float)cfg->sys2_online_gamma, .expectile = (float)cfg->sys2_offline_expectile};
     o.step.alpha = (float)cfg->sys2_online_alpha;
@@ -809,7 +824,8 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     m2_model_policy mp1 = {.model = w->m, .sys1 = a1, .sys2 = a1, .tok = &w->tok, .sampler = smp,
                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS1_SAMPLING)};
     m2_model_policy mp2 = {.model = w->m, .sys1 = a2, .sys2 = a2, .tok = &w->tok, .sampler = smp,
-                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS2_SAMPLING)};
+                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS2_SAMPLING),
+                           .score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
@@ -818,6 +834,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     lc.low_parts = pw_low_parts(cfg);
+    lc.action_mode = (m2_action_mode)cfg->sys2_action_mode;
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
     /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
     m2_episode_order order = {0};
@@ -933,8 +950,8 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
     return rc;
 }
 
-int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed, FILE *jsonl,
-                     m2_eval_agg *agg, FILE *progress, m2_err *err) {
+int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
+                     int action_mode, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err) {
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
     m2_run_config *cfg = malloc(sizeof *cfg);
@@ -942,6 +959,10 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
     if (m2_run_config_load(cfg, path, 0, NULL, err)) { free(cfg); return -1; }
     if (threads > 0) cfg->run_threads = threads;
     if (seed >= 0) cfg->eval_seed = seed;
+    if (action_mode >= 0) {
+        if (action_mode >= M2_N_ACTION_MODES) { free(cfg); return m2_errorf(err, M2_EINVAL, "action mode %d: unknown", action_mode); }
+        cfg->sys2_action_mode = action_mode;
+    }
     int sp = m2_split_parse(split);
     if (sp < 0) { free(cfg); return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split); }
     pw_world w;

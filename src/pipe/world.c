@@ -137,6 +137,39 @@ static cJSON *flat_record(const m2_env_traj *t, const char *variant, const m2_hi
     return l;
 }
 
+int pw_data_episode(m2_env *env, const m2_run_config *cfg, const m2_episode_order *order, int medium, long pos,
+                    m2_env_traj *t, int *kept, m2_err *err) {
+    const m2_episode_ref *ep = m2_episode_order_at(order, pos);
+    /* the noise stream is keyed by the reset index, which repeats across task families: the
+     * position keeps two families' episodes from drawing the same noise */
+    m2_rollout_opts ro = {.policy = medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE,
+                          .max_steps = (int)cfg->eval_step_limit, .noise = (float)cfg->data_medium_noise,
+                          .policy_seed = pw_seed(cfg, PW_SEED_MEDIUM_NOISE) + (uint64_t)pos,
+                          /* sub-goal by sub-goal, each judged by the environment: the expert
+                           * pursues each until it holds; the medium executor has the agent's
+                           * budget and fails the sub-goals it cannot finish within it */
+                          .hierarchical = 1, .subgoal_budget = medium ? (int)cfg->sys2_subgoal_budget : 0};
+    *kept = 0;
+    if (m2_rollout(env, ep->task, M2_SPLIT_TRAIN, ep->index, pw_seed(cfg, PW_SEED_DATA_EPISODES) + (uint64_t)pos, &ro,
+                   t, err)) {
+        m2_env_traj_free(t);
+        return -1;
+    }
+    *kept = !(t->n == 0 || (!medium && !t->won));
+    return 0;
+}
+
+void pw_data_counts(const m2_run_config *cfg, int *expert, int *medium) {
+    int E = (int)cfg->data_expert_episodes;
+    *expert = E;
+    *medium = cfg->data_medium_episodes >= 0 ? (int)cfg->data_medium_episodes : (E / 2 > 0 ? E / 2 : 1);
+}
+
+cJSON *pw_flat_record(const m2_run_config *cfg, const m2_env_traj *t, const char *variant, const char *task_type) {
+    m2_hier_opts ho = {.parts = pw_low_parts(cfg), .task_type = task_type};
+    return flat_record(t, variant, &ho);
+}
+
 /* Positions first .. first+count-1 of the train split's episode order (data/episodes.h: evenly
  * across task types; wrapping around when the split has fewer episodes), position k with episode
  * seed data-episodes + k and its own medium-noise stream. */
@@ -160,23 +193,10 @@ static int gen_variant(m2_env *env, const m2_run_config *cfg, const m2_episode_o
     for (int k = 0; rc == 0 && k < count; k++) {
         long pos = (long)first + k;
         const m2_episode_ref *ep = m2_episode_order_at(order, pos);
-        /* the noise stream is keyed by the reset index, which repeats across task families: the
-         * position keeps two families' episodes from drawing the same noise */
-        m2_rollout_opts ro = {.policy = medium ? M2_POLICY_MEDIUM : M2_POLICY_ORACLE,
-                              .max_steps = (int)cfg->eval_step_limit, .noise = (float)cfg->data_medium_noise,
-                              .policy_seed = pw_seed(cfg, PW_SEED_MEDIUM_NOISE) + (uint64_t)pos,
-                              /* sub-goal by sub-goal, each judged by the environment: the expert
-                               * pursues each until it holds; the medium executor has the agent's
-                               * budget and fails the sub-goals it cannot finish within it */
-                              .hierarchical = 1, .subgoal_budget = medium ? (int)cfg->sys2_subgoal_budget : 0};
         m2_env_traj t;
-        if (m2_rollout(env, ep->task, M2_SPLIT_TRAIN, ep->index, pw_seed(cfg, PW_SEED_DATA_EPISODES) + (uint64_t)pos, &ro,
-                       &t, err)) {
-            m2_env_traj_free(&t);
-            rc = -1;
-            break;
-        }
-        if (t.n == 0 || (!medium && !t.won)) { m2_env_traj_free(&t); continue; }
+        int kept;
+        if (pw_data_episode(env, cfg, order, medium, pos, &t, &kept, err)) { rc = -1; break; }
+        if (!kept) { m2_env_traj_free(&t); continue; }
         cJSON *h = NULL, *ls = NULL;
         m2_hier_opts ho = {.parts = pw_low_parts(cfg), .task_type = ep->type};
         if (m2_hier_records(env, &t, variant, &ho, &h, &ls, err)) rc = -1;
@@ -220,8 +240,8 @@ int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_
     FILE *flat = open_tmp(fp, ft, sizeof ft);
     int rc = flat ? 0 : m2_errorf(err, M2_EIO, "%s: cannot create", fp);
     int n_exp = 0, n_med = 0, s_exp = 0, ok_exp = 0, s_med = 0, ok_med = 0;
-    int E = (int)cfg->data_expert_episodes;
-    int M = cfg->data_medium_episodes >= 0 ? (int)cfg->data_medium_episodes : (E / 2 > 0 ? E / 2 : 1);
+    int E, M;
+    pw_data_counts(cfg, &E, &M);
     m2_episode_order order = {0};
     if (!rc) rc = m2_episode_order_build(env, cfg->env_task[0] ? cfg->env_task : NULL, M2_SPLIT_TRAIN, &order, err);
     /* expert episodes take the first E positions, medium ones the next M */

@@ -81,6 +81,15 @@ void pw_data_dir(const m2_run_config *cfg, const char *run_dir, char *out, size_
  * (expert/{high,low}.jsonl required, medium/ optional, flat.jsonl required for the flat method);
  * errors name data.path, the file and the reason. 0 when data.path is empty. */
 int pw_data_check(const m2_run_config *cfg, m2_err *err);
+/* The data stage's rollout of position pos of the train split's episode order (expert, or medium =
+ * the noisy expert within sys2.subgoal_budget), with its seeds; *kept = 0 for an episode the data
+ * stage drops (no step, or an expert episode not won). t is filled either way (free it). */
+int pw_data_episode(m2_env *env, const m2_run_config *cfg, const m2_episode_order *order, int medium, long pos,
+                    m2_env_traj *t, int *kept, m2_err *err);
+/* Expert and medium episode counts of the data stage (positions 0..E-1 and E..E+M-1). */
+void pw_data_counts(const m2_run_config *cfg, int *expert, int *medium);
+/* The flat.jsonl record the data stage writes for a kept episode (NULL: out of memory). */
+cJSON *pw_flat_record(const m2_run_config *cfg, const m2_env_traj *t, const char *variant, const char *task_type);
 /* Generates the datasets with the env's expert (and medium = noisy expert) unless present. */
 int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_err *err);
 /* kind "high" | "low" | "flat"; with_medium adds the medium records; trajs (may be NULL) receives the
