@@ -39,9 +39,19 @@ static float *kv_at(const m2_kv_cache *kv, float *base, int l, int seq, int pos)
 
 typedef struct ws { float *x, *h, *q, *k, *v, *att, *tmp, *g, *u, *t, *wscr, *ascr, *hl; } ws;
 
+/* out[N, W.rows] = x W^T (+ b): a block-type W with few rows (decode steps) reads its blocks
+ * directly (qdot.h: activations rounded to 8 bits per block, its stated tolerance); otherwise
+ * dequantised tiles through sgemm, exactly as in training. The scratch holds either. */
+static void base_matmul(float *out, const float *x, const m2_tensor *W, const float *bias, int N, float *scr,
+                        m2_pool *pool) {
+    if (m2_dtype_is_block(W->dtype) && N <= M2_QDOT_MAX_ROWS)
+        m2_qmatmul(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool);
+    else m2_matmul_forward_w(out, x, m2_tensor_wref(W), bias, N, 0, scr, pool);
+}
+
 static void lin(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x, const m2_tensor *W,
                 const m2_tensor *b, int slot, int N) {
-    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, w->wscr, pool);
+    base_matmul(out, x, W, b ? b->data : NULL, N, w->wscr, pool);
     if (!a || !a->pairs[slot].A) return;
     m2_lora_pair *p = &a->pairs[slot];
     int r = a->cfg.rank;
@@ -128,7 +138,7 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     }
     if (logits) {
         m2_rmsnorm_forward(w.hl, NULL, w.hl, m->out_norm->data, nseg, C, cf->norm_eps, NULL);
-        m2_matmul_forward_w(logits, w.hl, m2_tensor_wref(m->output), NULL, nseg, 0, w.wscr, pool);
+        base_matmul(logits, w.hl, m->output, NULL, nseg, w.wscr, pool);
     }
     free(blk); free(pos); free(aseq);
     return 0;
