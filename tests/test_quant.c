@@ -238,6 +238,34 @@ static void simd_equals_portable(void **st) {
     (void)ran;
 }
 
+/* Q4_K from f32 (a plain min/max fit): every value within its group's half step (plus the f16
+ * and 6-bit rounding of the scales: at most one more step), and a constant row exactly 0 error
+ * for zeros. */
+static void q4_k_encoder(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 5);
+    enum { N = 1024 };
+    float *x = rand_floats(N, &r), y[N];
+    unsigned char q[4 * 144];
+    assert_int_equal(m2_quantize(M2_DT_Q4_K, x, q, N), 0);
+    m2_dequantize(M2_DT_Q4_K, q, y, N);
+    for (int g = 0; g < N / 32; g++) {
+        float lo = 0, hi = 0;
+        for (int l = 0; l < 32; l++) { lo = fminf(lo, x[32 * g + l]); hi = fmaxf(hi, x[32 * g + l]); }
+        float step = (hi - lo) / 15;
+        for (int l = 0; l < 32; l++)
+            if (fabsf(x[32 * g + l] - y[32 * g + l]) > 1.5f * step + 1e-6f)
+                fail_msg("value %d: %g -> %g (step %g)", 32 * g + l, x[32 * g + l], y[32 * g + l], step);
+    }
+    float z[256] = {0};
+    assert_int_equal(m2_quantize(M2_DT_Q4_K, z, q, 256), 0);
+    m2_dequantize(M2_DT_Q4_K, q, y, 256);
+    for (int i = 0; i < 256; i++) assert_true(y[i] == 0.0f);
+    /* the types without an encoder say so */
+    assert_int_equal(m2_quantize(M2_DT_Q6_K, z, q, 256), -1);
+    free(x);
+}
+
 /* ---- model files ----------------------------------------------------------------------------- */
 
 enum { T = 10 };
@@ -510,6 +538,7 @@ int main(void) {
         cmocka_unit_test(dequant_reference),
         cmocka_unit_test(qdot_vs_f32),
         cmocka_unit_test(simd_equals_portable),
+        cmocka_unit_test(q4_k_encoder),
         cmocka_unit_test(mixed_files_load),
         cmocka_unit_test(split_files),
         cmocka_unit_test(mapped_copy_on_write),

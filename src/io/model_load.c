@@ -493,6 +493,7 @@ static int file_type_of(uint32_t t) {
     case M2_GGML_F16: return 1;
     case M2_GGML_Q4_0: return 2;
     case M2_GGML_Q8_0: return 7;
+    case M2_GGML_Q4_K: return 14;   /* llama.cpp's MOSTLY_Q4_K_S: Q4_K matrices */
     case M2_GGML_BF16: return 32;
     default: return 0;
     }
@@ -512,7 +513,9 @@ int m2_model_save_gguf_tok(m2_model *m, const char *path, uint32_t type, const m
     int rc = m2_hf_config_to_gguf(&h, w);
     rc |= m2_gguf_set_str(w, "general.name", "multi2");
     rc |= m2_gguf_set_u32(w, "general.file_type", (uint32_t)file_type_of(type));
-    if (type == M2_GGML_Q8_0 || type == M2_GGML_Q4_0) rc |= m2_gguf_set_u32(w, "general.quantization_version", 2);
+    int tb;
+    m2_ggml_type_info(type, &tb, NULL, NULL);
+    if (tb > 1) rc |= m2_gguf_set_u32(w, "general.quantization_version", 2);
     if (meta_src)
         for (uint64_t i = 0; i < meta_src->n_kv && !rc; i++)
             if (!strncmp(meta_src->kv[i].key, "tokenizer.", 10)) rc |= m2_gguf_set_kv(w, &meta_src->kv[i]);
@@ -527,7 +530,7 @@ int m2_model_save_gguf_tok(m2_model *m, const char *path, uint32_t type, const m
         m2_tensor *t = &m->tensors[i];
         int heads = need_perm ? permute_heads(m, t) : 0;
         uint32_t want = t->ndim == 2 ? type : M2_GGML_F32;
-        if ((want == M2_GGML_Q8_0 || want == M2_GGML_Q4_0) && t->cols % 32) want = M2_GGML_F32;
+        if (t->cols % tb) want = M2_GGML_F32;   /* rows that are not whole blocks */
         int64_t ne[2] = {t->cols, t->rows};
         int nd = t->ndim == 2 ? 2 : 1;
         if (m2_dtype_to_ggml(t->dtype) == want) {

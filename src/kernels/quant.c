@@ -15,7 +15,7 @@ static const m2_dtype_info dtype_table[M2_DT_COUNT] = {
     [M2_DT_Q5_1] = {"q5_1", 7, M2_QK, 2 + 2 + 4 + 16, 0},
     [M2_DT_Q2_K] = {"q2_k", 10, M2_QK_K, 16 + 64 + 2 + 2, 0},
     [M2_DT_Q3_K] = {"q3_k", 11, M2_QK_K, 32 + 64 + 12 + 2, 0},
-    [M2_DT_Q4_K] = {"q4_k", 12, M2_QK_K, 2 + 2 + 12 + 128, 0},
+    [M2_DT_Q4_K] = {"q4_k", 12, M2_QK_K, 2 + 2 + 12 + 128, 1},
     [M2_DT_Q5_K] = {"q5_k", 13, M2_QK_K, 2 + 2 + 12 + 32 + 128, 0},
     [M2_DT_Q6_K] = {"q6_k", 14, M2_QK_K, 128 + 64 + 16 + 2, 0},
     [M2_DT_IQ4_NL] = {"iq4_nl", 20, M2_QK, 2 + 16, 0},
@@ -238,6 +238,50 @@ static int clamp_trunc(float v, int hi) {
     return v >= (float)hi ? hi : (int)v;
 }
 
+static int clamp_round(float v, int lo, int hi) {
+    if (!(v == v)) return 0;
+    v = roundf(v);
+    return v < (float)lo ? lo : v > (float)hi ? hi : (int)v;
+}
+
+/* Q4_K from f32, a plain min/max fit (not ggml's iterative search, so files differ from
+ * llama-quantize's): group g of 32 spans [min(0, min x), max x] in 15 steps, scale and -min
+ * quantised to 6 bits against the super-block's largest (d, dmin = largest / 63), then each value
+ * rounded on its group's grid as the f16-rounded d, dmin give it. Packing inverts m2_k4_scale_min. */
+static void q_q4_k(const float *x, uint8_t *b) {
+    float scale[8], mins[8], maxs = 0, maxm = 0;
+    for (int g = 0; g < 8; g++) {
+        float lo = 0, hi = 0;
+        for (int l = 0; l < 32; l++) { lo = fminf(lo, x[32 * g + l]); hi = fmaxf(hi, x[32 * g + l]); }
+        scale[g] = (hi - lo) / 15.f;
+        mins[g] = -lo;
+        maxs = fmaxf(maxs, scale[g]);
+        maxm = fmaxf(maxm, mins[g]);
+    }
+    uint16_t hd = m2_f32_to_f16(maxs / 63.f), hm = m2_f32_to_f16(maxm / 63.f);
+    b[0] = (uint8_t)hd; b[1] = (uint8_t)(hd >> 8); b[2] = (uint8_t)hm; b[3] = (uint8_t)(hm >> 8);
+    float d = m2_f16_to_f32(hd), dmin = m2_f16_to_f32(hm);
+    int sc[8], mn[8];
+    for (int g = 0; g < 8; g++) {
+        sc[g] = d > 0 ? clamp_round(scale[g] / d, 0, 63) : 0;
+        mn[g] = dmin > 0 ? clamp_round(mins[g] / dmin, 0, 63) : 0;
+    }
+    uint8_t *s = b + 4, *qs = b + 16;
+    for (int g = 0; g < 4; g++) {
+        s[g] = (uint8_t)(sc[g] | (sc[g + 4] >> 4) << 6);
+        s[g + 4] = (uint8_t)(mn[g] | (mn[g + 4] >> 4) << 6);
+        s[g + 8] = (uint8_t)((sc[g + 4] & 15) | (mn[g + 4] & 15) << 4);
+    }
+    memset(qs, 0, 128);
+    for (int g = 0; g < 8; g++) {
+        float dl = d * (float)sc[g], ml = dmin * (float)mn[g];
+        for (int l = 0; l < 32; l++) {
+            int q = dl > 0 ? clamp_round((x[32 * g + l] + ml) / dl, 0, 15) : 0;
+            qs[32 * (g / 2) + l] |= (uint8_t)(q << (4 * (g % 2)));
+        }
+    }
+}
+
 int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n) {
     switch (t) {
     case M2_DT_F32: memcpy(dst, src, n * 4); return 0;
@@ -276,6 +320,9 @@ int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n) {
         }
         return 0;
     }
+    case M2_DT_Q4_K:
+        for (size_t k = 0; k < n / M2_QK_K; k++) q_q4_k(src + k * M2_QK_K, (uint8_t *)dst + k * dtype_table[t].bytes);
+        return 0;
     default: return -1;
     }
 }
