@@ -20,6 +20,8 @@ static void usage(FILE *f) {
                "  --threads T         threads (default: M2_THREADS or the machine)\n"
                "  --reps R            repetitions; the median counts (default 3)\n"
                "  --dtype TYPE        convert the matrices to TYPE (default: as stored in the file)\n"
+               "  --tiles             generate through dequantised tiles (the training path) instead of\n"
+               "                      the quantised block products: the reference for their speed-up\n"
                "  --json              one JSON object\n");
 }
 
@@ -71,11 +73,12 @@ static int argmax(const float *x, int n) {
 
 int bench_generate_main(int argc, char **argv) {
     const char *model = NULL, *dtype_s = NULL;
-    int json = 0, threads = 0, P = 512, G = 128, reps = 3;
+    int json = 0, threads = 0, P = 512, G = 128, reps = 3, tiles = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (!strcmp(a, "--tiles")) { tiles = 1; continue; }
         int *ival = !strcmp(a, "--prompt-tokens") ? &P : !strcmp(a, "--gen-tokens") ? &G : !strcmp(a, "--threads") ? &threads
                     : !strcmp(a, "--reps") ? &reps : NULL;
         const char **sval = !strcmp(a, "--model") ? &model : !strcmp(a, "--dtype") ? &dtype_s : NULL;
@@ -100,6 +103,7 @@ int bench_generate_main(int argc, char **argv) {
     m2_model *m = m2_model_load(model, &o, NULL, &err);
     if (!m) { fprintf(stderr, "bench generate: %s\n", err.msg); return 1; }
     double load_s = m2_now_s() - t0;
+    m->gen_tiles = tiles;
     long rss_load = status_kb("VmRSS");
     int V = m->cfg.vocab_size, nthreads = m2_pool_threads(m->pool);
     if (P + G + 1 > m->cfg.max_seq_len) {
@@ -152,7 +156,7 @@ int bench_generate_main(int argc, char **argv) {
     qsort(tg, reps, sizeof *tg, cmp_d);
     double pp_med = pp[reps / 2], tg_med = tg[reps / 2], fb = file_bytes(model);
     long rss_end = status_kb("VmRSS"), hwm = status_kb("VmHWM");
-    const char *path = m2_qdot_path_name(m2_qdot_best());
+    const char *path = tiles ? "dequantised tiles" : m2_qdot_path_name(m2_qdot_best());
     if (json)
         printf("{\"model\": \"%s\", \"file_mib\": %.1f, \"types\": {%s}, \"threads\": %d, \"prompt_tokens\": %d, \"gen_tokens\": %d, "
                "\"reps\": %d, \"prompt_tokens_per_s\": %.1f, \"gen_tokens_per_s\": %.2f, \"prompt_tokens_per_s_min\": %.1f, "

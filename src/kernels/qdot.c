@@ -288,6 +288,29 @@ AVX2_TARGET static void q6k_avx2(const uint8_t *b, const q8k_block *a, int *sumi
     *summ = 0;
 }
 
+/* Q5_K: Q4_K's nibbles plus bit g of qh[l] as bit 4 of value 32 g + l. */
+AVX2_TARGET static void q5k_avx2(const uint8_t *b, const q8k_block *a, int *sumi, int *summ) {
+    __m256i acc = _mm256_setzero_si256(), qh = _mm256_loadu_si256((const __m256i *)(b + 16));
+    int m = 0;
+    for (int c = 0; c < 4; c++) {
+        __m256i q = _mm256_loadu_si256((const __m256i *)(b + 48 + 32 * c));
+        __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), _mm256_set1_epi8(1));
+        __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), _mm256_set1_epi8(1));
+        __m256i lo = _mm256_or_si256(_mm256_and_si256(q, _mm256_set1_epi8(15)), _mm256_slli_epi16(h0, 4));
+        __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(15)), _mm256_slli_epi16(h1, 4));
+        int s0, m0, s1, m1;
+        m2_k4_scale_min(b + 4, 2 * c, &s0, &m0);
+        m2_k4_scale_min(b + 4, 2 * c + 1, &s1, &m1);
+        __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c)));
+        __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c + 32)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p0, _mm256_set1_epi16((short)s0)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p1, _mm256_set1_epi16((short)s1)));
+        m += m0 * (a->bsums[4 * c] + a->bsums[4 * c + 1]) + m1 * (a->bsums[4 * c + 2] + a->bsums[4 * c + 3]);
+    }
+    *sumi = hsum_i32(acc);
+    *summ = m;
+}
+
 AVX2_TARGET static float dotk_avx2(m2_dtype t, const uint8_t *w, const q8k_block *a, int nb) {
     int bytes = m2_dtype_info_of(t)->bytes;
     float acc = 0;
@@ -295,6 +318,7 @@ AVX2_TARGET static float dotk_avx2(m2_dtype t, const uint8_t *w, const q8k_block
         int s, m;
         if (t == M2_DT_Q4_K) q4k_avx2(w, &a[b], &s, &m);
         else if (t == M2_DT_Q6_K) q6k_avx2(w, &a[b], &s, &m);
+        else if (t == M2_DT_Q5_K) q5k_avx2(w, &a[b], &s, &m);
         else kblock_portable(t, w, &a[b], &s, &m);
         acc += combinek(t, w, &a[b], s, m);
     }
@@ -332,8 +356,8 @@ const char *m2_qdot_path_name(m2_qdot_path p) {
     }
 }
 
-float m2_qdot_row(m2_dtype t, const void *wrow, const void *qa, int n, m2_qdot_path path) {
-    if (path == M2_QDOT_AUTO || !m2_qdot_path_available(path)) path = m2_qdot_best();
+/* The row product of type t on path p (p available on this CPU). */
+static float dot_row(m2_dtype t, const void *wrow, const void *qa, int n, m2_qdot_path path) {
     if (is_k(t)) {
 #ifdef M2_QDOT_X86
         if (path != M2_QDOT_PORTABLE) return dotk_avx2(t, wrow, qa, n / M2_QK_K);
@@ -347,6 +371,11 @@ float m2_qdot_row(m2_dtype t, const void *wrow, const void *qa, int n, m2_qdot_p
     }
 #endif
     return dot32_portable(t, wrow, qa, n / M2_QK);
+}
+
+float m2_qdot_row(m2_dtype t, const void *wrow, const void *qa, int n, m2_qdot_path path) {
+    if (path == M2_QDOT_AUTO || !m2_qdot_path_available(path)) path = m2_qdot_best();
+    return dot_row(t, wrow, qa, n, path);
 }
 
 size_t m2_qmatmul_scratch_bytes(m2_wref w, int N) { return (size_t)N * m2_qdot_act_bytes(w.dtype, w.cols); }
@@ -368,7 +397,7 @@ static void qmm_part(void *vp, long b, long e, int tid) {
         const unsigned char *wr = (const unsigned char *)j->w.data + (size_t)o * j->w_row;
         float bo = j->bias ? j->bias[o] : 0.0f;
         for (int n = 0; n < j->N; n++) {
-            float d = m2_qdot_row(j->w.dtype, wr, j->qa + (size_t)n * j->qa_row, j->w.cols, j->path);
+            float d = dot_row(j->w.dtype, wr, j->qa + (size_t)n * j->qa_row, j->w.cols, j->path);
             float *c = j->out + (size_t)n * j->ldo + o;
             *c = (j->acc ? *c : 0.0f) + (bo + d);
         }

@@ -61,6 +61,9 @@ typedef struct m2_model {
     size_t mapped_bytes;   /* bytes of the matrices that lie in the owner's file mapping */
     void *owner;           /* what mapped tensors point into (e.g. the open GGUF); freed with the model */
     void (*owner_free)(void *owner);
+    int gen_tiles;         /* 1: generation multiplies block-type matrices as dequantised tiles (the
+                              training passes' exact f32 path) instead of reading the blocks
+                              (qdot.h); 0 after creation. A reference for benchmarks and tests */
     float *rope_freq;      /* [head_dim/2] */
     m2_rope_table rope_tab; /* cos/sin for positions < min(max_seq_len, 32768) */
     m2_adapter **adapters; int n_adapters;
