@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
 #include "io/io.h"
@@ -532,6 +533,60 @@ static void mapped_copy_on_write(void **st) {
     m2_model_free(m);
 }
 
+/* Runs a shell command; exit status, stdout in *out (malloc'd). */
+static int run(const char *cmd, char **out) {
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0, k;
+    char *buf = malloc(cap);
+    while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += k;
+        if (n + 1 == cap) buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = 0;
+    int st = pclose(p);
+    if (out) *out = buf; else free(buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `multi2 bench generate` on a Q4_K file and on its split parts: the JSON names the matrix types
+ * and rates; usage errors exit 2, a missing file exits 1 naming it. */
+static void bench_generate_cli(void **st) {
+    const char *bin = getenv("M2_BIN");
+    if (!bin) { printf("  M2_BIN unset: skipped\n"); return; }
+    m2_err err = {0};
+    m2_model *m = random_model(0, 256, 512);
+    char path[300], prefix[300], cmd[1200];
+    snprintf(path, sizeof path, "%s/bench-q4_k.gguf", tmpdir);
+    if (m2_model_save_gguf(m, path, M2_GGML_Q4_K, NULL, &err)) fail_msg("%s", err.msg);
+    char *out;
+    snprintf(cmd, sizeof cmd, "%s bench generate --model %s --prompt-tokens 8 --gen-tokens 4 --reps 1 --threads 1 --json", bin, path);
+    assert_int_equal(run(cmd, &out), 0);
+    assert_non_null(strstr(out, "\"q4_k\": 16"));   /* 2 layers x 7 matrices, embedding, output */
+    assert_non_null(strstr(out, "\"gen_tokens_per_s\": "));
+    assert_non_null(strstr(out, "\"prompt_tokens_per_s\": "));
+    free(out);
+    m2_gguf *g = m2_gguf_open(path, &err);
+    snprintf(prefix, sizeof prefix, "%s/bench-split", tmpdir);
+    int parts;
+    if (!g || m2_gguf_write_split(g, prefix, 5, &parts, &err)) fail_msg("%s", err.msg);
+    m2_gguf_close(g);
+    snprintf(cmd, sizeof cmd, "%s bench generate --model %s-00001-of-%05d.gguf --prompt-tokens 8 --gen-tokens 4 --reps 1 --threads 1 --json --tiles",
+             bin, prefix, parts);
+    assert_int_equal(run(cmd, &out), 0);
+    assert_non_null(strstr(out, "\"qdot_path\": \"dequantised tiles\""));
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s bench generate --prompt-tokens 8 2>/dev/null", bin);
+    assert_int_equal(run(cmd, NULL), 2);
+    snprintf(cmd, sizeof cmd, "%s bench generate --model %s --prompt-tokens 60 --gen-tokens 10 2>/dev/null", bin, path);
+    assert_int_equal(run(cmd, NULL), 2);   /* beyond the model's 64 positions */
+    snprintf(cmd, sizeof cmd, "%s bench generate --model %s/none.gguf 2>&1", bin, tmpdir);
+    assert_int_equal(run(cmd, &out), 1);
+    assert_non_null(strstr(out, "none.gguf"));
+    free(out);
+    m2_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layouts_agree),
@@ -542,6 +597,7 @@ int main(void) {
         cmocka_unit_test(mixed_files_load),
         cmocka_unit_test(split_files),
         cmocka_unit_test(mapped_copy_on_write),
+        cmocka_unit_test(bench_generate_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
