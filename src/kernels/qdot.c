@@ -96,18 +96,23 @@ static inline float combine32(float dw, float mw, const q8a_block *a, int sumi) 
     return v;
 }
 
+/* The 32-value types' float order, the same in every path: block b's value goes to lane b % 4
+ * (in block order), and the row's result is (lane 0 + lane 1) + (lane 2 + lane 3), so a SIMD path
+ * can keep the four lanes in one vector. */
+#define LANES 4
+static inline float lanes_sum(const float l[LANES]) { return (l[0] + l[1]) + (l[2] + l[3]); }
+
 static float dot32_portable(m2_dtype t, const uint8_t *w, const q8a_block *a, int nb) {
     int bytes = m2_dtype_info_of(t)->bytes, q[M2_QK];
-    float acc = 0, dw, mw;
+    float acc[LANES] = {0, 0, 0, 0}, dw, mw;
     for (int b = 0; b < nb; b++, w += bytes) {
         unpack32(t, w, q, &dw, &mw);
         int s = 0;
         for (int j = 0; j < M2_QK; j++) s += q[j] * a[b].qs[j];
-        acc += combine32(dw, mw, &a[b], s);
+        acc[b % LANES] += combine32(dw, mw, &a[b], s);
     }
-    return acc;
+    return lanes_sum(acc);
 }
-
 
 /* One K-quant super-block against its activation block: the integer sum over groups of
  * scale x (quants . activations), and the min term sum over groups of min x (activation sum). */
@@ -221,22 +226,44 @@ AVX2_TARGET static inline __m256i nibbles32(const uint8_t *p) {
     return _mm256_and_si256(v, _mm256_set1_epi8(15));
 }
 
+/* One Q8_0 / Q4_0 block's integer sum as 8 i32 lanes. */
+#define BLOCK8(dotfn, w, x, t)                                                                       \
+    ((t) == M2_DT_Q8_0 ? dotfn(_mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)((w) + 2)),      \
+                                                _mm256_loadu_si256((const __m256i *)((w) + 2))),     \
+                               _mm256_sign_epi8((x), _mm256_loadu_si256((const __m256i *)((w) + 2)))) \
+                       : dotfn(nibbles32((w) + 2), (x)))
+
+/* Four blocks at a time: their sums reduced together (three horizontal adds), the scales
+ * converted together, and the four values added into the four lanes (combine32's operations:
+ * (dw da) sumi, no min for these two types; Q4_0's centre 8 through the activation sums). */
 #define DEF_DOT8(name, target, dotfn)                                                               \
     target static float name(const uint8_t *w, const q8a_block *a, int nb, m2_dtype t) {           \
-        int bytes = m2_dtype_info_of(t)->bytes;                                                     \
-        float acc = 0;                                                                              \
-        for (int b = 0; b < nb; b++, w += bytes) {                                                  \
-            __m256i x = _mm256_loadu_si256((const __m256i *)a[b].qs);                               \
-            int s;                                                                                  \
-            if (t == M2_DT_Q8_0) {                                                                  \
-                __m256i q = _mm256_loadu_si256((const __m256i *)(w + 2));                           \
-                s = hsum_i32(dotfn(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q)));                \
-            } else                                                                                  \
-                s = hsum_i32(dotfn(nibbles32(w + 2), x)) - 8 * a[b].sum; /* Q4_0: (q - 8) . x */    \
-            acc += combine32(_mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(w[0] | w[1] << 8))), 0.0f, \
-                             &a[b], s);                                                             \
+        int bytes = m2_dtype_info_of(t)->bytes, b = 0;                                              \
+        __m128 acc = _mm_setzero_ps();                                                              \
+        for (; b + LANES <= nb; b += LANES) {                                                       \
+            const uint8_t *w0 = w + (size_t)b * bytes, *w1 = w0 + bytes, *w2 = w1 + bytes, *w3 = w2 + bytes; \
+            __m256i p0 = BLOCK8(dotfn, w0, _mm256_loadu_si256((const __m256i *)a[b].qs), t);        \
+            __m256i p1 = BLOCK8(dotfn, w1, _mm256_loadu_si256((const __m256i *)a[b + 1].qs), t);    \
+            __m256i p2 = BLOCK8(dotfn, w2, _mm256_loadu_si256((const __m256i *)a[b + 2].qs), t);    \
+            __m256i p3 = BLOCK8(dotfn, w3, _mm256_loadu_si256((const __m256i *)a[b + 3].qs), t);    \
+            __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));    \
+            __m128i s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));   \
+            if (t == M2_DT_Q4_0)                                                                    \
+                s = _mm_sub_epi32(s, _mm_slli_epi32(_mm_setr_epi32(a[b].sum, a[b + 1].sum, a[b + 2].sum, a[b + 3].sum), 3)); \
+            __m128 dw = _mm_cvtph_ps(_mm_setr_epi16((short)(w0[0] | w0[1] << 8), (short)(w1[0] | w1[1] << 8), \
+                                                    (short)(w2[0] | w2[1] << 8), (short)(w3[0] | w3[1] << 8), 0, 0, 0, 0)); \
+            __m128 da = _mm_setr_ps(a[b].d, a[b + 1].d, a[b + 2].d, a[b + 3].d);                      \
+            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dw, da), _mm_cvtepi32_ps(s)));               \
         }                                                                                           \
-        return acc;                                                                                 \
+        float l[LANES];                                                                             \
+        _mm_storeu_ps(l, acc);                                                                      \
+        for (; b < nb; b++) {                                                                       \
+            const uint8_t *wb = w + (size_t)b * bytes;                                              \
+            int s = hsum_i32(BLOCK8(dotfn, wb, _mm256_loadu_si256((const __m256i *)a[b].qs), t));   \
+            if (t == M2_DT_Q4_0) s -= 8 * a[b].sum;                                                 \
+            l[b % LANES] += combine32(_mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(wb[0] | wb[1] << 8))), 0.0f, &a[b], s); \
+        }                                                                                           \
+        return lanes_sum(l);                                                                        \
     }
 DEF_DOT8(dot8_avx2, AVX2_TARGET, dot_u8s8)
 DEF_DOT8(dot8_vnni, VNNI_TARGET, dot_u8s8_vnni)
