@@ -268,24 +268,41 @@ AVX2_TARGET static inline __m256i nibbles32(const uint8_t *p) {
 DEF_DOT8(dot8_avx2, AVX2_TARGET, dot_u8s8)
 DEF_DOT8(dot8_vnni, VNNI_TARGET, dot_u8s8_vnni)
 
+/* All 8 scales and mins of a Q4_K / Q5_K super-block at once: the bytes of m2_k4_scale_min's
+ * rule read as three little-endian words. */
+static inline void k4_unpack_all(const uint8_t *s, uint8_t sc[8], uint8_t mn[8]) {
+    uint32_t u[3], o[4];
+    memcpy(u, s, 12);
+    o[0] = u[0] & 0x3f3f3f3fu;
+    o[1] = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 6) & 0x03030303u) << 4;
+    o[2] = u[1] & 0x3f3f3f3fu;
+    o[3] = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 6) & 0x03030303u) << 4;
+    memcpy(sc, o, 8);
+    memcpy(mn, o + 2, 8);
+}
+
+/* sum over groups g < 8 of mn[g] (bsums[2g] + bsums[2g + 1]) */
+AVX2_TARGET static inline int k4_mins(const uint8_t mn[8], const q8k_block *a) {
+    __m256i pairs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), _mm256_set1_epi16(1));
+    __m256i m = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)mn));
+    return hsum_i32(_mm256_mullo_epi32(pairs, m));
+}
+
 /* Q4_K: chunk c of 32 bytes holds groups 2c (low nibbles) and 2c + 1 (high nibbles). */
 AVX2_TARGET static void q4k_avx2(const uint8_t *b, const q8k_block *a, int *sumi, int *summ) {
     __m256i acc = _mm256_setzero_si256();
-    int m = 0;
+    uint8_t sc[8], mn[8];
+    k4_unpack_all(b + 4, sc, mn);
     for (int c = 0; c < 4; c++) {
         __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * c));
         __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(15)), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(15));
-        int s0, m0, s1, m1;
-        m2_k4_scale_min(b + 4, 2 * c, &s0, &m0);
-        m2_k4_scale_min(b + 4, 2 * c + 1, &s1, &m1);
         __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c)));
         __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c + 32)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p0, _mm256_set1_epi16((short)s0)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p1, _mm256_set1_epi16((short)s1)));
-        m += m0 * (a->bsums[4 * c] + a->bsums[4 * c + 1]) + m1 * (a->bsums[4 * c + 2] + a->bsums[4 * c + 3]);
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p0, _mm256_set1_epi16((short)sc[2 * c])));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p1, _mm256_set1_epi16((short)sc[2 * c + 1])));
     }
     *sumi = hsum_i32(acc);
-    *summ = m;
+    *summ = k4_mins(mn, a);
 }
 
 /* Q6_K: per half h and k < 4, the 32 values 32 k + l are (ql nibble | qh crumb << 4) - 32; the two
@@ -294,8 +311,8 @@ AVX2_TARGET static void q4k_avx2(const uint8_t *b, const q8k_block *a, int *sumi
 AVX2_TARGET static void q6k_avx2(const uint8_t *b, const q8k_block *a, int *sumi, int *summ) {
     __m256i acc = _mm256_setzero_si256();
     const int8_t *sc = (const int8_t *)(b + 192);
-    int corr = 0;
-    for (int g = 0; g < 16; g++) corr += sc[g] * a->bsums[g];
+    int corr = hsum_i32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums),
+                                          _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)sc))));
     for (int h = 0; h < 2; h++) {
         __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
         __m256i ql0 = _mm256_loadu_si256((const __m256i *)(b + 64 * h)), ql1 = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32));
@@ -318,24 +335,21 @@ AVX2_TARGET static void q6k_avx2(const uint8_t *b, const q8k_block *a, int *sumi
 /* Q5_K: Q4_K's nibbles plus bit g of qh[l] as bit 4 of value 32 g + l. */
 AVX2_TARGET static void q5k_avx2(const uint8_t *b, const q8k_block *a, int *sumi, int *summ) {
     __m256i acc = _mm256_setzero_si256(), qh = _mm256_loadu_si256((const __m256i *)(b + 16));
-    int m = 0;
+    uint8_t sc[8], mn[8];
+    k4_unpack_all(b + 4, sc, mn);
     for (int c = 0; c < 4; c++) {
         __m256i q = _mm256_loadu_si256((const __m256i *)(b + 48 + 32 * c));
         __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), _mm256_set1_epi8(1));
         __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), _mm256_set1_epi8(1));
         __m256i lo = _mm256_or_si256(_mm256_and_si256(q, _mm256_set1_epi8(15)), _mm256_slli_epi16(h0, 4));
         __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(15)), _mm256_slli_epi16(h1, 4));
-        int s0, m0, s1, m1;
-        m2_k4_scale_min(b + 4, 2 * c, &s0, &m0);
-        m2_k4_scale_min(b + 4, 2 * c + 1, &s1, &m1);
         __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c)));
         __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c + 32)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p0, _mm256_set1_epi16((short)s0)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p1, _mm256_set1_epi16((short)s1)));
-        m += m0 * (a->bsums[4 * c] + a->bsums[4 * c + 1]) + m1 * (a->bsums[4 * c + 2] + a->bsums[4 * c + 3]);
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p0, _mm256_set1_epi16((short)sc[2 * c])));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p1, _mm256_set1_epi16((short)sc[2 * c + 1])));
     }
     *sumi = hsum_i32(acc);
-    *summ = m;
+    *summ = k4_mins(mn, a);
 }
 
 AVX2_TARGET static float dotk_avx2(m2_dtype t, const uint8_t *w, const q8k_block *a, int nb) {
