@@ -3,8 +3,9 @@
  *   bench_quant_models OUTDIR [f32,q8_0,q4_k,q4_0] [TOKENIZER.gguf]
  * TOKENIZER.gguf (e.g. ../shared/data/tokenizers/vectors/ggml-vocab-gpt-2.gguf): its tokenizer.*
  * keys are copied and the vocabulary takes its size, so llama.cpp can load the files too.
- * Shape: vocab 32000, d 512, 8 layers, 8 heads / 2 KV heads (head dim 64), FFN 2048: 46.5 M
- * parameters, 186 MB in f32. Random weights: speed and memory only, not a language model. */
+ * Shape: vocab 32000 (or the tokenizer's: gpt-2's 50257), d 512, 8 layers, 8 heads / 2 KV heads
+ * (head dim 64), FFN 2048: 46.5 M parameters, 186 MB in f32 (56.3 M, 226 MB with gpt-2's
+ * vocabulary). Random weights: speed and memory only, not a language model. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
