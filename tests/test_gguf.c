@@ -448,12 +448,12 @@ static void corrupt_headers(void **state) {
     expect_fail(h.b, h.n, "name");
     /* conversion of a type we only know the layout of fails with a message, not a crash */
     uint64_t k256[1] = {256};
-    hhead(&h, 3, 1, 0); htensor(&h, "k", 1, k256, 12, 0); hpad(&h, 256);
-    g = m2_gguf_open_memory(h.b, h.n, "q4k.gguf", &err);
+    hhead(&h, 3, 1, 0); htensor(&h, "k", 1, k256, 23, 0); hpad(&h, 256);
+    g = m2_gguf_open_memory(h.b, h.n, "iq4xs.gguf", &err);
     assert_non_null(g);
     float out[256];
     assert_int_equal(m2_gguf_tensor_to_f32(g, &g->tensors[0], out, &err), -1);
-    assert_non_null(strstr(err.msg, "Q4_K"));
+    assert_non_null(strstr(err.msg, "IQ4_XS"));
     m2_gguf_close(g);
     /* missing file, empty file */
     assert_null(m2_gguf_open("/nonexistent/x.gguf", &err));

@@ -345,7 +345,9 @@ static void quant_round_trips(void **st) {
     m2_dtype d;
     assert_int_equal(m2_dtype_parse("Q8_0", &d), 0);
     assert_int_equal(d, M2_DT_Q8_0);
-    assert_int_equal(m2_dtype_parse("q4_k", &d), -1);
+    assert_int_equal(m2_dtype_parse("q4_k", &d), 0);
+    assert_int_equal(d, M2_DT_Q4_K);
+    assert_int_equal(m2_dtype_parse("q4_z", &d), -1);
     free(x); free(y); free(buf);
 }
 

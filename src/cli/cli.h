@@ -23,5 +23,6 @@ int cmd_serve(int argc, char **argv);
 /* bench subcommands, one file each */
 int bench_engine_main(int argc, char **argv);
 int bench_env_main(int argc, char **argv);
+int bench_generate_main(int argc, char **argv);
 
 #endif

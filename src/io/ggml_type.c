@@ -1,8 +1,11 @@
-/* Element types: ggml type layouts, f16/bf16 conversions, Q8_0/Q4_0 (de)quantisation. */
+/* Element types: ggml type layouts, f16/bf16 conversions; the block types' (de)quantisation is
+ * kernels/quant.c's (one formula per type). */
 #include "io/ggml_type.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "kernels/quant.h"
 
 typedef struct { uint32_t id; int blck; int bytes; const char *name; } type_info;
 
@@ -13,6 +16,7 @@ static const type_info types[] = {
     {10, 256, 84, "Q2_K"}, {11, 256, 110, "Q3_K"}, {12, 256, 144, "Q4_K"}, {13, 256, 176, "Q5_K"},
     {14, 256, 210, "Q6_K"}, {15, 256, 292, "Q8_K"}, {24, 1, 1, "I8"},     {25, 1, 2, "I16"},
     {26, 1, 4, "I32"},     {27, 1, 8, "I64"},     {28, 1, 8, "F64"},     {30, 1, 2, "BF16"},
+    {20, 32, 18, "IQ4_NL"}, {23, 256, 136, "IQ4_XS"},
 };
 
 int m2_ggml_type_info(uint32_t type, int *block_elems, int *block_bytes, const char **name) {
@@ -29,7 +33,12 @@ int m2_ggml_type_info(uint32_t type, int *block_elems, int *block_bytes, const c
 
 int m2_ggml_supported(uint32_t t) {
     return t == M2_GGML_F32 || t == M2_GGML_F16 || t == M2_GGML_BF16 || t == M2_GGML_Q8_0 ||
-           t == M2_GGML_Q4_0;
+           t == M2_GGML_Q4_0 || t == M2_GGML_Q4_K;
+}
+
+int m2_ggml_readable(uint32_t t) {
+    m2_dtype dt;
+    return !m2_dtype_from_ggml_id(t, &dt);
 }
 
 const char *m2_ggml_type_name(uint32_t t) {
@@ -41,7 +50,7 @@ const char *m2_ggml_type_name(uint32_t t) {
 int m2_ggml_type_parse(const char *s, m2_ggml_type *out) {
     static const struct { const char *s; m2_ggml_type t; } names[] = {
         {"f32", M2_GGML_F32}, {"f16", M2_GGML_F16}, {"bf16", M2_GGML_BF16},
-        {"q8_0", M2_GGML_Q8_0}, {"q4_0", M2_GGML_Q4_0}};
+        {"q8_0", M2_GGML_Q8_0}, {"q4_0", M2_GGML_Q4_0}, {"q4_k", M2_GGML_Q4_K}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(s, names[i].s)) { *out = names[i].t; return 0; }
     return -1;
@@ -107,45 +116,42 @@ float m2_ggml_bf16_to_f32(uint16_t h) {
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 
+/* A block type through kernels/quant.c: n checked against the block, src copied when it is not
+ * 2-byte aligned (the kernels read f16 scales as aligned halves). */
+static int block_convert(uint32_t type, const void *src, float *dst, void *qdst, uint64_t n, m2_err *err) {
+    m2_dtype dt;
+    const char *what = qdst ? "cannot encode" : "cannot convert to f32";
+    if (m2_dtype_from_ggml_id(type, &dt))
+        return m2_errorf(err, M2_EUNSUPPORTED, "dtype %s (%u): %s", m2_ggml_type_name(type), type, what);
+    const m2_dtype_info *di = m2_dtype_info_of(dt);
+    if (n % (uint64_t)di->block)
+        return m2_errorf(err, M2_ESHAPE, "%s: %llu values is not a whole number of %d-value blocks",
+                         m2_ggml_type_name(type), (unsigned long long)n, di->block);
+    if (qdst) {
+        if (m2_quantize(dt, src, qdst, n))
+            return m2_errorf(err, M2_EUNSUPPORTED, "dtype %s (%u): %s", m2_ggml_type_name(type), type, what);
+        return 0;
+    }
+    void *tmp = NULL;
+    if ((uintptr_t)src % 2) {
+        size_t nb = m2_dtype_bytes(dt, n);
+        if (!(tmp = malloc(nb ? nb : 1))) return m2_errorf(err, M2_ENOMEM, "out of memory");
+        memcpy(tmp, src, nb);
+        src = tmp;
+    }
+    m2_dequantize(dt, src, dst, n);
+    free(tmp);
+    return 0;
+}
+
 int m2_ggml_dequantize(uint32_t type, const void *src, float *dst, uint64_t n, m2_err *err) {
     const uint8_t *s = src;
     switch (type) {
     case M2_GGML_F32: memcpy(dst, s, n * 4); return 0;
     case M2_GGML_F16: for (uint64_t i = 0; i < n; i++) dst[i] = m2_ggml_f16_to_f32(rd16(s + 2 * i)); return 0;
     case M2_GGML_BF16: for (uint64_t i = 0; i < n; i++) dst[i] = m2_ggml_bf16_to_f32(rd16(s + 2 * i)); return 0;
-    case M2_GGML_Q8_0:
-        if (n % M2_GGML_QK) break;
-        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, s += M2_GGML_Q8_0_BYTES) {
-            float d = m2_ggml_f16_to_f32(rd16(s));
-            for (int j = 0; j < M2_GGML_QK; j++) dst[b * M2_GGML_QK + j] = (float)(int8_t)s[2 + j] * d;
-        }
-        return 0;
-    case M2_GGML_Q4_0:
-        if (n % M2_GGML_QK) break;
-        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, s += M2_GGML_Q4_0_BYTES) {
-            float d = m2_ggml_f16_to_f32(rd16(s));
-            for (int j = 0; j < M2_GGML_QK / 2; j++) {
-                dst[b * M2_GGML_QK + j] = (float)((s[2 + j] & 0x0f) - 8) * d;
-                dst[b * M2_GGML_QK + j + M2_GGML_QK / 2] = (float)((s[2 + j] >> 4) - 8) * d;
-            }
-        }
-        return 0;
-    default:
-        return m2_errorf(err, M2_EUNSUPPORTED, "dtype %s (%u) cannot be converted to f32", m2_ggml_type_name(type), type);
+    default: return block_convert(type, src, dst, NULL, n, err);
     }
-    return m2_errorf(err, M2_ESHAPE, "%s: %llu values is not a whole number of 32-value blocks",
-                     m2_ggml_type_name(type), (unsigned long long)n);
-}
-
-/* Float-to-int conversions that stay defined for NaN and out-of-range values (inf weights). */
-static int clamp_round(float v, int lo, int hi) {
-    if (!(v == v)) return 0;
-    v = roundf(v);
-    return v < (float)lo ? lo : v > (float)hi ? hi : (int)v;
-}
-static int clamp_trunc(float v, int hi) {
-    if (!(v == v) || v < 0.f) return 0;
-    return v >= (float)hi ? hi : (int)v;
 }
 
 int m2_ggml_quantize(uint32_t type, const float *src, void *dst, uint64_t n, m2_err *err) {
@@ -154,35 +160,8 @@ int m2_ggml_quantize(uint32_t type, const float *src, void *dst, uint64_t n, m2_
     case M2_GGML_F32: memcpy(d8, src, n * 4); return 0;
     case M2_GGML_F16: for (uint64_t i = 0; i < n; i++) wr16(d8 + 2 * i, m2_ggml_f32_to_f16(src[i])); return 0;
     case M2_GGML_BF16: for (uint64_t i = 0; i < n; i++) wr16(d8 + 2 * i, m2_ggml_f32_to_bf16(src[i])); return 0;
-    case M2_GGML_Q8_0:
-        if (n % M2_GGML_QK) break;
-        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, d8 += M2_GGML_Q8_0_BYTES) {
-            const float *x = src + b * M2_GGML_QK;
-            float amax = 0;
-            for (int j = 0; j < M2_GGML_QK; j++) amax = fmaxf(amax, fabsf(x[j]));
-            float d = amax / 127.f, id = d ? 1.f / d : 0.f;
-            wr16(d8, m2_ggml_f32_to_f16(d));
-            for (int j = 0; j < M2_GGML_QK; j++) d8[2 + j] = (uint8_t)(int8_t)clamp_round(x[j] * id, -127, 127);
-        }
-        return 0;
-    case M2_GGML_Q4_0:
-        if (n % M2_GGML_QK) break;
-        for (uint64_t b = 0; b < n / M2_GGML_QK; b++, d8 += M2_GGML_Q4_0_BYTES) {
-            const float *x = src + b * M2_GGML_QK;
-            float amax = 0, max = 0;             /* the value of largest magnitude, with its sign */
-            for (int j = 0; j < M2_GGML_QK; j++)
-                if (amax < fabsf(x[j])) { amax = fabsf(x[j]); max = x[j]; }
-            float d = max / -8.f, id = d ? 1.f / d : 0.f;
-            wr16(d8, m2_ggml_f32_to_f16(d));
-            for (int j = 0; j < M2_GGML_QK / 2; j++) {
-                int q0 = clamp_trunc(x[j] * id + 8.5f, 15), q1 = clamp_trunc(x[j + M2_GGML_QK / 2] * id + 8.5f, 15);
-                d8[2 + j] = (uint8_t)(q0 | (q1 << 4));
-            }
-        }
-        return 0;
+    case M2_GGML_Q8_0: case M2_GGML_Q4_0: case M2_GGML_Q4_K: return block_convert(type, src, NULL, dst, n, err);
     default:
         return m2_errorf(err, M2_EUNSUPPORTED, "cannot encode dtype %s (%u)", m2_ggml_type_name(type), type);
     }
-    return m2_errorf(err, M2_ESHAPE, "%s: %llu values is not a whole number of 32-value blocks",
-                     m2_ggml_type_name(type), (unsigned long long)n);
 }

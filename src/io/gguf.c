@@ -213,6 +213,8 @@ void m2_gguf_close(m2_gguf *g) {
     for (uint64_t i = 0; i < g->n_tensors; i++) free(g->tensors[i].name);
     free(g->kv); free(g->tensors); free(g->kv_sorted); free(g->tensor_sorted); free(g->path);
     if (g->map) munmap(g->map, g->map_len);
+    for (uint32_t i = 0; i < g->n_parts; i++) m2_gguf_close(g->parts[i]);
+    free(g->parts);
     free(g);
 }
 
@@ -358,7 +360,7 @@ m2_gguf *m2_gguf_open_memory(const void *buf, size_t len, const char *name, m2_e
     return open_common(g, err);
 }
 
-m2_gguf *m2_gguf_open(const char *path, m2_err *err) {
+static m2_gguf *open_file(const char *path, int cow, m2_err *err) {
     int fd = open(path, O_RDONLY);
     if (fd < 0) { m2_errorf(err, M2_EIO, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
     struct stat st;
@@ -371,7 +373,7 @@ m2_gguf *m2_gguf_open(const char *path, m2_err *err) {
     if (!g || !(g->path = strdup(path))) { free(g); close(fd); m2_errorf(err, M2_ENOMEM, "%s: out of memory", path); return NULL; }
     g->size = (size_t)st.st_size;
     if (g->size > 0) {
-        void *m = mmap(NULL, g->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        void *m = mmap(NULL, g->size, cow ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
             close(fd);
             m2_errorf(err, M2_EIO, "%s: mmap failed: %s", path, strerror(errno));
@@ -386,6 +388,79 @@ m2_gguf *m2_gguf_open(const char *path, m2_err *err) {
     }
     close(fd);
     return open_common(g, err);
+}
+
+m2_gguf *m2_gguf_open(const char *path, m2_err *err) { return open_file(path, 0, err); }
+
+/* A split.* key as an unsigned value; -1 when absent or not an integer. */
+static int split_key(const m2_gguf *g, const char *key, uint64_t *v) {
+    return m2_gguf_get_u64(g, key, v, NULL);
+}
+
+m2_gguf *m2_gguf_open_split(const char *path, m2_err *err) {
+    m2_gguf *g = open_file(path, 1, err);
+    if (!g) return NULL;
+    uint64_t count = 0, no = 0, total = 0;
+    if (split_key(g, M2_GGUF_SPLIT_COUNT, &count) || count <= 1) return g;
+    if (split_key(g, M2_GGUF_SPLIT_NO, &no) || no != 0) {
+        m2_errorf(err, M2_EFORMAT, "%s: split.no is %" PRIu64 ", not 0: open the first part (-00001-of-%05" PRIu64 ".gguf)", path, no, count);
+        goto fail;
+    }
+    if (count > 99999) { m2_errorf(err, M2_EFORMAT, "%s: split.count %" PRIu64 " is impossible", path, count); goto fail; }
+    /* PREFIX-00001-of-0000N.gguf: the prefix is what precedes the suffix this part must have */
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "-%05d-of-%05d.gguf", 1, (int)count);
+    size_t pl = strlen(path), sl = strlen(suffix);
+    if (pl < sl || strcmp(path + pl - sl, suffix)) {
+        m2_errorf(err, M2_EFORMAT, "%s: a split file (split.count %" PRIu64 ") whose name does not end in %s", path, count, suffix);
+        goto fail;
+    }
+    if (!(g->parts = calloc(count - 1, sizeof *g->parts))) { m2_errorf(err, M2_ENOMEM, "%s: out of memory", path); goto fail; }
+    uint64_t nt = g->n_tensors;
+    char *name = malloc(pl + 1);
+    if (!name) { m2_errorf(err, M2_ENOMEM, "%s: out of memory", path); goto fail; }
+    for (uint64_t i = 1; i < count; i++) {
+        snprintf(name, pl + 1, "%.*s-%05d-of-%05d.gguf", (int)(pl - sl), path, (int)i + 1, (int)count);
+        m2_gguf *p = open_file(name, 1, err);
+        if (!p) { free(name); goto fail; }
+        g->parts[g->n_parts++] = p;
+        uint64_t pc = 0, pn = 0;
+        if (split_key(p, M2_GGUF_SPLIT_COUNT, &pc) || pc != count || split_key(p, M2_GGUF_SPLIT_NO, &pn) || pn != i) {
+            m2_errorf(err, M2_EFORMAT, "%s: split.count / split.no are not %" PRIu64 " / %" PRIu64 " (part of another split?)", name, count, i);
+            free(name);
+            goto fail;
+        }
+        nt += p->n_tensors;
+    }
+    free(name);
+    if (!split_key(g, M2_GGUF_SPLIT_TENSORS, &total) && total != nt) {
+        m2_errorf(err, M2_EFORMAT, "%s: split.tensors.count is %" PRIu64 ", the %" PRIu64 " parts hold %" PRIu64 " tensors", path, total, count, nt);
+        goto fail;
+    }
+    /* one tensor table over all parts; names copied, data pointing into each part's mapping */
+    m2_gguf_tensor *all = realloc(g->tensors, (nt ? nt : 1) * sizeof *all);
+    uint32_t *sorted = all ? realloc(g->tensor_sorted, (nt ? nt : 1) * sizeof *sorted) : NULL;
+    if (all) g->tensors = all;
+    if (sorted) g->tensor_sorted = sorted;
+    if (!all || !sorted) { m2_errorf(err, M2_ENOMEM, "%s: out of memory", path); goto fail; }
+    for (uint32_t i = 0; i < g->n_parts; i++)
+        for (uint64_t j = 0; j < g->parts[i]->n_tensors; j++) {
+            m2_gguf_tensor *t = &g->tensors[g->n_tensors];
+            *t = g->parts[i]->tensors[j];
+            if (!(t->name = strdup(t->name))) { m2_errorf(err, M2_ENOMEM, "%s: out of memory", path); goto fail; }
+            g->n_tensors++;
+        }
+    for (uint64_t i = 0; i < nt; i++) g->tensor_sorted[i] = (uint32_t)i;
+    qsort_r(g->tensor_sorted, nt, sizeof(uint32_t), cmp_tensor_r, g);
+    for (uint64_t i = 1; i < nt; i++)
+        if (!strcmp(g->tensors[g->tensor_sorted[i]].name, g->tensors[g->tensor_sorted[i - 1]].name)) {
+            m2_errorf(err, M2_EFORMAT, "%s: tensor '%s' appears in two parts", path, g->tensors[g->tensor_sorted[i]].name);
+            goto fail;
+        }
+    return g;
+fail:
+    m2_gguf_close(g);
+    return NULL;
 }
 
 const m2_gguf_kv *m2_gguf_find(const m2_gguf *g, const char *key) {
@@ -779,4 +854,40 @@ int m2_gguf_writer_write(m2_gguf_writer *w, const char *path, m2_err *err) {
     if (!rc && w->n_t) rc = m2_afile_zeros(f, (align - m2_afile_tell(f) % align) % align, err);
     if (rc) { m2_afile_abort(f); return -1; }
     return m2_afile_commit(f, err);
+}
+
+int m2_gguf_write_split(const m2_gguf *g, const char *prefix, int max_tensors, int *n_parts_out, m2_err *err) {
+    if (max_tensors <= 0) return m2_errorf(err, M2_EINVAL, "%s: max_tensors must be positive", prefix);
+    uint64_t n = g->n_tensors, parts = n ? (n + (uint64_t)max_tensors - 1) / (uint64_t)max_tensors : 1;
+    if (parts > 99999 || n > INT32_MAX) return m2_errorf(err, M2_EINVAL, "%s: %" PRIu64 " tensors need too many parts", prefix, n);
+    size_t cap = strlen(prefix) + 32;
+    char *name = malloc(cap);
+    if (!name) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    int rc = 0;
+    for (uint64_t p = 0; p < parts && !rc; p++) {
+        m2_gguf_writer *w = m2_gguf_writer_new();
+        if (!w) { rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+        if (p == 0)
+            for (uint64_t i = 0; i < g->n_kv && !rc; i++)
+                if (strncmp(g->kv[i].key, "split.", 6) && m2_gguf_set_kv(w, &g->kv[i]))
+                    rc = m2_errorf(err, M2_EUNSUPPORTED, "%s: metadata '%s' cannot be copied", prefix, g->kv[i].key);
+        uint16_t no = (uint16_t)p, cnt = (uint16_t)parts;
+        int32_t tot = (int32_t)n;
+        /* the key types llama-gguf-split writes: u16, u16, i32 */
+        wkv *k;
+        if (!rc && (k = slot(w, M2_GGUF_SPLIT_NO))) { k->type = M2_GGUF_U16; memcpy(k->scalar, &no, 2); } else if (!rc) rc = -1;
+        if (!rc && (k = slot(w, M2_GGUF_SPLIT_COUNT))) { k->type = M2_GGUF_U16; memcpy(k->scalar, &cnt, 2); } else if (!rc) rc = -1;
+        if (!rc && m2_gguf_set_i32(w, M2_GGUF_SPLIT_TENSORS, tot)) rc = -1;
+        if (rc && err && !err->msg[0]) m2_errorf(err, M2_ENOMEM, "out of memory");
+        for (uint64_t i = p * (uint64_t)max_tensors; i < n && i < (p + 1) * (uint64_t)max_tensors && !rc; i++) {
+            const m2_gguf_tensor *t = &g->tensors[i];
+            rc = m2_gguf_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, t->n_bytes, err);
+        }
+        snprintf(name, cap, "%s-%05d-of-%05d.gguf", prefix, (int)p + 1, (int)parts);
+        if (!rc) rc = m2_gguf_writer_write(w, name, err);
+        m2_gguf_writer_free(w);
+    }
+    free(name);
+    if (!rc && n_parts_out) *n_parts_out = (int)parts;
+    return rc;
 }

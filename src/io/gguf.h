@@ -62,11 +62,30 @@ typedef struct m2_gguf {
     void *map;
     size_t map_len;
     uint32_t *kv_sorted, *tensor_sorted;   /* indices sorted by name, for lookups */
+    struct m2_gguf **parts;         /* split files: parts 2..N, whose mappings tensors point into */
+    uint32_t n_parts;
 } m2_gguf;
 
 /* Opens and validates a GGUF file (mmap'd read-only; tensors point into the mapping). Errors name
  * the file, the field or tensor, and the reason. */
 m2_gguf *m2_gguf_open(const char *path, m2_err *err);
+/* Split GGUF files (llama-gguf-split): PREFIX-00001-of-0000N.gguf holds every metadata key and
+ * split.count (u16, N), split.no (u16, 0-based part index) and split.tensors.count (i32, all
+ * parts' tensors); each part holds its own tensors with offsets into its own data section. */
+#define M2_GGUF_SPLIT_COUNT "split.count"
+#define M2_GGUF_SPLIT_NO "split.no"
+#define M2_GGUF_SPLIT_TENSORS "split.tensors.count"
+
+/* Opens a GGUF file, or all parts of a split file given its first part (the other names follow
+ * from split.count, as llama.cpp's split_path: PREFIX-%05d-of-%05d.gguf): one m2_gguf with the
+ * first part's metadata and every part's tensors. The mapping is copy-on-write (tensor memory
+ * may be written, e.g. by a LoRA merge, without touching the file). Errors name the part. */
+m2_gguf *m2_gguf_open_split(const char *path, m2_err *err);
+/* Writes g's metadata and tensors as split parts PREFIX-0000i-of-0000N.gguf of at most
+ * max_tensors tensors each, following llama-gguf-split: part 1 has every key of g, every part
+ * has the three split.* keys. *n_parts_out (may be NULL) = N. */
+int m2_gguf_write_split(const m2_gguf *g, const char *prefix, int max_tensors, int *n_parts_out, m2_err *err);
+
 /* Same over a caller-owned buffer that must outlive the result; `name` is used in messages. */
 m2_gguf *m2_gguf_open_memory(const void *buf, size_t len, const char *name, m2_err *err);
 void m2_gguf_close(m2_gguf *g);

@@ -86,24 +86,11 @@ void m2_rope_permute_rows(const void *src, void *dst, int n_head, int head_dim, 
 
 /* ---- configs and dtypes ---- */
 
-int m2_dtype_from_ggml(uint32_t g, m2_dtype *out) {
-    switch (g) {
-    case M2_GGML_F32: *out = M2_DT_F32; return 0;
-    case M2_GGML_F16: *out = M2_DT_F16; return 0;
-    case M2_GGML_BF16: *out = M2_DT_BF16; return 0;
-    case M2_GGML_Q8_0: *out = M2_DT_Q8_0; return 0;
-    default: return -1;
-    }
-}
+int m2_dtype_from_ggml(uint32_t g, m2_dtype *out) { return m2_dtype_from_ggml_id(g, out); }
 
 uint32_t m2_dtype_to_ggml(m2_dtype t) {
-    switch (t) {
-    case M2_DT_F32: return M2_GGML_F32;
-    case M2_DT_F16: return M2_GGML_F16;
-    case M2_DT_BF16: return M2_GGML_BF16;
-    case M2_DT_Q8_0: return M2_GGML_Q8_0;
-    }
-    return UINT32_MAX;
+    const m2_dtype_info *d = m2_dtype_info_of(t);
+    return d ? d->ggml_id : UINT32_MAX;
 }
 
 int m2_hf_to_model_config(const m2_hf_config *h, m2_model_config *c, m2_err *err) {
@@ -180,7 +167,7 @@ static int fill_tensor(m2_model *m, m2_tensor *t, uint32_t gtype, const void *da
     /* Direct hand-over when the engine stores the source type, or converts from it without
      * rounding to blocks; conversions INTO Q8_0 are done here with the NaN/inf-safe quantiser
      * (a corrupt file may hold non-finite values) and handed over as Q8_0 blocks. */
-    int direct = !m2_dtype_from_ggml(gtype, &dt) && !(t->dtype == M2_DT_Q8_0 && dt != M2_DT_Q8_0);
+    int direct = !m2_dtype_from_ggml(gtype, &dt);
     if (direct) {
         uint64_t nb;
         m2_ggml_nbytes(gtype, n, &nb);
@@ -221,13 +208,42 @@ static int fill_tensor(m2_model *m, m2_tensor *t, uint32_t gtype, const void *da
     return 0;
 }
 
+/* The storage dtype of a whole model converted from a file whose matrices have ggml type gtype:
+ * the file's type when it can be encoded from f32 (every matrix of an HF folder comes through
+ * f32) and its blocks divide every row, f32 otherwise. */
 static int auto_dtype(uint32_t gtype, const m2_model_config *c, m2_dtype *out) {
     m2_dtype dt;
-    if (m2_dtype_from_ggml(gtype, &dt)) dt = M2_DT_F32;   /* Q4_0 & co: exact in f32 */
-    if (dt == M2_DT_Q8_0 && (c->dim % 32 || c->ffn_dim % 32 || (c->n_heads * c->head_dim) % 32)) dt = M2_DT_F32;
+    if (m2_dtype_from_ggml(gtype, &dt) || !m2_dtype_info_of(dt)->quantize) dt = M2_DT_F32;
+    int blk = m2_dtype_info_of(dt)->block;
+    if (c->dim % blk || c->ffn_dim % blk || (c->n_heads * c->head_dim) % blk) dt = M2_DT_F32;
     *out = dt;
     return 0;
 }
+
+/* Per-matrix storage of a GGUF model (m2_tensor_src_fn). as_stored: each matrix keeps its file
+ * type (mixed files such as llama-quantize's Q4_0 with a Q6_K output); otherwise opts' dtype.
+ * map: a matrix whose storage is its file type, whose rows need no RoPE permutation and whose
+ * data is aligned for its type is used in place, inside the file mapping. */
+typedef struct { const m2_gguf *g; int as_stored, map, llama; const m2_model *probe; } gguf_src;
+
+static int gguf_tensor_src(void *ud, const m2_tensor *t, m2_tensor_src *src, m2_err *err) {
+    const gguf_src *s = ud;
+    const m2_gguf_tensor *gt = m2_gguf_find_tensor(s->g, t->name);
+    m2_dtype dt;
+    if (!gt) return m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", s->g->path, t->name);
+    if (m2_dtype_from_ggml(gt->type, &dt))
+        return m2_errorf(err, M2_EUNSUPPORTED, "%s: tensor '%s': ggml type %s (%u) is not supported (readable: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K-Q6_K, IQ4_NL)",
+                         s->g->path, t->name, m2_ggml_type_name(gt->type), gt->type);
+    if (s->as_stored) src->dtype = dt;
+    /* llama q/k rows are permuted into a copy; v is copied with them so that q|k|v stay one
+     * contiguous matrix (one GEMM, the same bits as a model built in memory) */
+    int permuted = s->llama && (t->kind == M2_T_Q || t->kind == M2_T_K || t->kind == M2_T_V);
+    int align = dt == M2_DT_F32 ? 4 : 2;
+    if (s->map && src->dtype == dt && !permuted && (uintptr_t)gt->data % (uintptr_t)align == 0) src->data = gt->data;
+    return 0;
+}
+
+static void gguf_close_owner(void *g) { m2_gguf_close(g); }
 
 /* Every base tensor a config implies (the engine's canonical list), so a file can be checked
  * completely BEFORE the model is allocated: a corrupt config cannot ask for more memory than
@@ -283,7 +299,7 @@ static int check_gguf_tensors(const m2_gguf *g, const m2_model_config *c, m2_err
     return rc;
 }
 
-m2_model *m2_model_from_gguf(const m2_gguf *g, const m2_model_opts *opts, m2_hf_config *hf_out, m2_err *err) {
+static m2_model *from_gguf(const m2_gguf *g, const m2_model_opts *opts, int map, m2_hf_config *hf_out, m2_err *err) {
     m2_hf_config h;
     m2_model_config c;
     if (m2_hf_config_from_gguf(g, &h, err) || m2_hf_to_model_config(&h, &c, err)) {
@@ -293,16 +309,20 @@ m2_model *m2_model_from_gguf(const m2_gguf *g, const m2_model_opts *opts, m2_hf_
     if (check_gguf_tensors(g, &c, err)) return NULL;
     m2_model_opts o = {.dtype = M2_DT_F32};
     if (opts) o = *opts;
-    if (!opts || opts->dtype == M2_DTYPE_AUTO) {
+    int llama = h.family != M2_HF_QWEN2, as_stored = !opts || opts->dtype == M2_DTYPE_AUTO;
+    if (as_stored) {
         o.dtype = M2_DT_F32;
         const m2_gguf_tensor *q = m2_gguf_find_tensor(g, "blk.0.attn_q.weight");
-        if (q) auto_dtype(q->type, &c, &o.dtype);
+        if (q && m2_dtype_from_ggml(q->type, &o.dtype)) o.dtype = M2_DT_F32;
     }
-    m2_model *m = m2_model_create(&c, &o, err);
-    if (!m) { m2_err_prefix(err, "%s: ", g->path); return NULL; }
-    int llama = h.family != M2_HF_QWEN2;
+    /* a trainable base needs every value in its own f32 arena */
+    gguf_src src = {g, as_stored && !o.train_base, map && !o.train_base, llama, NULL};
+    if (o.train_base && as_stored) o.dtype = M2_DT_F32;
+    m2_model *m = m2_model_create_from(&c, &o, o.train_base ? NULL : gguf_tensor_src, &src, err);
+    if (!m) { if (err && !strstr(err->msg, g->path)) m2_err_prefix(err, "%s: ", g->path); return NULL; }
     for (int i = 0; i < m->n_tensors; i++) {
         m2_tensor *t = &m->tensors[i];
+        if (t->mapped) continue;
         const m2_gguf_tensor *gt = m2_gguf_find_tensor(g, t->name);
         if (!gt) { m2_errorf(err, M2_ENOTFOUND, "%s: tensor '%s' is missing", g->path, t->name); goto fail; }
         if (fill_tensor(m, t, gt->type, gt->data, llama ? permute_heads(m, t) : 0, g->path, t->name, err)) goto fail;
@@ -314,11 +334,18 @@ fail:
     return NULL;
 }
 
+m2_model *m2_model_from_gguf(const m2_gguf *g, const m2_model_opts *opts, m2_hf_config *hf_out, m2_err *err) {
+    return from_gguf(g, opts, 0, hf_out, err);
+}
+
+/* The file stays mapped (copy-on-write: a LoRA merge writes private pages, never the file) and
+ * the model points into it wherever the stored type is the storage type: see gguf_tensor_src. */
 static m2_model *load_gguf(const char *path, const m2_model_opts *opts, m2_hf_config *hf_out, m2_err *err) {
-    m2_gguf *g = m2_gguf_open(path, err);
+    m2_gguf *g = m2_gguf_open_split(path, err);
     if (!g) return NULL;
-    m2_model *m = m2_model_from_gguf(g, opts, hf_out, err);
-    m2_gguf_close(g);
+    m2_model *m = from_gguf(g, opts, 1, hf_out, err);
+    if (m && m->mapped_bytes) m2_model_set_owner(m, g, gguf_close_owner);
+    else m2_gguf_close(g);
     return m;
 }
 
@@ -466,6 +493,7 @@ static int file_type_of(uint32_t t) {
     case M2_GGML_F16: return 1;
     case M2_GGML_Q4_0: return 2;
     case M2_GGML_Q8_0: return 7;
+    case M2_GGML_Q4_K: return 14;   /* llama.cpp's MOSTLY_Q4_K_S: Q4_K matrices */
     case M2_GGML_BF16: return 32;
     default: return 0;
     }
@@ -485,7 +513,9 @@ int m2_model_save_gguf_tok(m2_model *m, const char *path, uint32_t type, const m
     int rc = m2_hf_config_to_gguf(&h, w);
     rc |= m2_gguf_set_str(w, "general.name", "multi2");
     rc |= m2_gguf_set_u32(w, "general.file_type", (uint32_t)file_type_of(type));
-    if (type == M2_GGML_Q8_0 || type == M2_GGML_Q4_0) rc |= m2_gguf_set_u32(w, "general.quantization_version", 2);
+    int tb;
+    m2_ggml_type_info(type, &tb, NULL, NULL);
+    if (tb > 1) rc |= m2_gguf_set_u32(w, "general.quantization_version", 2);
     if (meta_src)
         for (uint64_t i = 0; i < meta_src->n_kv && !rc; i++)
             if (!strncmp(meta_src->kv[i].key, "tokenizer.", 10)) rc |= m2_gguf_set_kv(w, &meta_src->kv[i]);
@@ -500,7 +530,7 @@ int m2_model_save_gguf_tok(m2_model *m, const char *path, uint32_t type, const m
         m2_tensor *t = &m->tensors[i];
         int heads = need_perm ? permute_heads(m, t) : 0;
         uint32_t want = t->ndim == 2 ? type : M2_GGML_F32;
-        if ((want == M2_GGML_Q8_0 || want == M2_GGML_Q4_0) && t->cols % 32) want = M2_GGML_F32;
+        if (t->cols % tb) want = M2_GGML_F32;   /* rows that are not whole blocks */
         int64_t ne[2] = {t->cols, t->rows};
         int nd = t->ndim == 2 ? 2 : 1;
         if (m2_dtype_to_ggml(t->dtype) == want) {

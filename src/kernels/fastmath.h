@@ -19,7 +19,9 @@ static inline float m2_fast_expf(float x) {
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    int32_t e = ((int32_t)n + 127) << 23;
+    /* a NaN input (NaN weights in a corrupt file) stays NaN through r; only the exponent's int
+     * conversion, undefined for NaN, takes 0 instead */
+    int32_t e = ((int32_t)(n == n ? n : 0.0f) + 127) << 23;
     float s;
     memcpy(&s, &e, 4);
     return p * s;

@@ -6,6 +6,7 @@
 #define M2_KERNELS_H
 #include "kernels/quant.h"
 #include "kernels/matmul.h"
+#include "kernels/qdot.h"
 #include "kernels/ops.h"
 #include "kernels/attention.h"
 #include "kernels/loss.h"

@@ -40,9 +40,19 @@ static float *kv_at(const m2_kv_cache *kv, float *base, int l, int seq, int pos)
 
 typedef struct ws { float *x, *h, *q, *k, *v, *att, *tmp, *g, *u, *t, *wscr, *ascr, *hl; } ws;
 
-static void lin(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x, const m2_tensor *W,
-                const m2_tensor *b, int slot, int N) {
-    m2_matmul_forward_w(out, x, m2_tensor_wref(W), b ? b->data : NULL, N, 0, w->wscr, pool);
+/* out[N, W.rows] = x W^T (+ b): a block-type W with few rows (decode steps) reads its blocks
+ * directly (qdot.h: activations rounded to 8 bits per block, its stated tolerance); otherwise
+ * dequantised tiles through sgemm, exactly as in training. The scratch holds either. */
+static void base_matmul(const m2_model *m, float *out, const float *x, const m2_tensor *W, const float *bias, int N,
+                        float *scr, m2_pool *pool) {
+    if (m2_dtype_is_block(W->dtype) && N <= M2_QDOT_MAX_ROWS && !m->gen_tiles)
+        m2_qmatmul(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool);
+    else m2_matmul_forward_w(out, x, m2_tensor_wref(W), bias, N, 0, scr, pool);
+}
+
+static void lin(const m2_model *m, const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x,
+                const m2_tensor *W, const m2_tensor *b, int slot, int N) {
+    base_matmul(m, out, x, W, b ? b->data : NULL, N, w->wscr, pool);
     if (!a || !a->pairs[slot].A) return;
     m2_lora_pair *p = &a->pairs[slot];
     int r = a->cfg.rank;
@@ -101,9 +111,9 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
         const m2_layer *ly = &m->layers[l];
         int sl = l * M2_LORA_N_TARGETS;
         m2_rmsnorm_forward(w.h, NULL, w.x, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin(&w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
-        lin(&w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
-        lin(&w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
+        lin(m, &w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
+        lin(m, &w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
+        lin(m, &w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
         m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
         m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
         for (int i = 0, o = 0; i < nseg; i++) {
@@ -120,13 +130,13 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
             free(blk); free(pos); free(aseq);
             return m2_errorf(err, M2_ENOMEM, "kv: out of memory for the attention scratch (%ld tokens)", N);
         }
-        lin(&w, pool, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
+        lin(m, &w, pool, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
         m2_acc(w.x, w.tmp, N * C);
         m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin(&w, pool, a, w.g, w.h, ly->wg, NULL, sl + 4, (int)N);
-        lin(&w, pool, a, w.u, w.h, ly->wu, NULL, sl + 5, (int)N);
+        lin(m, &w, pool, a, w.g, w.h, ly->wg, NULL, sl + 4, (int)N);
+        lin(m, &w, pool, a, w.u, w.h, ly->wu, NULL, sl + 5, (int)N);
         m2_swiglu_forward(w.g, w.g, w.u, N * F, pool);
-        lin(&w, pool, a, w.tmp, w.g, ly->wd, NULL, sl + 6, (int)N);
+        lin(m, &w, pool, a, w.tmp, w.g, ly->wd, NULL, sl + 6, (int)N);
         m2_acc(w.x, w.tmp, N * C);
     }
     for (int i = 0, o = 0; i < nseg; i++) {
@@ -154,7 +164,7 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     }
     if (logits) {
         m2_rmsnorm_forward(w.hl, NULL, w.hl, m->out_norm->data, nseg, C, cf->norm_eps, NULL);
-        m2_matmul_forward_w(logits, w.hl, m2_tensor_wref(m->output), NULL, nseg, 0, w.wscr, pool);
+        base_matmul(m, logits, w.hl, m->output, NULL, nseg, w.wscr, pool);
     }
     free(blk); free(pos); free(aseq);
     return 0;

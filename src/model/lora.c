@@ -170,6 +170,13 @@ float *m2_adapter_tensor(m2_adapter *a, const char *name, int *rows, int *cols) 
 
 static int merge_sign(m2_model *m, m2_adapter *a, float sign, m2_err *err) {
     int r = a->cfg.rank;
+    /* every target checked first, so a refusal leaves the base untouched */
+    for (int s = 0; s < a->n_layers * M2_LORA_N_TARGETS; s++) {
+        const m2_tensor *w = a->pairs[s].A ? a->pairs[s].base : NULL;
+        if (w && !m2_dtype_info_of(w->dtype)->quantize)
+            return m2_errorf(err, M2_EUNSUPPORTED, "lora '%s': base tensor '%s' is stored as %s, which cannot be re-encoded after merging; load the base as f32",
+                             a->cfg.name, w->name, m2_dtype_name(w->dtype));
+    }
     for (int l = 0; l < a->n_layers; l++)
         for (int t = 0; t < M2_LORA_N_TARGETS; t++) {
             m2_lora_pair *p = &a->pairs[l * M2_LORA_N_TARGETS + t];

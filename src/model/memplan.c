@@ -6,7 +6,7 @@
 m2_model_mem m2_memory_plan(const m2_model *m, int train_tokens, int train_acts, int logit_chunk_rows, int kv_seqs,
                             int kv_len) {
     m2_model_mem p = {0};
-    p.weights = m->base.n * sizeof(float) + m->qstore_bytes;
+    p.weights = m->base.n * sizeof(float) + m->qstore_bytes + m->mapped_bytes;
     if (m->opts.train_base) p.base_train = 3 * m->base.n * sizeof(float);
     for (int i = 0; i < m->n_adapters; i++) {
         size_t n = m->adapters[i]->params.n * sizeof(float);

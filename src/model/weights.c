@@ -22,17 +22,33 @@ static m2_tensor *add_tensor(m2_model *m, const char *name, int layer, int kind,
     return t;
 }
 
-m2_model *m2_model_create(const m2_model_config *cfg_in, const m2_model_opts *opts, m2_err *err) {
+m2_model *m2_model_create(const m2_model_config *cfg, const m2_model_opts *opts, m2_err *err) {
+    return m2_model_create_from(cfg, opts, NULL, NULL, err);
+}
+
+void m2_model_set_owner(m2_model *m, void *owner, void (*owner_free)(void *owner)) {
+    m->owner = owner;
+    m->owner_free = owner_free;
+}
+
+m2_model *m2_model_create_from(const m2_model_config *cfg_in, const m2_model_opts *opts, m2_tensor_src_fn fn,
+                               void *ud, m2_err *err) {
     m2_model_config cfg = *cfg_in;
     if (m2_config_validate(&cfg, err)) return NULL;
     m2_model_opts o = {M2_DT_F32, 0, 0};
     if (opts) o = *opts;
-    if (o.train_base && o.dtype != M2_DT_F32) {
+    const m2_dtype_info *di = m2_dtype_info_of(o.dtype);
+    if (!di) { m2_errorf(err, M2_EINVAL, "model: unknown storage dtype %d", (int)o.dtype); return NULL; }
+    if (!fn && !di->quantize) {
+        m2_errorf(err, M2_EUNSUPPORTED, "model: %s storage can only come from a file (no encoder from f32)", di->name);
+        return NULL;
+    }
+    if (o.train_base && (o.dtype != M2_DT_F32 || fn)) {
         m2_errorf(err, M2_EINVAL, "model: train_base needs dtype f32 (got %s)", m2_dtype_name(o.dtype));
         return NULL;
     }
-    if (o.dtype == M2_DT_Q8_0 && (cfg.dim % 32 || cfg.ffn_dim % 32 || (cfg.n_heads * cfg.head_dim) % 32)) {
-        m2_errorf(err, M2_ESHAPE, "model: q8_0 storage needs dim, ffn_dim and n_heads*head_dim multiples of 32");
+    if (!fn && di->block > 1 && (cfg.dim % di->block || cfg.ffn_dim % di->block || (cfg.n_heads * cfg.head_dim) % di->block)) {
+        m2_errorf(err, M2_ESHAPE, "model: %s storage needs dim, ffn_dim and n_heads*head_dim multiples of %d", di->name, di->block);
         return NULL;
     }
     m2_model *m = calloc(1, sizeof *m);
@@ -69,13 +85,27 @@ m2_model *m2_model_create(const m2_model_config *cfg_in, const m2_model_opts *op
     m->out_norm = add_tensor(m, "output_norm.weight", -1, M2_T_OUT_NORM, 1, H, 1);
     m->output = cfg.tied_embeddings ? m->tok_embd
                                     : add_tensor(m, "output.weight", -1, M2_T_OUTPUT, cfg.vocab_size, H, 2);
-    /* storage: f32 tensors into the base params arena, others into qstore */
+    /* storage: mapped tensors stay where they are, f32 tensors go into the base params arena,
+     * others into qstore */
     size_t nf = 0, qb = 0;
     for (int i = 0; i < m->n_tensors; i++) {
         m2_tensor *t = &m->tensors[i];
-        t->dtype = t->ndim == 2 ? o.dtype : M2_DT_F32;
+        m2_tensor_src src = {t->ndim == 2 ? o.dtype : M2_DT_F32, NULL};
+        if (fn && t->ndim == 2 && fn(ud, t, &src, err)) { m2_model_free(m); return NULL; }
+        const m2_dtype_info *ti = m2_dtype_info_of(src.dtype);
+        if (!ti || t->cols % ti->block) {
+            m2_errorf(err, M2_ESHAPE, "model: tensor '%s': %d columns are not a whole number of %s blocks", t->name,
+                      t->cols, ti ? ti->name : "?");
+            m2_model_free(m);
+            return NULL;
+        }
+        t->dtype = src.dtype;
         size_t n = (size_t)t->rows * t->cols;
-        if (t->dtype == M2_DT_F32) nf += (n + 15) & ~(size_t)15;
+        if (src.data) {
+            t->data = (void *)src.data;
+            t->mapped = 1;
+            m->mapped_bytes += m2_dtype_bytes(t->dtype, n);
+        } else if (t->dtype == M2_DT_F32) nf += (n + 15) & ~(size_t)15;
         else qb += (m2_dtype_bytes(t->dtype, n) + 63) & ~(size_t)63;
     }
     if (m2_params_init(&m->base, nf, o.train_base, err)) { free(m->tensors); free(m->layers); free(m->rope_freq); free(m); return NULL; }
@@ -89,6 +119,7 @@ m2_model *m2_model_create(const m2_model_config *cfg_in, const m2_model_opts *op
     for (int i = 0; i < m->n_tensors; i++) {
         m2_tensor *t = &m->tensors[i];
         size_t n = (size_t)t->rows * t->cols;
+        if (t->mapped) continue;
         if (t->dtype == M2_DT_F32) {
             t->data = m->base.w + nf;
             if (m->base.g) t->grad = m->base.g + nf;
@@ -133,6 +164,7 @@ void m2_model_free(m2_model *m) {
     free(m->qstore); free(m->tensors); free(m->layers); free(m->rope_freq);
     free((float *)m->rope_tab.cos);
     m2_pool_destroy(m->pool);
+    if (m->owner_free) m->owner_free(m->owner);
     free(m);
 }
 
@@ -163,10 +195,13 @@ int m2_model_set_tensor(m2_model *m, const char *name, m2_dtype src_dtype, const
     if (n_values != n)
         return m2_errorf(err, M2_ESHAPE, "tensor '%s': expected %d x %d = %zu values, got %zu", name,
                          t->rows, t->cols, n, n_values);
-    if (src_dtype == M2_DT_Q8_0 && t->cols % M2_Q8_0_BLOCK)
-        return m2_errorf(err, M2_ESHAPE, "tensor '%s': q8_0 rows must be multiples of 32 (cols %d)", name, t->cols);
-    if ((unsigned)src_dtype > M2_DT_Q8_0)
-        return m2_errorf(err, M2_EUNSUPPORTED, "tensor '%s': unsupported source dtype %d", name, (int)src_dtype);
+    const m2_dtype_info *si = m2_dtype_info_of(src_dtype);
+    if (!si) return m2_errorf(err, M2_EUNSUPPORTED, "tensor '%s': unsupported source dtype %d", name, (int)src_dtype);
+    if (t->cols % si->block)
+        return m2_errorf(err, M2_ESHAPE, "tensor '%s': %s rows must be multiples of %d (cols %d)", name, si->name, si->block, t->cols);
+    if (src_dtype != t->dtype && t->dtype != M2_DT_F32 && !m2_dtype_info_of(t->dtype)->quantize)
+        return m2_errorf(err, M2_EUNSUPPORTED, "tensor '%s': stored as %s, which cannot be encoded from %s", name,
+                         m2_dtype_name(t->dtype), si->name);
     if (src_dtype == t->dtype) {
         memcpy(t->data, src, m2_dtype_bytes(t->dtype, n));
         return 0;

@@ -28,6 +28,8 @@ typedef struct m2_tensor {
     float *grad;          /* into the base grad arena when the base is trainable, else NULL */
     int kind;             /* M2_T_* below: which projection it is (for LoRA targets) */
     int layer;            /* -1 for global tensors */
+    int mapped;           /* data lies in a file mapping the model holds (copy-on-write), not in
+                             the model's own storage */
 } m2_tensor;
 
 enum { M2_T_EMBD, M2_T_OUT_NORM, M2_T_OUTPUT, M2_T_ATTN_NORM, M2_T_Q, M2_T_K, M2_T_V, M2_T_O,
@@ -38,7 +40,10 @@ typedef struct m2_layer {
 } m2_layer;
 
 typedef struct m2_model_opts {
-    m2_dtype dtype;        /* storage of matrices: F32 (default), F16, BF16, Q8_0 */
+    m2_dtype dtype;        /* storage of matrices: F32 (default), F16, BF16, Q8_0, Q4_0 (the types
+                              m2_quantize encodes); a file's other block types come per tensor
+                              through m2_model_create_from. For a file loaded as stored: the type
+                              of blk.0.attn_q.weight */
     int train_base;        /* 1: every base weight gets gradients (requires dtype F32) */
     int threads;           /* thread pool size; <= 0 = machine (M2_THREADS) */
 } m2_model_opts;
@@ -53,6 +58,12 @@ typedef struct m2_model {
     m2_params base;        /* f32 values of f32-stored tensors (+ grads when train_base) */
     unsigned char *qstore; /* storage of non-f32 matrices */
     size_t qstore_bytes;
+    size_t mapped_bytes;   /* bytes of the matrices that lie in the owner's file mapping */
+    void *owner;           /* what mapped tensors point into (e.g. the open GGUF); freed with the model */
+    void (*owner_free)(void *owner);
+    int gen_tiles;         /* 1: generation multiplies block-type matrices as dequantised tiles (the
+                              training passes' exact f32 path) instead of reading the blocks
+                              (qdot.h); 0 after creation. A reference for benchmarks and tests */
     float *rope_freq;      /* [head_dim/2] */
     m2_rope_table rope_tab; /* cos/sin for positions < min(max_seq_len, 32768) */
     m2_adapter **adapters; int n_adapters;
@@ -62,11 +73,25 @@ typedef struct m2_model {
 
 /* Creates a model with all tensors zero (opts may be NULL = f32, frozen, machine threads). */
 m2_model *m2_model_create(const m2_model_config *cfg, const m2_model_opts *opts, m2_err *err);
+
+/* Where a matrix's storage comes from when a model is created for a file: its storage dtype
+ * (any m2_dtype; its blocks must divide the row) and, when data is non-NULL, bytes of that dtype
+ * used in place: the tensor then points at them (mapped = 1) and nothing is allocated for it. */
+typedef struct m2_tensor_src { m2_dtype dtype; const void *data; } m2_tensor_src;
+/* Called for every 2-D tensor with src preset to {opts->dtype, NULL}; nonzero fails the creation. */
+typedef int (*m2_tensor_src_fn)(void *ud, const m2_tensor *t, m2_tensor_src *src, m2_err *err);
+/* m2_model_create with per-matrix storage chosen by fn (NULL = opts->dtype for all). Mapped data
+ * must outlive the model: hand its owner over with m2_model_set_owner. */
+m2_model *m2_model_create_from(const m2_model_config *cfg, const m2_model_opts *opts, m2_tensor_src_fn fn,
+                               void *ud, m2_err *err);
+/* The model frees owner with owner_free when it is freed (after its tensors are gone). */
+void m2_model_set_owner(m2_model *m, void *owner, void (*owner_free)(void *owner));
 void m2_model_free(m2_model *m);   /* also frees adapters and heads */
 
 m2_tensor *m2_model_find(m2_model *m, const char *name);
-/* Fills tensor `name` from src holding n_values of type src_dtype (F32/F16/BF16/Q8_0), converting
- * to the storage dtype. Errors: unknown name, wrong element count, Q8_0 rows not multiple of 32. */
+/* Fills tensor `name` from src holding n_values of type src_dtype (any m2_dtype), converting to
+ * the storage dtype. Errors: unknown name, wrong element count, rows not a whole number of
+ * blocks, a storage dtype m2_quantize cannot encode from another type. */
 int m2_model_set_tensor(m2_model *m, const char *name, m2_dtype src_dtype, const void *src,
                         size_t n_values, m2_err *err);
 /* Copies tensor `name` as f32 into dst[rows*cols] (dequantising). */
