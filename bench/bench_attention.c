@@ -6,12 +6,6 @@
 #include "core/core.h"
 #include "kernels/kernels.h"
 
-static double cpu(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv) {
     m2_blas_restart_with_better_core(argv);   /* OpenBLAS's fast kernels, as `multi2` gets them */
     int B = 8, T = 256, H = 8, KVH = 4, D = 32, reps = argc > 1 ? atoi(argv[1]) : 5;
@@ -34,11 +28,11 @@ int main(int argc, char **argv) {
     }
     double f = 1e9, bw = 1e9;
     for (int i = 0; i < reps; i++) {
-        double t0 = cpu();
+        double t0 = m2_process_cpu_s();
         m2_attention_forward(s, B, H, KVH, D, QD, KD, NULL);
-        double t1 = cpu();
+        double t1 = m2_process_cpu_s();
         m2_attention_backward(s, B, H, KVH, D, QD, KD, NULL);
-        double t2 = cpu();
+        double t2 = m2_process_cpu_s();
         if (t1 - t0 < f) f = t1 - t0;
         if (t2 - t1 < bw) bw = t2 - t1;
     }

@@ -12,14 +12,6 @@
 #include "core/core.h"
 #include "model/model.h"
 
-/* CPU seconds of the whole process: on a shared, oversubscribed machine this measures the work
- * done rather than the time spent waiting for a core. */
-static double cpu_now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -127,7 +119,7 @@ int bench_engine_main(int argc, char **argv) {
     double gemm_s = 0, gemm_flop = 0, loss = 0, ops[2][M2_OP_N] = {{0}};
     for (int s = 0; s <= steps; s++) {   /* step 0 warms up */
         m2_ctx_profile(c, 1);
-        double c0 = cpu_now_s();
+        double c0 = m2_process_cpu_s();
         double t0 = m2_now_s();
         m2_forward(c, &batch, ad, 1, &err);
         m2_ctx_logprobs(c, tgt, logp);
@@ -140,7 +132,7 @@ int bench_engine_main(int argc, char **argv) {
         m2_adamw_step(&ad->params, &opt, 1e-3f, &err);
         m2_params_zero_grad(&ad->params);
         double t3 = m2_now_s();
-        double c3 = cpu_now_s();
+        double c3 = m2_process_cpu_s();
         loss = 0;
         for (int i = 0; i < N; i++) loss -= logp[i] * (tgt[i] >= 0) / cnt;
         if (s > 0) {
@@ -171,9 +163,9 @@ int bench_engine_main(int argc, char **argv) {
     for (int i = 0; i < G; i++) { prompts[i] = prompts_buf + i * P; plen[i] = P; }
     m2_gen_result *res = calloc(G, sizeof *res);
     m2_gen_config gc = {.max_new_tokens = gen_tokens, .sampler = {0, 0, 0}, .seed = 1};
-    double g0 = m2_now_s(), gc0 = cpu_now_s();
+    double g0 = m2_now_s(), gc0 = m2_process_cpu_s();
     int rc = m2_generate(m, ad, G, (const int32_t *const *)prompts, plen, &gc, res, &err);
-    double gen_s = m2_now_s() - g0, gen_cpu = cpu_now_s() - gc0;
+    double gen_s = m2_now_s() - g0, gen_cpu = m2_process_cpu_s() - gc0;
     long gen_n = 0;
     for (int i = 0; i < G; i++) { gen_n += res[i].n; m2_gen_result_free(&res[i]); }
     g0 = m2_now_s();

@@ -61,14 +61,6 @@ static double file_bytes(const char *path) {
     return total;
 }
 
-/* CPU seconds of the whole process (all threads): on an oversubscribed machine this counts the
- * work done rather than the time spent waiting for a core. */
-static double cpu_now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -150,13 +142,13 @@ int bench_generate_main(int argc, char **argv) {
         rc = m2_kv_append(m, NULL, kv, 0, prompt, P, logits, &err);
         double b = m2_now_s();
         m2_kv_clear(kv, -1);
-        double bc = cpu_now_s();
+        double bc = m2_process_cpu_s();
         int32_t tok = prompt[0];
         for (int k = 0; k < G && !rc; k++) {
             rc = m2_kv_append(m, NULL, kv, 0, &tok, 1, logits, &err);
             tok = (int32_t)argmax(logits, V);
         }
-        double c = m2_now_s(), cc = cpu_now_s();
+        double c = m2_now_s(), cc = m2_process_cpu_s();
         if (r >= 0) { pp[r] = P / (b - a); tg[r] = G / (c - b); tgc[r] = G / (cc - bc); }
     }
     if (rc) {
