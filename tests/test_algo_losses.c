@@ -203,6 +203,8 @@ static void released_actor_hand(void **state) {
     m2_actor_stats st;
     NEAR(m2_offline_actor_forward(&cfg, adv, logp, NULL, 3, adv_s, logp_s, NULL, 1, &st), 1.567827, 1e-5);
     NEAR(st.w_max_seen, 1.888698, 1e-5); NEAR(st.w_mean, 1, 1e-6);   /* normalised: mean 1 */
+    /* spreads (population std): A (0, 1.098612, -0.693147) -> 0.737699; w -> 0.646346 */
+    NEAR(st.adv_std, 0.737699, 1e-5); NEAR(st.w_std, 0.646346, 1e-5);
     NEAR(st.loss_anchor, 0, 0);
     float d[3] = {0}, ds[1] = {0};
     m2_offline_actor_backward(&cfg, adv, NULL, 3, adv_s, NULL, 1, d, ds);

@@ -805,6 +805,10 @@ static void offline_by_hand(void **state, int score_mode) {
     for (int i = 0; i < A; i++) am += hc.adv[i] / A;
     near_rel("adv_mean", st.adv_mean, am, 1e-4);
     near_rel("w_mean", st.w_mean, 1.0, 1e-5);
+    double as2 = 0, ws = 0, ws2 = 0;   /* the spreads (population std) of the advantages and weights */
+    for (int i = 0; i < A; i++) { as2 += hc.adv[i] * hc.adv[i] / A; ws += w[i] / A; ws2 += (double)w[i] * w[i] / A; }
+    near_rel("adv_std", st.adv_std, sqrt(as2 - am * am), 1e-3);
+    near_rel("w_std", st.w_std, sqrt(ws2 - ws * ws), 1e-3);
     near_rel("clip_frac", st.clip_frac, (double)nclip / A, 1e-6);
     near_rel("loss_actor", st.loss_actor, l_data, 1e-4);
     near_rel("loss_anchor", st.loss_anchor, l_anchor, 1e-4);
@@ -890,7 +894,11 @@ static void online_step_by_hand(void **state) {
         double am = 0;
         for (int i = 0; i < A; i++) am += hc.adv[i] / A;
         near_rel("adv_mean", st.adv_mean, am, 1e-4);
-        near_rel("kl", st.kl, klm, 1e-4);
+        double as2 = 0, ws = 0, ws2 = 0;
+        for (int i = 0; i < A; i++) { as2 += hc.adv[i] * hc.adv[i] / A; ws += w[i] / A; ws2 += (double)w[i] * w[i] / A; }
+        near_rel("adv_std", st.adv_std, sqrt(as2 - am * am), 1e-3);
+        near_rel("w_std", st.w_std, sqrt(ws2 - ws * ws), 1e-3);
+        near_rel("w_mean", st.w_mean, 1.0, 1e-5);
         near_rel("loss_actor", st.loss_actor, loss, 1e-4);
         near_rel("loss", st.loss, hc.lq + hc.lv + loss, 1e-4);
         grads_close("adapter grad (AWAC + KL)", on->params.g, ga, on->params.n, 1e-3);

@@ -24,6 +24,7 @@ static char tmpdir[64];
 /* The first two series colours (core/chart_kit.c's palette). */
 #define COLOR0 0x1f77b4u
 #define COLOR1 0xff7f0eu
+#define INK_RGB 0x1a1a1au   /* chart.c's INK: axes, frames, whiskers */
 /* Antialiased line pixels are blends with the white background; this close counts as the colour. */
 #define LINE_TOL 48
 
@@ -405,7 +406,8 @@ static void run_folders_curves(void **state) {
 
 static void bars_in_two_panels_have_their_heights(void **state) {
     /* top panel: A 100, B 50; bottom panel: A 0.25, B 1 (axes 0..100 and 0..1) */
-    const m2_bar top[] = {{"g", "A", 100}, {"g", "B", 50}}, bottom[] = {{"g", "A", 0.25}, {"g", "B", 1}};
+    const m2_bar top[] = {{.group = "g", .series = "A", .value = 100}, {.group = "g", .series = "B", .value = 50}},
+                 bottom[] = {{.group = "g", .series = "A", .value = 0.25}, {.group = "g", .series = "B", .value = 1}};
     const m2_bar_panel panels[] = {{.title = "success", .bars = top, .n = 2, .y_max = 100},
                                    {.title = "score", .bars = bottom, .n = 2, .y_max = 1, .decimals = 2}};
     m2_err err = {0};
@@ -421,6 +423,41 @@ static void bars_in_two_panels_have_their_heights(void **state) {
     double r_top = (double)a_top / b_top, r_bot = (double)b_bot / a_bot;
     if (fabs(r_top - 2) > 0.2 || fabs(r_bot - 4) > 0.4) fail_msg("bar areas: top A/B %.2f (want 2), bottom B/A %.2f (want 4)", r_top, r_bot);
     cairo_surface_destroy(im.s);
+}
+
+/* A bar with err > 0 gets a whisker from value - err to value + err: 50 +- 20 on the 0..100 axis of
+ * a 200 px plot is an 80 px vertical line through the bar's middle (its value label moves above it);
+ * so about 80-100 rows of the bar's central columns differ from the same bar drawn without one. */
+static void error_bars_span_value_plus_minus_err(void **state) {
+    (void)state;
+    m2_err err = {0};
+    char p[2][256];
+    image im[2];
+    for (int k = 0; k < 2; k++) {
+        const m2_bar bars[] = {{.group = "g", .series = "A", .value = 50, .err = k ? 20 : 0}};
+        const m2_bar_panel panel = {.title = "t", .bars = bars, .n = 1, .y_max = 100};
+        path_in_tmp(p[k], sizeof p[k], k ? "err1.png" : "err0.png");
+        assert_int_equal(m2_chart_bars(&panel, 1, "e", p[k], &err), 0);
+        im[k] = load_png(p[k]);
+    }
+    assert_int_equal(im[0].w, im[1].w);
+    assert_int_equal(im[0].h, im[1].h);
+    /* the bar's centre: its colour left of the legend (the legend's swatch has it too) */
+    double sx = 0;
+    long nb = 0;
+    for (int y = 0; y < im[0].h; y++)
+        for (int x = 0; x < im[0].w / 2; x++)
+            if (near(pixel(&im[0], x, y), COLOR0, 0)) { sx += x; nb++; }
+    assert_true(nb > 100);
+    int bx = (int)(sx / nb + 0.5), rows = 0;
+    for (int y = 0; y < im[0].h; y++) {
+        int differs = 0;
+        for (int x = bx - 1; x <= bx + 1; x++) differs |= pixel(&im[0], x, y) != pixel(&im[1], x, y);
+        rows += differs;
+    }
+    cairo_surface_destroy(im[0].s);
+    cairo_surface_destroy(im[1].s);
+    if (rows < 78 || rows > 105) fail_msg("whisker: %d rows of the bar's middle differ (want 80-100)", rows);
 }
 
 static void results_chart_has_a_score_panel(void **state) {
@@ -467,8 +504,8 @@ static void long_labels_make_room(void **state) {
     for (int g = 0; g < MANY; g++) {
         snprintf(names[g], sizeof names[g], "environment-with-a-long-name-%02d/ood", g);
         snprintf(shortn[g], sizeof shortn[g], "%d", g);
-        bars[g] = (m2_bar){names[g], "only series", g};
-        shortb[g] = (m2_bar){shortn[g], "only series", g};
+        bars[g] = (m2_bar){.group = names[g], .series = "only series", .value = g};
+        shortb[g] = (m2_bar){.group = shortn[g], .series = "only series", .value = g};
     }
     m2_err err = {0};
     char p[256];
@@ -495,7 +532,7 @@ static void long_labels_make_room(void **state) {
 /* ---- text, files, determinism ---------------------------------------------------------------- */
 
 static void svg_carries_the_text_escaped(void **state) {
-    const m2_bar bars[] = {{"grp<1>", "A&B", 1}, {"grp<1>", "bad\xff" "byte", 2}, {"g2", "A&B", 3}};
+    const m2_bar bars[] = {{.group = "grp<1>", .series = "A&B", .value = 1}, {.group = "grp<1>", .series = "bad\xff" "byte", .value = 2}, {.group = "g2", .series = "A&B", .value = 3}};
     const m2_bar_panel panel = {.title = "\"quoted\" & <tagged>", .bars = bars, .n = 3};
     m2_err err = {0};
     char p[256];
@@ -515,7 +552,7 @@ static void svg_carries_the_text_escaped(void **state) {
 }
 
 static void unsupported_extension_and_folders(void **state) {
-    const m2_bar bars[] = {{"g", "s", 1}};
+    const m2_bar bars[] = {{.group = "g", .series = "s", .value = 1}};
     const m2_bar_panel panel = {.bars = bars, .n = 1};
     m2_err err = {0};
     char p[256];
@@ -535,7 +572,7 @@ static void same_input_same_bytes(void **state) {
     m2_series ss[] = {as_series(&s, 30)};
     m2_series_set set = {.s = ss, .n = 1, .cap = 1};
     m2_curve_source src = {.name = "run", .set = &set};
-    const m2_bar bars[] = {{"g1", "a", 10}, {"g1", "b", 20}, {"g2", "a", 30}};
+    const m2_bar bars[] = {{.group = "g1", .series = "a", .value = 10}, {.group = "g1", .series = "b", .value = 20}, {.group = "g2", .series = "a", .value = 30}};
     const m2_bar_panel panels[] = {{.title = "p", .bars = bars, .n = 3}, {.title = "q", .bars = bars, .n = 3, .decimals = 1}};
     const char *ext[] = {"svg", "png"};
     m2_err err = {0};
@@ -565,6 +602,7 @@ int main(void) {
         cmocka_unit_test(curves_of_several_sources),
         cmocka_unit_test(run_folders_curves),
         cmocka_unit_test(bars_in_two_panels_have_their_heights),
+        cmocka_unit_test(error_bars_span_value_plus_minus_err),
         cmocka_unit_test(results_chart_has_a_score_panel),
         cmocka_unit_test(long_labels_make_room),
         cmocka_unit_test(svg_carries_the_text_escaped),

@@ -284,6 +284,20 @@ static void cli_tasks_eval_data_bench(void **state) {
     assert_string_equal(cJSON_GetObjectItem(r1, "task_type")->valuestring, "melt");   /* the second task */
     cJSON_Delete(j);
     free(o);
+    /* the summary's mean score is on 0..1 like the per-type rows and the run reports: random play
+     * in ScienceWorld ends with -100 (a wrong focus), which counts as 0, not as -100 */
+    o = run("%s eval --env scienceworld --policy random --split id --episodes 6 --json", &st);
+    assert_int_equal(st, 0);
+    j = cJSON_Parse(o);
+    assert_non_null(j);
+    double ms = cJSON_GetObjectItem(j, "mean_score")->valuedouble;
+    assert_true(ms >= 0 && ms <= 1);
+    int any_negative = 0;
+    for (const cJSON *r = cJSON_GetObjectItem(j, "results")->child; r; r = r->next)
+        any_negative |= cJSON_GetObjectItem(r, "score")->valuedouble < 0;
+    assert_true(any_negative);   /* the per-episode records keep the game's own score */
+    cJSON_Delete(j);
+    free(o);
     o = run("%s eval --env alfworld --policy oracle --split id --episodes 12", &st);
     assert_int_equal(st, 0);
     assert_non_null(strstr(o, "pick_heat_then_place_in_recep"));

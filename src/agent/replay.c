@@ -35,6 +35,12 @@ void m2_replay_free(m2_replay *r) {
 
 int m2_replay_size(const m2_replay *r) { return r->n; }
 
+int m2_replay_online_count(const m2_replay *r) {
+    int k = 0;
+    for (int i = 0; i < r->n; i++) k += m2_replay_at(r, i)->online != 0;
+    return k;
+}
+
 const m2_replay_item *m2_replay_at(const m2_replay *r, int i) {
     if (i < 0 || i >= r->n) return NULL;
     return &r->items[(r->head + i) % r->cap];

@@ -33,6 +33,7 @@ typedef struct m2_replay {
 int m2_replay_init(m2_replay *r, int capacity, float keep_fail, uint64_t seed, m2_err *err);
 void m2_replay_free(m2_replay *r);
 int m2_replay_size(const m2_replay *r);
+int m2_replay_online_count(const m2_replay *r);   /* items collected online (the rest: offline seeds) */
 /* i-th item, oldest first (0 <= i < size). */
 const m2_replay_item *m2_replay_at(const m2_replay *r, int i);
 

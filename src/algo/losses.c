@@ -10,6 +10,12 @@ double m2_mask_count(const float *mask, int n) {
     return c;
 }
 
+double m2_spread(double sum, double sum_sq, double n) {
+    if (n <= 0) return 0;
+    double mean = sum / n, var = sum_sq / n - mean * mean;
+    return var > 0 ? sqrt(var) : 0;   /* rounding can make a constant set's variance slightly negative */
+}
+
 /* ---- NLL ---- */
 
 float m2_nll_forward(const float *logp, const float *mask, int n) {
@@ -148,7 +154,7 @@ float m2_offline_actor_forward(const m2_actor_cfg *cfg,
                                const float *adv, const float *logp, const float *mask, int n,
                                const float *adv_s, const float *logp_s, const float *mask_s, int m,
                                m2_actor_stats *st) {
-    double N = m2_mask_count(mask, n), sd = 0, wsum = 0, wmax = 0, asum = 0;
+    double N = m2_mask_count(mask, n), sd = 0, wsum = 0, wmax = 0, asum = 0, w2 = 0, a2 = 0;
     double norm = actor_norm(cfg, adv, mask, n);
     int nclip = 0;
     for (int i = 0; i < n; i++) {
@@ -157,8 +163,10 @@ float m2_offline_actor_forward(const m2_actor_cfg *cfg,
         double w = actor_weight(cfg, adv[i], norm, &c);
         sd += MASK(mask, i) * w * logp[i];
         wsum += w;
+        w2 += w * w;
         if (w > wmax) wmax = w;
         asum += adv[i];
+        a2 += (double)adv[i] * adv[i];
         nclip += c;
     }
     float loss_data = N > 0 ? (float)(-sd / N) : 0.f;
@@ -177,6 +185,8 @@ float m2_offline_actor_forward(const m2_actor_cfg *cfg,
         st->clip_frac = N > 0 ? (float)(nclip / N) : 0.f;
         st->adv_mean = N > 0 ? (float)(asum / N) : 0.f;
         st->adv_sampled_mean = M > 0 ? (float)(as / M) : 0.f;
+        st->adv_std = (float)m2_spread(asum, a2, N);
+        st->w_std = (float)m2_spread(wsum, w2, N);
     }
     return loss_data + loss_anchor;
 }

@@ -11,6 +11,8 @@
 
 /* Sum of mask (n when mask is NULL). */
 double m2_mask_count(const float *mask, int n);
+/* Standard deviation (population) of n values from their sum and sum of squares; 0 when n <= 0. */
+double m2_spread(double sum, double sum_sq, double n);
 
 /* ---- SFT / behaviour cloning: L = -(1/N) sum_i m_i logp_i ---- */
 float m2_nll_forward(const float *logp, const float *mask, int n);
@@ -61,6 +63,7 @@ typedef struct m2_actor_stats {
     float w_mean, w_max_seen;      /* dataset weights over valid entries */
     float clip_frac;               /* fraction of valid dataset weights clipped at w_max */
     float adv_mean, adv_sampled_mean;
+    float adv_std, w_std;          /* spread of the advantages and weights over valid entries */
 } m2_actor_stats;
 
 /* Anchor term: L = -lambda (1/M) sum_j ms_j A^_j logp^_j ; dL/dlogp^_j = -lambda ms_j A^_j / M

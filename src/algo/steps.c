@@ -303,6 +303,8 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
         st->adv_mean = ast.adv_mean;
         st->w_mean = ast.w_mean;
         st->clip_frac = ast.clip_frac;
+        st->adv_std = ast.adv_std;
+        st->w_std = ast.w_std;
         st->n_actions = A;
         st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
         st->n_anchor = M;
@@ -369,13 +371,21 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
     }
     if ((cfg->train_actor || cfg->train_critic) && m2_backward(c_on, err)) goto out;
     if (st) {
-        double sk = 0, sa = 0;
-        for (int i = 0; i < A; i++) { sk += ak[i]; sa += adv[i]; }
+        double sk = 0, sa = 0, sa2 = 0, sw = 0, sw2 = 0;
+        for (int i = 0; i < A; i++) {
+            sk += ak[i];
+            sa += adv[i];
+            sa2 += (double)adv[i] * adv[i];
+            sw += w[i];
+            sw2 += (double)w[i] * w[i];
+        }
         *st = local;
         st->loss_actor = loss_actor;
         st->kl = (float)(sk / A);
         st->adv_mean = (float)(sa / A);
-        st->w_mean = 1.f;
+        st->w_mean = (float)(sw / A);   /* 1 up to rounding: the weights are normalised by their mean */
+        st->adv_std = (float)m2_spread(sa, sa2, A);
+        st->w_std = (float)m2_spread(sw, sw2, A);
         st->loss = local.loss_q + local.loss_v + loss_actor;
         st->n_actions = A;
         st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);

@@ -23,6 +23,7 @@ typedef struct m2_step_stats {
     float loss_q, loss_v;                /* critic */
     float loss_actor, loss_anchor, kl;   /* actor: data term, anchor term, mean KL per action */
     float q_mean, v_mean, adv_mean, w_mean, clip_frac;
+    float adv_std, w_std;                /* spread over the batch's actions: does the weighting act? */
     float surrogate_gain;                /* TeamTR L^ */
     int n_actions, n_tokens, n_anchor;
 } m2_step_stats;

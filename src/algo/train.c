@@ -103,17 +103,24 @@ static int dp_sync_rngs(m2_dist *d, m2_rng *const *r, int k, m2_err *err) {
     return 0;
 }
 
-/* The step statistics one reduction averages (the fields log_step reports). */
-#define DP_STEP_STATS 11
+/* The step statistics one reduction averages (the fields log_step reports). The spreads travel
+ * as second moments (std^2 + mean^2), whose action-weighted mean over the ranks is the global
+ * batch's, so the global spread is exact, not a mean of per-rank spreads. */
+#define DP_STEP_STATS 13
 static void stats_out(const m2_step_stats *s, double *v) {
-    const float f[DP_STEP_STATS] = {s->loss, s->loss_q, s->loss_v, s->loss_actor, s->loss_anchor, s->kl,
-                                    s->q_mean, s->v_mean, s->adv_mean, s->w_mean, s->clip_frac};
-    for (int i = 0; i < DP_STEP_STATS; i++) v[i] = f[i];
+    const float f[DP_STEP_STATS - 2] = {s->loss, s->loss_q, s->loss_v, s->loss_actor, s->loss_anchor, s->kl,
+                                        s->q_mean, s->v_mean, s->adv_mean, s->w_mean, s->clip_frac};
+    for (int i = 0; i < DP_STEP_STATS - 2; i++) v[i] = f[i];
+    v[DP_STEP_STATS - 2] = (double)s->adv_std * s->adv_std + (double)s->adv_mean * s->adv_mean;
+    v[DP_STEP_STATS - 1] = (double)s->w_std * s->w_std + (double)s->w_mean * s->w_mean;
 }
 static void stats_in(m2_step_stats *s, const double *v) {
-    float *f[DP_STEP_STATS] = {&s->loss, &s->loss_q, &s->loss_v, &s->loss_actor, &s->loss_anchor, &s->kl,
-                               &s->q_mean, &s->v_mean, &s->adv_mean, &s->w_mean, &s->clip_frac};
-    for (int i = 0; i < DP_STEP_STATS; i++) *f[i] = (float)v[i];
+    float *f[DP_STEP_STATS - 2] = {&s->loss, &s->loss_q, &s->loss_v, &s->loss_actor, &s->loss_anchor, &s->kl,
+                                   &s->q_mean, &s->v_mean, &s->adv_mean, &s->w_mean, &s->clip_frac};
+    for (int i = 0; i < DP_STEP_STATS - 2; i++) *f[i] = (float)v[i];
+    double va = v[DP_STEP_STATS - 2] - v[8] * v[8], vw = v[DP_STEP_STATS - 1] - v[9] * v[9];
+    s->adv_std = (float)(va > 0 ? sqrt(va) : 0);
+    s->w_std = (float)(vw > 0 ? sqrt(vw) : 0);
 }
 
 /* The global mean of every statistic of a System 2 step (ss) and the global gradient of the
@@ -353,13 +360,14 @@ static int update(m2_adapter *a, m2_head *q, m2_head *v, int train_actor, int tr
 static int log_step(const m2_train_hooks *h, const char *prefix, int64_t step, const m2_step_stats *s,
                     int online, m2_err *err) {
     static const char *keys[] = {"loss", "q_loss", "v_loss", "actor_loss", "anchor_loss", "kl",
-                                 "q_mean", "v_mean", "adv_mean", "w_mean", "clip_frac"};
-    double v[11] = {s->loss, s->loss_q, s->loss_v, s->loss_actor, s->loss_anchor, s->kl,
-                    s->q_mean, s->v_mean, s->adv_mean, s->w_mean, s->clip_frac};
-    char buf[11][96];
-    const char *names[11];
+                                 "q_mean", "v_mean", "adv_mean", "w_mean", "clip_frac", "adv_std", "w_std"};
+    enum { N_KEYS = sizeof keys / sizeof keys[0] };
+    double v[N_KEYS] = {s->loss, s->loss_q, s->loss_v, s->loss_actor, s->loss_anchor, s->kl,
+                        s->q_mean, s->v_mean, s->adv_mean, s->w_mean, s->clip_frac, s->adv_std, s->w_std};
+    char buf[N_KEYS][96];
+    const char *names[N_KEYS];
     int n = 0;
-    for (int i = 0; i < 11; i++) {
+    for (int i = 0; i < N_KEYS; i++) {
         if (online && i == 4) continue;          /* no anchor online */
         if (!online && i == 5) continue;         /* no KL offline */
         snprintf(buf[n], sizeof buf[n], "%s/%s", prefix, keys[i]);
@@ -595,10 +603,12 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
                 goto out;
             st->pos = 0;
             static const char *names[] = {"sys2_online/success_rate", "sys2_online/return", "sys2_online/steps",
-                                          "sys2_online/segments_kept", "sys2_online/buffer"};
-            double den = cs.episodes ? cs.episodes : 1;
-            double vals[5] = {cs.successes / den, cs.ret / den, cs.steps / den, cs.kept, m2_replay_size(buf)};
-            if (log_n(h, st->step, names, vals, 5, err)) goto out;
+                                          "sys2_online/segments_kept", "sys2_online/buffer",
+                                          "sys2_online/buffer_online_frac"};
+            double den = cs.episodes ? cs.episodes : 1, size = m2_replay_size(buf);
+            double vals[6] = {cs.successes / den, cs.ret / den, cs.steps / den, cs.kept, size,
+                              size > 0 ? m2_replay_online_count(buf) / size : 0};
+            if (log_n(h, st->step, names, vals, 6, err)) goto out;
         }
         while (st->pos < o->updates_per_epoch) {
             m2_step_stats ss;

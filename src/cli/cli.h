@@ -19,6 +19,7 @@ int cmd_generate(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* bench subcommands, one file each */
 int bench_engine_main(int argc, char **argv);

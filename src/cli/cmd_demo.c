@@ -18,7 +18,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: multi2 demo [--config FILE.yaml] [--out DIR] [--envs textcraft,alfworld,scienceworld]\n"
-            "                   [--methods multi2,flat,shared_adapter | all] [--episodes N] [--threads N]\n"
+            "                   [--methods multi2,flat | LIST | all] [--episodes N] [--threads N]\n"
             "                   [key=value ...]\n"
             "\n"
             "Runs the whole Multi2 pipeline on the embedded defaults (or on FILE.yaml, e.g. configs/small.yaml)\n"
@@ -29,41 +29,16 @@ static void usage(FILE *f) {
             "(run.reuse_from / run.reuse_stages: the base and data always, System 1 SFT, System 2 warm-up and\n"
             "offline RL where the method runs them as multi2 does) and computes the rest.\n"
             "key=value overrides any training config key for every run (multi2 train --help-config).\n"
-            "Default DIR: runs/demo. Methods: multi2 flat shared_adapter sft_only offline_only rl_only\n"
-            "role_swap no_anchor no_kl (all: every one, multi2 first). Re-running continues unfinished runs\n"
+            "Default DIR: runs/demo; default methods multi2 and flat (the demo's 15-minute budget). Methods:\n"
+            "multi2 flat shared_adapter sft_only offline_only rl_only role_swap no_anchor no_kl (all: every\n"
+            "one, multi2 first). Re-running continues unfinished runs\n"
             "and reuses finished ones. DIR must be new, empty or a demo folder (DIR/demo.json marks one):\n"
             "a training run's folder or any other is refused.\n");
 }
 
-/* The demo config (the values of configs/demo.yaml, embedded so the demo runs from anywhere). */
-static const char m2_pipe_demo_yaml[] =
-    "method: multi2\n"
-    "run: {seed: 22, ckpt_every: 100, keep_last: 2, log_every: 25}\n"
-    "env: {name: textcraft}\n"
-    "data: {expert_episodes: 300, max_seq_len: 768}\n"
-    "model:\n"
-    "  base: tiny\n"
-    "  max_seq_len: 1024\n"
-    "  tiny: {vocab: 1024, dim: 128, layers: 3, heads: 4, kv_heads: 2, ffn: 384}\n"
-    "pretrain: {steps: 800, lr: 2e-3, warmup: 20, batch: 8, seq_len: 512}\n"
-    "lora:\n"
-    "  sys1: {rank: 8, alpha: 16, targets: [q, k, v, o, gate, up, down]}\n"
-    "  sys2: {rank: 8, alpha: 16, targets: [q, k, v, o, gate, up, down]}\n"
-    "sys1:\n"
-    "  sft: {lr: 2e-3, epochs: 3, batch: 8, eval_every: 20, patience: 3}\n"
-    "sys2:\n"
-    "  warmup: {lr: 2e-3, epochs: 2, batch: 8}\n"
-    "  offline: {actor_lr: 3e-4, critic_lr: 1e-3, epochs: 1, max_steps: 60, batch: 8, anchor_states: 2}\n"
-    "  online:\n"
-    "    actor_lr: 1e-4\n"
-    "    critic_lr: 1e-3\n"
-    "    epochs: 2\n"
-    "    episodes_per_epoch: 4\n"
-    "    updates_per_epoch: 8\n"
-    "    batch: 4\n"
-    "    buffer_capacity: 500\n"
-    "    seed_offline: 200\n"
-    "eval: {episodes: 10, splits: [id, ood], max_new_tokens: 24}\n";
+/* The demo config: configs/demo.yaml, embedded at build time (cmake/embed_text.cmake) so the demo
+ * runs from anywhere and the file is the one copy of its values. */
+#include "cli/demo_yaml.h"
 
 static const char all_methods[] = "multi2,flat,shared_adapter,sft_only,offline_only,rl_only,role_swap,no_anchor,no_kl";
 
@@ -112,6 +87,11 @@ static int add_rows(m2_result_row **all, int *n_all, const char *dir, const char
     return 0;
 }
 
+/* A trained run of the demo: its folder and the names of its rows. */
+typedef struct demo_run {
+    char dir[1200], method[64], env[64];
+} demo_run;
+
 /* Runs drawn in one environment's learning curves ("all" is 9 methods). */
 #define DEMO_CURVE_RUNS 32
 
@@ -150,7 +130,7 @@ static int reference_rows(const char *env, const char *policy, const char *dir, 
 
 int cmd_demo(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
-    const char *out = "runs/demo", *envs = "textcraft,alfworld,scienceworld", *methods = "multi2,flat,shared_adapter";
+    const char *out = "runs/demo", *envs = "textcraft,alfworld,scienceworld", *methods = "multi2,flat";
     const char *file = NULL;
     int episodes = 0, threads = 0;
     char **over = calloc((size_t)argc + 4, sizeof *over);
@@ -235,7 +215,8 @@ int cmd_demo(int argc, char **argv) {
     free(marker_over);
     double t0 = m2_now_s();
     m2_result_row *rows = NULL;
-    int n_rows = 0, rc = 0, n_runs = 0, computed = 0, kept = 0;
+    demo_run *trained = NULL;   /* every trained run, for the RL-stage table */
+    int n_rows = 0, rc = 0, n_runs = 0, computed = 0, kept = 0, n_trained = 0;
     printf("multi2 demo -> %s (environments %s; methods %s; plus oracle and random)\n", out, envs, methods);
     for (int e = 0; rc == 0 && m2_cfg_list_item(envs, e, ebuf, sizeof ebuf); e++) {
         char env_dir[1100];
@@ -311,6 +292,17 @@ int cmd_demo(int argc, char **argv) {
             kept += before + taken;
             printf("=== %s / %s done in %.0f s (total %.0f s)\n", ebuf, mbuf, m2_now_s() - t1, m2_now_s() - t0);
             if (add_rows(&rows, &n_rows, run_dir, mbuf, &err)) { fprintf(stderr, "multi2 demo: %s\n", err.msg); rc = 1; }
+            demo_run *dr = rc == 0 ? realloc(trained, (size_t)(n_trained + 1) * sizeof *dr) : NULL;
+            if (dr) {
+                trained = dr;
+                snprintf(dr[n_trained].dir, sizeof dr[n_trained].dir, "%s", run_dir);
+                snprintf(dr[n_trained].method, sizeof dr[n_trained].method, "%s", mbuf);
+                snprintf(dr[n_trained].env, sizeof dr[n_trained].env, "%s", ebuf);
+                n_trained++;
+            } else if (rc == 0) {
+                fprintf(stderr, "multi2 demo: out of memory\n");
+                rc = 1;
+            }
             if (n_curves < DEMO_CURVE_RUNS) {
                 snprintf(curve_dir[n_curves], sizeof curve_dir[n_curves], "%s", run_dir);
                 curve_runs[n_curves] = curve_dir[n_curves];
@@ -352,7 +344,13 @@ int cmd_demo(int argc, char **argv) {
                                                     "environment (no pretrained weights offline).",
                  what);
         m2_report_opts ro = {.title = "multi2 demo: results by method (pass@1)", .note = note};
-        if (m2_report_write(rows, n_rows, out, &ro, &err)) {
+        m2_report_run *rr = calloc(n_trained ? (size_t)n_trained : 1, sizeof *rr);
+        for (int i = 0; rr && i < n_trained; i++)
+            rr[i] = (m2_report_run){.dir = trained[i].dir, .method = trained[i].method, .env = trained[i].env};
+        char md[1300];
+        snprintf(md, sizeof md, "%s/results.md", out);
+        if (!rr || m2_report_write(rows, n_rows, out, &ro, &err) || m2_report_append_rl_stages(md, rr, n_trained, &err)) {
+            if (!rr) snprintf(err.msg, sizeof err.msg, "out of memory");
             fprintf(stderr, "multi2 demo: %s\n", err.msg);
             rc = 1;
         } else {
@@ -360,7 +358,9 @@ int cmd_demo(int argc, char **argv) {
             m2_report_print(rows, n_rows, stdout);
             printf("\nresults: %s/results.md, %s/results.json, %s/plots/\n%s\n", out, out, out, what);
         }
+        free(rr);
     }
+    free(trained);
     free(rows);
     free(cfg);
     free(first_cfg);

@@ -235,7 +235,7 @@ int cmd_eval(int argc, char **argv) {
             break;
         }
         wins += t.won;
-        score_sum += t.score;
+        score_sum += m2_env_unit_score(env->cls->name, t.score);   /* 0..1, as the run records and reports */
         total_steps += t.n;
         int inv = 0;
         for (int s = 0; s < t.n; s++) inv += !t.steps[s].valid;

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"eval", cmd_eval, "evaluate a policy (oracle, random or a run) on an environment split"},
     {"play", cmd_play, "play an environment by hand in the terminal"},
     {"tasks", cmd_tasks, "list the tasks of an environment split"},
+    {"report", cmd_report, "results over training seeds: mean and standard error of several folders"},
     {"data", cmd_data, "write expert / medium hierarchical trajectories as JSONL"},
     {"bench", cmd_bench, "benchmarks: bench engine | bench env"},
     {"logits", cmd_logits, "print a model's last-position logits for a prompt"},

@@ -470,13 +470,16 @@ static void value_label(double v, int decimals, char *buf, size_t cap) {
 
 /* Draws (or, with draw 0, only measures) one panel whose top is y; returns its height. */
 /* The y axis of a panel: from 0 (or the lowest value) to y_max (or the highest value). */
+/* The half-width of a bar's error bar; 0 when it has none. */
+static double bar_err(const m2_bar *b) { return isfinite(b->err) && b->err > 0 ? b->err : 0; }
+
 static axis panel_axis(const m2_bar_panel *P) {
     double lo = 0, hi = P->y_max > 0 ? P->y_max : 0;
     for (int i = 0; i < P->n; i++) {
-        double v = P->bars[i].value;
+        double v = P->bars[i].value, e = bar_err(&P->bars[i]);
         if (!isfinite(v)) continue;
-        if (v > hi) hi = v;
-        if (v < lo) lo = v;
+        if (v + e > hi) hi = v + e;
+        if (v - e < lo) lo = v - e;
     }
     if (hi <= lo) hi = lo + 1;
     /* room under the lowest negative bar for its value */
@@ -547,6 +550,15 @@ static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, do
             /* a zero still shows its colour, so the reader sees which series it is */
             if (h < 1.5) { h = 1.5; y0 = base - (b->value < 0 ? 0 : 1.5); }
             m2_ck_fill_rect(k, bx, y0, L->bar_w, h, m2_ck_color(s));
+            double e = bar_err(b);
+            if (e > 0) {   /* the whisker, value - e to value + e, with caps a third of the bar wide */
+                double mx = bx + L->bar_w / 2, yt = py_of(&p, b->value + e), yb = py_of(&p, b->value - e), cw = L->bar_w / 6;
+                m2_ck_line(k, mx, yt, mx, yb, INK, 1);
+                m2_ck_line(k, mx - cw, yt, mx + cw, yt, INK, 1);
+                m2_ck_line(k, mx - cw, yb, mx + cw, yb, INK, 1);
+                if (b->value >= 0 && yt < y0) y0 = yt;   /* the label goes above the whisker */
+                if (b->value < 0 && yb > y0 + h) h = yb - y0;
+            }
             value_label(b->value, P->decimals, t, sizeof t);
             double ly = b->value < 0 ? y0 + h + 3 : y0 - 3;
             if (turn)

@@ -36,6 +36,7 @@ typedef struct m2_bar {
     const char *group;
     const char *series;
     double value;         /* NaN: no bar */
+    double err;           /* > 0: an error bar value +- err (e.g. the standard error over seeds); else none */
 } m2_bar;
 
 /* One panel of a bar chart. */

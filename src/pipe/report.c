@@ -7,7 +7,11 @@
 #include "core/chart.h"
 #include "core/fsutil.h"
 #include "core/jsonl.h"
+#include "core/run.h"
+#include "core/strbuf.h"
 #include "env/env.h"
+#include "pipe/probe.h"
+#include "pipe/runfiles.h"
 
 typedef struct agg { m2_result_row *rows; int n, cap; const char *method; int oom; } agg;
 
@@ -152,8 +156,8 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
     if (!bars || !groups) { free(bars); free(groups); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
     for (int i = 0; i < n; i++) {
         snprintf(groups[i], sizeof groups[i], "%s/%s", rows[i].env, rows[i].split);
-        bars[i] = (m2_bar){groups[i], rows[i].method, 100 * rows[i].success};
-        bars[n + i] = (m2_bar){groups[i], rows[i].method, rows[i].score};
+        bars[i] = (m2_bar){.group = groups[i], .series = rows[i].method, .value = 100 * rows[i].success};
+        bars[n + i] = (m2_bar){.group = groups[i], .series = rows[i].method, .value = rows[i].score};
     }
     const m2_bar_panel panels[] = {
         {.title = "success rate (%)", .bars = bars, .n = n, .y_max = 100, .decimals = 0},
@@ -248,12 +252,301 @@ int m2_report_write_task_types(const char *run_dir, const char *method, const ch
     return rc;
 }
 
+/* ---------------------------------------------------------------- results over seeds */
+
+typedef struct seed_row {
+    char method[64], env[64], split[32];
+    int n;                            /* folders holding the row */
+    double episodes, steps, tokens;   /* sums over those folders */
+    double *success, *score;          /* [n_folders] each folder's value (NaN: absent) */
+} seed_row;
+
+static const char *json_str(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int json_num(const cJSON *o, const char *k, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v)) return -1;
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* Mean and standard error of the finite values of v[n]; *k = their count. */
+static void mean_se(const double *v, int n, double *mean, double *se, int *k) {
+    double s = 0, s2 = 0;
+    int c = 0;
+    for (int i = 0; i < n; i++) if (isfinite(v[i])) { s += v[i]; c++; }
+    *mean = c ? s / c : NAN;
+    for (int i = 0; i < n; i++) if (isfinite(v[i])) s2 += (v[i] - *mean) * (v[i] - *mean);
+    *se = c >= 2 ? sqrt(s2 / (c - 1)) / sqrt((double)c) : NAN;
+    *k = c;
+}
+
+static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, int *n_out, m2_err *err) {
+    seed_row *rows = NULL;
+    int n = 0, rc = 0;
+    for (int f = 0; f < nf && !rc; f++) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/results.json", folders[f]);
+        char *text = NULL;
+        size_t len = 0;
+        if (m2_read_file(p, &text, &len, err)) { rc = -1; break; }
+        cJSON *j = cJSON_ParseWithLength(text, len);
+        free(text);
+        const cJSON *arr = j ? cJSON_GetObjectItemCaseSensitive(j, "rows") : NULL;
+        if (!cJSON_IsArray(arr)) {
+            rc = m2_errorf(err, M2_EFORMAT, "%s: %s", p, j ? "no \"rows\" array" : "not JSON");
+            cJSON_Delete(j);
+            break;
+        }
+        int i = 0;
+        for (const cJSON *o = arr->child; o && !rc; o = o->next, i++) {
+            const char *m = json_str(o, "method"), *e = json_str(o, "env"), *sp = json_str(o, "split");
+            double ep, su, sc, st, tk;
+            const char *bad = !m ? "method" : !e ? "env" : !sp ? "split" : json_num(o, "episodes", &ep) ? "episodes"
+                            : json_num(o, "success", &su) ? "success" : json_num(o, "score", &sc) ? "score"
+                            : json_num(o, "steps", &st) ? "steps" : json_num(o, "tokens_per_episode", &tk) ? "tokens_per_episode" : NULL;
+            if (bad) { rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d].%s is missing or of the wrong type", p, i, bad); break; }
+            int r = 0;
+            while (r < n && (strcmp(rows[r].method, m) || strcmp(rows[r].env, e) || strcmp(rows[r].split, sp))) r++;
+            if (r == n) {
+                seed_row *nr = realloc(rows, (size_t)(n + 1) * sizeof *nr);
+                double *a = calloc((size_t)nf * 2, sizeof *a);
+                if (!nr || !a) { free(a); if (nr) rows = nr; rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+                rows = nr;
+                memset(&rows[n], 0, sizeof rows[n]);
+                snprintf(rows[n].method, sizeof rows[n].method, "%s", m);
+                snprintf(rows[n].env, sizeof rows[n].env, "%s", e);
+                snprintf(rows[n].split, sizeof rows[n].split, "%s", sp);
+                rows[n].success = a;
+                rows[n].score = a + nf;
+                for (int k = 0; k < nf; k++) rows[n].success[k] = rows[n].score[k] = NAN;
+                n++;
+            }
+            if (isfinite(rows[r].success[f])) {
+                rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d]: a second row for %s / %s / %s", p, i, m, e, sp);
+                break;
+            }
+            rows[r].success[f] = su;
+            rows[r].score[f] = sc;
+            rows[r].n++;
+            rows[r].episodes += ep;
+            rows[r].steps += st;
+            rows[r].tokens += tk;
+        }
+        cJSON_Delete(j);
+    }
+    if (rc) {
+        for (int r = 0; r < n; r++) free(rows[r].success);
+        free(rows);
+        return -1;
+    }
+    *rows_out = rows;
+    *n_out = n;
+    return 0;
+}
+
+/* " mean ± se |" (fmt formats one number; no "±" part without a standard error) */
+static void put_pm(m2_strbuf *b, double mean, double se, double scale, const char *fmt) {
+    m2_strbuf_putc(b, ' ');
+    m2_strbuf_appendf(b, fmt, scale * mean);
+    if (isfinite(se)) { m2_strbuf_puts(b, " ± "); m2_strbuf_appendf(b, fmt, scale * se); }
+    m2_strbuf_puts(b, " |");
+}
+
+int m2_report_over_seeds(const char *const *folders, int n_folders, const char *out_dir, const char *title,
+                         m2_err *err) {
+    if (n_folders < 1) return m2_errorf(err, M2_EINVAL, "results over seeds: no folder given");
+    char marker[1400];
+    snprintf(marker, sizeof marker, "%s/seeds.json", out_dir);
+    m2_dir_kind kind = m2_dir_kind_of(out_dir);
+    if (kind != M2_DIR_ABSENT && kind != M2_DIR_EMPTY && !m2_path_exists(marker))
+        return m2_errorf(err, M2_EINVAL, "%s: holds %s; results over seeds go to a new folder (or one they were written to)",
+                         out_dir, kind == M2_DIR_RUN ? "a training run" : kind == M2_DIR_DEMO ? "a demo" : "other files");
+    for (int f = 0; f < n_folders; f++)
+        if (!strcmp(folders[f], out_dir))
+            return m2_errorf(err, M2_EINVAL, "%s: is both an input folder and the output folder", out_dir);
+    seed_row *rows;
+    int n;
+    if (seeds_read(folders, n_folders, &rows, &n, err)) return -1;
+    int rc = -1;
+    cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows"), *fl = cJSON_AddArrayToObject(j, "folders");
+    m2_strbuf md = {0};
+    m2_bar *bars = calloc((size_t)(n ? n : 1) * 2, sizeof *bars);
+    char (*groups)[100] = calloc((size_t)(n ? n : 1), sizeof *groups);
+    char p[1400];
+    if (!bars || !groups || !arr || !fl) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
+    for (int f = 0; f < n_folders; f++) cJSON_AddItemToArray(fl, cJSON_CreateString(folders[f]));
+    m2_strbuf_appendf(&md, "# %s\n\nMean over %d folders (one per training seed) ± standard error (sample standard "
+                           "deviation / sqrt(seeds); none for one seed). Folders:", title ? title : "Results over seeds",
+                      n_folders);
+    for (int f = 0; f < n_folders; f++) m2_strbuf_appendf(&md, " %d. `%s`", f + 1, folders[f]);
+    m2_strbuf_puts(&md, "\n\n| method | env | split | seeds | episodes per seed | success % | score | steps | "
+                        "tokens/episode | success % per seed |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    for (int r = 0; r < n; r++) {
+        const seed_row *R = &rows[r];
+        double sm, sse, cm, cse;
+        int k;
+        mean_se(R->success, n_folders, &sm, &sse, &k);
+        mean_se(R->score, n_folders, &cm, &cse, &k);
+        m2_strbuf_appendf(&md, "| %s | %s | %s | %d | %.0f |", R->method, R->env, R->split, R->n, R->episodes / R->n);
+        put_pm(&md, sm, sse, 100, "%.1f");
+        put_pm(&md, cm, cse, 1, "%.3f");
+        m2_strbuf_appendf(&md, " %.1f | %.0f |", R->steps / R->n, R->tokens / R->n);
+        for (int f = 0; f < n_folders; f++) {
+            if (isfinite(R->success[f])) m2_strbuf_appendf(&md, " %.1f", 100 * R->success[f]);
+            else m2_strbuf_puts(&md, " -");
+        }
+        m2_strbuf_puts(&md, " |\n");
+        cJSON *o = cJSON_CreateObject(), *per = cJSON_CreateArray();
+        cJSON_AddStringToObject(o, "method", R->method);
+        cJSON_AddStringToObject(o, "env", R->env);
+        cJSON_AddStringToObject(o, "split", R->split);
+        cJSON_AddNumberToObject(o, "seeds", R->n);
+        cJSON_AddNumberToObject(o, "episodes", R->episodes / R->n);
+        cJSON_AddNumberToObject(o, "success", sm);
+        if (isfinite(sse)) cJSON_AddNumberToObject(o, "success_se", sse); else cJSON_AddNullToObject(o, "success_se");
+        cJSON_AddNumberToObject(o, "score", cm);
+        if (isfinite(cse)) cJSON_AddNumberToObject(o, "score_se", cse); else cJSON_AddNullToObject(o, "score_se");
+        cJSON_AddNumberToObject(o, "steps", R->steps / R->n);
+        cJSON_AddNumberToObject(o, "tokens_per_episode", R->tokens / R->n);
+        for (int f = 0; f < n_folders; f++)
+            cJSON_AddItemToArray(per, isfinite(R->success[f]) ? cJSON_CreateNumber(R->success[f]) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "success_per_seed", per);
+        cJSON_AddItemToArray(arr, o);
+        snprintf(groups[r], sizeof groups[r], "%s/%s", R->env, R->split);
+        bars[r] = (m2_bar){.group = groups[r], .series = R->method, .value = 100 * sm, .err = 100 * sse};
+        bars[n + r] = (m2_bar){.group = groups[r], .series = R->method, .value = cm, .err = cse};
+    }
+    if (md.oom) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
+    snprintf(p, sizeof p, "%s/plots", out_dir);
+    if (m2_mkdir_p(p, err)) goto out;
+    {
+        char *js = cJSON_Print(j), *mk = NULL;
+        cJSON *mj = cJSON_CreateObject();
+        cJSON_AddItemReferenceToObject(mj, "folders", fl);
+        mk = cJSON_Print(mj);
+        cJSON_Delete(mj);
+        snprintf(p, sizeof p, "%s/results.json", out_dir);
+        int w = js && mk ? m2_write_file_atomic(marker, mk, strlen(mk), err) || m2_write_file_atomic(p, js, strlen(js), err)
+                         : m2_errorf(err, M2_ENOMEM, "out of memory");
+        cJSON_free(js);
+        cJSON_free(mk);
+        if (w) goto out;
+    }
+    snprintf(p, sizeof p, "%s/results.md", out_dir);
+    if (m2_write_file_atomic(p, md.p, md.len, err)) goto out;
+    const m2_bar_panel panels[] = {
+        {.title = "success rate (%)", .bars = bars, .n = n, .y_max = 100, .decimals = 0},
+        {.title = "mean score (0 to 1)", .bars = bars + n, .n = n, .y_max = 1, .decimals = 3}};
+    rc = 0;
+    for (int f = 0; f < 2 && rc == 0; f++) {
+        snprintf(p, sizeof p, "%s/plots/results.%s", out_dir, f ? "png" : "svg");
+        rc = m2_chart_bars(panels, 2, title ? title : "mean ± standard error over seeds", p, err);
+    }
+out:
+    cJSON_Delete(j);
+    m2_strbuf_free(&md);
+    free(bars);
+    free(groups);
+    for (int r = 0; r < n; r++) free(rows[r].success);
+    free(rows);
+    return rc;
+}
+
+/* Mean of a metrics series (each key names its stage: "sys2_online/adv_std"); NAN when absent. */
+static double series_mean(const m2_series *s) {
+    double sum = 0;
+    for (int i = 0; s && i < s->n; i++) sum += s->value[i];
+    return s && s->n ? sum / s->n : NAN;
+}
+
+static double series_last(const m2_series *s) { return s && s->n ? s->value[s->n - 1] : NAN; }
+
+static void put_num(m2_strbuf *b, double v, const char *fmt) {
+    if (isnan(v)) m2_strbuf_puts(b, " - |");
+    else m2_strbuf_appendf(b, fmt, v);
+}
+
+int m2_report_append_rl_stages(const char *md_path, const m2_report_run *runs, int n_runs, m2_err *err) {
+    static const char *const stages[] = {"sys2_offline", "sys2_online"};
+    static const char *const prefix[] = {"sys2", "sys2_online"};   /* their metrics' keys (algo/train.c) */
+    m2_strbuf t = {0}, idle = {0};
+    int rows = 0, rc = -1;
+    char *md = NULL;
+    m2_strbuf_puts(&t, "\n## RL stages: what they changed\n\n"
+                       "Each RL stage against its start, on a fixed probe set of states from the low-level data "
+                       "(`sys2.probe_states`): the share of states whose greedy action changed and KL(start || end) "
+                       "per action token; the spread (standard deviation) of the advantages and of the actor's "
+                       "weights, averaged over the stage's logged steps; the online share of the replay buffer at "
+                       "the stage's end.\n\n"
+                       "| method | env | stage | probe states | greedy changed % | KL per token | advantage std | "
+                       "weight std | online share of buffer |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for (int r = 0; r < n_runs; r++) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/metrics.jsonl", runs[r].dir);
+        m2_series_set ms = {0};
+        if (m2_path_exists(p) && m2_metrics_load(p, &ms, err)) goto out;
+        for (int k = 0; k < 2; k++) {
+            char d[1400], key[96];
+            snprintf(d, sizeof d, "%s/artifacts/%s", runs[r].dir, stages[k]);
+            pw_probe_result pr;
+            int have = pw_probe_read(d, &pr, err);
+            if (have < 0) { m2_series_free(&ms); goto out; }
+            if (!have) continue;
+            snprintf(key, sizeof key, "%s/adv_std", prefix[k]);
+            double adv = series_mean(m2_series_find(&ms, key));
+            snprintf(key, sizeof key, "%s/w_std", prefix[k]);
+            double wsd = series_mean(m2_series_find(&ms, key));
+            double share = NAN;
+            if (k == 1) share = series_last(m2_series_find(&ms, "sys2_online/buffer_online_frac"));
+            m2_strbuf_appendf(&t, "| %s | %s | %s | %d | %.1f | %.4g |", runs[r].method, runs[r].env, stages[k], pr.n_states,
+                             pr.n_states ? 100.0 * pr.changed / pr.n_states : 0.0, pr.kl);
+            put_num(&t, adv, " %.4g |");
+            put_num(&t, wsd, " %.4g |");
+            put_num(&t, share, " %.2f |");
+            m2_strbuf_puts(&t, "\n");
+            if (pr.changed == 0)
+                m2_strbuf_appendf(&idle, "%s%s %s %s", idle.len ? "; " : "", runs[r].method, runs[r].env, stages[k]);
+            rows++;
+        }
+        m2_series_free(&ms);
+    }
+    if (!rows) { rc = 0; goto out; }
+    if (idle.len)
+        m2_strbuf_appendf(&t, "\nChanged no greedy decision on the probe set: %s. Such a stage leaves the evaluation's "
+                             "choices as the stage before it made them (a KL near 0 says the policy barely moved; a "
+                             "KL well above 0 with no changed decision says it moved only away from the argmax).\n",
+                         m2_strbuf_str(&idle));
+    size_t len = 0;
+    if (m2_read_file(md_path, &md, &len, err)) goto out;
+    m2_strbuf all = {0};
+    m2_strbuf_append(&all, md, len);
+    m2_strbuf_append(&all, t.p, t.len);
+    rc = all.oom || t.oom || idle.oom ? m2_errorf(err, M2_ENOMEM, "out of memory")
+                                      : m2_write_file_atomic(md_path, all.p, all.len, err);
+    m2_strbuf_free(&all);
+out:
+    free(md);
+    m2_strbuf_free(&t);
+    m2_strbuf_free(&idle);
+    return rc;
+}
+
 int m2_stage_report(m2_stage_ctx *ctx, m2_err *err) {
     m2_result_row *rows;
     int n;
     if (m2_report_collect(ctx->run->dir, m2_method_names[ctx->cfg->method], &rows, &n, err) != 0) return -1;
     int rc = m2_report_write(rows, n, ctx->run->dir, NULL, err);
     if (rc == 0) rc = m2_report_write_task_types(ctx->run->dir, m2_method_names[ctx->cfg->method], ctx->cfg->env_name, err);
+    if (rc == 0) {
+        char md[1300];
+        snprintf(md, sizeof md, "%s/results.md", ctx->run->dir);
+        m2_report_run one = {.dir = ctx->run->dir, .method = m2_method_names[ctx->cfg->method], .env = ctx->cfg->env_name};
+        rc = m2_report_append_rl_stages(md, &one, 1, err);
+    }
     if (rc == 0 && ctx->out) {
         if (n) m2_report_print(rows, n, ctx->out);
         else fprintf(ctx->out, "(no evaluation episodes in %s/eval)\n", ctx->run->dir);

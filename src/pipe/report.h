@@ -34,6 +34,31 @@ int m2_report_runs(const char *const *run_dirs, int n_runs, const char *out_dir,
  * run_dir/results.md from the eval stage's artifacts/eval/eval_summary.json; nothing without it. */
 int m2_report_write_task_types(const char *run_dir, const char *method, const char *env, m2_err *err);
 
+/* Results over training seeds: folders made alike but for run.seed (each a demo folder or a run
+ * folder holding results.json, e.g. `multi2 demo --out runs/s23 run.seed=23`), aggregated per
+ * (method, env, split): the mean over the folders of each one's success rate and mean score, their
+ * standard error (sample standard deviation / sqrt(n); none for one folder), the folders' mean
+ * steps and tokens per episode, and every folder's own success rate. Writes out_dir/results.md,
+ * out_dir/results.json ({"rows": [{method, env, split, seeds, episodes, success, success_se, score,
+ * score_se, steps, tokens_per_episode, success_per_seed[]}], "folders": [...]}, docs/runs.md) and
+ * out_dir/plots/results.svg|png (means with standard-error bars). A row missing from some folder is
+ * aggregated over the folders that have it (its `seeds` says how many). out_dir must be absent,
+ * empty, or a folder this function wrote (it holds seeds.json); a run or demo folder is refused. */
+int m2_report_over_seeds(const char *const *folders, int n_folders, const char *out_dir, const char *title,
+                         m2_err *err);
+
+/* One run of an RL-stage table: its folder and the names its rows carry. */
+typedef struct m2_report_run {
+    const char *dir, *method, *env;
+} m2_report_run;
+
+/* Appends to md_path a "RL stages" table, one row per run and RL stage it holds (sys2_offline,
+ * sys2_online): the probe set's share of changed greedy actions and KL from the stage's start
+ * (artifacts/<stage>/probe.json, pipe/probe.h), the mean spread of advantages and weights over the
+ * stage's logged steps and the last online share of the replay buffer (metrics.jsonl), and a line
+ * naming every stage that changed no greedy decision. Nothing is appended when no run holds one. */
+int m2_report_append_rl_stages(const char *md_path, const m2_report_run *runs, int n_runs, m2_err *err);
+
 /* The `report` stage: m2_report_collect + m2_report_write + m2_report_write_task_types on its own
  * run folder. */
 int m2_stage_report(m2_stage_ctx *ctx, m2_err *err);

@@ -7,6 +7,7 @@
 #include "io/io.h"
 #include "pipe/anchor_cands.h"
 #include "pipe/pipe.h"
+#include "pipe/probe.h"
 #include "pipe/runfiles.h"
 #include "pipe/world.h"
 
@@ -56,6 +57,23 @@ static m2_train_hooks hooks_of(hook_ud *h) {
 
 /* Under MPI only rank 0 writes files (docs/dist.md); a ctx made outside the runner writes. */
 static int writes(const m2_stage_ctx *ctx) { return ctx->writer || m2_dist_alone(ctx->dist); }
+
+/* The RL-stage diagnostics (pipe/probe.h) at the end of a stage: logged, printed, and written to the
+ * stage's artifacts beside its adapter. */
+static int probe_finish(m2_stage_ctx *ctx, pw_probe *p, m2_adapter *a, m2_err *err) {
+    if (!p) return 0;
+    pw_probe_result r;
+    if (pw_probe_end(p, a, (int)ctx->cfg->eval_max_new_tokens, &r, err)) return -1;
+    char k1[96], k2[96];
+    snprintf(k1, sizeof k1, "%s/probe_changed_frac", ctx->name);
+    snprintf(k2, sizeof k2, "%s/probe_kl", ctx->name);
+    m2_scalar s[2] = {{k1, r.n_states ? (double)r.changed / r.n_states : 0}, {k2, r.kl}};
+    if (m2_stage_log(ctx, s, 2, err)) return -1;
+    if (ctx->out)
+        fprintf(ctx->out, "%s: greedy action changed on %d of %d probe states; KL(start || end) %.4g per action token%s\n",
+                ctx->name, r.changed, r.n_states, r.kl, r.changed == 0 ? " (this stage changed no greedy decision)" : "");
+    return writes(ctx) ? pw_probe_write(&r, ctx->artifacts, err) : 0;
+}
 
 /* A stage's optimiser at a constant learning rate. */
 static m2_opt_opts opt_of(const m2_run_config *cfg, double lr, double wd) {
@@ -560,9 +578,11 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     m2_ctx *c = NULL;
     m2_head *q, *v;
     pw_anchor_cands *cands = NULL;
+    pw_probe *probe = NULL;
     m2_adapter *a = pw_adapter(&w, an, ctx->name, 1, err);
     if (!a || pw_heads(&w, ctx->name, &q, &v, err)) goto out;
     if (pw_load_set(cfg, ctx->run->dir, &w.tok, kind, 1, max_seq(cfg, w.m), &set, NULL, NULL, NULL, err)) goto out;
+    if (cfg->sys2_probe_states > 0 && pw_probe_begin(&w, &set, (int)cfg->sys2_probe_states, a, &probe, err)) goto out;
     if (!(idx = malloc((size_t)set.n * sizeof *idx))) { m2_errorf(err, M2_ENOMEM, "offline: out of memory"); goto out; }
     for (int i = 0; i < set.n; i++) idx[i] = i;
     int batch = (int)cfg->sys2_offline_batch;
@@ -620,8 +640,10 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     if (m2_train_offline(w.m, c, a, q, v, &set, idx, set.n, &o, &st, &rng, &hk, err)) goto out;
     ctx->step = h.base + st.step;
     if (writes(ctx) && (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
+    if (probe_finish(ctx, probe, a, err)) goto out;
     rc = 0;
 out:
+    pw_probe_free(probe);
     pw_anchor_cands_free(cands);
     free(idx);
     m2_ctx_free(c);
@@ -647,8 +669,16 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     int buf_ok = 0;
     m2_head *q, *v;
     m2_model_policy mp1 = {0}, mp2 = {0};   /* set below; their KV caches freed at out */
+    m2_seqset probe_set;                     /* the offline stage's set: the same probe states */
+    m2_seqset_init(&probe_set);
+    pw_probe *probe = NULL;
     m2_adapter *on = pw_adapter(&w, an, ctx->name, 1, err), *off = NULL, *s1 = NULL;
     if (!on || pw_heads(&w, ctx->name, &q, &v, err)) goto out;
+    if (cfg->sys2_probe_states > 0 &&
+        (pw_load_set(cfg, ctx->run->dir, &w.tok, flat ? "flat" : "low", 1, max_seq(cfg, w.m), &probe_set, NULL, NULL,
+                     NULL, err) ||
+         pw_probe_begin(&w, &probe_set, (int)cfg->sys2_probe_states, on, &probe, err)))
+        goto out;
     /* pi_off: a frozen copy of the adapter as the offline stage left it */
     {
         m2_lora_config lc = on->cfg;
@@ -732,8 +762,11 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
         goto out;
     ctx->step = h.base + st.step;
     if (writes(ctx) && (pw_save_adapter(&w, on, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
+    if (probe_finish(ctx, probe, on, err)) goto out;
     rc = 0;
 out:
+    pw_probe_free(probe);
+    m2_seqset_free(&probe_set);
     m2_model_policy_free(&mp1);
     m2_model_policy_free(&mp2);
     if (buf_ok) m2_replay_free(&buf);

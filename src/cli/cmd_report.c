@@ -1,0 +1,51 @@
+/* multi2 report: results over training seeds, from folders made alike but for run.seed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "pipe/report.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: multi2 report --out DIR [--title TEXT] FOLDER FOLDER...\n"
+            "\n"
+            "Aggregates the results.json of several demo or run folders, made alike but for run.seed (one\n"
+            "folder per training seed, e.g. `multi2 demo --out runs/s23 run.seed=23`), per method,\n"
+            "environment and split: mean success rate and mean score over the folders with their standard\n"
+            "error, mean steps and tokens per episode, and each folder's success rate. Writes\n"
+            "DIR/results.md, DIR/results.json and DIR/plots/results.svg|png (means with standard-error\n"
+            "bars). DIR must be new, empty, or a folder multi2 report wrote (DIR/seeds.json).\n");
+}
+
+int cmd_report(int argc, char **argv) {
+    const char *out = NULL, *title = NULL;
+    const char **folders = calloc((size_t)argc, sizeof *folders);
+    int n = 0;
+    if (!folders) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(folders); return 0; }
+        if (!strcmp(a, "--out") && next) { out = next; i++; }
+        else if (!strcmp(a, "--title") && next) { title = next; i++; }
+        else if (a[0] != '-') folders[n++] = a;
+        else {
+            fprintf(stderr, "multi2 report: unexpected argument '%s'%s\n", a,
+                    !strcmp(a, "--out") || !strcmp(a, "--title") ? " (needs a value)" : "");
+            usage(stderr);
+            free(folders);
+            return 2;
+        }
+    }
+    if (!out || n == 0) {
+        fprintf(stderr, "multi2 report: %s\n", !out ? "--out DIR is required" : "no folder given");
+        usage(stderr);
+        free(folders);
+        return 2;
+    }
+    m2_err err = {0};
+    int rc = m2_report_over_seeds(folders, n, out, title, &err);
+    if (rc) fprintf(stderr, "multi2 report: %s\n", err.msg);
+    else printf("results over %d folders: %s/results.md, %s/results.json, %s/plots/results.svg\n", n, out, out, out);
+    free(folders);
+    return rc ? 1 : 0;
+}
