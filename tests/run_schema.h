@@ -66,10 +66,30 @@ static const m2s_obj m2s_eval_record = M2S_OBJ_OF(m2s_eval_f, "eval record");
 static const m2s_field m2s_row_f[] = {
     M2S_F("method", M2S_STR, 1), M2S_F("env", M2S_STR, 1), M2S_F("split", M2S_STR, 1), M2S_F("episodes", M2S_INT, 1),
     M2S_F("success", M2S_NUM, 1), M2S_F("score", M2S_NUM, 1), M2S_F("steps", M2S_NUM, 1), M2S_F("tokens_per_episode", M2S_NUM, 1),
+    M2S_F("sys1_tokens_per_episode", M2S_NUM, 1), M2S_F("sys2_tokens_per_episode", M2S_NUM, 1), M2S_F("sys1_calls", M2S_NUM, 1),
+    M2S_F("invalid_rate", M2S_NUM, 1),
 };
 static const m2s_obj m2s_row = M2S_OBJ_OF(m2s_row_f, "results row");
 static const m2s_field m2s_results_f[] = {M2S_L("rows", M2S_ARR, 1, M2S_OBJ, &m2s_row)};
 static const m2s_obj m2s_results = M2S_OBJ_OF(m2s_results_f, "results.json");
+
+/* ---- artifacts/<RL stage>/probe.json (pipe/probe.h) */
+static const m2s_field m2s_probe_f[] = {
+    M2S_F("n_states", M2S_INT, 1), M2S_F("changed", M2S_INT, 1), M2S_F("changed_frac", M2S_NUM, 1), M2S_F("kl", M2S_NUM, 1),
+    M2S_F("kl_tokens", M2S_INT, 1),
+};
+static const m2s_obj m2s_probe = M2S_OBJ_OF(m2s_probe_f, "probe.json");
+
+/* ---- results over seeds (multi2 report): DIR/results.json */
+static const m2s_field m2s_seed_row_f[] = {
+    M2S_F("method", M2S_STR, 1), M2S_F("env", M2S_STR, 1), M2S_F("split", M2S_STR, 1), M2S_F("seeds", M2S_INT, 1),
+    M2S_F("episodes", M2S_NUM, 1), M2S_F("success", M2S_NUM, 1), M2S_F("success_se", M2S_NUM_OR_NULL, 1),
+    M2S_F("score", M2S_NUM, 1), M2S_F("score_se", M2S_NUM_OR_NULL, 1), M2S_F("steps", M2S_NUM, 1),
+    M2S_F("tokens_per_episode", M2S_NUM, 1), M2S_L("success_per_seed", M2S_ARR, 1, M2S_NUM_OR_NULL, NULL),
+};
+static const m2s_obj m2s_seed_row = M2S_OBJ_OF(m2s_seed_row_f, "results-over-seeds row");
+static const m2s_field m2s_seeds_f[] = {M2S_L("rows", M2S_ARR, 1, M2S_OBJ, &m2s_seed_row), M2S_L("folders", M2S_ARR, 1, M2S_STR, NULL)};
+static const m2s_obj m2s_seeds = M2S_OBJ_OF(m2s_seeds_f, "results over seeds");
 
 /* ---- metrics.jsonl: one line per log call */
 static const m2s_field m2s_metrics_f[] = {M2S_F("step", M2S_INT, 1), M2S_L("data", M2S_MAP, 1, M2S_NUM_OR_NULL, NULL)};

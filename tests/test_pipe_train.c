@@ -274,6 +274,16 @@ static void run_files_match_schema(const char *dir) {
     assert_true(n > 10);
     if (m2s_check_eval_dir(dir, &n, why, sizeof why)) fail_msg("%s", why);
     assert_true(n >= 2);
+    for (int k = 0; k < 2; k++) {   /* the RL stages' diagnostics */
+        snprintf(p, sizeof p, "%s/artifacts/%s/probe.json", dir, k ? "sys2_online" : "sys2_offline");
+        if (m2s_check_json_file(p, &m2s_probe, why, sizeof why)) fail_msg("%s", why);
+    }
+    snprintf(p, sizeof p, "%s/results.md", dir);
+    char *md = NULL;
+    m2_err err = {0};
+    if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
+    assert_non_null(strstr(md, "## RL stages: what they changed"));
+    free(md);
 }
 
 static void resume_is_exact(void **state) {

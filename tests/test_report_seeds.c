@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include "core/fsutil.h"
 #include "pipe/report.h"
+#include "run_schema.h"
 #include "tmpdir.h"
 
 static void put_results(const char *dir, const char *json) {
@@ -72,6 +73,9 @@ static void means_and_standard_errors(void **state) {
     put_results(c, js);
     const char *f[3] = {a, b, c};
     assert_int_equal(m2_report_over_seeds(f, 3, out, NULL, &err), 0);
+    char why[1024], jp[600];
+    snprintf(jp, sizeof jp, "%s/results.json", out);
+    if (m2s_check_json_file(jp, &m2s_seeds, why, sizeof why)) fail_msg("%s", why);   /* docs/runs.md's format */
     cJSON *j = read_json(out);
     /* multi2: 0.2, 0.4, 0.9 -> mean 0.5, sample sd sqrt(0.13) = 0.360555, se 0.208167 */
     const cJSON *m = find_row(j, "multi2", "id");

@@ -562,8 +562,10 @@ static void report_aggregates_eval_files(void **state) {
     assert_int_equal(m2_mkdir_p(p, &err), 0);
     snprintf(p, sizeof p, "%s/eval/id.jsonl", dir);
     FILE *f = fopen(p, "w");
-    fputs("{\"env\":\"textcraft\",\"split\":\"id\",\"success\":true,\"score\":1,\"steps\":10,\"tokens\":{\"prompt\":100,\"generated\":20}}\n"
-          "{\"env\":\"textcraft\",\"split\":\"id\",\"success\":false,\"score\":0,\"steps\":50,\"tokens\":60}\n"
+    fputs("{\"env\":\"textcraft\",\"split\":\"id\",\"success\":true,\"score\":1,\"steps\":10,\"tokens\":{\"prompt\":100,\"generated\":20},"
+          "\"token_counts\":{\"sys1_prompt\":30,\"sys1_gen\":2,\"sys2_prompt\":80,\"sys2_gen\":8},\"sys1_calls\":3,\"invalid_actions\":2}\n"
+          "{\"env\":\"textcraft\",\"split\":\"id\",\"success\":false,\"score\":0,\"steps\":50,\"tokens\":60,"
+          "\"token_counts\":{\"sys1_prompt\":10,\"sys1_gen\":0,\"sys2_prompt\":40,\"sys2_gen\":10},\"sys1_calls\":1,\"invalid_actions\":10}\n"
           "{\"env\":\"textcraft\",\"split\":\"ood\",\"success\":1,\"score\":1,\"steps\":4,\"tokens\":10}\n", f);
     fclose(f);
     m2_result_row *rows;
@@ -573,11 +575,14 @@ static void report_aggregates_eval_files(void **state) {
     assert_string_equal(rows[0].split, "id");
     assert_int_equal(rows[0].episodes, 2);
     assert_true(rows[0].success == 0.5 && rows[0].steps == 30 && rows[0].tokens == 90);
+    /* per system: (32 + 10) / 2 and (88 + 50) / 2; System 1 calls (3 + 1) / 2; invalid 12 of 60 steps */
+    assert_true(rows[0].sys1_tokens == 21 && rows[0].sys2_tokens == 69 && rows[0].sys1_calls == 2);
+    assert_true(fabs(rows[0].invalid_rate - 0.2) < 1e-12);
     assert_true(rows[1].success == 1.0);
     assert_int_equal(m2_report_write(rows, n, dir, NULL, &err), 0);
     free(rows);
     char *md = slurp(dir, "results.md");
-    assert_non_null(strstr(md, "| multi2 | textcraft | id | 2 | 50.0 | 0.500 | 30.0 | 90 |"));
+    assert_non_null(strstr(md, "| multi2 | textcraft | id | 2 | 50.0 | 0.500 | 30.0 | 90 | 21 / 69 | 2.0 | 20.0 |"));
     assert_null(strstr(md, "Per task type"));   /* no eval stage summary yet */
     free(md);
     /* the per-type table comes from the eval stage's summary (agent/eval.h's aggregate) */

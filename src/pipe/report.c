@@ -52,6 +52,14 @@ static int add_episode(void *ctx, const cJSON *o, long line_no) {
     r->score += m2_env_unit_score(env->valuestring, num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "score")));
     r->steps += num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "steps"));
     r->tokens += num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "tokens"));
+    /* the model runs' split per system (agent/eval.h records; reference policies have none) */
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(o, "token_counts");
+    r->sys1_tokens += num_or_sum(cJSON_GetObjectItemCaseSensitive(tc, "sys1_prompt")) +
+                      num_or_sum(cJSON_GetObjectItemCaseSensitive(tc, "sys1_gen"));
+    r->sys2_tokens += num_or_sum(cJSON_GetObjectItemCaseSensitive(tc, "sys2_prompt")) +
+                      num_or_sum(cJSON_GetObjectItemCaseSensitive(tc, "sys2_gen"));
+    r->sys1_calls += num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "sys1_calls"));
+    r->invalid_rate += num_or_sum(cJSON_GetObjectItemCaseSensitive(o, "invalid_actions"));   /* a count until the end */
     return 0;
 }
 
@@ -95,11 +103,15 @@ int m2_report_collect(const char *run_dir, const char *method, m2_result_row **r
     if (rc == 0 && a.oom) rc = m2_errorf(err, M2_ENOMEM, "out of memory");
     if (rc != 0) { free(a.rows); return rc; }
     for (int i = 0; i < a.n; i++) {
-        double k = (double)a.rows[i].episodes;
+        double k = (double)a.rows[i].episodes, steps = a.rows[i].steps;
         a.rows[i].success /= k;
         a.rows[i].score /= k;
         a.rows[i].steps /= k;
         a.rows[i].tokens /= k;
+        a.rows[i].sys1_tokens /= k;
+        a.rows[i].sys2_tokens /= k;
+        a.rows[i].sys1_calls /= k;
+        a.rows[i].invalid_rate = steps > 0 ? a.rows[i].invalid_rate / steps : 0;
     }
     *rows = a.rows;
     *n = a.n;
@@ -125,6 +137,10 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
         cJSON_AddNumberToObject(o, "score", rows[i].score);
         cJSON_AddNumberToObject(o, "steps", rows[i].steps);
         cJSON_AddNumberToObject(o, "tokens_per_episode", rows[i].tokens);
+        cJSON_AddNumberToObject(o, "sys1_tokens_per_episode", rows[i].sys1_tokens);
+        cJSON_AddNumberToObject(o, "sys2_tokens_per_episode", rows[i].sys2_tokens);
+        cJSON_AddNumberToObject(o, "sys1_calls", rows[i].sys1_calls);
+        cJSON_AddNumberToObject(o, "invalid_rate", rows[i].invalid_rate);
         cJSON_AddItemToArray(arr, o);
     }
     char *js = cJSON_Print(j);
@@ -139,12 +155,14 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
     char *md = malloc(cap);
     if (!md) return m2_errorf(err, M2_ENOMEM, "out of memory");
     size_t k = (size_t)snprintf(md, cap, "# %s\n\n%s%s| method | env | split | episodes | success %% | score | steps | "
-                                         "tokens/episode |\n|---|---|---|---:|---:|---:|---:|---:|\n",
+                                         "tokens/episode | System 1 / System 2 tokens | System 1 calls | invalid %% |\n"
+                                         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
                                 title ? title : "Results", note ? note : "", note ? "\n\n" : "");
     for (int i = 0; i < n && k < cap; i++)
-        k += (size_t)snprintf(md + k, cap - k, "| %s | %s | %s | %ld | %.1f | %.3f | %.1f | %.0f |\n", rows[i].method,
-                              rows[i].env, rows[i].split, rows[i].episodes, 100 * rows[i].success, rows[i].score,
-                              rows[i].steps, rows[i].tokens);
+        k += (size_t)snprintf(md + k, cap - k, "| %s | %s | %s | %ld | %.1f | %.3f | %.1f | %.0f | %.0f / %.0f | %.1f | %.1f |\n",
+                              rows[i].method, rows[i].env, rows[i].split, rows[i].episodes, 100 * rows[i].success,
+                              rows[i].score, rows[i].steps, rows[i].tokens, rows[i].sys1_tokens, rows[i].sys2_tokens,
+                              rows[i].sys1_calls, 100 * rows[i].invalid_rate);
     if (n == 0 && k < cap) k += (size_t)snprintf(md + k, cap - k, "\n(no evaluation episodes found)\n");
     snprintf(p, sizeof p, "%s/results.md", out_dir);
     rc = m2_write_file_atomic(p, md, strlen(md), err);

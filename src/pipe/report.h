@@ -12,6 +12,9 @@ typedef struct m2_result_row {
     char method[64], env[64], split[32];
     long episodes;
     double success, score, steps, tokens;   /* means over episodes */
+    double sys1_tokens, sys2_tokens;        /* means over episodes: each system's prompt + generated tokens */
+    double sys1_calls;                      /* mean System 1 calls per episode */
+    double invalid_rate;                    /* invalid actions / environment steps */
 } m2_result_row;
 
 /* Rows of one run folder (method from its config.yaml, or `method` when non-NULL). *rows is
