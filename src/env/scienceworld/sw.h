@@ -48,6 +48,9 @@ enum m2_sw_kind {
     M2_SW_K_COUNT
 };
 
+/* Each kind's name in the object tree a caller inspects (the "type" of scienceworld.c's object_tree). */
+extern const char *const m2_sw_kind_names[M2_SW_K_COUNT];
+
 enum { M2_SW_ST_SOLID = 0, M2_SW_ST_LIQUID = 1, M2_SW_ST_GAS = 2 };
 
 /* Object flags */
