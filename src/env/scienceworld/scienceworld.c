@@ -434,8 +434,7 @@ static char *inspect(m2_env *env, const char *what, m2_err *err) {
     if (!strcmp(what, "possible_objects")) v = possible_objects(e);
     else if (!strcmp(what, "object_tree")) v = object_tree(&e->s.w, e->s.w.universe, 0);
     else if (!strcmp(what, "look") || !strcmp(what, "inventory")) {   /* free actions: no tick */
-        if (what[0] == 'l') m2_sw_look_around(&e->s.w, &b);
-        else m2_sw_inventory_text(&e->s.w, &b);
+        m2_sw_free_action_text(&e->s.w, what[0] == 'i', &b);
         v = b.oom ? NULL : cJSON_CreateString(b.p ? b.p : "");
         m2_strbuf_free(&b);
     } else {
