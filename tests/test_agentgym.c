@@ -113,7 +113,7 @@ static void *hammer(void *p) {
     for (int i = 0; i < 1500; i++) {
         a->seed = a->seed * 1103515245u + 12345u;
         unsigned r = a->seed >> 8;
-        int id = (int)(r % 24), op = (int)(r / 24 % 6), st = 0;
+        int id = (int)(r % 24), op = (int)(r / 24 % 9), st = 0;
         const char *m = "POST", *path = "/step", *query = NULL;
         snprintf(body, sizeof body, "{\"id\": %d, \"action\": \"look around\"}", id);
         snprintf(q, sizeof q, "id=%d", id);
@@ -123,6 +123,9 @@ static void *hammer(void *p) {
         case 2: path = "/reset"; snprintf(body, sizeof body, "{\"id\": %d, \"data_idx\": %d}", id, (int)(r % 50)); break;
         case 3: m = "GET"; path = "/detail"; query = q; break;
         case 4: m = "GET"; path = "/action_hint"; query = q; break;
+        case 5: m = "GET"; path = "/state"; query = q; break;
+        case 6: m = "GET"; path = "/object_tree"; query = q; break;
+        case 7: path = "/step_visual"; break;
         default: break;
         }
         char *resp = m2_gym_handle(a->g, m, path, query, m[0] == 'P' ? body : NULL, m[0] == 'P' ? strlen(body) : 0, i * 0.001, &st);
