@@ -113,7 +113,7 @@ static void *hammer(void *p) {
     for (int i = 0; i < 1500; i++) {
         a->seed = a->seed * 1103515245u + 12345u;
         unsigned r = a->seed >> 8;
-        int id = (int)(r % 24), op = (int)(r / 24 % 6), st = 0;
+        int id = (int)(r % 24), op = (int)(r / 24 % 9), st = 0;
         const char *m = "POST", *path = "/step", *query = NULL;
         snprintf(body, sizeof body, "{\"id\": %d, \"action\": \"look around\"}", id);
         snprintf(q, sizeof q, "id=%d", id);
@@ -123,6 +123,9 @@ static void *hammer(void *p) {
         case 2: path = "/reset"; snprintf(body, sizeof body, "{\"id\": %d, \"data_idx\": %d}", id, (int)(r % 50)); break;
         case 3: m = "GET"; path = "/detail"; query = q; break;
         case 4: m = "GET"; path = "/action_hint"; query = q; break;
+        case 5: m = "GET"; path = "/state"; query = q; break;
+        case 6: m = "GET"; path = "/object_tree"; query = q; break;
+        case 7: path = "/step_visual"; break;
         default: break;
         }
         char *resp = m2_gym_handle(a->g, m, path, query, m[0] == 'P' ? body : NULL, m[0] == 'P' ? strlen(body) : 0, i * 0.001, &st);
@@ -154,12 +157,200 @@ static void threads_on_the_same_ids(void **state) {
     m2_gym_free(g);
 }
 
+static const cJSON *field(const cJSON *j, const char *k) { return cJSON_GetObjectItemCaseSensitive(j, k); }
+
+/* A whole subtree searched for an object of `type` (the object tree's nodes). */
+static const cJSON *find_type(const cJSON *node, const char *type) {
+    const cJSON *t = field(node, "type");
+    if (cJSON_IsString(t) && !strcmp(t->valuestring, type)) return node;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, field(node, "contents")) {
+        const cJSON *hit = find_type(c, type);
+        if (hit) return hit;
+    }
+    return NULL;
+}
+
+/* SciWorld's /action_hint objects, /object_tree, /state and /step_visual, and their errors. */
+static void sciworld_state_routes(void **state) {
+    m2_gym *g;
+    m2_err err = {0};
+    m2_gym_config cfg = {.env = "sciworld"};
+    assert_int_equal(m2_gym_create(&g, &cfg, &err), 0);
+    int st;
+    cJSON_Delete(call(g, "POST", "/create", NULL, NULL, 0, &st));
+    cJSON *j = call(g, "GET", "/state", "id=0", NULL, 0, &st);   /* before a reset */
+    assert_string_equal(err_of(j), "The environment 0 has not been reset.");
+    cJSON_Delete(j);
+    cJSON *reset = call(g, "POST", "/reset", NULL, "{\"id\": 0, \"data_idx\": 0}", 0, &st);
+    assert_null(err_of(reset));
+
+    /* possible objects: the visible objects' referents, sorted, the room's doors among them */
+    j = call(g, "GET", "/action_hint", "id=0", NULL, 0, &st);
+    const cJSON *objs = field(j, "possible_objects");
+    assert_true(cJSON_GetArraySize(objs) > 5);
+    const cJSON *o, *prev = NULL;
+    int doors = 0;
+    cJSON_ArrayForEach(o, objs) {
+        assert_true(cJSON_IsString(o));
+        if (prev) assert_true(strcmp(prev->valuestring, o->valuestring) <= 0);
+        doors += strstr(o->valuestring, " door") != NULL;
+        prev = o;
+    }
+    assert_true(doors >= 1);
+    cJSON_Delete(j);
+
+    /* the object tree: the universe holding rooms, the agent somewhere with its inventory */
+    j = call(g, "GET", "/object_tree", "id=0", NULL, 0, &st);
+    const cJSON *tree = field(j, "object_tree");
+    assert_string_equal(field(tree, "name")->valuestring, "universe");
+    assert_non_null(find_type(tree, "room"));
+    const cJSON *agent = find_type(tree, "agent");
+    assert_non_null(agent);
+    assert_non_null(find_type(agent, "inventory"));
+    assert_true(cJSON_IsFalse(field(agent, "isDeleted")));
+    cJSON_Delete(j);
+
+    /* /state: the free look is the room the reset showed; no move spent; lists cut at 10 */
+    j = call(g, "GET", "/state", "id=0", NULL, 0, &st);
+    char look[2048];
+    snprintf(look, sizeof look, "%s", field(j, "observation")->valuestring);
+    assert_true(strlen(look) > 20 && !strncmp(look, field(reset, "observation")->valuestring, strlen(look)));
+    assert_non_null(strstr(field(j, "inventory")->valuestring, "inventory"));
+    assert_string_equal(field(j, "task_description")->valuestring, field(reset, "task_description")->valuestring);
+    assert_int_equal(cJSON_GetArraySize(field(j, "possible_actions")), 10);
+    assert_int_equal(cJSON_GetArraySize(field(j, "possible_objects")), 10);
+    assert_int_equal(field(j, "current_moves")->valueint, 0);
+    assert_string_equal(field(field(j, "environment_info"), "task_name")->valuestring, "boil");
+    cJSON_Delete(j);
+
+    /* /step_visual: "</s>" dropped, the text after "Action:" played; info, tree, inventory, moves */
+    j = call(g, "POST", "/step_visual", NULL, "{\"id\": 0, \"action\": \"Thought: look first.\\nAction:  look around \\nAction: x</s>\"}", 0, &st);
+    assert_null(err_of(j));
+    assert_string_equal(field(j, "observation")->valuestring, look);   /* the free look's words = the step's */
+    assert_int_equal(field(j, "moves")->valueint, 1);
+    assert_int_equal(field(field(j, "info"), "moves")->valueint, 1);
+    assert_string_equal(field(field(j, "info"), "taskName")->valuestring, "boil");
+    assert_string_equal(field(field(j, "info"), "look")->valuestring, look);
+    assert_true(cJSON_GetArraySize(field(field(j, "info"), "valid")) > 0);
+    assert_string_equal(field(field(j, "object_tree"), "name")->valuestring, "universe");
+    assert_non_null(strstr(field(j, "inventory")->valuestring, "inventory"));
+    cJSON_Delete(j);
+    j = call(g, "GET", "/detail", "id=0", NULL, 0, &st);   /* the info dict took the answer's fields */
+    assert_non_null(field(j, "object_tree"));
+    assert_int_equal(field(j, "moves")->valueint, 1);
+    cJSON_Delete(j);
+    j = call(g, "POST", "/step_visual", NULL, "{\"id\": 0, \"action\": \"inventory</s>\"}", 0, &st);
+    assert_string_equal(field(j, "observation")->valuestring, field(j, "inventory")->valuestring);
+    cJSON_Delete(j);
+    j = call(g, "GET", "/state", "id=0", NULL, 0, &st);
+    assert_int_equal(field(j, "current_moves")->valueint, 2);
+    cJSON_Delete(j);
+    cJSON_Delete(reset);
+
+    /* errors: unknown and closed ids, bad bodies, the routes only sciworld has */
+    j = call(g, "GET", "/object_tree", "id=9", NULL, 0, &st);
+    assert_string_equal(err_of(j), "The id 9 is not valid.");
+    cJSON_Delete(j);
+    j = call(g, "POST", "/step_visual", NULL, "{\"id\": 9, \"action\": \"look around\"}", 0, &st);
+    assert_string_equal(err_of(j), "The id 9 is not valid.");
+    cJSON_Delete(j);
+    j = call(g, "POST", "/step_visual", NULL, "{\"id\": 0}", 0, &st);
+    assert_int_equal(st, 422);
+    cJSON_Delete(j);
+    j = call(g, "POST", "/step_visual", NULL, "{\"id\": 0, \"action\": ", 0, &st);
+    assert_int_equal(st, 422);
+    cJSON_Delete(j);
+    j = call(g, "GET", "/step_visual", "id=0", NULL, 0, &st);
+    assert_int_equal(st, 405);
+    cJSON_Delete(j);
+    j = call(g, "GET", "/state", "id=zero", NULL, 0, &st);
+    assert_int_equal(st, 422);
+    cJSON_Delete(j);
+    cJSON_Delete(call(g, "POST", "/close", NULL, "{\"id\": 0}", 0, &st));
+    j = call(g, "GET", "/state", "id=0", NULL, 0, &st);
+    assert_string_equal(err_of(j), "The task with environment 0 has been deleted.");
+    cJSON_Delete(j);
+    m2_gym_free(g);
+
+    cfg.env = "textcraft";
+    assert_int_equal(m2_gym_create(&g, &cfg, &err), 0);
+    j = call(g, "GET", "/object_tree", "id=0", NULL, 0, &st);
+    assert_int_equal(st, 404);
+    cJSON_Delete(j);
+    m2_gym_free(g);
+}
+
+/* TextCraft's /create with the caller's own commands and goal: shown as given, played to a win. */
+static void textcraft_custom_commands_and_goal(void **state) {
+    m2_gym *g;
+    m2_err err = {0};
+    m2_gym_config cfg = {.env = "textcraft"};
+    assert_int_equal(m2_gym_create(&g, &cfg, &err), 0);
+    int st;
+    cJSON *j = call(g, "POST", "/create", NULL,
+                    "{\"commands\": \"craft 4 pine planks using 1 pine logs\", \"goal\": \"minecraft:pine_planks\"}", 0, &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(field(j, "id")->valueint, 0);
+    assert_string_equal(field(j, "observation")->valuestring,
+                        "Crafting commands:\ncraft 4 pine planks using 1 pine logs\n\nGoal: craft pine planks.");
+    cJSON_Delete(j);
+    j = call(g, "GET", "/commands", "id=0", NULL, 0, &st);
+    assert_string_equal(j->valuestring, "craft 4 pine planks using 1 pine logs");
+    cJSON_Delete(j);
+    j = call(g, "GET", "/goal", "id=0", NULL, 0, &st);
+    assert_string_equal(j->valuestring, "minecraft:pine_planks");
+    cJSON_Delete(j);
+    j = call(g, "GET", "/observation", "id=0", NULL, 0, &st);
+    assert_non_null(strstr(j->valuestring, "Goal: craft pine planks."));
+    cJSON_Delete(j);
+    cJSON_Delete(call(g, "POST", "/step", NULL, "{\"id\": 0, \"action\": \"get 1 pine logs\"}", 0, &st));
+    j = call(g, "POST", "/step", NULL, "{\"id\": 0, \"action\": \"craft 4 pine planks using 1 pine logs\"}", 0, &st);
+    assert_int_equal(field(j, "reward")->valueint, 1);   /* the caller's goal is the one that wins */
+    assert_true(cJSON_IsTrue(field(j, "done")));
+    cJSON_Delete(j);
+    /* a reset plays data_idx's episode again, its own commands and goal */
+    cJSON_Delete(call(g, "POST", "/reset", NULL, "{\"id\": 0, \"data_idx\": 0}", 0, &st));
+    j = call(g, "GET", "/commands", "id=0", NULL, 0, &st);
+    assert_true(cJSON_IsString(j) && strcmp(j->valuestring, "craft 4 pine planks using 1 pine logs"));
+    cJSON_Delete(j);
+
+    /* bad values: errors that name the field; the id they took is gone, as AgentGym's */
+    static const struct { const char *body, *want; int status; } bad[] = {
+        {"{\"goal\": \"minecraft:pine_planks\"}", "go together", 200},
+        {"{\"commands\": \"craft 4 pine planks using 1 pine logs\"}", "go together", 200},
+        {"{\"commands\": \"x\", \"goal\": \"pine_planks\"}", "item id", 200},
+        {"{\"commands\": \"x\", \"goal\": \"minecraft:\"}", "item id", 200},
+        {"{\"commands\": \"x\", \"goal\": \"minecraft:unobtainium\"}", "\"minecraft:unobtainium\" is not an item", 200},
+        {"{\"commands\": \"x\", \"goal\": \"minecraft:pine_logs\"}", "can craft", 200},   /* a base item */
+        {"{\"commands\": \" \\n\", \"goal\": \"minecraft:pine_planks\"}", "commands is empty", 200},
+        {"{\"commands\": 4, \"goal\": \"minecraft:pine_planks\"}", "body.commands", 422},
+        {"{\"commands\": \"x\", \"goal\": [1]}", "body.goal", 422},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        j = call(g, "POST", "/create", NULL, bad[i].body, 0, &st);
+        assert_int_equal(st, bad[i].status);
+        const cJSON *m = field(j, st == 200 ? "error" : "detail");
+        assert_true(cJSON_IsString(m));
+        if (!strstr(m->valuestring, bad[i].want)) fail_msg("%s -> %s (wanted %s)", bad[i].body, m->valuestring, bad[i].want);
+        cJSON_Delete(j);
+    }
+    assert_int_equal(m2_gym_open_envs(g), 1);
+    j = call(g, "POST", "/create", NULL, "{\"commands\": null, \"goal\": null}", 0, &st);   /* nulls: a plain create */
+    assert_null(err_of(j));
+    assert_true(cJSON_IsNumber(field(j, "id")));
+    cJSON_Delete(j);
+    m2_gym_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(routes_and_statuses),
         cmocka_unit_test(idle_expiry_uses_the_callers_clock),
         cmocka_unit_test(unknown_names_are_errors),
         cmocka_unit_test(threads_on_the_same_ids),
+        cmocka_unit_test(sciworld_state_routes),
+        cmocka_unit_test(textcraft_custom_commands_and_goal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

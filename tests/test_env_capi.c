@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "env/env.h"
@@ -148,6 +150,76 @@ static void task_lists(void **state) {
     m2e_free(e);
 }
 
+/* m2e_inspect shows ScienceWorld's state without touching it: the episode plays on exactly as a
+ * twin's that is never inspected, the free look's words are the step's, the rooms one can go to
+ * are among the possible objects; the wrong name or class is an error, not a crash. */
+static void inspect_leaves_the_episode(void **state) {
+    m2e_env *e = m2e_create("scienceworld", NULL, NULL, 0), *twin = m2e_create("scienceworld", NULL, NULL, 0);
+    assert_null(m2e_inspect(e, "look"));
+    assert_non_null(strstr(m2e_error(e), "reset first"));
+    m2e_result a, b;
+    /* boil: the expert lights the stove early, so every tick shows in the water's temperature */
+    assert_int_equal(m2e_reset(e, "boil", "train", 0, 0, &a), 0);
+    assert_int_equal(m2e_reset(twin, "boil", "train", 0, 0, &b), 0);
+    int hot = 0;
+    for (int s = 0; s < 40 && !a.done; s++) {
+        static const char *const what[] = {"look", "inventory", "possible_objects", "object_tree"};
+        for (int k = 0; k < 4; k++) {
+            char *js = m2e_inspect(e, what[k]);
+            assert_non_null(js);
+            if (k == 3) assert_non_null(strstr(js, "\"type\":\"agent\""));
+            if (k == 2) {   /* every room the agent can go to is a possible object */
+                const char *const *adm;
+                int n;
+                assert_int_equal(m2e_admissible(e, &adm, &n), 0);
+                for (int i = 0; i < n; i++) {
+                    if (strncmp(adm[i], "go to ", 6)) continue;
+                    char quoted[256];
+                    snprintf(quoted, sizeof quoted, "\"%s\"", adm[i] + 6);
+                    assert_non_null(strstr(js, quoted));
+                }
+            }
+            m2e_string_free(js);
+        }
+        assert_int_equal(m2e_last(e, &a), 0);
+        assert_int_equal(a.moves, s);   /* inspecting spent no move, nor any tick: the worlds agree */
+        char *te = m2e_inspect(e, "object_tree"), *tt = m2e_inspect(twin, "object_tree");
+        assert_string_equal(te, tt);
+        hot |= strstr(te, "\"isActivated\":true") != NULL;
+        m2e_string_free(te);
+        m2e_string_free(tt);
+        char act[512];
+        if (m2e_oracle(twin, act, sizeof act)) strcpy(act, "look around");
+        assert_int_equal(m2e_step(e, act, &a), 0);
+        assert_int_equal(m2e_step(twin, act, &b), 0);
+        assert_string_equal(a.observation, b.observation);
+        assert_true(a.score == b.score && a.done == b.done);
+    }
+    assert_true(hot);   /* a device was on: the ticks had something to change */
+    char *look = m2e_inspect(e, "look"), *inv = m2e_inspect(e, "inventory");
+    assert_int_equal(m2e_step(twin, "look around", &b), 0);
+    assert_non_null(look);
+    cJSON *lj = cJSON_Parse(look), *ij = cJSON_Parse(inv);   /* JSON strings */
+    assert_true(cJSON_IsString(lj) && cJSON_IsString(ij));
+    assert_string_equal(lj->valuestring, b.observation);
+    assert_int_equal(m2e_step(twin, "inventory", &b), 0);
+    assert_string_equal(ij->valuestring, b.observation);
+    cJSON_Delete(lj);
+    cJSON_Delete(ij);
+    m2e_string_free(look);
+    m2e_string_free(inv);
+    assert_null(m2e_inspect(e, "weather"));
+    assert_non_null(strstr(m2e_error(e), "possible_objects"));
+    assert_null(m2e_inspect(e, NULL));
+    m2e_free(e);
+    m2e_free(twin);
+    m2e_env *tc = m2e_create("textcraft", NULL, NULL, 0);
+    assert_int_equal(m2e_reset(tc, NULL, "train", 0, 0, NULL), 0);
+    assert_null(m2e_inspect(tc, "look"));
+    assert_non_null(strstr(m2e_error(tc), "nothing to inspect"));
+    m2e_free(tc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_and_versions),
@@ -156,6 +228,7 @@ int main(void) {
         cmocka_unit_test(step_many_equals_steps),
         cmocka_unit_test(describe_leaves_the_episode),
         cmocka_unit_test(task_lists),
+        cmocka_unit_test(inspect_leaves_the_episode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@ import ctypes
 import os
 import threading
 
-API_VERSION = 1          # the M2E_API_VERSION this package was written against
+API_VERSION = 2          # the M2E_API_VERSION this package was written against (2: m2e_inspect)
 
 class m2e_result(ctypes.Structure):
     _fields_ = [
@@ -53,6 +53,7 @@ _PROTOTYPES = {
     "m2e_admissible": (_I, [_P, ctypes.POINTER(ctypes.POINTER(_S)), ctypes.POINTER(_I)]),
     "m2e_oracle": (_I, [_P, ctypes.c_char_p, ctypes.c_size_t]),
     "m2e_describe": (_P, [_P, _S, _S, _I]),   # a malloc'd char*: kept as a pointer to free it
+    "m2e_inspect": (_P, [_P, _S]),            # a malloc'd char* (JSON), as m2e_describe's
     "m2e_string_free": (None, [_P]),
 }
 

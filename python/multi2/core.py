@@ -104,6 +104,17 @@ class Handle:
         finally:
             self._L.m2e_string_free(p)
 
+    def inspect(self, what):
+        """A JSON value about the current state (m2e_inspect: ScienceWorld's possible_objects,
+        object_tree, look, inventory), taking no game time."""
+        p = self._L.m2e_inspect(self.ptr, enc(what))
+        if not p:
+            self._check(-1)
+        try:
+            return json.loads(ctypes.string_at(p).decode("utf-8", "replace"))
+        finally:
+            self._L.m2e_string_free(p)
+
     # --- playing ---
     def reset(self, task=None, split="train", index=0, seed=0):
         self._check(self._L.m2e_reset(self.ptr, enc(task), enc(split), int(index), int(seed) & (2**64 - 1),

@@ -11,8 +11,8 @@ getTaskNames ... that GLIDER's and Multi²'s code use):
 Variations: every task's variations 0..n-1 as in the original, split train / dev / test by index
 (get_variations_train/dev/test). Differences from the Scala original: simplifications are accepted
 and ignored (multi2's worlds are the original's default), get_possible_actions lists the admissible
-actions now rather than action templates, get_possible_objects is empty, and the gold sequence
-comes from multi2's oracle (often shorter than the original's gold path; docs/scienceworld.md).
+actions now rather than action templates, getObjectTree holds what multi2 models of each object
+(docs/python.md), and the gold sequence comes from multi2's oracle (often shorter than the original's gold path; docs/scienceworld.md).
 """
 from .core import Error, Handle
 
@@ -124,7 +124,17 @@ class ScienceWorldEnv:
         return self._h.admissible()
 
     def get_possible_objects(self):
-        return []
+        return self._h.inspect("possible_objects")
+
+    def get_object_tree(self):
+        return self._h.inspect("object_tree")
+
+    def look(self):
+        """The free action: what "look around" answers, without a move."""
+        return self._h.inspect("look")
+
+    def inventory(self):
+        return self._h.inspect("inventory")
 
     def get_num_moves(self):
         return self._last.moves if self._last else 0
@@ -162,6 +172,7 @@ class ScienceWorldEnv:
     getTaskDescription = get_task_description
     getPossibleActions = get_possible_actions
     getPossibleObjects = get_possible_objects
+    getObjectTree = get_object_tree
     getValidActionObjectCombinations = get_valid_action_object_combinations
     getGoldActionSequence = get_gold_action_sequence
     getNumMoves = get_num_moves

@@ -31,6 +31,9 @@ typedef struct gym_slot {
     int have_episode, done;
     int split, index;        /* the episode being played */
     const char *task;        /* its task family (ScienceWorld) or NULL */
+    int variation;           /* ScienceWorld: its variation */
+    char *tc_commands;       /* TextCraft: a custom episode's commands text and goal id (/create), else NULL */
+    char *tc_goal;
 } gym_slot;
 
 /* A ScienceWorld task in AgentGym's data_idx order. */
@@ -59,6 +62,9 @@ struct m2_gym {
 
 /* AgentGym's SciWorld server leaves these tasks out of data_idx (agentenv_sciworld/environment.py). */
 static const char *const sw_excluded[] = {"5-1", "5-2", "9-1", "9-2", "9-3", "10-1", "10-2"};
+
+#define SW_STATE_LIST_MAX 10   /* AgentGym's SciWorld /state shows the first 10 actions and objects */
+#define TC_ITEM_NS "minecraft:"   /* TextCraft's item ids, which a custom goal must be */
 
 /* ---------------- responses ---------------- */
 
@@ -99,6 +105,8 @@ static void slot_free(gym_slot *s) {
     if (!s) return;
     m2e_free(s->env);
     cJSON_Delete(s->info);
+    free(s->tc_commands);
+    free(s->tc_goal);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -366,6 +374,62 @@ static reply r_hello(req *q) {
     return ok(cJSON_CreateString(msg));
 }
 
+/* TextCraft's reset answer {id, observation, done, reward}, and its info dict (no id, deleted). */
+static void tc_reset_payload(gym_slot *s, const char *observation, cJSON *payload) {
+    cJSON_AddNumberToObject(payload, "id", s->id);
+    cJSON_AddStringToObject(payload, "observation", observation);
+    cJSON_AddBoolToObject(payload, "done", 0);
+    cJSON_AddNumberToObject(payload, "reward", 0);
+    info_update(s->info, payload);
+    cJSON_DeleteItemFromObjectCaseSensitive(s->info, "id");   /* its info dict has no id */
+    cJSON_AddBoolToObject(s->info, "deleted", 0);
+}
+
+/* A TextCraft episode of the caller's own, as TextCraftEnv.reset(commands=, goal=) makes one: the
+ * commands are the text the agent is shown (crafting follows the recipe data, listed or not, as in
+ * AgentGym), the goal an item id that wins when crafted. multi2 plays the goal's own episode (its
+ * tree, its inventory rules) and shows the caller's commands in place of its block. */
+static reply tc_custom_reset(req *q, gym_slot *s, const char *commands, const char *goal, cJSON *payload) {
+    if (strncmp(goal, TC_ITEM_NS, sizeof TC_ITEM_NS - 1) || !goal[sizeof TC_ITEM_NS - 1])
+        return errorf("goal must be an item id such as \"minecraft:oak_planks\" (got \"%s\")", goal);
+    if (!commands[strspn(commands, " \t\r\n")]) return errorf("commands is empty: give the crafting commands the agent is shown");
+    if (m2e_num_episodes(s->env, goal, "train") != 1)
+        return errorf("goal \"%s\" is not an item multi2's TextCraft can craft (an unknown item, or one "
+                      "without a recipe in its recipe data)", goal);
+    char *d = m2e_describe(s->env, goal, "train", 0);
+    cJSON *dj = d ? cJSON_Parse(d) : NULL;
+    m2e_string_free(d);
+    const cJSON *disp = cJSON_GetObjectItemCaseSensitive(dj, "goal");
+    m2e_result r;
+    if (!cJSON_IsString(disp) || m2e_reset(s->env, goal, "train", 0, q->g->seed, &r)) {
+        cJSON_Delete(dj);
+        s->have_episode = 0;
+        return errorf("%s", m2e_error(s->env));
+    }
+    /* "Crafting commands:\n{commands}\n\nGoal: craft {goal as text}." as the environment words it */
+    size_t len = strlen(commands) + strlen(disp->valuestring) + 64;
+    char *ob = malloc(len);
+    s->tc_commands = strdup(commands);
+    s->tc_goal = strdup(goal);
+    if (!ob || !s->tc_commands || !s->tc_goal) {
+        free(ob);
+        cJSON_Delete(dj);
+        s->have_episode = 0;
+        return errorf("out of memory");
+    }
+    snprintf(ob, len, "Crafting commands:\n%s\n\nGoal: craft %s.", commands, disp->valuestring);
+    cJSON_Delete(dj);
+    s->have_episode = 1;
+    s->done = 0;
+    s->split = 0;
+    s->index = 0;
+    cJSON_Delete(s->info);
+    s->info = cJSON_CreateObject();
+    tc_reset_payload(s, ob, payload);
+    free(ob);
+    return ok(payload);
+}
+
 /* Resets slot s to AgentGym index k: TextCraft data_idx, ALFWorld game, ScienceWorld data_idx.
  * Fills `payload` with the reset's fields. */
 static reply do_reset(req *q, gym_slot *s, long long k, const char *world_type, cJSON *payload) {
@@ -395,16 +459,14 @@ static reply do_reset(req *q, gym_slot *s, long long k, const char *world_type, 
     s->split = split;
     s->index = index;
     s->task = task;
+    s->variation = variation;
+    free(s->tc_commands);
+    free(s->tc_goal);
+    s->tc_commands = s->tc_goal = NULL;
     cJSON_Delete(s->info);
     s->info = cJSON_CreateObject();
     if (g->kind == GYM_TEXTCRAFT) {
-        cJSON_AddNumberToObject(payload, "id", s->id);
-        cJSON_AddStringToObject(payload, "observation", r.observation);
-        cJSON_AddBoolToObject(payload, "done", 0);
-        cJSON_AddNumberToObject(payload, "reward", 0);
-        info_update(s->info, payload);
-        cJSON_DeleteItemFromObjectCaseSensitive(s->info, "id");   /* its info dict has no id */
-        cJSON_AddBoolToObject(s->info, "deleted", 0);
+        tc_reset_payload(s, r.observation, payload);
     } else if (g->kind == GYM_ALFWORLD) {
         char *ob = alfworld_reset_text(r.observation);
         char *d = m2e_describe(s->env, NULL, split_names[split], index);
@@ -444,21 +506,24 @@ static reply do_reset(req *q, gym_slot *s, long long k, const char *world_type, 
 
 static reply r_create(req *q) {
     m2_gym *g = q->g;
+    const char *commands = NULL, *goal = NULL;
     if (g->kind == GYM_TEXTCRAFT) {
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(q->body, "commands");
         const cJSON *gl = cJSON_GetObjectItemCaseSensitive(q->body, "goal");
-        if ((c && !cJSON_IsNull(c) && !cJSON_IsString(c)) || (gl && !cJSON_IsNull(gl) && !cJSON_IsString(gl)))
-            return detailf(422, "str type expected: body.commands / body.goal");
-        if (cJSON_IsString(c) && cJSON_IsString(gl))
-            return errorf("custom commands and goal are not supported by multi2's TextCraft (it plays its own "
-                          "episodes: pick one with /reset data_idx)");
+        if (c && !cJSON_IsNull(c) && !cJSON_IsString(c)) return detailf(422, "str type expected: body.commands");
+        if (gl && !cJSON_IsNull(gl) && !cJSON_IsString(gl)) return detailf(422, "str type expected: body.goal");
+        /* TextCraftEnv.reset plays a custom episode only with both; one alone would be silently dropped */
+        if (cJSON_IsString(c) != cJSON_IsString(gl))
+            return errorf("commands and goal go together: give both (an episode of your own) or neither (episode data_idx = id)");
+        if (cJSON_IsString(c)) { commands = c->valuestring; goal = gl->valuestring; }
     }
     reply r;
     gym_slot *s = slot_new(g, q->now, &r);
     if (!s) return r;
     if (g->kind == GYM_TEXTCRAFT) {   /* create resets with data_idx = id */
         cJSON *payload = cJSON_CreateObject();
-        r = payload ? do_reset(q, s, s->id, NULL, payload) : errorf("out of memory");
+        r = !payload ? errorf("out of memory")
+            : goal ? tc_custom_reset(q, s, commands, goal, payload) : do_reset(q, s, s->id, NULL, payload);
         if (r.json != payload) cJSON_Delete(payload);
         int failed = r.json && cJSON_GetObjectItemCaseSensitive(r.json, "error");
         int id = s->id;
@@ -498,7 +563,60 @@ static reply r_reset(req *q) {
     return r;
 }
 
-static reply r_step(req *q) {
+/* A JSON value the environment shows of its current state (m2e_inspect); NULL with *r set. */
+static cJSON *inspect_json(gym_slot *s, const char *what, reply *r) {
+    char *js = m2e_inspect(s->env, what);
+    cJSON *v = js ? cJSON_Parse(js) : NULL;
+    if (!v) *r = js ? errorf("out of memory") : errorf("%s", m2e_error(s->env));
+    m2e_string_free(js);
+    return v;
+}
+
+/* AgentGym's step_visual clean-up of a model's raw output: a trailing "</s>" dropped, then the
+ * text after the first "Action:" (up to a second one), trimmed. malloc'd. */
+static char *visual_action(const char *raw) {
+    static const char eos[] = "</s>", tag[] = "Action:";
+    size_t n = strlen(raw);
+    if (n >= sizeof eos - 1 && !strcmp(raw + n - (sizeof eos - 1), eos)) n -= sizeof eos - 1;
+    const char *a = raw, *end = raw + n, *hit = NULL;
+    for (const char *p = raw; p + sizeof tag - 1 <= end; p++)
+        if (!strncmp(p, tag, sizeof tag - 1)) { hit = p; break; }
+    if (hit) {
+        a = hit + sizeof tag - 1;
+        for (const char *p = a; p + sizeof tag - 1 <= end; p++)
+            if (!strncmp(p, tag, sizeof tag - 1)) { end = p; break; }
+        while (a < end && strchr(" \t\r\n\f\v", *a)) a++;
+        while (end > a && strchr(" \t\r\n\f\v", end[-1])) end--;
+    }
+    char *out = malloc((size_t)(end - a) + 1);
+    if (out) {
+        memcpy(out, a, (size_t)(end - a));
+        out[end - a] = 0;
+    }
+    return out;
+}
+
+/* ScienceWorld's step info dict (what its Python API returns with each step), from this port. */
+static cJSON *sw_step_info(gym_slot *s, const m2e_result *st) {
+    cJSON *info = cJSON_CreateObject();
+    reply ignored;
+    if (!info) return NULL;
+    cJSON_AddNumberToObject(info, "moves", st->moves);
+    cJSON_AddNumberToObject(info, "score", st->score);
+    cJSON_AddNumberToObject(info, "reward", st->reward);
+    cJSON *look = inspect_json(s, "look", &ignored), *inv = look ? inspect_json(s, "inventory", &ignored) : NULL;
+    if (look) cJSON_AddItemToObject(info, "look", look);
+    if (inv) cJSON_AddItemToObject(info, "inv", inv);
+    cJSON_AddStringToObject(info, "taskDesc", m2e_task_text(s->env));
+    cJSON_AddItemToObject(info, "valid", admissible_json(s));
+    cJSON_AddNumberToObject(info, "variationIdx", s->variation);
+    cJSON_AddStringToObject(info, "taskName", s->task ? s->task : "");
+    return info;
+}
+
+/* /step, and SciWorld's /step_visual (the action cleaned as above; the step's info, the object
+ * tree, the inventory and the moves added to the answer and to the info dict, as its server does). */
+static reply step_route(req *q, int visual) {
     m2_gym *g = q->g;
     reply r;
     long long id;
@@ -508,8 +626,12 @@ static reply r_step(req *q) {
     if (!s) return r;
     if (finished(g, s)) { release(g, s, q->now); return errorf("The task with environment %lld has finished.", id); }
     if (!s->have_episode) { release(g, s, q->now); return errorf("The environment %lld has not been reset.", id); }
+    char *cleaned = visual ? visual_action(action) : NULL;
+    if (visual && !cleaned) { release(g, s, q->now); return errorf("out of memory"); }
     m2e_result st;
-    if (m2e_step(s->env, action, &st)) {
+    int failed = m2e_step(s->env, cleaned ? cleaned : action, &st);
+    free(cleaned);
+    if (failed) {
         r = errorf("%s", m2e_error(s->env));
         release(g, s, q->now);
         return r;
@@ -528,10 +650,22 @@ static reply r_step(req *q) {
         if (g->kind == GYM_SCIWORLD) cJSON_AddNumberToObject(p, "score", st.score);
         cJSON_AddBoolToObject(p, "done", st.done);
     }
+    if (visual) {   /* its server answers null / "" when the tree / the inventory cannot be had */
+        reply ignored;
+        cJSON *info = sw_step_info(s, &st), *tree = inspect_json(s, "object_tree", &ignored);
+        cJSON *inv = inspect_json(s, "inventory", &ignored);
+        cJSON_AddItemToObject(p, "info", info ? info : cJSON_CreateNull());
+        cJSON_AddItemToObject(p, "object_tree", tree ? tree : cJSON_CreateNull());
+        cJSON_AddItemToObject(p, "inventory", inv ? inv : cJSON_CreateString(""));
+        cJSON_AddNumberToObject(p, "moves", st.moves);
+    }
     info_update(s->info, p);
     release(g, s, q->now);
     return ok(p);
 }
+
+static reply r_step(req *q) { return step_route(q, 0); }
+static reply r_step_visual(req *q) { return step_route(q, 1); }
 
 static reply r_close(req *q) {
     reply r;
@@ -574,6 +708,7 @@ static reply g_available_actions(req *q, gym_slot *s) {
 /* TextCraft's episode description: the crafting commands and the goal of the current episode. */
 static reply tc_describe(gym_slot *s, const char *key) {
     if (!s->have_episode) return errorf("The environment %d has not been reset.", s->id);
+    if (s->tc_goal) return ok(cJSON_CreateString(!strcmp(key, "commands") ? s->tc_commands : s->tc_goal));
     char *d = m2e_describe(s->env, NULL, split_names[s->split], s->index);
     cJSON *dj = d ? cJSON_Parse(d) : NULL;
     m2e_string_free(d);
@@ -603,8 +738,54 @@ static reply g_action_hint(req *q, gym_slot *s) {
     if (!s->have_episode) return errorf("The environment %d has not been reset.", s->id);
     cJSON *j = cJSON_CreateObject();
     if (!j) return errorf("out of memory");
+    reply r;
+    cJSON *objs = inspect_json(s, "possible_objects", &r);
+    if (!objs) { cJSON_Delete(j); return r; }
     cJSON_AddItemToObject(j, "possible_actions", admissible_json(s));
-    cJSON_AddItemToObject(j, "possible_objects", cJSON_CreateArray());   /* not modelled: see docs/python.md */
+    cJSON_AddItemToObject(j, "possible_objects", objs);
+    return ok(j);
+}
+
+static reply g_object_tree(req *q, gym_slot *s) {
+    if (!s->have_episode) return errorf("The environment %d has not been reset.", s->id);
+    reply r;
+    cJSON *tree = inspect_json(s, "object_tree", &r);
+    if (!tree) return r;
+    cJSON *j = cJSON_CreateObject();
+    if (!j) { cJSON_Delete(tree); return errorf("out of memory"); }
+    cJSON_AddItemToObject(j, "object_tree", tree);
+    return ok(j);
+}
+
+/* Keeps the first n items of array a (AgentGym's [:10]). */
+static cJSON *first_n(cJSON *a, int n) {
+    while (a && cJSON_GetArraySize(a) > n) cJSON_DeleteItemFromArray(a, cJSON_GetArraySize(a) - 1);
+    return a;
+}
+
+static reply g_state(req *q, gym_slot *s) {
+    if (!s->have_episode) return errorf("The environment %d has not been reset.", s->id);
+    reply r;
+    cJSON *look = inspect_json(s, "look", &r);
+    cJSON *inv = look ? inspect_json(s, "inventory", &r) : NULL;
+    cJSON *objs = inv ? inspect_json(s, "possible_objects", &r) : NULL;
+    cJSON *j = objs ? cJSON_CreateObject() : NULL;
+    if (!j) {
+        cJSON_Delete(look);
+        cJSON_Delete(inv);
+        cJSON_Delete(objs);
+        return objs ? errorf("out of memory") : r;
+    }
+    m2e_result last;
+    m2e_last(s->env, &last);
+    cJSON_AddItemToObject(j, "observation", look);
+    cJSON_AddItemToObject(j, "inventory", inv);
+    cJSON_AddStringToObject(j, "task_description", m2e_task_text(s->env));
+    cJSON_AddStringToObject(j, "goal_progress", m2e_task_text(s->env));   /* what /goals answers */
+    cJSON_AddItemToObject(j, "possible_actions", first_n(admissible_json(s), SW_STATE_LIST_MAX));
+    cJSON_AddItemToObject(j, "possible_objects", first_n(objs, SW_STATE_LIST_MAX));
+    cJSON_AddNumberToObject(j, "current_moves", last.moves);
+    cJSON_AddItemToObject(j, "environment_info", cJSON_Duplicate(s->info, 1));
     return ok(j);
 }
 
@@ -649,6 +830,9 @@ static const route routes[] = {
     {.kinds = SW, .method = "GET", .path = "/action_hint", .get = g_action_hint},
     {.kinds = SW, .method = "GET", .path = "/goals", .get = g_goals},
     {.kinds = SW, .method = "GET", .path = "/task_description", .get = g_task_description},
+    {.kinds = SW, .method = "POST", .path = "/step_visual", .post = r_step_visual},
+    {.kinds = SW, .method = "GET", .path = "/object_tree", .get = g_object_tree},
+    {.kinds = SW, .method = "GET", .path = "/state", .get = g_state},
 };
 
 static reply dispatch(m2_gym *g, const char *method, const char *path, const char *query, const char *body,

@@ -9,14 +9,16 @@
  *    {"error": "<text>"}; a malformed request (bad JSON, a missing or mistyped field) is 422 with
  *    {"detail": ...}, an unknown route 404, a wrong method 405, a body over the limit 413, as
  *    FastAPI answers them;
- *  - textcraft: POST /create {commands?, goal?} creates AND resets with data_idx = id;
+ *  - textcraft: POST /create {commands?, goal?} creates AND resets with data_idx = id (or, with
+ *    both fields, plays the goal item's episode showing the caller's commands);
  *    POST /reset {id, data_idx=0}; POST /step {id, action}; GET /observation|/commands|/goal|/detail?id=;
  *    POST /close {id} -> true|false. data_idx indexes train, then id, then ood (wrapping round);
  *  - alfworld: POST /create -> {id}; POST /reset {id, game, world_type}; POST /step; GET
  *    /available_actions|/observation|/detail; POST /close (AgentGym's client calls it; its server
  *    lacks it). game indexes train, then id (valid_seen), then ood (valid_unseen);
- *  - sciworld: POST /create; POST /reset {id, data_idx}; POST /step; POST /close; GET
- *    /observation|/action_hint|/goals|/detail|/task_description. data_idx enumerates every
+ *  - sciworld: POST /create; POST /reset {id, data_idx}; POST /step; POST /step_visual; POST /close;
+ *    GET /observation|/action_hint|/goals|/detail|/task_description|/object_tree|/state (the
+ *    state's objects, tree, look and inventory from m2e_inspect). data_idx enumerates every
  *    variation of every task in task-id order (1-1, 1-2, ...) without 5-1, 5-2, 9-1, 9-2, 9-3,
  *    10-1, 10-2, as AgentGym does.
  * Bounds: at most max_envs open environments; one idle longer than idle_seconds is closed at the

@@ -79,6 +79,11 @@ typedef struct m2_env_class {
     int (*subgoal_done)(m2_env *env, const char *subgoal);
     /* A JSON object (malloc'd string) describing episode (task, split, index) for `multi2 tasks`. */
     char *(*describe)(m2_env *env, const char *task, m2_split split, int index, m2_err *err);
+    /* Optional (NULL: the class has nothing to show): a JSON value (malloc'd string) about the
+     * CURRENT state, named by `what`, without changing the state or taking game time (AgentGym's
+     * sciworld /object_tree, /state). An unknown `what` is an M2_EUNSUPPORTED error naming the
+     * ones the class knows. ScienceWorld: "possible_objects", "object_tree", "look", "inventory". */
+    char *(*inspect)(m2_env *env, const char *what, m2_err *err);
 } m2_env_class;
 
 /* Every env instance starts with this header so generic code can find its class. */

@@ -180,4 +180,16 @@ char *m2e_describe(m2e_env *e, const char *task, const char *split, int index) {
     return js;
 }
 
+char *m2e_inspect(m2e_env *e, const char *what) {
+    m2_err_clear(&e->err);
+    if (!e->have_episode) { m2_errorf(&e->err, M2_EINVAL, "%s: no episode (reset first)", m2e_name(e)); return NULL; }
+    if (!e->env->cls->inspect) {
+        m2_errorf(&e->err, M2_EUNSUPPORTED, "%s: nothing to inspect (no '%s')", m2e_name(e), what ? what : "");
+        return NULL;
+    }
+    char *js = e->env->cls->inspect(e->env, what ? what : "", &e->err);
+    if (!js && !e->err.msg[0]) m2_errorf(&e->err, M2_ENOMEM, "%s: inspect: out of memory", m2e_name(e));
+    return js;
+}
+
 void m2e_string_free(char *s) { free(s); }

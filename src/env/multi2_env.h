@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define M2E_API_VERSION 1
+#define M2E_API_VERSION 2   /* 2: m2e_inspect */
 #define M2E_API __attribute__((visibility("default")))
 
 typedef struct m2e_env m2e_env;   /* one environment instance (opaque) */
@@ -91,6 +91,11 @@ M2E_API int m2e_oracle(m2e_env *e, char *buf, size_t cap);
  * (TextCraft: goal, depth, commands; ALFWorld: task_type, floor_plan, room; ScienceWorld: task,
  * task_id, variation). Free with m2e_string_free; NULL on error. */
 M2E_API char *m2e_describe(m2e_env *e, const char *task, const char *split, int index);
+/* A JSON value about the current state, named by `what` (ScienceWorld: "possible_objects" (the
+ * visible objects' referents, sorted), "object_tree" (the world as nested objects), "look",
+ * "inventory" (their texts, no time passing)). Needs a reset; free with m2e_string_free; NULL on
+ * error (also for a `what` the environment lacks: m2e_error names the ones it has). Since API 2. */
+M2E_API char *m2e_inspect(m2e_env *e, const char *what);
 M2E_API void m2e_string_free(char *s);
 
 #ifdef __cplusplus

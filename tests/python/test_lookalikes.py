@@ -103,6 +103,13 @@ class ScienceWorld(unittest.TestCase):
         self.assertEqual(info["moves"], 1)
         self.assertIn("score", info)
         self.assertIn("look around", env.get_possible_actions())
+        self.assertEqual(env.look(), obs)                                   # the free look: the step's words,
+        self.assertEqual(env.get_num_moves(), 1)                            # no move spent
+        objs = env.getPossibleObjects()
+        self.assertEqual(objs, sorted(objs))
+        self.assertTrue({a[6:] for a in env.get_possible_actions() if a.startswith("go to ")} <= set(objs))
+        self.assertEqual(env.getObjectTree()["name"], "universe")
+        self.assertEqual(env.inventory(), env.step("inventory")[0])
 
     def test_gold_sequence_solves_the_task(self):
         env = self.env

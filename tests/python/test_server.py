@@ -85,7 +85,18 @@ class TextCraft(unittest.TestCase):
             self.assertNotEqual(c1["observation"], c0["observation"])          # create resets with data_idx = id
             self.assertEqual(s.post("/reset", {"id": 1, "data_idx": 0})[1]["observation"], c0["observation"])
             self.assertEqual(s.post("/reset", {"id": 1})[1]["observation"], c0["observation"])   # data_idx defaults to 0
-            self.assertIn("error", s.post("/create", {"commands": "craft 1 x using 1 y", "goal": "minecraft:x"})[1])
+            self.assertIn("not an item", s.post("/create", {"commands": "craft 1 x using 1 y", "goal": "minecraft:x"})[1]["error"])
+            own = {"commands": "craft 4 pine planks using 1 pine logs", "goal": "minecraft:pine_planks"}
+            st, c3 = s.post("/create", own)                                    # id 2 went with the failed one
+            self.assertEqual(c3, {"id": 3, "done": False, "reward": 0,
+                                  "observation": "Crafting commands:\n" + own["commands"] + "\n\nGoal: craft pine planks."})
+            self.assertEqual(s.get("/commands?id=3"), (200, own["commands"]))
+            self.assertEqual(s.get("/goal?id=3"), (200, own["goal"]))
+            s.post("/step", {"id": 3, "action": "get 1 pine logs"})
+            self.assertEqual(s.post("/step", {"id": 3, "action": own["commands"]})[1],
+                             {"observation": "Crafted 4 minecraft:pine_planks", "reward": 1, "done": True})
+            self.assertIn("go together", s.post("/create", {"goal": own["goal"]})[1]["error"])
+            self.assertEqual(s.post("/create", {"commands": own["commands"], "goal": 3})[0], 422)
             st, step = s.post("/step", {"id": 0, "action": "inventory"})
             self.assertEqual(step, {"observation": "Inventory: You are not carrying anything.", "reward": 0, "done": False})
             self.assertEqual(s.get("/observation?id=0"), (200, step["observation"]))
@@ -206,7 +217,27 @@ class SciWorld(unittest.TestCase):
             self.assertEqual(set(step), {"observation", "reward", "score", "done"})
             hint = s.get("/action_hint?id=0")[1]
             self.assertIn("look around", hint["possible_actions"])
-            self.assertEqual(hint["possible_objects"], [])
+            objs = hint["possible_objects"]
+            self.assertEqual(objs, sorted(objs))
+            for a in hint["possible_actions"]:                                # every room in reach is an object
+                if a.startswith("go to "):
+                    self.assertIn(a[6:], objs)
+            st, tree = s.get("/object_tree?id=0")
+            self.assertEqual(set(tree), {"object_tree"})
+            self.assertEqual(tree["object_tree"]["name"], "universe")
+            self.assertTrue(all(k.rsplit("-", 1)[0] == v["name"] for k, v in tree["object_tree"]["contents"].items()))
+            st, state = s.get("/state?id=0")
+            self.assertEqual(set(state), {"observation", "inventory", "task_description", "goal_progress",
+                                          "possible_actions", "possible_objects", "current_moves", "environment_info"})
+            self.assertEqual(state["observation"], step["observation"])      # look() is the step's look around
+            self.assertEqual((state["possible_objects"], state["current_moves"]), (objs[:10], 1))
+            self.assertEqual(state["environment_info"], s.get("/detail?id=0")[1])
+            st, vis = s.post("/step_visual", {"id": 0, "action": "Action: inventory</s>"})
+            self.assertEqual(set(vis), {"observation", "reward", "score", "done", "info", "object_tree", "inventory", "moves"})
+            self.assertEqual((vis["observation"], vis["moves"], vis["info"]["moves"]), (state["inventory"], 2, 2))
+            self.assertEqual(s.post("/step_visual", {"id": 0})[0], 422)
+            self.assertEqual(s.get("/state?id=5")[1], {"error": "The id 5 is not valid."})
+            step = s.post("/step", {"id": 0, "action": "look around"})[1]
             self.assertEqual(s.get("/goals?id=0")[1], {"goals": r["task_description"]})
             self.assertEqual(s.get("/task_description?id=0")[1], {"task_description": r["task_description"]})
             self.assertEqual(s.get("/observation?id=0")[1], step["observation"])

@@ -786,6 +786,12 @@ static int execute(m2_sw_session *s, const m2_sw_match *m) {
     return 1;
 }
 
+void m2_sw_free_action_text(const m2_sw_world *w, int inventory, m2_strbuf *b) {
+    if (inventory) m2_sw_inventory_text(w, b);
+    else m2_sw_look_around(w, b);
+    tidy(b);
+}
+
 int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
     s->vis_valid = 0;   /* the world may have changed since the last look (and changes below) */
     m2_strbuf_reset(&s->out);

@@ -331,6 +331,122 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
     return js;
 }
 
+/* ---- inspect: what the original's Python API shows of the current state ---- */
+
+/* getPossibleObjects: one unique referent per visible, non-hidden object, sorted by (referent, id). */
+typedef struct sw_ref { int obj; char r[M2_SW_REF_LEN]; } sw_ref;
+static int ref_cmp(const void *a, const void *b) {
+    const sw_ref *x = a, *y = b;
+    int c = strcmp(x->r, y->r);
+    return c ? c : x->obj - y->obj;
+}
+
+static cJSON *possible_objects(sw_env *e) {
+    int vis[M2_SW_MAX_OBJ];
+    int nv = m2_sw_visible_objects(&e->s.w, vis, M2_SW_MAX_OBJ);
+    sw_ref *refs = malloc((size_t)(nv ? nv : 1) * sizeof *refs);
+    cJSON *a = cJSON_CreateArray();
+    if (!refs || !a) { free(refs); cJSON_Delete(a); return NULL; }
+    int n = 0;
+    for (int i = 0; i < nv; i++) {
+        if (e->s.w.o[vis[i]].flags & M2_SW_F_HIDDEN) continue;   /* includeHidden = false */
+        refs[n].obj = vis[i];
+        m2_sw_session_referent(&e->s, vis[i], refs[n].r, sizeof refs[n].r);
+        if (refs[n].r[0]) n++;
+    }
+    qsort(refs, (size_t)n, sizeof *refs, ref_cmp);
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(refs[i].r));
+    free(refs);
+    return a;
+}
+
+static cJSON *flag_obj(const char *k1, int v1, const char *k2, int v2, const char *k3, int v3) {
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddBoolToObject(p, k1, v1);
+    if (k2) cJSON_AddBoolToObject(p, k2, v2);
+    if (k3) cJSON_AddBoolToObject(p, k3, v3);
+    return p;
+}
+
+/* EnvObject.toJSON's shape (uuid, name, type, isDeleted, the property groups or null, contents
+ * keyed "name-uuid"), holding what this port models: uuid is the object's index, type its kind
+ * (m2_sw_kind_names); doors are portals, not contents, as in the original. */
+static cJSON *object_tree(const m2_sw_world *w, int obj, int depth) {
+    const m2_sw_obj *o = &w->o[obj];
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return NULL;
+    char id[16];
+    snprintf(id, sizeof id, "%d", obj);
+    cJSON_AddStringToObject(j, "uuid", id);
+    cJSON_AddStringToObject(j, "name", o->name);
+    cJSON_AddStringToObject(j, "type", o->kind < M2_SW_K_COUNT && m2_sw_kind_names[o->kind] ? m2_sw_kind_names[o->kind] : "?");
+    cJSON_AddBoolToObject(j, "isDeleted", (o->flags & M2_SW_F_DELETED) != 0);
+    if (o->mat >= 0) {
+        const m2_sw_material *m = &m2_sw_materials[o->mat];
+        cJSON *p = cJSON_AddObjectToObject(j, "propMaterial");
+        cJSON_AddStringToObject(p, "substanceName", m->name);
+        cJSON_AddNumberToObject(p, "temperatureC", o->temp);
+        cJSON_AddStringToObject(p, "stateOfMatter", m2_sw_state_name(o->state));
+        cJSON_AddNumberToObject(p, "boilingPoint", m->boil_c);
+        cJSON_AddNumberToObject(p, "meltingPoint", m2_sw_melt_point(w, obj));
+        cJSON_AddBoolToObject(p, "isCombusting", o->combusting);
+        cJSON_AddBoolToObject(p, "hasCombusted", o->combusted);
+        cJSON_AddNumberToObject(p, "combustionTicks", o->combust_ticks);
+        cJSON_AddBoolToObject(p, "electricallyConductive", (o->flags & M2_SW_F_CONDUCTIVE) != 0);
+    } else cJSON_AddNullToObject(j, "propMaterial");
+    if (o->flags & M2_SW_F_EDIBLE) cJSON_AddItemToObject(j, "propEdibility", flag_obj("isEdible", 1, NULL, 0, NULL, 0));
+    else cJSON_AddNullToObject(j, "propEdibility");
+    if (o->flags & M2_SW_F_CONTAINER)
+        cJSON_AddItemToObject(j, "propContainer", flag_obj("isContainer", 1, "isOpen", (o->flags & M2_SW_F_OPEN) != 0,
+                                                           "isClosable", (o->flags & M2_SW_F_CLOSABLE) != 0));
+    else cJSON_AddNullToObject(j, "propContainer");
+    if (o->flags & M2_SW_F_DEVICE)
+        cJSON_AddItemToObject(j, "propDevice", flag_obj("isActivable", 1, "isActivated", (o->flags & M2_SW_F_ON) != 0,
+                                                        "isBroken", (o->flags & M2_SW_F_BROKEN) != 0));
+    else cJSON_AddNullToObject(j, "propDevice");
+    cJSON_AddItemToObject(j, "propMoveable", flag_obj("isMovable", (o->flags & M2_SW_F_MOVABLE) != 0, NULL, 0, NULL, 0));
+    if (o->flags & M2_SW_F_LIVING) {
+        const char *stage = m2_sw_life_stage_name(w, obj);
+        cJSON *p = cJSON_AddObjectToObject(j, "propLife");
+        cJSON_AddStringToObject(p, "lifeformType", o->alt[0] ? o->alt : o->name);
+        cJSON_AddStringToObject(p, "lifeStage", stage);
+        cJSON_AddBoolToObject(p, "isSickly", o->sickly);
+        cJSON_AddBoolToObject(p, "isDead", !strcmp(stage, "dead"));
+    } else cJSON_AddNullToObject(j, "propLife");
+    cJSON *c = cJSON_AddObjectToObject(j, "contents");
+    int kids[M2_SW_MAX_OBJ];
+    int k = depth < M2_SW_MAX_OBJ ? m2_sw_children(w, obj, kids, M2_SW_MAX_OBJ, 1) : 0;   /* a tree: depth < objects */
+    for (int i = 0; i < k && c; i++) {
+        char key[M2_SW_NAME + 16];
+        snprintf(key, sizeof key, "%s-%d", w->o[kids[i]].name, kids[i]);
+        cJSON *sub = object_tree(w, kids[i], depth + 1);
+        if (!sub) { cJSON_Delete(j); return NULL; }
+        cJSON_AddItemToObject(c, key, sub);
+    }
+    return j;
+}
+
+static char *inspect(m2_env *env, const char *what, m2_err *err) {
+    sw_env *e = (sw_env *)env;
+    if (!e->loaded) { m2_errorf(err, M2_EINVAL, "scienceworld: inspect before reset"); return NULL; }
+    cJSON *v = NULL;
+    m2_strbuf b = {0};
+    if (!strcmp(what, "possible_objects")) v = possible_objects(e);
+    else if (!strcmp(what, "object_tree")) v = object_tree(&e->s.w, e->s.w.universe, 0);
+    else if (!strcmp(what, "look") || !strcmp(what, "inventory")) {   /* free actions: no tick */
+        m2_sw_free_action_text(&e->s.w, what[0] == 'i', &b);
+        v = b.oom ? NULL : cJSON_CreateString(b.p ? b.p : "");
+        m2_strbuf_free(&b);
+    } else {
+        m2_errorf(err, M2_EUNSUPPORTED, "scienceworld: nothing called '%s' to inspect (use possible_objects, object_tree, look or inventory)", what);
+        return NULL;
+    }
+    char *js = v ? cJSON_PrintUnformatted(v) : NULL;
+    cJSON_Delete(v);
+    if (!js) m2_errorf(err, M2_ENOMEM, "scienceworld: out of memory");
+    return js;
+}
+
 const m2_env_class m2_sw_class = {
     .name = "scienceworld",
     .score_max = 100,
@@ -349,4 +465,5 @@ const m2_env_class m2_sw_class = {
     .subgoal_begin = subgoal_begin,
     .subgoal_done = subgoal_done,
     .describe = describe,
+    .inspect = inspect,
 };

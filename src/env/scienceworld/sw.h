@@ -48,6 +48,9 @@ enum m2_sw_kind {
     M2_SW_K_COUNT
 };
 
+/* Each kind's name in the object tree a caller inspects (the "type" of scienceworld.c's object_tree). */
+extern const char *const m2_sw_kind_names[M2_SW_K_COUNT];
+
 enum { M2_SW_ST_SOLID = 0, M2_SW_ST_LIQUID = 1, M2_SW_ST_GAS = 2 };
 
 /* Object flags */
@@ -295,6 +298,9 @@ typedef struct m2_sw_session {
 /* Runs one input line: writes the observation to s->out; *valid = parsed into an action;
  * returns 1 when the action took time (ticks ran). */
 int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid);
+/* What "look around" (inventory 0) or "inventory" (1) answers now, worded as a step's answer,
+ * without a step or a tick: the Python API's free actions look() and inventory(). */
+void m2_sw_free_action_text(const m2_sw_world *w, int inventory, m2_strbuf *b);
 /* Admissible actions (newline-free strings) into an m2_strbuf separated by '\n'. */
 void m2_sw_admissible(m2_sw_session *s, m2_strbuf *b);
 /* Unique referent from the agent's perspective (writes "" when the object is not visible). */

@@ -304,6 +304,23 @@ static void plant_tick(m2_sw_world *w, int obj) {
 }
 
 /* Flower.pollinate: pollen of another plant of the same type starts the flower -> fruit process. */
+const char *const m2_sw_kind_names[M2_SW_K_COUNT] = {
+    [M2_SW_K_UNIVERSE] = "universe", [M2_SW_K_ROOM] = "room", [M2_SW_K_OUTSIDE] = "outside",
+    [M2_SW_K_AGENT] = "agent", [M2_SW_K_INVENTORY] = "inventory", [M2_SW_K_DOOR] = "door",
+    [M2_SW_K_SUBSTANCE] = "substance", [M2_SW_K_CUP] = "cup", [M2_SW_K_SURFACE] = "surface",
+    [M2_SW_K_CLOSABLE] = "closable container", [M2_SW_K_DRAWER] = "drawer", [M2_SW_K_BEEHIVE] = "beehive",
+    [M2_SW_K_STOVE] = "stove", [M2_SW_K_OVEN] = "oven", [M2_SW_K_SINK] = "sink", [M2_SW_K_TOILET] = "toilet",
+    [M2_SW_K_THERMOMETER] = "thermometer", [M2_SW_K_STOPWATCH] = "stopwatch", [M2_SW_K_LIGHTER] = "lighter",
+    [M2_SW_K_PICTURE] = "picture", [M2_SW_K_BOOKSHELF] = "bookshelf", [M2_SW_K_BOOK] = "book",
+    [M2_SW_K_ANIMAL] = "animal", [M2_SW_K_PLANT] = "plant", [M2_SW_K_FLOWERPOT] = "flower pot",
+    [M2_SW_K_ANSWERBOX] = "answer box", [M2_SW_K_THING] = "thing", [M2_SW_K_FOOD] = "food",
+    [M2_SW_K_FIREPIT] = "fire pit", [M2_SW_K_FOUNTAIN] = "fountain", [M2_SW_K_LIGHTBULB] = "electrical user",
+    [M2_SW_K_WIRE] = "wire", [M2_SW_K_SWITCH] = "switch", [M2_SW_K_BATTERY] = "generator",
+    [M2_SW_K_TERMINAL] = "terminal", [M2_SW_K_PAINT] = "paint", [M2_SW_K_RECIPE] = "recipe",
+    [M2_SW_K_BED] = "bed", [M2_SW_K_COUCH] = "couch", [M2_SW_K_PILLOW] = "pillow", [M2_SW_K_FLOWER] = "flower",
+    [M2_SW_K_POLLEN] = "pollen", [M2_SW_K_PLANE] = "inclined plane",
+};
+
 const char *const m2_sw_trait_kind_names[M2_SW_TR_COUNT] = {"plant height", "seed shape", "seed color", "flower color",
                                                     "flower size", "leaf size", "leaf shape"};
 const m2_sw_species m2_sw_species_tab[M2_SW_NUM_SPECIES] = {
