@@ -95,8 +95,8 @@ class Handle:
             self._check(-1)
         return n
 
-    def describe(self, task=None, split="train", index=0):
-        p = self._L.m2e_describe(self.ptr, enc(task), enc(split), int(index))
+    def _json_of(self, p):
+        """The JSON text a C call returned (NULL: its error), decoded, then freed."""
         if not p:
             self._check(-1)
         try:
@@ -104,16 +104,13 @@ class Handle:
         finally:
             self._L.m2e_string_free(p)
 
+    def describe(self, task=None, split="train", index=0):
+        return self._json_of(self._L.m2e_describe(self.ptr, enc(task), enc(split), int(index)))
+
     def inspect(self, what):
         """A JSON value about the current state (m2e_inspect: ScienceWorld's possible_objects,
         object_tree, look, inventory), taking no game time."""
-        p = self._L.m2e_inspect(self.ptr, enc(what))
-        if not p:
-            self._check(-1)
-        try:
-            return json.loads(ctypes.string_at(p).decode("utf-8", "replace"))
-        finally:
-            self._L.m2e_string_free(p)
+        return self._json_of(self._L.m2e_inspect(self.ptr, enc(what)))
 
     # --- playing ---
     def reset(self, task=None, split="train", index=0, seed=0):
