@@ -75,28 +75,31 @@ typedef struct reply {
 
 static reply ok(cJSON *j) { return (reply){.status = 200, .json = j}; }
 
+/* {key: the formatted message} with the given HTTP status (the one place both answers are made). */
+static reply vmessage(int status, const char *key, const char *fmt, va_list ap) {
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    cJSON *j = cJSON_CreateObject();
+    if (j) cJSON_AddStringToObject(j, key, msg);
+    return (reply){.status = status, .json = j};
+}
+
 static reply errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static reply errorf(const char *fmt, ...) {   /* a failure inside a route: 200 + {"error"} */
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    reply r = vmessage(200, "error", fmt, ap);
     va_end(ap);
-    cJSON *j = cJSON_CreateObject();
-    if (j) cJSON_AddStringToObject(j, "error", msg);
-    return ok(j);
+    return r;
 }
 
 static reply detailf(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static reply detailf(int status, const char *fmt, ...) {   /* FastAPI's answer to a bad request */
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    reply r = vmessage(status, "detail", fmt, ap);
     va_end(ap);
-    cJSON *j = cJSON_CreateObject();
-    if (j) cJSON_AddStringToObject(j, "detail", msg);
-    return (reply){.status = status, .json = j};
+    return r;
 }
 
 /* ---------------- the table ---------------- */
