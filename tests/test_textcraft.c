@@ -619,6 +619,97 @@ static void segmenter_and_admissible(void **state) {
     m2_env_destroy(e);
 }
 
+
+/* 1 if `word` occurs in s as a whole word (letters around it end it) */
+static int has_word(const char *s, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = strstr(s, word); p; p = strstr(p + 1, word)) {
+        int left = p == s || !((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z'));
+        int right = !((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z'));
+        if (left && right) return 1;
+    }
+    return 0;
+}
+
+/* env.h vary: a varied world is the original under other names. The oracle crafts every goal in it
+ * with listed commands only; its episodes are the original's step for step (same actions up to
+ * the names, same counts); no word of an original item or tag name appears in it (but "block",
+ * kept for ADaPT's _block rule); its splits are the original's goal indices; the same seed gives
+ * the same bytes, another seed other names, seed 0 the original world byte for byte; classes
+ * without variation have no vary. */
+static void varied_worlds(void **state) {
+    char dir[4096];
+    const char *sets[2] = {NULL, ref_dir(dir, sizeof dir)};
+    for (int set = 0; set < 2; set++) {
+        if (set == 1 && !sets[1]) continue;
+        m2_env *a = make_env(sets[set]), *b = make_env(sets[set]), *orig = make_env(sets[set]);
+        m2_err err = {0};
+        m2_tc_stats st;
+        m2_tc_stats_get(orig, &st);
+        assert_int_equal(a->cls->vary(a, 7, &err), 0);
+        assert_int_equal(b->cls->vary(b, 7, &err), 0);
+        m2_tc_env *ta = (m2_tc_env *)a, *to = (m2_tc_env *)orig;
+        for (int sp = 0; sp < 3; sp++) {
+            const m2_tc_ivec *x = &ta->worlds.w[0].split_goals[sp], *y = &to->worlds.w[0].split_goals[sp];
+            assert_int_equal(x->n, y->n);
+            assert_memory_equal(x->a, y->a, (size_t)x->n * sizeof *x->a);
+        }
+        int maxs = 0;
+        assert_int_equal(check_all_goals(a, &maxs), st.n_goals);
+        int n_names = to->t.n_names, checked = 0;
+        for (int sp = 0; sp < 3; sp++)
+            for (int i = 0; i < (set ? 6 : 12); i++) {
+                char *va = transcript(a, (m2_split)sp, i, 5), *vb = transcript(b, (m2_split)sp, i, 5);
+                char *o = transcript(orig, (m2_split)sp, i, 5);
+                assert_string_equal(va, vb);   /* same seed, same world */
+                /* step for step: as many '|' separated fields, and the same action verbs */
+                int fa = 0, fo = 0;
+                for (const char *p = va; *p; p++) fa += *p == '|';
+                for (const char *p = o; *p; p++) fo += *p == '|';
+                assert_int_equal(fa, fo);
+                for (int k = 0; k < n_names; k++) {
+                    /* every word of every original name but "block" is gone */
+                    char w[256];
+                    const char *d = to->t.names[k].disp;
+                    while (*d) {
+                        size_t l = strcspn(d, " ");
+                        if (l && l < sizeof w) {
+                            memcpy(w, d, l);
+                            w[l] = 0;
+                            if (strcmp(w, "block") && has_word(va, w)) {
+                                /* a word of the fixed text ("craft", ...) may also be an item word */
+                                if (!has_word("Crafting commands Goal craft using get Got Crafted Inventory Could not find", w))
+                                    fail_msg("original word '%s' in a varied episode: %.200s", w, va);
+                            }
+                        }
+                        d += l;
+                        while (*d == ' ') d++;
+                    }
+                }
+                checked++;
+                free(va); free(vb); free(o);
+            }
+        assert_true(checked > 0);
+        /* another seed, other names; seed 0, the original world */
+        char *s7 = transcript(a, M2_SPLIT_TRAIN, 0, 5);
+        assert_int_equal(a->cls->vary(a, 8, &err), 0);
+        char *s8 = transcript(a, M2_SPLIT_TRAIN, 0, 5);
+        assert_string_not_equal(s7, s8);
+        assert_int_equal(a->cls->vary(a, 0, &err), 0);
+        for (int i = 0; i < 5; i++) {
+            char *x = transcript(a, M2_SPLIT_OOD, i, 9), *y = transcript(orig, M2_SPLIT_OOD, i, 9);
+            assert_string_equal(x, y);
+            free(x); free(y);
+        }
+        free(s7); free(s8);
+        m2_env_destroy(a);
+        m2_env_destroy(b);
+        m2_env_destroy(orig);
+    }
+    assert_null(m2_aw_class.vary);
+    assert_null(m2_sw_class.vary);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(observation_strings),
@@ -633,6 +724,7 @@ int main(void) {
         cmocka_unit_test(adapt_cycle_goals),
         cmocka_unit_test(arbitrary_actions_never_crash),
         cmocka_unit_test(segmenter_and_admissible),
+        cmocka_unit_test(varied_worlds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

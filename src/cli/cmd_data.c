@@ -12,7 +12,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 data --env NAME --split train|id|ood --episodes N --out DIR\n"
-               "                   [--variant expert|medium] [--noise P] [--seed S] [--max-steps 50] [--task T] [--data PATH] [--json]\n\n"
+               "                   [--variant expert|medium] [--noise P] [--seed S] [--max-steps 50] [--task T] [--data PATH] [--vary V] [--json]\n\n"
                "Writes DIR/high.jsonl (one record per episode) and DIR/low.jsonl (one per sub-goal) for the\n"
                "first N episodes of the split's episode order, which takes the task types in turn (ALFWorld\n"
                "task types, ScienceWorld tasks, TextCraft crafting depths; within a type in index order;\n"
@@ -22,7 +22,8 @@ static void usage(FILE *f) {
                "expert: the oracle; episodes it cannot finish are skipped and counted.\n"
                "medium: each step, with probability P (default 0.3) the expert action is replaced by a\n"
                "random admissible action or by the expert action with a wrong number; the oracle then\n"
-               "recovers from the new state. Every medium episode is written, finished or not.\n");
+               "recovers from the new state. Every medium episode is written, finished or not.\n"
+               "--vary V (V > 0): episodes of a procedurally varied world drawn from V (TextCraft: every item renamed).\n");
 }
 
 static FILE *open_tmp(const char *dir, const char *name, char *path, char *tmp, size_t cap) {
@@ -40,7 +41,7 @@ static int finish(FILE *f, const char *tmp, const char *path) {
 
 int cmd_data(int argc, char **argv) {
     env_opts o;
-    int rc = env_opts_parse(&o, argc, argv, "data", "env data split task episodes seed max-steps out variant noise json");
+    int rc = env_opts_parse(&o, argc, argv, "data", "env data split task episodes seed max-steps out variant noise json vary");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
     if (!o.env || !o.out || o.episodes < 1) {

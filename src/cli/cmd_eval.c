@@ -13,7 +13,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: multi2 eval --env NAME --policy oracle|random [--split train|id|ood] [--episodes N]\n"
-               "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--out FILE.jsonl] [--json]\n"
+               "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--vary V] [--out FILE.jsonl] [--json]\n"
                "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--seed S]\n"
                "                   [--action-mode generate|score] [--out FILE.jsonl] [--json]\n\n"
                "Plays the first N episodes of the split's episode order (default: all; with --run: eval.episodes\n"
@@ -186,9 +186,10 @@ static int eval_run(const env_opts *o) {
 
 int cmd_eval(int argc, char **argv) {
     env_opts o;
-    int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out action-mode");
+    int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out action-mode vary");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
+    if (o.run && o.vary) { fprintf(stderr, "multi2 eval: --vary applies to --policy; a run is evaluated in its own world\n"); return 2; }
     if (o.run) return eval_run(&o);
     if (!o.env) { fprintf(stderr, "multi2 eval: --env is required\n"); usage(stderr); return 2; }
     if (!o.policy) { fprintf(stderr, "multi2 eval: --policy is required (oracle or random)\n"); usage(stderr); return 2; }

@@ -9,7 +9,8 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: multi2 play --env NAME [--data PATH] [--split train|id|ood] [--index I] [--seed N] [--task T]\n\n"
+        "usage: multi2 play --env NAME [--data PATH] [--split train|id|ood] [--index I] [--seed N] [--task T]\n"
+        "                   [--vary V]\n\n"
         "Plays one episode by hand: type an action per line (stdin may be a pipe). --index is below the\n"
         "split's episode count (multi2 tasks lists the episodes).\n"
         "Commands besides game actions:\n"
@@ -17,7 +18,9 @@ static void usage(FILE *f) {
         "  admissible   list the admissible actions now\n"
         "  hint         show the expert oracle's next action\n"
         "  quit         stop\n"
-        "  !TEXT        send TEXT to the game verbatim (e.g. !help for a game's own help command)\n");
+        "  !TEXT        send TEXT to the game verbatim (e.g. !help for a game's own help command)\n"
+        "--vary V (V > 0) plays in a procedurally varied world drawn from V (TextCraft: every item renamed;\n"
+        "the same tasks and rules), the worlds the pre-training corpus plays in (pretrain.corpus_worlds).\n");
 }
 
 static void print_first_line_task(const char *task, const char *obs) {
@@ -30,7 +33,7 @@ static void print_first_line_task(const char *task, const char *obs) {
 
 int cmd_play(int argc, char **argv) {
     env_opts o;
-    int rc = env_opts_parse(&o, argc, argv, "play", "env data split index seed task");
+    int rc = env_opts_parse(&o, argc, argv, "play", "env data split index seed task vary");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
     if (!o.env) { fprintf(stderr, "multi2 play: --env is required\n"); usage(stderr); return 2; }

@@ -8,14 +8,14 @@
 #include "cli/env_opts.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: multi2 tasks --env NAME [--split train|id|ood] [--data DIR] [--task T] [--json]\n\n"
+    fprintf(f, "usage: multi2 tasks --env NAME [--split train|id|ood] [--data DIR] [--task T] [--vary V] [--json]\n\n"
                "Lists the episodes of a split: index and task (with --json: one JSON object with every\n"
                "episode's description, e.g. TextCraft's goal, depth and command block for seed 0).\n");
 }
 
 int cmd_tasks(int argc, char **argv) {
     env_opts o;
-    int rc = env_opts_parse(&o, argc, argv, "tasks", "env data split task json");
+    int rc = env_opts_parse(&o, argc, argv, "tasks", "env data split task json vary");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
     if (!o.env) { fprintf(stderr, "multi2 tasks: --env is required\n"); usage(stderr); return 2; }

@@ -68,6 +68,11 @@ int env_opts_parse(env_opts *o, int argc, char **argv, const char *cmd, const ch
             if (errno || end == v || *end || v[0] == '-') { fprintf(stderr, "multi2 %s: --seed '%s': expected an integer >= 0\n", cmd, v); return 2; }
             o->seed = u;
             o->seed_set = 1;
+        } else if (!strcmp(name, "vary")) {
+            errno = 0;
+            unsigned long long u = strtoull(v, &end, 10);
+            if (errno || end == v || *end || v[0] == '-') { fprintf(stderr, "multi2 %s: --vary '%s': expected an integer >= 0\n", cmd, v); return 2; }
+            o->vary = u;
         } else if (!strcmp(name, "noise")) {
             d = strtod(v, &end);
             if (end == v || *end || !(d >= 0 && d <= 1)) { fprintf(stderr, "multi2 %s: --noise '%s': expected a probability in [0,1]\n", cmd, v); return 2; }
@@ -87,6 +92,15 @@ m2_env *env_opts_create(const env_opts *o, const char *cmd) {
     if (m2_env_create(o->env, o->data, &e, &err)) {
         fprintf(stderr, "multi2 %s: %s\n", cmd, err.msg);
         return NULL;
+    }
+    if (o->vary) {
+        int rc = e->cls->vary ? e->cls->vary(e, o->vary, &err)
+                              : m2_errorf(&err, M2_EUNSUPPORTED, "environment %s has no procedurally varied worlds", e->cls->name);
+        if (rc) {
+            fprintf(stderr, "multi2 %s: --vary %llu: %s\n", cmd, (unsigned long long)o->vary, err.msg);
+            m2_env_destroy(e);
+            return NULL;
+        }
     }
     return e;
 }

@@ -11,6 +11,7 @@ typedef struct env_opts {
     int index, episodes, max_steps, json, help;
     uint64_t seed;
     int seed_set;     /* --seed was given */
+    uint64_t vary;    /* --vary: a procedurally varied world (env.h vary; 0: the original) */
     float noise;
     double seconds;
 } env_opts;
@@ -19,7 +20,8 @@ typedef struct env_opts {
  * accepts, e.g. "env data split index seed task json". Returns 0, or 2 after printing a usage
  * error naming the option. */
 int env_opts_parse(env_opts *o, int argc, char **argv, const char *cmd, const char *allowed);
-/* Creates o->env (required) with o->data; prints the error and returns NULL on failure. */
+/* Creates o->env (required) with o->data, in the varied world o->vary when it is not 0; prints the
+ * error and returns NULL on failure. */
 m2_env *env_opts_create(const env_opts *o, const char *cmd);
 
 #endif

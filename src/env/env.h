@@ -84,6 +84,13 @@ typedef struct m2_env_class {
      * sciworld /object_tree, /state). An unknown `what` is an M2_EUNSUPPORTED error naming the
      * ones the class knows. ScienceWorld: "possible_objects", "object_tree", "look", "inventory". */
     char *(*inspect)(m2_env *env, const char *what, m2_err *err);
+    /* Optional (NULL: the class has no procedural variation): seed != 0 makes the following resets
+     * play in a procedurally varied copy of the env's world drawn from seed, with the same tasks,
+     * splits and rules under other surface text (TextCraft: every item and tag renamed by a seeded
+     * bijection of made-up words), for training corpora that make an agent read its observations
+     * rather than recall them; seed 0 goes back to the original world. The same seed gives the same
+     * world, byte for byte. */
+    int (*vary)(m2_env *env, uint64_t seed, m2_err *err);
 } m2_env_class;
 
 /* Every env instance starts with this header so generic code can find its class. */

@@ -91,7 +91,11 @@ typedef struct m2_tc_typed { const char *s; int len; const char *digits; int dle
 
 typedef struct m2_tc_env {
     m2_env base;
-    tc_worlds worlds;          /* owns the trees; goal lists and statistics are worlds.w[0]'s */
+    tc_worlds worlds;          /* the worlds played in now: base_worlds, or a varied copy (owned when varied) */
+    tc_worlds base_worlds;     /* the recipe files' own worlds (owns their trees); goal lists and statistics are
+                                  worlds.w[0]'s */
+    int varied; uint64_t vary_seed;   /* env.h vary: the current world is renamed by vary_seed (0: the original) */
+    m2_tc_src *src; int n_src; /* copies of the recipe files, for building varied worlds */
     m2_tc_tree t;                 /* the current episode's world: a shallow copy of a worlds.w[] entry
                                   (trees are read-only once built), never freed through this copy */
     /* episode */
@@ -121,6 +125,9 @@ typedef struct m2_tc_env {
     m2_tc_ivec *tree_cache;
 } m2_tc_env;
 
+/* env.h vary: seed != 0 plays the following episodes in the env's world with every item and tag
+ * renamed by a seeded bijection of made-up words (tc_vary.c); seed 0 goes back to the original. */
+int m2_tc_vary(m2_tc_env *e, uint64_t seed, m2_err *err);
 int m2_tc_oracle_next(m2_tc_env *e, char *buf, size_t cap, m2_err *err);
 int m2_tc_admissible(m2_tc_env *e, const char *const **actions, int *n);
 /* Sub-goals "craft N <item>" (also "get N <item>"): the next one the oracle pursues, its start, and

@@ -39,7 +39,10 @@ static void destroy(m2_env *env) {
     m2_tc_env *e = (m2_tc_env *)env;
     if (!e) return;
     if (e->tree_cache) for (int i = 0; i < e->t.n_names; i++) m2_tc_ivec_free(&e->tree_cache[i]);
-    tc_worlds_free(&e->worlds);   /* e->t is a copy of one of them */
+    if (e->varied) tc_worlds_free(&e->worlds);
+    tc_worlds_free(&e->base_worlds);   /* e->t is a copy of one of their trees */
+    for (int i = 0; i < e->n_src; i++) { free((char *)e->src[i].name); free((char *)e->src[i].text); }
+    free(e->src);
     free(e->inv); free(e->vinv); free(e->inv_has); free(e->line_listed); free(e->line_mark);
     free(e->name_mark); free(e->tree_cache); free(e->typed); free(e->used); free(e->adm);
     m2_tc_ivec_free(&e->adm_off); m2_tc_ivec_free(&e->tree_recipes); m2_tc_ivec_free(&e->block_lines);
@@ -55,9 +58,19 @@ static int create_from_src(m2_env **out, const m2_tc_src *src, int n, m2_err *er
     m2_tc_env *e = calloc(1, sizeof *e);
     if (!e) return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory");
     e->base.cls = &m2_tc_class;
-    if (tc_worlds_build(&e->worlds, src, n, err)) { free(e); return -1; }
+    if (tc_worlds_build(&e->base_worlds, src, n, err)) { free(e); return -1; }
+    e->worlds = e->base_worlds;
     e->t = e->worlds.w[0];
     if (env_init(e, err)) { destroy(&e->base); return -1; }
+    /* the files are kept for varied worlds (vary) */
+    e->src = calloc((size_t)n, sizeof *e->src);
+    if (!e->src) { destroy(&e->base); return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory"); }
+    for (; e->n_src < n; e->n_src++) {
+        char *nm = strdup(src[e->n_src].name), *tx = malloc(src[e->n_src].len + 1);
+        if (tx) { memcpy(tx, src[e->n_src].text, src[e->n_src].len); tx[src[e->n_src].len] = 0; }
+        e->src[e->n_src] = (m2_tc_src){nm, tx, src[e->n_src].len};
+        if (!nm || !tx) { e->n_src++; destroy(&e->base); return m2_errorf(err, M2_ENOMEM, "textcraft: out of memory"); }
+    }
     *out = &e->base;
     return 0;
 }
@@ -366,6 +379,8 @@ static char *describe(m2_env *env, const char *task, m2_split split, int index, 
     return s;
 }
 
+static int vary(m2_env *env, uint64_t seed, m2_err *err) { return m2_tc_vary((m2_tc_env *)env, seed, err); }
+
 /* ---- public extras ---- */
 
 static const m2_tc_env *as_tc(const m2_env *env) { return env && env->cls == &m2_tc_class ? (const m2_tc_env *)env : NULL; }
@@ -403,4 +418,5 @@ const m2_env_class m2_tc_class = {
     .subgoal_begin = subgoal_begin,
     .subgoal_done = subgoal_done,
     .describe = describe,
+    .vary = vary,
 };
