@@ -22,6 +22,7 @@
 #include "tmpdir.h"
 #include "run_schema.h"
 #include "io/safetensors.h"
+#include "env/textcraft/textcraft.h"
 
 static char root[256];
 
@@ -534,6 +535,62 @@ static void run_with(const char *name, int n, const char **over) {
     free(c);
 }
 
+
+static int count_lines(const char *run_name, const char *file) {
+    char *h = slurp(run_name, file);
+    int lines = 0;
+    for (const char *p = h; *p; p++) lines += *p == '\n';
+    free(h);
+    return lines;
+}
+
+/* pretrain.corpus_episodes / corpus_worlds: the corpus folders hold the episodes asked for, each
+ * world its share (medium: half of it), in varied worlds whose goals are none of the environment's
+ * own goal names; without worlds (or in an environment without varied worlds) they play the
+ * environment's own world; the transcripts reach the pre-training set (its log line counts them). */
+static void pretrain_corpus_keys(void **state) {
+    (void)state;
+    /* the expert keeps only episodes it wins within eval.step_limit */
+    const char *varied[5] = {"pretrain.corpus_episodes=6", "pretrain.corpus_worlds=2", "run.stages=[pretrain]", "pretrain.steps=1",
+                             "eval.step_limit=50"};
+    run_with("corpus_varied", 5, varied);
+    char p[700];
+    snprintf(p, sizeof p, "%s/corpus_varied/artifacts/pretrain/corpus/world0", root);
+    assert_false(m2_path_exists(p));
+    m2_env *env = NULL;
+    m2_err err = {0};
+    assert_int_equal(m2_env_create("textcraft", NULL, &env, &err), 0);
+    int n_goals = env->cls->num_episodes(env, "all", M2_SPLIT_TRAIN, &err);
+    for (int w = 1; w <= 2; w++) {
+        char f[200];
+        snprintf(f, sizeof f, "artifacts/pretrain/corpus/world%d/expert/high.jsonl", w);
+        assert_int_equal(count_lines("corpus_varied", f), 3);
+        snprintf(f, sizeof f, "artifacts/pretrain/corpus/world%d/medium/high.jsonl", w);
+        assert_int_equal(count_lines("corpus_varied", f), 1);
+        snprintf(f, sizeof f, "artifacts/pretrain/corpus/world%d/flat.jsonl", w);
+        char *flat = slurp("corpus_varied", f);
+        for (int i = 0; i < n_goals; i++) {
+            m2_step_result r;
+            assert_int_equal(env->cls->reset(env, "all", M2_SPLIT_TRAIN, i, 0, &r, &err), 0);
+            char goal[300];
+            snprintf(goal, sizeof goal, "\"goal\":\"craft %s\\n", m2_tc_goal(env));
+            if (strstr(flat, goal)) fail_msg("world %d plays an original goal: %s", w, goal);
+        }
+        free(flat);
+    }
+    m2_env_destroy(env);
+    const char *own[5] = {"pretrain.corpus_episodes=4", "pretrain.corpus_worlds=0", "run.stages=[pretrain]", "pretrain.steps=1",
+                          "eval.step_limit=50"};
+    run_with("corpus_own", 5, own);
+    assert_int_equal(count_lines("corpus_own", "artifacts/pretrain/corpus/world0/expert/high.jsonl"), 4);
+    snprintf(p, sizeof p, "%s/corpus_own/artifacts/pretrain/corpus/world1", root);
+    assert_false(m2_path_exists(p));
+    const char *aw[6] = {"env.name=alfworld", "pretrain.corpus_episodes=2", "pretrain.corpus_worlds=3", "run.stages=[pretrain]",
+                         "pretrain.steps=1", "eval.step_limit=50"};
+    run_with("corpus_aw", 6, aw);
+    assert_int_equal(count_lines("corpus_aw", "artifacts/pretrain/corpus/world0/expert/high.jsonl"), 2);
+}
+
 static void logit_chunks_change_nothing(void **state) {
     (void)state;
     const char *over[1] = {"model.logit_chunk=100"};
@@ -680,6 +737,10 @@ int main(void) {
         cmocka_unit_test(recompute_changes_nothing),
         cmocka_unit_test(heads_hidden_is_used),
         cmocka_unit_test(medium_data_keys),
+        cmocka_unit_test(pretrain_corpus_keys),
     };
+    /* M2_TEST_FILTER=name runs the tests matching it (cmocka's pattern); those that read an earlier
+     * test's runs need it too */
+    if (getenv("M2_TEST_FILTER")) cmocka_set_test_filter(getenv("M2_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

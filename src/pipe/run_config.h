@@ -132,6 +132,8 @@ extern const char *const m2_action_mode_names[M2_N_ACTION_MODES];
   X(INT,   pretrain_batch,      "pretrain.batch",    "8",    1, 1000000, NULL, "sequences per step") \
   X(INT,   pretrain_seq_len,    "pretrain.seq_len",  "256",  8, M2_INF, NULL, "tokens per sequence") \
   X(FLOAT, pretrain_weight_decay, "pretrain.weight_decay", "0.1", 0, 10, NULL, "AdamW weight decay") \
+  X(INT,   pretrain_corpus_episodes, "pretrain.corpus_episodes", "0", 0, 10000000, NULL, "expert episodes played for the pre-training corpus only (and half as many medium ones), beyond the data stage's: more varied text than the SFT data (0: the corpus is the data stage's transcripts)") \
+  X(INT,   pretrain_corpus_worlds, "pretrain.corpus_worlds", "0", 0, 100000, NULL, "the corpus episodes are spread over this many procedurally varied worlds (env.h vary; TextCraft: items renamed), so the base learns to read its observations instead of recalling them; 0, or an environment without varied worlds: the environment's own world") \
   /* LoRA adapters, one per role on the shared frozen base */ \
   M2_LORA_KEYS(X, sys1, "System 1 (planner)") \
   M2_LORA_KEYS(X, sys2, "System 2 (executor)") \

@@ -143,17 +143,19 @@ int m2_stage_data(m2_stage_ctx *ctx, m2_err *err) {
 /* its BPE merges only pairs seen at least twice */
 #define PRETRAIN_BPE_MIN_FREQ 2
 
-static char *corpus_of(const m2_seqset *unused, const m2_run_config *cfg, const char *run_dir, size_t *len, m2_err *err) {
-    (void)unused;
+/* the folders of the pre-training corpus (pw_corpus_folders) */
+#define PRETRAIN_MAX_FOLDERS 1024
+
+static char *corpus_of(char (*dirs)[1300], int n_dirs, size_t *len, m2_err *err) {
     /* the text of every transcript: high and low records of both variants, and flat episodes */
-    char dir[1100], p[1300];
-    pw_data_dir(cfg, run_dir, dir, sizeof dir);
+    char p[1400];
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap);
     if (!buf) { m2_errorf(err, M2_ENOMEM, "pretrain: out of memory"); return NULL; }
     const char *files[5] = {"expert/high.jsonl", "expert/low.jsonl", "medium/high.jsonl", "medium/low.jsonl", "flat.jsonl"};
-    for (int f = 0; f < 5; f++) {
-        snprintf(p, sizeof p, "%s/%s", dir, files[f]);
+    for (int df = 0; df < n_dirs * 5; df++) {
+        int f = df % 5;
+        snprintf(p, sizeof p, "%s/%s", dirs[df / 5], files[f]);
         if (!m2_path_exists(p)) continue;
         int high = f == 0 || f == 2;
         m2_high_record *hr = NULL;
@@ -245,8 +247,15 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     const char *run_dir = ctx->run->dir;
     if (strcmp(cfg->model_base, "tiny")) return 0;   /* a real backbone: nothing to pre-train */
     int team = m2_method_of(cfg)->team;   /* a team run pre-trains on its task family's transcripts */
-    if (!team && writes(ctx) && pw_data_ensure(cfg, run_dir, ctx->out, err)) return -1;
+    char corpus_dir[1400];
+    snprintf(corpus_dir, sizeof corpus_dir, "%s/corpus", ctx->artifacts);
+    if (!team && writes(ctx) &&
+        (pw_data_ensure(cfg, run_dir, ctx->out, err) || pw_corpus_ensure(cfg, corpus_dir, ctx->out, err)))
+        return -1;
     if (m2_dist_barrier(ctx->dist, err)) return -1;   /* the data rank 0 wrote, for every rank */
+    char (*dirs)[1300] = malloc(PRETRAIN_MAX_FOLDERS * sizeof *dirs);
+    if (!dirs) return m2_errorf(err, M2_ENOMEM, "pretrain: out of memory");
+    int n_dirs = team ? 0 : pw_corpus_folders(cfg, run_dir, corpus_dir, dirs, PRETRAIN_MAX_FOLDERS);
     char tok_path[1400], base_path[1400];
     snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", ctx->artifacts);
     snprintf(base_path, sizeof base_path, "%s/base.gguf", ctx->artifacts);
@@ -255,8 +264,8 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         tk = m2_tokenizer_load_json(tok_path, err);
     } else {
         size_t len = 0;
-        char *corpus = team ? pw_team_corpus(cfg, &len, err) : corpus_of(NULL, cfg, run_dir, &len, err);
-        if (!corpus) return -1;
+        char *corpus = team ? pw_team_corpus(cfg, &len, err) : corpus_of(dirs, n_dirs, &len, err);
+        if (!corpus) { free(dirs); return -1; }
         static const char *const specials[2] = {"<|endoftext|>", "<|pad|>"};
         m2_bpe_train_opts bo = {.vocab_size = (int32_t)cfg->model_tiny_vocab, .specials = specials, .n_specials = 2,
                                 .pretok = M2_PRETOK_QWEN2, .min_frequency = PRETRAIN_BPE_MIN_FREQ};
@@ -269,16 +278,17 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         if (tk && writes(ctx) &&
             (m2_tokenizer_save_config_json(tk, cfg_path, err) || m2_tokenizer_save_json(tk, tok_path, err))) {
             m2_tokenizer_free(tk);
+            free(dirs);
             return -1;
         }
         if (tk && ctx->out) fprintf(ctx->out, "pretrain: BPE tokenizer with %d tokens -> %s\n", m2_tokenizer_n_tokens(tk), tok_path);
     }
-    if (!tk) return -1;
+    if (!tk) { free(dirs); return -1; }
     m2_tok_iface tok;
     m2_tok_iface_from_tokenizer(&tok, tk);
     tok.state_sep = cfg->data_state_sep;
     m2_model_config mc;
-    if (m2_config_preset("tiny", &mc, err)) { m2_tokenizer_free(tk); return -1; }
+    if (m2_config_preset("tiny", &mc, err)) { m2_tokenizer_free(tk); free(dirs); return -1; }
     mc.vocab_size = m2_tokenizer_n_tokens(tk);
     mc.dim = (int)cfg->model_tiny_dim;
     mc.n_layers = (int)cfg->model_tiny_layers;
@@ -305,9 +315,10 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
         /* the transcripts, packed like training sequences, cut at pretrain.seq_len */
         m2_seqset tmp;
         const char *kinds[3] = {"high", "low", "flat"};
-        for (int k = 0; k < 3; k++) {
+        for (int dk = 0; dk < 3 * n_dirs; dk++) {
+            int k = dk % 3;
             m2_err e2 = {0};
-            if (pw_load_set(cfg, run_dir, &tok, kinds[k], 1, seq_len, &tmp, NULL, NULL, NULL, &e2)) {
+            if (pw_load_set_in(dirs[dk / 3], &tok, kinds[k], 1, seq_len, &tmp, NULL, NULL, NULL, &e2)) {
                 m2_seqset_free(&tmp);
                 if (e2.code == M2_EINVAL) continue;   /* none of this kind fits pretrain.seq_len */
                 if (err) *err = e2;
@@ -377,6 +388,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     if (ctx->out) fprintf(ctx->out, "pretrain: base -> %s (reloaded: same logits)\n", base_path);
     rc = 0;
 out:
+    free(dirs);
     free(idx);
     m2_seqset_free(&set);
     m2_ctx_free(c);

@@ -262,13 +262,92 @@ int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_
     return rc;
 }
 
+/* ---------------------------------------------------------------- the pre-training corpus */
+
+/* World k of the corpus: 0 the environment's own, 1..W varied (each drawn from its own seed). */
+static void corpus_world_dir(const char *dir, int k, char *out, size_t cap) { snprintf(out, cap, "%s/world%d", dir, k); }
+
+static int corpus_world_count(const m2_run_config *cfg, const m2_env *env) {
+    return cfg->pretrain_corpus_worlds > 0 && env->cls->vary ? (int)cfg->pretrain_corpus_worlds : 0;
+}
+
+int pw_corpus_ensure(const m2_run_config *cfg, const char *dir, FILE *out, m2_err *err) {
+    if (cfg->pretrain_corpus_episodes <= 0) return 0;
+    char done[1200];
+    snprintf(done, sizeof done, "%s/DONE", dir);
+    if (m2_path_exists(done)) return 0;
+    if (m2_mkdir_p(dir, err)) return -1;
+    m2_env *env;
+    if (m2_env_create(cfg->env_name, cfg->env_data[0] ? cfg->env_data : NULL, &env, err)) return -1;
+    int W = corpus_world_count(cfg, env), worlds = W ? W : 1, E, M, rc = 0;
+    if (cfg->pretrain_corpus_worlds > 0 && !W && out)
+        fprintf(out, "pretrain: %s has no varied worlds: pretrain.corpus_worlds ignored, the corpus plays its own world\n",
+                cfg->env_name);
+    pw_data_counts(cfg, &E, &M);
+    m2_episode_order order = {0};
+    rc = m2_episode_order_build(env, cfg->env_task[0] ? cfg->env_task : NULL, M2_SPLIT_TRAIN, &order, err);
+    /* positions after the data stage's (E + M of them), so every corpus episode is a new one; world k
+     * takes its share of them, its medium episodes (half as many, as in the data stage) after them */
+    long K = cfg->pretrain_corpus_episodes, first = (long)E + M;
+    int n_exp = 0, n_med = 0;
+    for (int w = 0; w < worlds && !rc; w++) {
+        int k = W ? w + 1 : 0;
+        int count = (int)(K / worlds + (w < K % worlds));
+        int med = count / 2;
+        char wd[1300], fp[1400], ft[1500];
+        corpus_world_dir(dir, k, wd, sizeof wd);
+        if (W) rc = env->cls->vary(env, pw_seed(cfg, PW_SEED_CORPUS_WORLDS) + (uint64_t)k, err);
+        if (!rc) rc = m2_mkdir_p(wd, err);
+        if (rc) break;
+        snprintf(fp, sizeof fp, "%s/flat.jsonl", wd);
+        FILE *flat = open_tmp(fp, ft, sizeof ft);
+        if (!flat) { rc = m2_errorf(err, M2_EIO, "%s: cannot create", fp); break; }
+        int ne = 0, nm = 0, s, ok;
+        rc = gen_variant(env, cfg, &order, wd, "expert", (int)first, count, flat, fp, &ne, &s, &ok, err);
+        first += count;
+        if (!rc && med > 0) rc = gen_variant(env, cfg, &order, wd, "medium", (int)first, med, flat, fp, &nm, &s, &ok, err);
+        first += med;
+        int r = close_rename(flat, ft, fp, err);
+        if (!rc) rc = r;
+        n_exp += ne;
+        n_med += nm;
+    }
+    m2_episode_order_free(&order);
+    m2_env_destroy(env);
+    if (!rc) rc = m2_write_file_atomic(done, "ok\n", 3, err);
+    if (!rc && out)
+        fprintf(out, "pretrain: corpus of %d expert + %d medium episodes in %d %s world%s -> %s\n", n_exp, n_med, worlds,
+                W ? "varied" : "original", worlds == 1 ? "" : "s", dir);
+    return rc;
+}
+
+int pw_corpus_folders(const m2_run_config *cfg, const char *run_dir, const char *corpus_dir, char (*out)[1300], int cap) {
+    int n = 0;
+    char d[1100];
+    pw_data_dir(cfg, run_dir, d, sizeof d);
+    if (n < cap) snprintf(out[n++], 1300, "%s", d);
+    for (int k = 0; corpus_dir && n < cap; k++) {
+        char wd[1300];
+        corpus_world_dir(corpus_dir, k, wd, sizeof wd);
+        if (m2_path_exists(wd)) snprintf(out[n++], 1300, "%s", wd);
+        else if (k > 0) break;   /* world0 is absent when the corpus is all varied worlds */
+    }
+    return n;
+}
+
 /* ---------------------------------------------------------------- sets */
 
 int pw_load_set(const m2_run_config *cfg, const char *run_dir, const m2_tok_iface *tok, const char *kind,
                 int with_medium, int max_tokens, m2_seqset *set, m2_traj **trajs, int **success, int *n_traj,
                 m2_err *err) {
-    char dir[1100], path[1300];
+    char dir[1100];
     pw_data_dir(cfg, run_dir, dir, sizeof dir);
+    return pw_load_set_in(dir, tok, kind, with_medium, max_tokens, set, trajs, success, n_traj, err);
+}
+
+int pw_load_set_in(const char *dir, const m2_tok_iface *tok, const char *kind, int with_medium, int max_tokens,
+                   m2_seqset *set, m2_traj **trajs, int **success, int *n_traj, m2_err *err) {
+    char path[1300];
     m2_seqset_init(set);
     if (trajs) { *trajs = NULL; *success = NULL; *n_traj = 0; }
     const char *variants[2] = {"expert", "medium"};

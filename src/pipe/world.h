@@ -31,6 +31,7 @@ typedef enum pw_seed_purpose {
     PW_SEED_PRETRAIN_BATCHES = 3,
     PW_SEED_MEDIUM_NOISE = 11,          /* which expert actions the medium data replaces */
     PW_SEED_DATA_EPISODES = 12,         /* + episode number: the environment seed of a data episode */
+    PW_SEED_CORPUS_WORLDS = 13,         /* + world number: the varied worlds of the pre-training corpus */
     PW_SEED_SFT_SPLIT = 20,             /* train / held-out split of an SFT set */
     PW_SEED_SYS1_DROPOUT = 21,
     PW_SEED_SYS2_WARMUP_DROPOUT = 22,
@@ -92,11 +93,22 @@ void pw_data_counts(const m2_run_config *cfg, int *expert, int *medium);
 cJSON *pw_flat_record(const m2_run_config *cfg, const m2_env_traj *t, const char *variant, const char *task_type);
 /* Generates the datasets with the env's expert (and medium = noisy expert) unless present. */
 int pw_data_ensure(const m2_run_config *cfg, const char *run_dir, FILE *out, m2_err *err);
+/* The pre-training corpus beyond the data stage's episodes (pretrain.corpus_episodes, spread over
+ * pretrain.corpus_worlds varied worlds): folders DIR/world<k> (k = 0: the environment's own world;
+ * 1..W: varied worlds), each with the data folder's layout, generated unless DIR/DONE exists.
+ * Nothing is written when pretrain.corpus_episodes is 0. */
+int pw_corpus_ensure(const m2_run_config *cfg, const char *dir, FILE *out, m2_err *err);
+/* The folders with the data folder's layout that the pre-training corpus reads: the data folder,
+ * then pw_corpus_ensure's world folders under corpus_dir (NULL: none). *n <= cap. */
+int pw_corpus_folders(const m2_run_config *cfg, const char *run_dir, const char *corpus_dir, char (*out)[1300], int cap);
 /* kind "high" | "low" | "flat"; with_medium adds the medium records; trajs (may be NULL) receives the
  * expert low/flat trajectories with success flags (replay seeds). */
 int pw_load_set(const m2_run_config *cfg, const char *run_dir, const m2_tok_iface *tok, const char *kind,
                 int with_medium, int max_tokens, m2_seqset *set, m2_traj **trajs, int **success, int *n_traj,
                 m2_err *err);
+/* The same from a folder with the data folder's layout (pw_corpus_folders). */
+int pw_load_set_in(const char *dir, const m2_tok_iface *tok, const char *kind, int with_medium, int max_tokens,
+                   m2_seqset *set, m2_traj **trajs, int **success, int *n_traj, m2_err *err);
 void pw_trajs_free(m2_traj *t, int *s, int n);
 
 /* TeamTR runs (pipe/stage_teamtr.c): the questions of the run's task family (split M2_QA_SPLIT_*), the
