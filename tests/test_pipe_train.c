@@ -363,13 +363,34 @@ static void resume_is_exact(void **state) {
     FILE *f = open_memstream(&buf, &len);
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
-    if (m2_pipe_eval_run(dir, "ood", 0, 0, -1, -1, f, &agg, NULL, &err)) fail_msg("%s", err.msg);
+    if (m2_pipe_eval_run(dir, "ood", 0, 0, -1, -1, 0, f, &agg, NULL, &err)) fail_msg("%s", err.msg);
     fclose(f);
     char *ood = slurp("straight", "eval/ood.jsonl");
     assert_string_equal(buf, ood);
     assert_non_null(m2_eval_agg_find(&agg, "ood", "all"));
     m2_eval_agg_free(&agg);
     free(buf);
+    /* --vary: the same episodes in a varied world: the same number of records, other task texts (the
+     * goals renamed); the same seed again, the same records */
+    char *vb[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        f = open_memstream(&vb[k], &len);
+        if (m2_pipe_eval_run(dir, "ood", 0, 0, -1, -1, 11, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
+        fclose(f);
+    }
+    assert_string_equal(vb[0], vb[1]);
+    int lines_v = 0, lines_o = 0;
+    for (const char *p = vb[0]; *p; p++) lines_v += *p == '\n';
+    for (const char *p = ood; *p; p++) lines_o += *p == '\n';
+    assert_int_equal(lines_v, lines_o);
+    for (const char *p = ood; (p = strstr(p, "\"task\":\"craft ")); p++) {
+        char goal[200];
+        size_t gl = strcspn(p, "\\");
+        snprintf(goal, sizeof goal, "%.*s", (int)(gl < sizeof goal - 1 ? gl : sizeof goal - 1), p);
+        if (strstr(vb[0], goal)) fail_msg("a varied evaluation plays an original goal: %s", goal);
+    }
+    free(vb[0]);
+    free(vb[1]);
     free(ood);
     /* results table written by the report stage */
     char *res = slurp("straight", "results.json");
@@ -710,7 +731,7 @@ static void score_mode_runs(void **state) {
     snprintf(path, sizeof path, "%s/score_eval.jsonl", root);
     FILE *f = fopen(path, "w");
     m2_err err = {0};
-    if (m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_ACTION_MODE_SCORE, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
+    if (m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_ACTION_MODE_SCORE, 0, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
     fclose(f);
     char *txt = NULL;
     assert_int_equal(m2_read_file(path, &txt, NULL, &err), 0);
@@ -718,7 +739,7 @@ static void score_mode_runs(void **state) {
     assert_string_not_equal(txt, gen);
     free(txt);
     free(gen);
-    assert_int_equal(m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_N_ACTION_MODES, NULL, NULL, NULL, &err), -1);
+    assert_int_equal(m2_pipe_eval_run(dir, "id", 0, 0, -1, M2_N_ACTION_MODES, 0, NULL, NULL, NULL, &err), -1);
     /* the flat baseline's single policy chooses too (its anchor states replayed from flat.jsonl) */
     const char *flat[4] = {"method=flat", "sys2.action_mode=score", from, "run.reuse_stages=[pretrain,data]"};
     run_with("flat_scored", 4, flat);

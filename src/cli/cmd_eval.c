@@ -15,7 +15,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: multi2 eval --env NAME --policy oracle|random [--split train|id|ood] [--episodes N]\n"
                "                   [--seed S] [--max-steps 50] [--task T] [--data PATH] [--vary V] [--out FILE.jsonl] [--json]\n"
                "       multi2 eval --run RUN_DIR [--env NAME] [--split train|id|ood] [--episodes N] [--seed S]\n"
-               "                   [--action-mode generate|score] [--out FILE.jsonl] [--json]\n\n"
+               "                   [--action-mode generate|score] [--vary V] [--out FILE.jsonl] [--json]\n\n"
                "Plays the first N episodes of the split's episode order (default: all; with --run: eval.episodes\n"
                "of the run; N may not exceed the split's episode count, see multi2 tasks), which takes the task\n"
                "types in turn (ALFWorld task types, ScienceWorld tasks, TextCraft crafting depths; within a type\n"
@@ -25,7 +25,9 @@ static void usage(FILE *f) {
                "adapters (newest stage), greedy decoding, step limit eval.step_limit; episode i gets seed S + i\n"
                "(--seed S; default the run's eval.seed), so another S draws other episodes of the same tasks;\n"
                "--action-mode evaluates the run's adapters with System 2 generating its actions or choosing\n"
-               "among the admissible ones by log-prob (default: the run's sys2.action_mode).\n");
+               "among the admissible ones by log-prob (default: the run's sys2.action_mode).\n"
+               "--vary V (V > 0) plays in a procedurally varied world drawn from V (TextCraft: every item\n"
+               "renamed, the same tasks): with --run, a test of whether the policy reads the task or recalls it.\n");
 }
 
 /* --episodes N must fit in the split: episode indices past its end would wrap (TextCraft) or
@@ -143,7 +145,7 @@ static int eval_run(const env_opts *o) {
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
     const char *split = m2_split_name(o->split);
-    rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, mode, out, &agg,
+    rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, mode, o->vary, out, &agg,
                           o->json ? NULL : stderr, &err);
     if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); rc = 1; }
     if (rc) fprintf(stderr, "multi2 eval: %s\n", err.msg);
@@ -189,7 +191,6 @@ int cmd_eval(int argc, char **argv) {
     int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out action-mode vary");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
-    if (o.run && o.vary) { fprintf(stderr, "multi2 eval: --vary applies to --policy; a run is evaluated in its own world\n"); return 2; }
     if (o.run) return eval_run(&o);
     if (!o.env) { fprintf(stderr, "multi2 eval: --env is required\n"); usage(stderr); return 2; }
     if (!o.policy) { fprintf(stderr, "multi2 eval: --policy is required (oracle or random)\n"); usage(stderr); return 2; }

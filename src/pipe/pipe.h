@@ -68,9 +68,11 @@ int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval 
  * be NULL), aggregated into agg (may be NULL). threads <= 0: the run's run.threads. seed < 0: the
  * run's eval.seed (episode i gets seed + i; another seed draws other episodes of the same tasks).
  * action_mode < 0: the run's sys2.action_mode; else an M2_ACTION_MODE_* to evaluate the same
- * adapters in (a run trained with generated actions can be evaluated choosing, and back). */
+ * adapters in (a run trained with generated actions can be evaluated choosing, and back). vary != 0:
+ * the episodes are played in the environment's varied world drawn from it (env.h vary: TextCraft's
+ * renamed items), a test of whether the policy reads its observations or recalls the train world. */
 int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
-                     int action_mode, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err);
+                     int action_mode, uint64_t vary, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err);
 
 /* Reference policies without a model (oracle, random): episodes 0..n-1 of (env, split) through
  * data/traj.h rollouts, records like the eval stage's (tokens 0) into jsonl. */

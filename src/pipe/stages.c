@@ -996,7 +996,7 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
 }
 
 int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
-                     int action_mode, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err) {
+                     int action_mode, uint64_t vary, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err) {
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
     m2_run_config *cfg = malloc(sizeof *cfg);
@@ -1012,6 +1012,12 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
     if (sp < 0) { free(cfg); return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split); }
     pw_world w;
     if (pw_open(&w, cfg, run_dir, 1, err)) { free(cfg); return -1; }
+    if (vary && (!w.env->cls->vary ? m2_errorf(err, M2_EUNSUPPORTED, "environment %s has no procedurally varied worlds", cfg->env_name)
+                                    : w.env->cls->vary(w.env, vary, err))) {
+        pw_close(&w);
+        free(cfg);
+        return -1;
+    }
     char label[600];
     snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
     int n = eval_split(&w, (m2_split)sp, episodes > 0 ? episodes : (int)cfg->eval_episodes, progress, label, NULL,
