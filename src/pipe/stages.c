@@ -110,6 +110,16 @@ static int max_seq(const m2_run_config *cfg, const m2_model *m) {
     return (int)(cfg->data_max_seq_len < m->cfg.max_seq_len ? cfg->data_max_seq_len : m->cfg.max_seq_len);
 }
 
+/* The context a rollout or evaluation policy may prefill: what leaves room for max_new generated
+ * tokens inside the longest sequence the adapters were trained on (max_seq), not the model's whole
+ * window. Longer contexts put the newest tokens at positions no training sequence reached (the
+ * planner's history grows past data.max_seq_len within a failing episode, and the tiny base then
+ * writes garbage); the policy drops the oldest (state, action) pairs instead (m2_pack_context). */
+static int policy_context(const m2_run_config *cfg, const m2_model *m, int max_new) {
+    int n = max_seq(cfg, m) - max_new;
+    return n > 0 ? n : 1;
+}
+
 /* ---------------------------------------------------------------- data */
 
 int m2_stage_data(m2_stage_ctx *ctx, m2_err *err) {
@@ -720,11 +730,13 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
                        max_seq(cfg, w.m) + (int)cfg->eval_max_new_tokens);
     int max_new = (int)cfg->eval_max_new_tokens;
     mp1 = (m2_model_policy){.model = w.m, .sys1 = s1, .sys2 = s1, .tok = &w.tok, .sampler = {0.f, 0, 0.f},
-                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS1_SAMPLING)};
+                            .max_new_tokens = max_new, .max_context = policy_context(cfg, w.m, max_new),
+                            .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS1_SAMPLING)};
     mp2 = (m2_model_policy){.model = w.m, .sys1 = on, .sys2 = on, .tok = &w.tok,
                             .sampler = {(float)cfg->sys2_online_temperature, (int)cfg->sys2_online_top_k,
                                         (float)cfg->sys2_online_top_p},
-                            .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS2_SAMPLING),
+                            .max_new_tokens = max_new, .max_context = policy_context(cfg, w.m, max_new),
+                            .seed = pw_seed(cfg, PW_SEED_ONLINE_SYS2_SAMPLING),
                             .score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
@@ -867,9 +879,11 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     int max_new = (int)cfg->eval_max_new_tokens;
     m2_sampler smp = {(float)cfg->eval_temperature, 0, 0.f};
     m2_model_policy mp1 = {.model = w->m, .sys1 = a1, .sys2 = a1, .tok = &w->tok, .sampler = smp,
-                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS1_SAMPLING)};
+                           .max_new_tokens = max_new, .max_context = policy_context(cfg, w->m, max_new),
+                           .seed = pw_seed(cfg, PW_SEED_EVAL_SYS1_SAMPLING)};
     m2_model_policy mp2 = {.model = w->m, .sys1 = a2, .sys2 = a2, .tok = &w->tok, .sampler = smp,
-                           .max_new_tokens = max_new, .seed = pw_seed(cfg, PW_SEED_EVAL_SYS2_SAMPLING),
+                           .max_new_tokens = max_new, .max_context = policy_context(cfg, w->m, max_new),
+                           .seed = pw_seed(cfg, PW_SEED_EVAL_SYS2_SAMPLING),
                            .score_mean = cfg->sys2_action_logprob == M2_LOGPROB_MEAN};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_loop_cfg lc;
