@@ -282,6 +282,16 @@ static void figures_from_records(void **state) {
     m2_remove_tree(dir);
 }
 
+/* dir/results.json in the documented format s, and dir/results.md holding the n lines want[]. */
+static void tables_hold(const char *dir, const m2s_obj *s, const char *const *want, int n) {
+    char p[1400], why[1024];
+    snprintf(p, sizeof p, "%s/results.json", dir);
+    if (m2s_check_json_file(p, s, why, sizeof why)) fail_msg("%s", why);
+    char *md = read_text(dir, "results.md");
+    for (int i = 0; i < n; i++) if (!strstr(md, want[i])) fail_msg("%s/results.md: no line %s", dir, want[i]);
+    free(md);
+}
+
 /* A run evaluated in both action modes (eval/<split>.jsonl its own, sys2.action_mode score here;
  * eval/<split>.generate.jsonl the other): a row per mode naming it, in results.json (the documented
  * format) and a column of results.md; over seeds the modes stay apart. */
@@ -313,26 +323,17 @@ static void action_modes_stay_apart(void **state) {
         assert_int_equal(rows[other].episodes, 1);
         if (m2_report_write(rows, n, d, NULL, &err)) fail_msg("%s", err.msg);
         free(rows);
-        char why[1024], jp[1400];
-        snprintf(jp, sizeof jp, "%s/results.json", d);
-        if (m2s_check_json_file(jp, &m2s_results, why, sizeof why)) fail_msg("%s", why);
-        char *md = read_text(d, "results.md");
-        assert_non_null(strstr(md, "| flat | textcraft | id | score | 2 | "));
-        assert_non_null(strstr(md, "| flat | textcraft | id | generate | 1 | 0.0 |"));
-        free(md);
+        const char *want[2] = {"| flat | textcraft | id | score | 2 | ", "| flat | textcraft | id | generate | 1 | 0.0 |"};
+        tables_hold(d, &m2s_results, want, 2);
         snprintf(f[s], sizeof f[s], "%s", d);
     }
     snprintf(out, sizeof out, "%s/over", dir);
     const char *fl[2] = {f[0], f[1]};
     assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
-    char jp[700], why[1024];
-    snprintf(jp, sizeof jp, "%s/results.json", out);
-    if (m2s_check_json_file(jp, &m2s_seeds, why, sizeof why)) fail_msg("%s", why);
-    char *md = read_text(out, "results.md");
     /* score: 50 %, 100 % -> 75 +- 25; generate: 0 */
-    assert_non_null(strstr(md, "| flat | textcraft | id | score | 2 | 2 | 75.0 ± 25.0 |"));
-    assert_non_null(strstr(md, "| flat | textcraft | id | generate | 2 | 1 | 0.0 ± 0.0 |"));
-    free(md);
+    const char *want[2] = {"| flat | textcraft | id | score | 2 | 2 | 75.0 ± 25.0 |",
+                           "| flat | textcraft | id | generate | 2 | 1 | 0.0 ± 0.0 |"};
+    tables_hold(out, &m2s_seeds, want, 2);
     char *svg = read_text(out, "plots/results.svg");
     assert_non_null(strstr(svg, "Series: flat (score), flat (generate)."));
     free(svg);

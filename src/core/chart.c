@@ -218,10 +218,30 @@ static void append_key(const char ***keys, int *n, int *cap, const char *key, in
     (*keys)[(*n)++] = key;
 }
 
-static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double ox, double oy) {
-    m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, cp->key,
-               &(m2_ck_style){.size = m2_ck_fit_size(k, cp->key, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1),
+/* A grid panel's title, frame and axes (top left at ox, oy) for data over [x0, x1] x [y0, y1], x_label
+ * under the x axis; returns the plot to draw the data in. */
+static plot grid_panel_frame(m2_ck *k, const char *title, const char *x_label, double ox, double oy, double x0,
+                             double x1, double y0, double y1) {
+    m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, title,
+               &(m2_ck_style){.size = m2_ck_fit_size(k, title, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1),
                               .bold = 1, .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = CURVE_PANEL_W - 24});
+    if (x1 <= x0) x1 = x0 + 1;
+    plot p = {.x0 = x0, .x1 = x1, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
+    double left = widest_tick(k, &p.ya) + 14;
+    p.x = ox + left;
+    p.y = oy + 30;
+    p.w = CURVE_PANEL_W - left - 20;
+    p.h = CURVE_PANEL_H - 30 - 44;
+    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
+    draw_y_axis(k, &p);
+    draw_x_axis(k, &p);
+    if (x_label)
+        m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, x_label,
+                   &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    return p;
+}
+
+static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double ox, double oy) {
     int have = 0;
     double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
     for (int s = 0; s < n_src; s++) {
@@ -236,18 +256,7 @@ static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double 
             if (v > y1) y1 = v;
         }
     }
-    if (x1 <= x0) x1 = x0 + 1;
-    plot p = {.x0 = x0, .x1 = x1, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
-    double left = widest_tick(k, &p.ya) + 14;
-    p.x = ox + left;
-    p.y = oy + 30;
-    p.w = CURVE_PANEL_W - left - 20;
-    p.h = CURVE_PANEL_H - 30 - 44;
-    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
-    draw_y_axis(k, &p);
-    draw_x_axis(k, &p);
-    m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, "step",
-               &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    plot p = grid_panel_frame(k, cp->key, "step", ox, oy, x0, x1, y0, y1);
     cairo_save(k->cr);
     cairo_rectangle(k->cr, p.x - CURVE_DOT_R, p.y - CURVE_DOT_R, p.w + 2 * CURVE_DOT_R, p.h + 2 * CURVE_DOT_R);
     cairo_clip(k->cr);
@@ -825,10 +834,6 @@ static double line_err(const m2_line *l, int i) { return l->err && isfinite(l->e
 static void line_panel_at(m2_ck *k, int i, double ox, double oy, void *ud) {
     const lines_ud *u = ud;
     const m2_line_panel *P = &u->panels[i];
-    const char *t = P->title ? P->title : "";
-    m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, t,
-               &(m2_ck_style){.size = m2_ck_fit_size(k, t, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1), .bold = 1,
-                              .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = CURVE_PANEL_W - 24});
     int have = 0;
     double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
     for (int l = 0; l < P->n; l++)
@@ -846,19 +851,7 @@ static void line_panel_at(m2_ck *k, int i, double ox, double oy, void *ud) {
         y0 = have ? fmin(y0, P->y_min) : P->y_min;
         y1 = have ? fmax(y1, P->y_max) : P->y_max;
     }
-    if (x1 <= x0) x1 = x0 + 1;
-    plot p = {.x0 = x0, .x1 = x1, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
-    double left = widest_tick(k, &p.ya) + 14;
-    p.x = ox + left;
-    p.y = oy + 30;
-    p.w = CURVE_PANEL_W - left - 20;
-    p.h = CURVE_PANEL_H - 30 - 44;
-    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
-    draw_y_axis(k, &p);
-    draw_x_axis(k, &p);
-    if (P->x_label)
-        m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, P->x_label,
-                   &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE, .max_w = p.w});
+    plot p = grid_panel_frame(k, P->title ? P->title : "", P->x_label, ox, oy, x0, x1, y0, y1);
     cairo_save(k->cr);
     cairo_rectangle(k->cr, p.x - LINE_DOT_R, p.y - LINE_DOT_R, p.w + 2 * LINE_DOT_R, p.h + 2 * LINE_DOT_R);
     cairo_clip(k->cr);
