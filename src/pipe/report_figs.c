@@ -582,6 +582,7 @@ int m2_report_figures(const char *const *folders, int n_folders, const char *con
     if (m2_mkdir_p(p, err)) goto out;
     m2_strbuf_puts(md, "\n## Figures\n\nFrom every evaluation record and `metrics.jsonl` of the folders' runs; each "
                        "as SVG and PNG.\n\n");
+    if (!d.n_ep) m2_strbuf_puts(md, "- No box plots, task-type bars or token charts: the folders hold no evaluation records.\n");
     if (fig_boxes(&d, c, nc, out_dir, md, err) || fig_buckets(&d, c, nc, n_folders, out_dir, md, err) ||
         fig_tokens(&d, n_folders, out_dir, md, err) || fig_online(&d, n_folders, out_dir, md, err))
         goto out;
