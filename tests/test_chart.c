@@ -566,6 +566,137 @@ static void unsupported_extension_and_folders(void **state) {
     assert_true(m2_path_exists(p));
 }
 
+/* ---- box plots ------------------------------------------------------------------------------ */
+
+/* Quartiles by numpy's linear rule: q(p) = s[h] interpolated at h = (n - 1) p; whiskers at the last
+ * values within 1.5 IQR of the box; the rest are outliers. */
+static void box_stats_by_hand(void **state) {
+    (void)state;
+    /* sorted 0 10 20 30 40 50 60 70 80 200: h = 2.25, 4.5, 6.75 -> 22.5, 45, 67.5; IQR 45, reach 67.5:
+     * whiskers 0 (>= -45) and 80 (<= 135); 200 beyond */
+    double v[10] = {200, 80, 70, 60, 50, 40, 30, 20, 10, 0};
+    m2_box b;
+    m2_box_of(v, 10, &b);
+    assert_int_equal(b.n, 10);
+    assert_true(b.sorted == v && v[0] == 0 && v[9] == 200);
+    assert_true(fabs(b.q1 - 22.5) < 1e-12 && fabs(b.median - 45) < 1e-12 && fabs(b.q3 - 67.5) < 1e-12);
+    assert_true(b.lo == 0 && b.hi == 80);
+    /* a low outlier: -100 -5 0 1 2 3 4 5 6: q1 0, median 2, q3 4, IQR 4, reach 6: whiskers -5 and 6 */
+    double w[9] = {6, 5, 4, 3, 2, 1, 0, -5, -100};
+    m2_box_of(w, 9, &b);
+    assert_true(b.q1 == 0 && b.median == 2 && b.q3 == 4 && b.lo == -5 && b.hi == 6);
+    double one = 7;
+    m2_box_of(&one, 1, &b);
+    assert_true(b.q1 == 7 && b.median == 7 && b.q3 == 7 && b.lo == 7 && b.hi == 7);
+}
+
+/* A dark grey pixel of the marks (INK, antialiased up to half): r, g, b close and below 160. */
+static int inky(uint32_t px) {
+    int r = px >> 16 & 0xff, g = px >> 8 & 0xff, b = px & 0xff;
+    return r < 160 && g < 160 && b < 160 && abs(r - g) < 25 && abs(g - b) < 25;
+}
+
+static int inky_near(const image *im, int x, int y) {
+    return inky(pixel(im, x - 1, y)) || inky(pixel(im, x, y)) || inky(pixel(im, x + 1, y));
+}
+
+/* Values 2 25 40 45 50 55 60 75 98 on a 0..100 axis of 200 px (2 px a unit): box q1 40 to q3 60
+ * (40 px), median 50 (20 px below the box's top), whiskers to 25 and 75 (30 px each side; the
+ * reach is 1.5 x 20 = 30), 2 and 98 as dots 76 px beyond the box. */
+static void box_plot_marks_are_where_the_values_are(void **state) {
+    (void)state;
+    double v[9] = {98, 2, 25, 40, 45, 50, 55, 60, 75};
+    m2_box b;
+    m2_box_of(v, 9, &b);
+    const m2_bar bars[] = {{.group = "g", .series = "A", .box = &b}};
+    const m2_bar_panel panel = {.title = "t", .bars = bars, .n = 1, .y_max = 100};
+    m2_err err = {0};
+    char p[256];
+    path_in_tmp(p, sizeof p, "box.png");
+    assert_int_equal(m2_chart_bars(&panel, 1, "box", p, &err), 0);
+    image im = load_png(p);
+    /* the box's middle column: the middle of those with the most fill (the legend's swatch has 12 rows) */
+    int first = -1, last = -1, best = 0;
+    for (int x = 1; x < im.w - 1; x++) {
+        int n = 0;
+        for (int y = 0; y < im.h; y++) n += near(pixel(&im, x, y), COLOR0, 0);
+        if (n > best) { best = n; first = last = x; }
+        else if (n == best) last = x;
+    }
+    int bx = (first + last + 1) / 2;
+    int top = im.h, bottom = -1;
+    for (int y = 0; y < im.h; y++)
+        if (near(pixel(&im, bx, y), COLOR0, 0)) { if (y < top) top = y; bottom = y; }
+    if (abs(bottom - top - 40) > 3) fail_msg("box: fill rows %d to %d (want about 40 apart)", top, bottom);
+    double sy = 0;
+    int n = 0;
+    for (int y = top; y <= bottom; y++) if (inky(pixel(&im, bx, y))) { sy += y; n++; }
+    if (!n || fabs(sy / n - top - 20) > 2.5) fail_msg("median at %.1f px below the box's top (want 20)", n ? sy / n - top : -1.0);
+    /* from the box's outline (the row next to the fill, the outline's ink blended with the fill) */
+    int up = 1, down = 1;
+    while (top - 1 - up > 0 && inky_near(&im, bx, top - 1 - up)) up++;
+    while (bottom + 1 + down < im.h - 1 && inky_near(&im, bx, bottom + 1 + down)) down++;
+    if (abs(up - 30) > 3 || abs(down - 30) > 3) fail_msg("whiskers %d px up, %d px down (want 30 each)", up, down);
+    /* nothing between the whiskers' ends and the outliers, a dot at each outlier */
+    assert_false(inky_near(&im, bx, top - 50));
+    assert_false(inky_near(&im, bx, bottom + 50));
+    assert_true(inky_near(&im, bx, top - 76) || inky_near(&im, bx, top - 77) || inky_near(&im, bx, top - 75));
+    assert_true(inky_near(&im, bx, bottom + 76) || inky_near(&im, bx, bottom + 77) || inky_near(&im, bx, bottom + 75));
+    cairo_surface_destroy(im.s);
+    int w, h;
+    path_in_tmp(p, sizeof p, "box.svg");
+    assert_int_equal(m2_chart_bars(&panel, 1, "box", p, &err), 0);
+    char *svg = read_svg(p, &w, &h);
+    assert_non_null(strstr(svg, "g: A median 50 (quartiles 40 to 60, whiskers 25 to 75, 9 values; beyond the whiskers: 2, 98);"));
+    free(svg);
+}
+
+/* ---- line charts ---------------------------------------------------------------------------- */
+
+/* One line 10, 50 +- 10, 90 at x 0, 1, 2 on a 0..100 axis: it rises left to right, and the middle
+ * point's whisker spans 20 units (the plot's 164 px of data height: about 33 px, less the dot). */
+static void line_chart_rises_with_its_whisker(void **state) {
+    (void)state;
+    static const double x[3] = {0, 1, 2}, y[3] = {10, 50, 90}, e1[3] = {0, 10, 0}, e0[3] = {0, 0, 0};
+    m2_err err = {0};
+    char p[2][256];
+    image im[2];
+    for (int k = 0; k < 2; k++) {
+        const m2_line line = {.series = "A", .x = x, .y = y, .err = k ? e1 : e0, .n = 3};
+        const m2_line_panel panel = {.title = "t", .x_label = "epoch", .lines = &line, .n = 1, .y_min = 0, .y_max = 100};
+        path_in_tmp(p[k], sizeof p[k], k ? "line1.png" : "line0.png");
+        assert_int_equal(m2_chart_lines(&panel, 1, "lines", p[k], &err), 0);
+        im[k] = load_png(p[k]);
+    }
+    assert_int_equal(im[0].w, im[1].w);
+    assert_int_equal(im[0].h, im[1].h);
+    /* below the legend: the line's x extent, and its height at the two ends */
+    int x0 = im[0].w, x1 = -1;
+    for (int yy = 80; yy < im[0].h; yy++)
+        for (int xx = 0; xx < im[0].w; xx++)
+            if (near(pixel(&im[0], xx, yy), COLOR0, LINE_TOL)) { if (xx < x0) x0 = xx; if (xx > x1) x1 = xx; }
+    assert_true(x1 - x0 > 200);
+    double left = mean_y_in_columns(&im[0], COLOR0, LINE_TOL, x0, x0 + 20), right = mean_y_in_columns(&im[0], COLOR0, LINE_TOL, x1 - 20, x1 + 1);
+    if (!(left - right > 100)) fail_msg("the line does not rise: left end y %.1f, right end y %.1f", left, right);
+    int mid = (x0 + x1) / 2, rows = 0;
+    for (int yy = 0; yy < im[0].h; yy++) {
+        int differs = 0;
+        for (int xx = mid - 1; xx <= mid + 1; xx++) differs |= pixel(&im[0], xx, yy) != pixel(&im[1], xx, yy);
+        rows += differs;
+    }
+    cairo_surface_destroy(im[0].s);
+    cairo_surface_destroy(im[1].s);
+    if (rows < 24 || rows > 36) fail_msg("whisker: %d rows of the middle point's columns differ (want 24-36)", rows);
+    int w, h;
+    path_in_tmp(p[0], sizeof p[0], "line.svg");
+    const m2_line line = {.series = "A", .x = x, .y = y, .err = e1, .n = 3};
+    const m2_line_panel panel = {.title = "t", .x_label = "epoch", .lines = &line, .n = 1, .y_min = 0, .y_max = 100};
+    assert_int_equal(m2_chart_lines(&panel, 1, "lines", p[0], &err), 0);
+    char *svg = read_svg(p[0], &w, &h);
+    assert_non_null(strstr(svg, "Panel t:\n  A: 0: 10; 1: 50 +- 10; 2: 90;"));
+    free(svg);
+}
+
 static void same_input_same_bytes(void **state) {
     static test_series s = {.key = "loss"};
     for (int i = 0; i < 30; i++) { s.step[i] = i; s.value[i] = sin(i / 4.0); }
@@ -607,6 +738,9 @@ int main(void) {
         cmocka_unit_test(long_labels_make_room),
         cmocka_unit_test(svg_carries_the_text_escaped),
         cmocka_unit_test(unsupported_extension_and_folders),
+        cmocka_unit_test(box_stats_by_hand),
+        cmocka_unit_test(box_plot_marks_are_where_the_values_are),
+        cmocka_unit_test(line_chart_rises_with_its_whisker),
         cmocka_unit_test(same_input_same_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -93,10 +93,10 @@ static int run(const m2_run_config *cfg, int resume, m2_err *err) {
 static char *slurp(const char *run_name, const char *file) {
     char p[800];
     snprintf(p, sizeof p, "%s/%s/%s", root, run_name, file);
-    char *s = NULL;
+    char *s[1] = {NULL};   /* an array, not &local: gcc 12 then sees no pointer to a dead local */
     m2_err err = {0};
-    if (m2_read_file(p, &s, NULL, &err)) fail_msg("%s", err.msg);
-    return s;
+    if (m2_read_file(p, s, NULL, &err)) fail_msg("%s", err.msg);
+    return s[0];
 }
 
 /* First multiple of `every` among the steps that logged `key` (not the last such step). */
@@ -748,12 +748,161 @@ static void score_mode_runs(void **state) {
     free(fl);
 }
 
+/* eval.action_modes=[generate,score]: the eval stage (taking every training stage from the straight
+ * run) writes the run's own mode's records exactly as the straight run's eval stage did, the score
+ * mode's beside them exactly as `multi2 eval --run --action-mode score` plays them, logs both, and
+ * the report gives a row per mode that names it. */
+static void both_action_modes_in_one_run(void **state) {
+    (void)state;
+    char from[600];
+    snprintf(from, sizeof from, "run.reuse_from=%s/straight", root);
+    const char *over[3] = {from, "run.reuse_stages=[pretrain,data,sys1_sft,sys2_warmup,sys2_offline,sys2_online]",
+                           "eval.action_modes=[score,generate,score]"};
+    run_with("modes", 3, over);
+    const char *split[2] = {"id", "ood"};
+    char dir[600], p[700];
+    snprintf(dir, sizeof dir, "%s/straight", root);
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "eval/%s.jsonl", split[i]);
+        char *own = slurp("modes", p), *before = slurp("straight", p);
+        assert_string_equal(own, before);
+        free(own);
+        free(before);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        m2_err err = {0};
+        if (m2_pipe_eval_run(dir, split[i], 0, 0, -1, M2_ACTION_MODE_SCORE, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
+        fclose(f);
+        snprintf(p, sizeof p, "eval/%s.score.jsonl", split[i]);
+        char *scored = slurp("modes", p);
+        assert_string_equal(scored, buf);
+        assert_true(steps_are_candidates(scored, 0) > 0);
+        free(scored);
+        free(buf);
+    }
+    snprintf(p, sizeof p, "%s/modes/artifacts/eval/eval_summary.score.json", root);
+    assert_true(m2_path_exists(p));
+    snprintf(p, sizeof p, "%s/modes/artifacts/eval/eval_summary.generate.json", root);
+    assert_false(m2_path_exists(p));   /* the run's own mode is evaluated once */
+    char *m = slurp("modes", "metrics.jsonl");
+    assert_non_null(strstr(m, "\"eval/id/success\""));
+    assert_non_null(strstr(m, "\"eval/ood.score/success\""));
+    assert_null(strstr(m, "eval/id.generate"));
+    free(m);
+    snprintf(p, sizeof p, "%s/modes", root);
+    run_files_match_schema(p);
+    char *rj = slurp("modes", "results.json");
+    cJSON *j = cJSON_Parse(rj);
+    free(rj);
+    assert_non_null(j);
+    int rows = 0, scored = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItem(j, "rows")) {
+        const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(o, "action_mode"));
+        assert_non_null(mode);
+        scored += !strcmp(mode, "score");
+        rows++;
+    }
+    assert_int_equal(rows, 4);
+    assert_int_equal(scored, 2);
+    cJSON_Delete(j);
+    char *md = slurp("modes", "results.md");
+    assert_non_null(strstr(md, "| method | env | split | action mode |"));
+    assert_non_null(strstr(md, "| multi2 | textcraft | ood | score |"));
+    free(md);
+    md = slurp("straight", "results.md");   /* one mode: no column */
+    assert_null(strstr(md, "action mode"));
+    free(md);
+}
+
+/* The first line of metrics that holds key, and the step it was logged at (-1: none). */
+static long first_step_of(const char *metrics, const char *key) {
+    const char *k = strstr(metrics, key);
+    if (!k) return -1;
+    const char *line = k;
+    while (line > metrics && line[-1] != '\n') line--;
+    return strtol(line + 8, NULL, 10);   /* {"step": */
+}
+
+/* sys2.online.eval_every=1: the online stage evaluates greedily before its first epoch and after
+ * each, logging sys2_online/eval_* at epochs 0, 1, 2; evaluating draws from no training stream, so
+ * the trained adapter, heads and every eval record are those of the straight run (which trains the
+ * same without evaluating); a run stopped right after the checkpoint of an epoch's last update (the
+ * evaluation comes after it) and again mid-epoch, then resumed, equals the uninterrupted one file by
+ * file. */
+static void online_learning_curves(void **state) {
+    (void)state;
+    char from[600];
+    snprintf(from, sizeof from, "run.reuse_from=%s/straight", root);
+    const char *over[7] = {from, "run.reuse_stages=[pretrain,data,sys1_sft,sys2_warmup,sys2_offline]",
+                           "sys2.online.eval_every=1", "sys2.online.eval_episodes=2", "run.ckpt_every=1",
+                           "run.tensorboard=true", "run.plots=true"};
+    run_with("curves", 7, over);
+    char *m = slurp("curves", "metrics.jsonl"), *m0 = slurp("straight", "metrics.jsonl");
+    int evals = 0;
+    for (const char *q = m; (q = strstr(q, "\"sys2_online/eval_epoch\":")); q++) {
+        long epoch = strtol(q + strlen("\"sys2_online/eval_epoch\":"), NULL, 10);
+        assert_int_equal(epoch, evals);
+        evals++;
+    }
+    assert_int_equal(evals, 3);   /* sys2.online.epochs = 2: before, after 1, after 2 */
+    assert_non_null(strstr(m, "\"sys2_online/eval_ood_score\""));
+    /* the training's numbers: every line of the straight run's online stage is in this run's */
+    const char *q = strstr(m0, "sys2_online/actor_loss");
+    assert_non_null(q);
+    while (q > m0 && q[-1] != '\n') q--;
+    for (const char *line = q; *line && strstr(line, "sys2_online/");) {
+        const char *e = strchr(line, '\n');
+        char *one = strndup(line, (size_t)(e - line + 1));
+        if (strstr(one, "sys2_online/") && !strstr(m, one)) fail_msg("online line not reproduced: %s", one);
+        free(one);
+        line = e + 1;
+    }
+    const char *same[] = {"artifacts/sys2_online/adapter_sys2/adapter_model.safetensors", "artifacts/sys2_online/heads.safetensors",
+                          "eval/id.jsonl", "eval/ood.jsonl", "artifacts/sys2_online/probe.json"};
+    for (int i = 0; i < 5; i++) {
+        char a[800], b[800], *x, *y;
+        size_t lx, ly;
+        snprintf(a, sizeof a, "%s/straight/%s", root, same[i]);
+        snprintf(b, sizeof b, "%s/curves/%s", root, same[i]);
+        m2_err err = {0};
+        if (m2_read_file(a, &x, &lx, &err) || m2_read_file(b, &y, &ly, &err)) fail_msg("%s", err.msg);
+        if (lx != ly || memcmp(x, y, lx)) fail_msg("%s differs when the online stage evaluates on the way", same[i]);
+        free(x);
+        free(y);
+    }
+    /* stopped after the first epoch's last update (global base + 2), then mid second epoch */
+    long base = first_step_of(m, "sys2_online/actor_loss") - 1;
+    assert_true(base > 0);
+    m2_run_config *b = malloc(sizeof *b);
+    char out_b[400];
+    snprintf(out_b, sizeof out_b, "%s/resumed", root);
+    load_in(b, out_b, "curves", 7, over);
+    m2_err err = {0};
+    for (int k = 0; k < 2; k++) {
+        b->run_stop_at_step = base + 2 + k;
+        assert_int_equal(run(b, k, &err), -1);
+        assert_int_equal(err.code, M2_ESTOPPED);
+    }
+    if (run(b, 1, &err)) fail_msg("%s", err.msg);
+    char sdir[600], bdir[600];
+    snprintf(sdir, sizeof sdir, "%s/curves", root);
+    m2_run_dir_for(b, bdir, sizeof bdir);
+    same_run_trees(sdir, bdir);
+    free(b);
+    free(m);
+    free(m0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resume_is_exact),
         cmocka_unit_test(methods_run),
         cmocka_unit_test(reuse_is_exact),
         cmocka_unit_test(score_mode_runs),
+        cmocka_unit_test(both_action_modes_in_one_run),
+        cmocka_unit_test(online_learning_curves),
         cmocka_unit_test(logit_chunks_change_nothing),
         cmocka_unit_test(recompute_changes_nothing),
         cmocka_unit_test(heads_hidden_is_used),

@@ -13,13 +13,14 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "core/fsutil.h"
+#include "core/strbuf.h"
 #include "pipe/report.h"
 #include "run_schema.h"
 #include "tmpdir.h"
 
 static void put_results(const char *dir, const char *json) {
     m2_err err = {0};
-    char p[600];
+    char p[1400];
     assert_int_equal(m2_mkdir_p(dir, &err), 0);
     snprintf(p, sizeof p, "%s/results.json", dir);
     assert_int_equal(m2_write_file_atomic(p, json, strlen(json), &err), 0);
@@ -150,6 +151,200 @@ static void bad_inputs_and_folders_are_refused(void **state) {
     m2_remove_tree(dir);
 }
 
+/* ---- figures and action modes ---- */
+
+/* dir/name (name may hold a folder: "eval/id.jsonl"), folders made */
+static void put_file(const char *dir, const char *name, const char *text) {
+    m2_err err = {0};
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    *strrchr(p, '/') = 0;
+    assert_int_equal(m2_mkdir_p(p, &err), 0);
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    assert_int_equal(m2_write_file_atomic(p, text, strlen(text), &err), 0);
+}
+
+/* An evaluation record with the fields the report reads (type NULL: none). */
+static void record(m2_strbuf *b, const char *env, const char *method, const char *type, int success, double score,
+                   int sys1, int sys2) {
+    m2_strbuf_appendf(b, "{\"env\":\"%s\",\"split\":\"id\",\"method\":\"%s\",", env, method);
+    if (type) m2_strbuf_appendf(b, "\"task_type\":\"%s\",", type);
+    m2_strbuf_appendf(b, "\"success\":%s,\"score\":%g,\"steps\":5,\"tokens\":%d,\"token_counts\":{\"sys1_prompt\":%d,"
+                         "\"sys1_gen\":0,\"sys2_prompt\":%d,\"sys2_gen\":0}}\n",
+                      success ? "true" : "false", score, sys1 + sys2, sys1, sys2);
+}
+
+static char *read_text(const char *dir, const char *name) {
+    m2_err err = {0};
+    char p[1400], *t[1] = {NULL};
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    if (m2_read_file(p, t, NULL, &err)) fail_msg("%s", err.msg);
+    return t[0];
+}
+
+/* Three demo-like seed folders (FOLDER/<env>/<method>/eval), numbers chosen by hand:
+ *  textcraft multi2, per seed (depth 1 | depth 2 successes): 1 1 | 0 1,  1 0 | 0 0,  1 1 | 0 0
+ *    -> per-type rates x 100 over seeds x types {100, 50, 50, 0, 100, 0}: quartiles (numpy's linear
+ *       rule) 12.5 / 50 / 87.5, whiskers 0 to 100; depth 1 per seed 100 50 100 -> 83.3 +- 16.7,
+ *       depth 2: 50 0 0 -> 16.7 +- 16.7; System 1 tokens per episode 10, 20, 30 -> 20 +- 5.8
+ *  textcraft oracle, two records without a type per seed: 1 1, 1 1, 1 0 -> six values, not three:
+ *    {100 x 5, 0}: box 100 / 100 / 100 with 0 beyond the whiskers; no tokens, so not in the tokens chart
+ *  scienceworld multi2, one "boil" record per seed, raw scores 50 25 75 -> unit 0.5 0.25 0.75: the
+ *    score is its measure: quartiles 0.375 / 0.5 / 0.625
+ *  textcraft multi2's online evaluations (metrics.jsonl): ID success at epoch 0: 0, 0.5, 1 -> 50 +- 28.87;
+ *    epoch 1: 1 1 1 -> 100 */
+static void figures_from_records(void **state) {
+    (void)state;
+    char dir[256], f[3][300], out[300], d[1000];
+    m2_err err = {0};
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "seeds_figs"), 0);
+    static const int tc[3][4] = {{1, 1, 0, 1}, {1, 0, 0, 0}, {1, 1, 0, 0}}, oracle[3][2] = {{1, 1}, {1, 1}, {1, 0}};
+    static const double sw[3] = {50, 25, 75}, online0[3] = {0, 0.5, 1};
+    for (int s = 0; s < 3; s++) {
+        snprintf(f[s], sizeof f[s], "%s/s%d", dir, s);
+        char js[1200];
+        snprintf(js, sizeof js, "{\"rows\":[%s,%s,%s]}", row("multi2", "id", 0, 0), row("oracle", "id", 1, 1),
+                 "{\"method\":\"multi2\",\"env\":\"scienceworld\",\"split\":\"id\",\"episodes\":1,\"success\":0,"
+                 "\"score\":0.5,\"steps\":5,\"tokens_per_episode\":100}");
+        put_results(f[s], js);
+        m2_strbuf b = {0};
+        for (int e = 0; e < 4; e++) record(&b, "textcraft", "multi2", e < 2 ? "depth 1" : "depth 2", tc[s][e], tc[s][e], 10 * (s + 1), 100);
+        snprintf(d, sizeof d, "%s/textcraft/multi2", f[s]);
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        put_file(d, "config.yaml", "method: multi2\nenv: {name: textcraft}\n");
+        m2_strbuf_free(&b);
+        m2_strbuf_appendf(&b, "{\"step\":7,\"data\":{\"sys2/actor_loss\":1}}\n"
+                              "{\"step\":8,\"data\":{\"sys2_online/eval_epoch\":0,\"sys2_online/eval_id_success\":%g,"
+                              "\"sys2_online/eval_id_score\":0,\"sys2_online/eval_ood_success\":0,\"sys2_online/eval_ood_score\":0}}\n"
+                              "{\"step\":10,\"data\":{\"sys2_online/eval_epoch\":1,\"sys2_online/eval_id_success\":1,"
+                              "\"sys2_online/eval_id_score\":1,\"sys2_online/eval_ood_success\":0,\"sys2_online/eval_ood_score\":0}}\n",
+                          online0[s]);
+        put_file(d, "metrics.jsonl", m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+        for (int e = 0; e < 2; e++) record(&b, "textcraft", "oracle", NULL, oracle[s][e], oracle[s][e], 0, 0);
+        snprintf(d, sizeof d, "%s/textcraft/oracle", f[s]);
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+        record(&b, "scienceworld", "multi2", "boil", 0, sw[s], 5, 50);
+        snprintf(d, sizeof d, "%s/scienceworld/multi2", f[s]);
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        put_file(d, "config.yaml", "method: multi2\nenv: {name: scienceworld}\n");
+        m2_strbuf_free(&b);
+    }
+    snprintf(out, sizeof out, "%s/over", dir);
+    const char *fl[3] = {f[0], f[1], f[2]};
+    assert_int_equal(m2_report_over_seeds(fl, 3, out, NULL, &err), 0);
+    char *boxes = read_text(out, "plots/boxes.svg"), *buckets = read_text(out, "plots/buckets_textcraft.svg");
+    char *buckets_sw = read_text(out, "plots/buckets_scienceworld.svg");
+    char *tokens = read_text(out, "plots/tokens.svg"), *online = read_text(out, "plots/online.svg");
+    /* box plots: textcraft in %, scienceworld's score */
+    assert_non_null(strstr(boxes, "Panel textcraft: success rate (%) per task type:\n  id: multi2 median 50 (quartiles 12.5 "
+                                  "to 87.5, whiskers 0 to 100, 6 values); oracle median 100 (quartiles 100 to 100, whiskers "
+                                  "100 to 100, 6 values; beyond the whiskers: 0);"));
+    assert_non_null(strstr(boxes, "scienceworld: mean score (0 to 1) per task type:\n  id: multi2 median 0.5 (quartiles "
+                                  "0.375 to 0.625, whiskers 0.25 to 0.75, 3 values);"));
+    /* per task type, mean +- standard error over the seeds */
+    assert_non_null(strstr(buckets, "Panel textcraft id: success rate (%) by task type:\n  depth 1: multi2 83 +- 17;\n"
+                                    "  depth 2: multi2 17 +- 17;\n  (no type): oracle 83 +- 17;"));
+    assert_non_null(strstr(buckets_sw, "Panel scienceworld id: mean score (0 to 1) by task type:\n  boil: multi2 0.5 +- 0.144;\n<"));
+    free(buckets_sw);
+    /* tokens: the methods with a model */
+    assert_non_null(strstr(tokens, "Series: multi2."));
+    assert_non_null(strstr(tokens, "textcraft/id: multi2 20 +- 6;"));
+    assert_non_null(strstr(tokens, "Panel System 2 (executor): prompt + generated or scored:\n  "
+                                   "textcraft/id: multi2 100;"));
+    /* learning curves: epoch 0 over the three seeds, epoch 1 all won */
+    assert_non_null(strstr(online, "Panel textcraft id: greedy success rate (%):\n  multi2: 0: 50 +- 28.87; 1: 100;"));
+    assert_null(strstr(online, "scienceworld id"));   /* no run logged its curves */
+    free(boxes);
+    free(buckets);
+    free(tokens);
+    free(online);
+    char *md = read_text(out, "results.md");
+    assert_non_null(strstr(md, "## Figures"));
+    assert_non_null(strstr(md, "`plots/online.svg|png`"));
+    assert_non_null(strstr(md, "`plots/buckets_<env>.svg|png`"));
+    free(md);
+    char p[1400];
+    snprintf(p, sizeof p, "%s/plots/boxes.png", out);
+    assert_true(m2_path_exists(p));
+    /* written again from folders without curves: the old online chart goes, the md says why */
+    for (int s = 0; s < 3; s++) {
+        snprintf(p, sizeof p, "%s/textcraft/multi2/metrics.jsonl", f[s]);
+        assert_int_equal(remove(p), 0);
+    }
+    assert_int_equal(m2_report_over_seeds(fl, 3, out, NULL, &err), 0);
+    snprintf(p, sizeof p, "%s/plots/online.svg", out);
+    assert_false(m2_path_exists(p));
+    md = read_text(out, "results.md");
+    assert_non_null(strstr(md, "No online learning curves"));
+    free(md);
+    m2_remove_tree(dir);
+}
+
+/* dir/results.json in the documented format s, and dir/results.md holding the n lines want[]. */
+static void tables_hold(const char *dir, const m2s_obj *s, const char *const *want, int n) {
+    char p[1400], why[1024];
+    snprintf(p, sizeof p, "%s/results.json", dir);
+    if (m2s_check_json_file(p, s, why, sizeof why)) fail_msg("%s", why);
+    char *md = read_text(dir, "results.md");
+    for (int i = 0; i < n; i++) if (!strstr(md, want[i])) fail_msg("%s/results.md: no line %s", dir, want[i]);
+    free(md);
+}
+
+/* A run evaluated in both action modes (eval/<split>.jsonl its own, sys2.action_mode score here;
+ * eval/<split>.generate.jsonl the other): a row per mode naming it, in results.json (the documented
+ * format) and a column of results.md; over seeds the modes stay apart. */
+static void action_modes_stay_apart(void **state) {
+    (void)state;
+    char dir[256], f[2][1000], out[300], d[1000];
+    m2_err err = {0};
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "seeds_modes"), 0);
+    for (int s = 0; s < 2; s++) {
+        snprintf(f[s], sizeof f[s], "%s/s%d", dir, s);
+        snprintf(d, sizeof d, "%s/run", f[s]);
+        put_file(d, "config.yaml", "method: flat\nenv: {name: textcraft}\nsys2: {action_mode: score}\n");
+        m2_strbuf b = {0};
+        record(&b, "textcraft", "flat", "depth 1", 1, 1, 0, 10);
+        record(&b, "textcraft", "flat", "depth 1", s, s, 0, 10);
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));   /* score: 1 and s of 2 won */
+        m2_strbuf_free(&b);
+        record(&b, "textcraft", "flat", "depth 1", 0, 0, 0, 10);
+        put_file(d, "eval/id.generate.jsonl", m2_strbuf_str(&b));   /* generate: none won */
+        m2_strbuf_free(&b);
+        m2_result_row *rows;
+        int n;
+        if (m2_report_collect(d, NULL, &rows, &n, &err)) fail_msg("%s", err.msg);
+        assert_int_equal(n, 2);
+        int own = !strcmp(rows[1].action_mode, "score"), other = 1 - own;
+        assert_string_equal(rows[own].action_mode, "score");   /* id.jsonl: the run's own mode */
+        assert_true(fabs(rows[own].success - (1 + s) / 2.0) < 1e-12);
+        assert_string_equal(rows[other].action_mode, "generate");
+        assert_int_equal(rows[other].episodes, 1);
+        if (m2_report_write(rows, n, d, NULL, &err)) fail_msg("%s", err.msg);
+        free(rows);
+        const char *want[2] = {"| flat | textcraft | id | score | 2 | ", "| flat | textcraft | id | generate | 1 | 0.0 |"};
+        tables_hold(d, &m2s_results, want, 2);
+        snprintf(f[s], sizeof f[s], "%s", d);
+    }
+    snprintf(out, sizeof out, "%s/over", dir);
+    const char *fl[2] = {f[0], f[1]};
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
+    /* score: 50 %, 100 % -> 75 +- 25; generate: 0 */
+    const char *want[2] = {"| flat | textcraft | id | score | 2 | 2 | 75.0 ± 25.0 |",
+                           "| flat | textcraft | id | generate | 2 | 1 | 0.0 ± 0.0 |"};
+    tables_hold(out, &m2s_seeds, want, 2);
+    char *svg = read_text(out, "plots/results.svg");
+    assert_non_null(strstr(svg, "Series: flat (score), flat (generate)."));
+    free(svg);
+    /* a mode of the wrong type is named */
+    put_results(f[0], "{\"rows\":[{\"method\":\"flat\",\"env\":\"textcraft\",\"split\":\"id\",\"action_mode\":3,"
+                      "\"episodes\":1,\"success\":0,\"score\":0,\"steps\":1,\"tokens_per_episode\":1}]}");
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "rows[0].action_mode"));
+    m2_remove_tree(dir);
+}
+
 static void cli_usage(void **state) {
     (void)state;
     const char *bin = getenv("M2_BIN");
@@ -167,6 +362,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(means_and_standard_errors),
         cmocka_unit_test(bad_inputs_and_folders_are_refused),
+        cmocka_unit_test(figures_from_records),
+        cmocka_unit_test(action_modes_stay_apart),
         cmocka_unit_test(cli_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,10 @@ static int after(const m2_train_hooks *h, int64_t step, m2_err *err) {
 
 static m2_dist *dist_of(const m2_train_hooks *h) { return h ? h->dist : NULL; }
 
+static int call_epoch_end(const m2_train_hooks *h, int64_t epochs_done, int64_t step, m2_err *err) {
+    return h && h->epoch_end ? h->epoch_end(h->ud, epochs_done, step, err) : 0;
+}
+
 /* the most per-step numbers one reduction carries */
 #define DP_MAX_STATS 16
 
@@ -588,7 +592,10 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
     int *ids = malloc((size_t)(o->episodes_per_epoch > 0 ? o->episodes_per_epoch : 1) * sizeof *ids);
     if (!ids) return m2_errorf(err, M2_ENOMEM, "online: out of memory");
     int rc = -1;
-    if (st->step == 0 && st->epoch == 0 && st->pos == 0) st->pos = -1;   /* fresh: collect first */
+    if (st->step == 0 && st->epoch == 0 && st->pos == 0) {   /* fresh: collect first */
+        st->pos = -1;
+        if (call_epoch_end(h, 0, st->step, err)) goto out;
+    }
     while (st->epoch < o->epochs) {
         if (st->pos < 0) {   /* collection of this epoch */
             /* the next positions of the episode order (data/episodes.h), which walks the task
@@ -622,6 +629,7 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
         }
         st->epoch++;
         st->pos = -1;
+        if (call_epoch_end(h, st->epoch, st->step, err)) goto out;
     }
     rc = 0;
 out:

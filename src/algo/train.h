@@ -20,6 +20,12 @@ typedef struct m2_train_hooks {
     int (*log)(void *ud, int64_t step, const char *const *names, const double *values, int n, m2_err *err);
     /* after every optimiser step, with the state already advanced (checkpoint here); may be NULL */
     int (*after_step)(void *ud, int64_t step, m2_err *err);
+    /* Online RL only: with the number of epochs done, after each collect/update epoch and with 0
+     * before the first collection of a fresh stage; step as in log. Whatever it does must leave
+     * the training's state and RNG streams alone: a resumed stage calls it again exactly where
+     * an uninterrupted one does (a checkpoint taken at an epoch's last update precedes it). May
+     * be NULL. */
+    int (*epoch_end)(void *ud, int64_t epochs_done, int64_t step, m2_err *err);
     /* Data parallel (docs/dist.md): the ranks that run this loop in lock-step, each with the same
      * model, state and data; NULL or one rank = this process alone, exactly as without MPI. Every
      * global batch is split by m2_dist_shard (contiguous blocks of its sequences, or of the

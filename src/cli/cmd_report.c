@@ -12,9 +12,13 @@ static void usage(FILE *f) {
             "Aggregates the results.json of several demo or run folders, made alike but for run.seed (one\n"
             "folder per training seed, e.g. `multi2 demo --out runs/s23 run.seed=23`), per method,\n"
             "environment and split: mean success rate and mean score over the folders with their standard\n"
-            "error, mean steps and tokens per episode, and each folder's success rate. Writes\n"
-            "DIR/results.md, DIR/results.json and DIR/plots/results.svg|png (means with standard-error\n"
-            "bars). DIR must be new, empty, or a folder multi2 report wrote (DIR/seeds.json).\n");
+            "error, mean steps and tokens per episode, and each folder's success rate (a run evaluated\n"
+            "in both action modes, eval.action_modes, gives a row per mode). Writes DIR/results.md,\n"
+            "DIR/results.json and DIR/plots/results.svg|png (means with standard-error bars), and from\n"
+            "the folders' evaluation records and metrics the figures DIR/plots/boxes (per-task-type\n"
+            "success over seeds x task types), buckets (success by task type), tokens (per episode and\n"
+            "system) and online (the online stage's learning curves, sys2.online.eval_every), each\n"
+            ".svg and .png. DIR must be new, empty, or a folder multi2 report wrote (DIR/seeds.json).\n");
 }
 
 int cmd_report(int argc, char **argv) {
@@ -45,7 +49,8 @@ int cmd_report(int argc, char **argv) {
     m2_err err = {0};
     int rc = m2_report_over_seeds(folders, n, out, title, &err);
     if (rc) fprintf(stderr, "multi2 report: %s\n", err.msg);
-    else printf("results over %d folders: %s/results.md, %s/results.json, %s/plots/results.svg\n", n, out, out, out);
+    else printf("results over %d folders: %s/results.md, %s/results.json, %s/plots/ (results, boxes, buckets, tokens, online)\n",
+                n, out, out, out);
     free(folders);
     return rc ? 1 : 0;
 }

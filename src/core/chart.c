@@ -40,6 +40,11 @@
 #define BAR_PLOT_H 200.0
 #define BAR_MAX_PLOT_W 1800.0  /* wider than this, groups stay narrow and their labels turn */
 
+/* Box plots (drawn in a bar's slot). */
+#define BOX_WHISKER_IQR 1.5   /* whiskers reach the last value within this many IQRs of the box (Tukey) */
+#define BOX_MEDIAN_W 2.0
+#define BOX_DOT_R 2.2
+
 static const double TICKS_WANTED = 5;
 
 /* "Nice" tick spacing (1, 2, 5 x 10^k) for about n ticks over [lo, hi]. */
@@ -131,7 +136,7 @@ static void draw_x_axis(m2_ck *k, const plot *p) {
     for (double v = ceil(p->x0 / s - 1e-9) * s; v <= p->x1 + s * 1e-9; v += s) {
         double x = px_of(p, v);
         m2_ck_line(k, x, p->y + p->h, x, p->y + p->h + 4, INK_SOFT, 1);
-        snprintf(t, sizeof t, "%.0f", v);
+        snprintf(t, sizeof t, "%.0f", v + 0.0);   /* + 0.0: ceil(-1e-9) is -0, written "-0" */
         m2_ck_text(k, x, p->y + p->h + 6 + TICK_PX, t, &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
     }
 }
@@ -213,10 +218,30 @@ static void append_key(const char ***keys, int *n, int *cap, const char *key, in
     (*keys)[(*n)++] = key;
 }
 
-static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double ox, double oy) {
-    m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, cp->key,
-               &(m2_ck_style){.size = m2_ck_fit_size(k, cp->key, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1),
+/* A grid panel's title, frame and axes (top left at ox, oy) for data over [x0, x1] x [y0, y1], x_label
+ * under the x axis; returns the plot to draw the data in. */
+static plot grid_panel_frame(m2_ck *k, const char *title, const char *x_label, double ox, double oy, double x0,
+                             double x1, double y0, double y1) {
+    m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, title,
+               &(m2_ck_style){.size = m2_ck_fit_size(k, title, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1),
                               .bold = 1, .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = CURVE_PANEL_W - 24});
+    if (x1 <= x0) x1 = x0 + 1;
+    plot p = {.x0 = x0, .x1 = x1, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
+    double left = widest_tick(k, &p.ya) + 14;
+    p.x = ox + left;
+    p.y = oy + 30;
+    p.w = CURVE_PANEL_W - left - 20;
+    p.h = CURVE_PANEL_H - 30 - 44;
+    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
+    draw_y_axis(k, &p);
+    draw_x_axis(k, &p);
+    if (x_label)
+        m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, x_label,
+                   &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    return p;
+}
+
+static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double ox, double oy) {
     int have = 0;
     double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
     for (int s = 0; s < n_src; s++) {
@@ -231,18 +256,7 @@ static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double 
             if (v > y1) y1 = v;
         }
     }
-    if (x1 <= x0) x1 = x0 + 1;
-    plot p = {.x0 = x0, .x1 = x1, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
-    double left = widest_tick(k, &p.ya) + 14;
-    p.x = ox + left;
-    p.y = oy + 30;
-    p.w = CURVE_PANEL_W - left - 20;
-    p.h = CURVE_PANEL_H - 30 - 44;
-    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
-    draw_y_axis(k, &p);
-    draw_x_axis(k, &p);
-    m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, "step",
-               &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    plot p = grid_panel_frame(k, cp->key, "step", ox, oy, x0, x1, y0, y1);
     cairo_save(k->cr);
     cairo_rectangle(k->cr, p.x - CURVE_DOT_R, p.y - CURVE_DOT_R, p.w + 2 * CURVE_DOT_R, p.h + 2 * CURVE_DOT_R);
     cairo_clip(k->cr);
@@ -293,9 +307,15 @@ static void describe_curve_panel(m2_ck *k, const curve_panel *cp, const m2_curve
     m2_ck_desc(k, "\n");
 }
 
-/* Draws the chart: measure (k on a scratch surface) or draw (k the picture) the same layout. */
-static void draw_curves(m2_ck *k, const curve_panel *panels, int n_panels, const m2_curve_source *src, int n_src,
-                        const char *title, const char *note, double *w_out, double *h_out) {
+/* A chart of panels in a grid of up to CURVE_COLS columns under a title and one legend, with a
+ * note below: measured (k on a scratch surface; *w_out, *h_out set) or drawn (w_out NULL), the same
+ * layout either way. draw_panel(k, i, ox, oy, ud) draws panel i with its top left at (ox, oy);
+ * `empty` is written in place of the panels when there are none. */
+typedef void (*grid_panel_fn)(m2_ck *k, int i, double ox, double oy, void *ud);
+
+static void draw_grid(m2_ck *k, int n_panels, grid_panel_fn draw_panel, void *ud, const char *const *names,
+                      const int *colors, int n_names, const char *title, const char *empty, const char *note,
+                      double *w_out, double *h_out) {
     int cols = n_panels < CURVE_COLS ? (n_panels ? n_panels : 1) : CURVE_COLS;
     int rows = n_panels ? (n_panels + cols - 1) / cols : 1;
     double W = cols * CURVE_PANEL_W + 2 * MARGIN, y = MARGIN;
@@ -307,22 +327,37 @@ static void draw_curves(m2_ck *k, const curve_panel *panels, int n_panels, const
                                       .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = W - 2 * MARGIN});
         y += TITLE_PX + 12;
     }
-    const char *names[64];
-    int colors[64], nn = 0;
-    for (int s = 0; s < n_src; s++)
-        if (src[s].name) { names[nn] = src[s].name; colors[nn++] = s; }
-    if (nn) y += legend_rows(k, names, colors, nn, MARGIN, y + LEGEND_PX, W - 2 * MARGIN, draw) * LINE_H + 6;
+    if (n_names) y += legend_rows(k, names, colors, n_names, MARGIN, y + LEGEND_PX, W - 2 * MARGIN, draw) * LINE_H + 6;
     if (n_panels == 0 && draw)
-        m2_ck_text(k, W / 2, y + CURVE_PANEL_H / 2, "no metric has two or more points yet",
+        m2_ck_text(k, W / 2, y + CURVE_PANEL_H / 2, empty,
                    &(m2_ck_style){.size = PANEL_TITLE_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
     for (int i = 0; draw && i < n_panels; i++)
-        draw_curve_panel(k, &panels[i], n_src, MARGIN + (i % cols) * CURVE_PANEL_W, y + (i / cols) * CURVE_PANEL_H);
+        draw_panel(k, i, MARGIN + (i % cols) * CURVE_PANEL_W, y + (i / cols) * CURVE_PANEL_H, ud);
     y += rows * CURVE_PANEL_H;
     if (note && *note) y += note_lines(k, note, MARGIN, y + NOTE_PX, W - 2 * MARGIN, 4, draw) * LINE_H;
     if (!draw) {
         *w_out = W;
         *h_out = y + MARGIN;
     }
+}
+
+typedef struct curves_ud { const curve_panel *panels; int n_src; } curves_ud;
+
+static void curve_panel_at(m2_ck *k, int i, double ox, double oy, void *ud) {
+    const curves_ud *c = ud;
+    draw_curve_panel(k, &c->panels[i], c->n_src, ox, oy);
+}
+
+/* Draws the chart: measure (k on a scratch surface) or draw (k the picture) the same layout. */
+static void draw_curves(m2_ck *k, const curve_panel *panels, int n_panels, const m2_curve_source *src, int n_src,
+                        const char *title, const char *note, double *w_out, double *h_out) {
+    const char *names[64];
+    int colors[64], nn = 0;
+    for (int s = 0; s < n_src; s++)
+        if (src[s].name) { names[nn] = src[s].name; colors[nn++] = s; }
+    curves_ud ud = {.panels = panels, .n_src = n_src};
+    draw_grid(k, n_panels, curve_panel_at, &ud, names, colors, nn, title, "no metric has two or more points yet", note,
+              w_out, h_out);
 }
 
 int m2_chart_curves(const m2_curve_source *src, int n_src, const char *const *keys, int n_keys, const char *title,
@@ -468,18 +503,71 @@ static void value_label(double v, int decimals, char *buf, size_t cap) {
     if (!strcmp(buf, "-0")) snprintf(buf, cap, "0");
 }
 
-/* Draws (or, with draw 0, only measures) one panel whose top is y; returns its height. */
-/* The y axis of a panel: from 0 (or the lowest value) to y_max (or the highest value). */
+/* ---- box plots ---- */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-quantile of sorted s[0..n-1], interpolated linearly between order statistics. */
+static double quantile(const double *s, int n, double p) {
+    double h = (n - 1) * p;
+    int i = (int)floor(h);
+    return i >= n - 1 ? s[n - 1] : s[i] + (h - i) * (s[i + 1] - s[i]);
+}
+
+void m2_box_of(double *v, int n, m2_box *b) {
+    *b = (m2_box){.sorted = v, .n = n > 0 ? n : 0};
+    if (n < 1) return;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    b->q1 = quantile(v, n, 0.25);
+    b->median = quantile(v, n, 0.5);
+    b->q3 = quantile(v, n, 0.75);
+    double reach = BOX_WHISKER_IQR * (b->q3 - b->q1);
+    b->lo = b->q1;
+    b->hi = b->q3;
+    for (int i = 0; i < n; i++) if (v[i] >= b->q1 - reach) { if (v[i] < b->lo) b->lo = v[i]; break; }
+    for (int i = n - 1; i >= 0; i--) if (v[i] <= b->q3 + reach) { if (v[i] > b->hi) b->hi = v[i]; break; }
+}
+
+/* A box plot in the slot [x, x + w): the box from q1 to q3 in the series' colour, outlined, the
+ * median across it, whiskers with caps to lo and hi, and each value beyond them as a dot. */
+static void draw_box(m2_ck *k, const plot *p, const m2_box *b, double x, double w, uint32_t rgb) {
+    double yt = py_of(p, b->q3), yb = py_of(p, b->q1), mx = x + w / 2, cw = w / 4;
+    double yh = py_of(p, b->hi), yl = py_of(p, b->lo), ym = py_of(p, b->median);
+    if (yb - yt < 1.5) { yt = (yt + yb) / 2 - 0.75; yb = yt + 1.5; }
+    m2_ck_line(k, mx, yh, mx, yt, INK, 1);
+    m2_ck_line(k, mx, yb, mx, yl, INK, 1);
+    m2_ck_line(k, mx - cw, yh, mx + cw, yh, INK, 1);
+    m2_ck_line(k, mx - cw, yl, mx + cw, yl, INK, 1);
+    m2_ck_fill_rect(k, x, yt, w, yb - yt, rgb);
+    m2_ck_stroke_rect(k, x, yt, w, yb - yt, INK, 1);
+    m2_ck_line(k, x, ym, x + w, ym, INK, BOX_MEDIAN_W);
+    for (int i = 0; i < b->n; i++)
+        if (b->sorted[i] < b->lo || b->sorted[i] > b->hi) m2_ck_dot(k, mx, py_of(p, b->sorted[i]), BOX_DOT_R, INK);
+}
+
+/* ---- bars ---- */
+
+/* A bar is drawn when its value is a number, a box when it holds values. */
+static int bar_drawn(const m2_bar *b) { return b->box ? b->box->n > 0 : isfinite(b->value); }
+/* Bars carry their value written over them; boxes do not. */
+static int bar_labelled(const m2_bar *b) { return !b->box && isfinite(b->value); }
+
 /* The half-width of a bar's error bar; 0 when it has none. */
 static double bar_err(const m2_bar *b) { return isfinite(b->err) && b->err > 0 ? b->err : 0; }
 
+/* The y axis of a panel: from 0 (or the lowest value) to y_max (or the highest value). */
 static axis panel_axis(const m2_bar_panel *P) {
     double lo = 0, hi = P->y_max > 0 ? P->y_max : 0;
     for (int i = 0; i < P->n; i++) {
-        double v = P->bars[i].value, e = bar_err(&P->bars[i]);
-        if (!isfinite(v)) continue;
-        if (v + e > hi) hi = v + e;
-        if (v - e < lo) lo = v - e;
+        const m2_bar *b = &P->bars[i];
+        if (!bar_drawn(b)) continue;
+        double top = b->box ? b->box->sorted[b->box->n - 1] : b->value + bar_err(b);
+        double bottom = b->box ? b->box->sorted[0] : b->value - bar_err(b);
+        if (top > hi) hi = top;
+        if (bottom < lo) lo = bottom;
     }
     if (hi <= lo) hi = lo + 1;
     /* room under the lowest negative bar for its value */
@@ -487,20 +575,21 @@ static axis panel_axis(const m2_bar_panel *P) {
     return value_axis(lo, hi);
 }
 
+/* Draws (or, with draw 0, only measures) one panel whose top is y; returns its height. */
 static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, double x, double y, int draw) {
     plot p = {.ya = panel_axis(P)};
     /* The values over the bars: shrunk to the bar's slot, or turned upright when too small. */
     double slot = L->bar_w + BAR_GAP - 1, vsize = VALUE_PX, vmax = 0;
     char t[64];
     for (int i = 0; i < P->n; i++) {
-        if (!isfinite(P->bars[i].value)) continue;
+        if (!bar_labelled(&P->bars[i])) continue;
         value_label(P->bars[i].value, P->decimals, t, sizeof t);
         double s = m2_ck_fit_size(k, t, VALUE_PX, MIN_TEXT_PX, slot, 0);
         if (s < vsize) vsize = s;
     }
     int turn = 0;
     for (int i = 0; i < P->n; i++) {
-        if (!isfinite(P->bars[i].value)) continue;
+        if (!bar_labelled(&P->bars[i])) continue;
         value_label(P->bars[i].value, P->decimals, t, sizeof t);
         double w = m2_ck_text_width(k, t, vsize, 0);
         if (w > slot) turn = 1;
@@ -510,7 +599,7 @@ static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, do
         vsize = VALUE_PX;
         vmax = 0;
         for (int i = 0; i < P->n; i++) {
-            if (!isfinite(P->bars[i].value)) continue;
+            if (!bar_labelled(&P->bars[i])) continue;
             value_label(P->bars[i].value, P->decimals, t, sizeof t);
             double w = m2_ck_text_width(k, t, vsize, 0);
             if (w > vmax) vmax = w;
@@ -543,8 +632,12 @@ static double bar_panel(m2_ck *k, const bar_layout *L, const m2_bar_panel *P, do
                        &(m2_ck_style){.size = TICK_PX + 0.5, .rgb = INK, .anchor = M2_CK_MIDDLE});
         for (int i = 0; i < P->n; i++) {
             const m2_bar *b = &P->bars[i];
-            if (strcmp(b->group, L->groups[g]) || !isfinite(b->value)) continue;
+            if (strcmp(b->group, L->groups[g]) || !bar_drawn(b)) continue;
             int s = index_of(L->series, L->ns, b->series);
+            if (b->box) {
+                draw_box(k, &p, b->box, gx + s * (L->bar_w + BAR_GAP), L->bar_w, m2_ck_color(s));
+                continue;
+            }
             double bx = gx + s * (L->bar_w + BAR_GAP), top = py_of(&p, b->value);
             double y0 = top < base ? top : base, h = fabs(base - top);
             /* a zero still shows its colour, so the reader sees which series it is */
@@ -620,6 +713,19 @@ static void draw_bars(m2_ck *k, const bar_layout *L, const m2_bar_panel *panels,
     }
 }
 
+/* A box in words, to 4 significant digits: " series median M (quartiles Q1 to Q3, whiskers LO to HI,
+ * N values; beyond the whiskers: a, b);" */
+static void describe_box(m2_ck *k, const m2_bar *b) {
+    const m2_box *x = b->box;
+    m2_ck_desc(k, " %s median %.4g (quartiles %.4g to %.4g, whiskers %.4g to %.4g, %d values", b->series, x->median,
+               x->q1, x->q3, x->lo, x->hi, x->n);
+    int beyond = 0;
+    for (int i = 0; i < x->n; i++)
+        if (x->sorted[i] < x->lo || x->sorted[i] > x->hi)
+            m2_ck_desc(k, "%s%.4g", beyond++ ? ", " : "; beyond the whiskers: ", x->sorted[i]);
+    m2_ck_desc(k, ");");
+}
+
 int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err) {
     int total = 0;
     for (int i = 0; i < n_panels; i++) total += panels[i].n;
@@ -643,7 +749,7 @@ int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, c
         char t[64];
         for (int i = 0; i < n_panels; i++)
             for (int j = 0; j < panels[i].n; j++) {
-                if (!isfinite(panels[i].bars[j].value)) continue;
+                if (!bar_labelled(&panels[i].bars[j])) continue;
                 value_label(panels[i].bars[j].value, panels[i].decimals, t, sizeof t);
                 double w = m2_ck_text_width(&k, t, VALUE_PX, 0) + 2;
                 if (w > value_w) value_w = w;
@@ -663,6 +769,12 @@ int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, c
             if ((label_w + 12) * L.ng <= BAR_MAX_PLOT_W) L.gw = label_w + 12;
             else L.turn_groups = 1;
         }
+        /* a panel title wider than the plots widens the groups (up to the width limit), so it is not cut */
+        double title_w = 0;
+        for (int i = 0; i < n_panels; i++)
+            if (panels[i].title) title_w = fmax(title_w, m2_ck_text_width(&k, panels[i].title, PANEL_TITLE_PX, 1));
+        int ng = L.ng ? L.ng : 1;
+        if (!L.turn_groups && L.gw * ng < title_w) L.gw = fmin(title_w, BAR_MAX_PLOT_W) / ng;
         L.group_h = L.turn_groups ? label_w * M_SQRT1_2 + TICK_PX + 16 : TICK_PX + 14;
         for (int s = 0; s < L.ns; s++) {
             double w = SWATCH + 6 + m2_ck_text_width(&k, L.series[s], LEGEND_PX, 0);
@@ -684,10 +796,15 @@ int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, c
                 m2_ck_desc(&k, "  %s:", L.groups[g]);
                 for (int j = 0; j < panels[i].n; j++) {
                     const m2_bar *b = &panels[i].bars[j];
-                    if (strcmp(b->group, L.groups[g]) || !isfinite(b->value)) continue;
-                    char t[64];
+                    if (strcmp(b->group, L.groups[g]) || !bar_drawn(b)) continue;
+                    if (b->box) { describe_box(&k, b); continue; }
+                    char t[64], e[64] = "";
                     value_label(b->value, panels[i].decimals, t, sizeof t);
-                    m2_ck_desc(&k, " %s %s;", b->series, t);
+                    if (bar_err(b) > 0) {
+                        memcpy(e, " +- ", 5);
+                        value_label(bar_err(b), panels[i].decimals, e + 4, sizeof e - 4);
+                    }
+                    m2_ck_desc(&k, " %s %s%s;", b->series, t, e);
                 }
                 m2_ck_desc(&k, "\n");
             }
@@ -697,4 +814,119 @@ int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, c
     free(L.groups);
     free(L.series);
     return rc;
+}
+
+/* ---- line charts: means with error whiskers ----------------------------------------------- */
+
+#define LINE_W 1.8
+#define LINE_DOT_R 2.8
+#define LINE_CAP 4.0   /* half-width of a whisker's caps */
+#define LINE_MAX_SERIES 64
+
+typedef struct lines_ud {
+    const m2_line_panel *panels;
+    const char *const *series;
+    int ns;
+} lines_ud;
+
+static double line_err(const m2_line *l, int i) { return l->err && isfinite(l->err[i]) && l->err[i] > 0 ? l->err[i] : 0; }
+
+static void line_panel_at(m2_ck *k, int i, double ox, double oy, void *ud) {
+    const lines_ud *u = ud;
+    const m2_line_panel *P = &u->panels[i];
+    int have = 0;
+    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+    for (int l = 0; l < P->n; l++)
+        for (int j = 0; j < P->lines[l].n; j++) {
+            const m2_line *L = &P->lines[l];
+            double x = L->x[j], e = line_err(L, j);
+            if (!isfinite(L->y[j]) || !isfinite(x)) continue;
+            if (!have) { x0 = x1 = x; y0 = y1 = L->y[j]; have = 1; }
+            x0 = fmin(x0, x);
+            x1 = fmax(x1, x);
+            y0 = fmin(y0, L->y[j] - e);
+            y1 = fmax(y1, L->y[j] + e);
+        }
+    if (P->y_max > P->y_min) {
+        y0 = have ? fmin(y0, P->y_min) : P->y_min;
+        y1 = have ? fmax(y1, P->y_max) : P->y_max;
+    }
+    plot p = grid_panel_frame(k, P->title ? P->title : "", P->x_label, ox, oy, x0, x1, y0, y1);
+    cairo_save(k->cr);
+    cairo_rectangle(k->cr, p.x - LINE_DOT_R, p.y - LINE_DOT_R, p.w + 2 * LINE_DOT_R, p.h + 2 * LINE_DOT_R);
+    cairo_clip(k->cr);
+    for (int l = 0; l < P->n; l++) {
+        const m2_line *L = &P->lines[l];
+        uint32_t rgb = m2_ck_color(index_of(u->series, u->ns, L->series));
+        cairo_set_line_width(k->cr, LINE_W);
+        int run = 0;
+        for (int j = 0; j <= L->n; j++) {
+            if (j < L->n && isfinite(L->y[j]) && isfinite(L->x[j])) {
+                double x = px_of(&p, L->x[j]), y = py_of(&p, L->y[j]);
+                if (run++ == 0) cairo_move_to(k->cr, x, y);
+                else cairo_line_to(k->cr, x, y);
+                continue;
+            }
+            if (run > 1) {
+                m2_ck_set_rgb(k, rgb);
+                cairo_stroke(k->cr);
+            } else {
+                cairo_new_path(k->cr);
+            }
+            run = 0;
+        }
+        for (int j = 0; j < L->n; j++) {
+            if (!isfinite(L->y[j]) || !isfinite(L->x[j])) continue;
+            double x = px_of(&p, L->x[j]), e = line_err(L, j);
+            if (e > 0) {   /* the whisker y - e to y + e, capped */
+                double yt = py_of(&p, L->y[j] + e), yb = py_of(&p, L->y[j] - e);
+                m2_ck_line(k, x, yt, x, yb, rgb, 1.2);
+                m2_ck_line(k, x - LINE_CAP, yt, x + LINE_CAP, yt, rgb, 1.2);
+                m2_ck_line(k, x - LINE_CAP, yb, x + LINE_CAP, yb, rgb, 1.2);
+            }
+            m2_ck_dot(k, x, py_of(&p, L->y[j]), LINE_DOT_R, rgb);
+        }
+    }
+    cairo_restore(k->cr);
+}
+
+int m2_chart_lines(const m2_line_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err) {
+    const char *series[LINE_MAX_SERIES];
+    int colors[LINE_MAX_SERIES], ns = 0;
+    for (int i = 0; i < n_panels; i++)
+        for (int l = 0; l < panels[i].n; l++) {
+            const char *s = panels[i].lines[l].series ? panels[i].lines[l].series : "";
+            if (index_of(series, ns, s) >= 0) continue;
+            if (ns == LINE_MAX_SERIES) return m2_errorf(err, M2_EINVAL, "%s: more than %d series", out_path, LINE_MAX_SERIES);
+            colors[ns] = ns;
+            series[ns++] = s;
+        }
+    lines_ud ud = {.panels = panels, .series = series, .ns = ns};
+    m2_ck k;
+    double W, H;
+    int rc = m2_ck_open_measure(&k, err);
+    if (rc == 0) {
+        draw_grid(&k, n_panels, line_panel_at, &ud, series, colors, ns, title, "nothing to draw", NULL, &W, &H);
+        m2_ck_close(&k);
+        rc = m2_ck_open(&k, out_path, W, H, err);
+    }
+    if (rc != 0) return -1;
+    draw_grid(&k, n_panels, line_panel_at, &ud, series, colors, ns, title, "nothing to draw", NULL, NULL, NULL);
+    m2_ck_desc(&k, "Line chart, %d panel%s; each point a mean, its whisker +- the error given.\n", n_panels,
+               n_panels == 1 ? "" : "s");
+    for (int i = 0; i < n_panels; i++) {
+        m2_ck_desc(&k, "Panel %s:\n", panels[i].title ? panels[i].title : "");
+        for (int l = 0; l < panels[i].n; l++) {
+            const m2_line *L = &panels[i].lines[l];
+            m2_ck_desc(&k, "  %s:", L->series ? L->series : "");
+            for (int j = 0; j < L->n; j++) {
+                if (!isfinite(L->y[j]) || !isfinite(L->x[j])) continue;
+                m2_ck_desc(&k, " %.4g: %.4g", L->x[j], L->y[j]);
+                if (line_err(L, j) > 0) m2_ck_desc(&k, " +- %.4g", line_err(L, j));
+                m2_ck_desc(&k, ";");
+            }
+            m2_ck_desc(&k, "\n");
+        }
+    }
+    return m2_ck_write(&k, out_path, title, err);
 }

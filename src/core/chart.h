@@ -1,5 +1,6 @@
 /* Charts as image files, drawn with cairo: learning curves (metric series against the step, one
- * line per source) and grouped bar charts in stacked panels. The file's extension chooses PNG or
+ * line per source), line charts of means with error whiskers, and grouped bar charts (or box
+ * plots) in stacked panels. The file's extension chooses PNG or
  * SVG; both come from the same drawing. Text is real type (DejaVu Sans through fontconfig),
  * measured so that labels do not overlap. In the SVG the text is drawn as glyph outlines (it looks
  * the same everywhere); its words and numbers are also in the SVG's <title> and <desc>. The same
@@ -31,12 +32,26 @@ int m2_chart_run_curves(const char *run_dir, m2_err *err);
 int m2_chart_runs_curves(const char *const *run_dirs, const char *const *names, int n_runs, const char *const *keys,
                          int n_keys, const char *title, const char *out_path, m2_err *err);
 
+/* A box plot's marks (Tukey's): the quartiles interpolated linearly between order statistics
+ * (q = v[(n-1) p], as numpy's default), whiskers at the most extreme values within 1.5 IQR of the
+ * box, and every value beyond them drawn on its own (an outlier). */
+typedef struct m2_box {
+    const double *sorted;           /* the n values, ascending */
+    int n;
+    double lo, q1, median, q3, hi;  /* whisker ends, quartiles, median */
+} m2_box;
+
+/* Sorts v[0..n-1] in place and fills b from it (b->sorted = v); n >= 1. */
+void m2_box_of(double *v, int n, m2_box *b);
+
 /* One bar: `group` on the x axis (e.g. "textcraft/id"), `series` its colour (e.g. the method). */
 typedef struct m2_bar {
     const char *group;
     const char *series;
     double value;         /* NaN: no bar */
     double err;           /* > 0: an error bar value +- err (e.g. the standard error over seeds); else none */
+    const m2_box *box;    /* non-NULL: a box plot of box->n values instead of a bar (value and err unused;
+                           * box->n 0: nothing drawn) */
 } m2_bar;
 
 /* One panel of a bar chart. */
@@ -51,5 +66,26 @@ typedef struct m2_bar_panel {
 /* Panels stacked top to bottom; they share the groups and the series' colours (both in
  * first-seen order over all panels) and one legend. Returns 0 or -1. */
 int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err);
+
+/* One line of a line chart: points (x[i], y[i]) joined in order, each with a whisker y +- err[i]
+ * where err[i] > 0 (err NULL: none); a NaN y is no point and breaks the line. */
+typedef struct m2_line {
+    const char *series;   /* its colour and legend entry */
+    const double *x, *y, *err;
+    int n;
+} m2_line;
+
+typedef struct m2_line_panel {
+    const char *title;
+    const char *x_label;  /* under the x axis (NULL: none); x ticks are whole numbers */
+    const m2_line *lines;
+    int n;
+    double y_min, y_max;  /* the y axis covers [y_min, y_max] and every point and whisker;
+                           * y_max <= y_min: the data alone */
+} m2_line_panel;
+
+/* Panels in a grid of up to three columns, sharing the series' colours (first-seen order over all
+ * panels) and one legend. Returns 0 or -1. */
+int m2_chart_lines(const m2_line_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err);
 
 #endif

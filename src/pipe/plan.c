@@ -31,10 +31,11 @@ static const char *const reads_sys2_warmup[] = {MODEL_STAGE_READS, "sys2.warmup.
 static const char *const reads_sys2_offline[] = {MODEL_STAGE_READS, "heads.", "sys2.offline.", "eval.max_new_tokens",
                                                  ACTION_READS, "sys2.probe_states", NULL};
 /* Rollouts use the evaluation's action length and step budget; the critic update the offline
- * expectile and head-gradient switch. */
+ * expectile and head-gradient switch; the learning curves (sys2.online.eval_every) play the eval
+ * stage's episodes, seeded from eval.seed. */
 static const char *const reads_sys2_online[] = {MODEL_STAGE_READS, "heads.", "sys2.online.", "sys2.subgoal_budget", "sys2.offline.expectile",
                                                 "sys2.offline.head_grad_to_adapter", "eval.max_new_tokens",
-                                                "eval.step_limit", ACTION_READS, "sys2.probe_states", NULL};
+                                                "eval.step_limit", "eval.seed", ACTION_READS, "sys2.probe_states", NULL};
 /* The TeamTR stages read every teamtr.* key and the model (no env data, no other method's keys). */
 static const char *const reads_teamtr[] = {"env.", "model.", "optim.grad_clip", "optim.beta1", "optim.beta2", "optim.eps",
                                            "run.seed", "run.threads", "teamtr.", NULL};

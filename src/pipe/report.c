@@ -13,7 +13,13 @@
 #include "pipe/probe.h"
 #include "pipe/runfiles.h"
 
-typedef struct agg { m2_result_row *rows; int n, cap; const char *method; int oom; } agg;
+typedef struct agg {
+    m2_result_row *rows;
+    int n, cap;
+    const char *method;
+    const char *mode;   /* the action mode of the file being read ("" = the run's own) */
+    int oom;
+} agg;
 
 static double num_or_sum(const cJSON *v) {
     if (cJSON_IsNumber(v)) return v->valuedouble;
@@ -32,7 +38,9 @@ static int add_episode(void *ctx, const cJSON *o, long line_no) {
     if (!cJSON_IsString(env) || !cJSON_IsString(split) || !succ) return 0;   /* not an episode record */
     m2_result_row *r = NULL;
     for (int i = 0; i < a->n; i++)
-        if (!strcmp(a->rows[i].env, env->valuestring) && !strcmp(a->rows[i].split, split->valuestring)) r = &a->rows[i];
+        if (!strcmp(a->rows[i].env, env->valuestring) && !strcmp(a->rows[i].split, split->valuestring) &&
+            !strcmp(a->rows[i].action_mode, a->mode))
+            r = &a->rows[i];
     if (!r) {
         if (a->n == a->cap) {
             int cap = a->cap ? 2 * a->cap : 8;
@@ -46,6 +54,7 @@ static int add_episode(void *ctx, const cJSON *o, long line_no) {
         snprintf(r->method, sizeof r->method, "%s", a->method);
         snprintf(r->env, sizeof r->env, "%s", env->valuestring);
         snprintf(r->split, sizeof r->split, "%s", split->valuestring);
+        snprintf(r->action_mode, sizeof r->action_mode, "%s", a->mode);
     }
     r->episodes++;
     r->success += num_or_sum(succ) > 0 ? 1 : 0;
@@ -63,43 +72,90 @@ static int add_episode(void *ctx, const cJSON *o, long line_no) {
     return 0;
 }
 
-static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* Eval files by split, the run's own mode (eval/<split>.jsonl) before the others of its split. */
+static int cmp_name(const void *a, const void *b) {
+    const char *x = ((const m2_eval_file *)a)->name, *y = ((const m2_eval_file *)b)->name;
+    size_t nx = strcspn(x, "."), ny = strcspn(y, ".");
+    int c = strncmp(x, y, nx < ny ? nx : ny);
+    if (c || nx != ny) return c ? c : nx < ny ? -1 : 1;
+    int ox = !strcmp(x + nx, ".jsonl"), oy = !strcmp(y + ny, ".jsonl");
+    return ox != oy ? oy - ox : strcmp(x, y);
+}
 
-int m2_report_collect(const char *run_dir, const char *method, m2_result_row **rows, int *n, m2_err *err) {
-    *rows = NULL;
+/* The method and sys2.action_mode of run_dir/config.yaml. */
+static int run_method_mode(const char *run_dir, char *method, size_t mcap, char *mode, size_t ocap, m2_err *err) {
+    m2_run_config *cfg = malloc(sizeof *cfg);
+    char p[1300];
+    snprintf(p, sizeof p, "%s/config.yaml", run_dir);
+    if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    if (m2_run_config_load(cfg, p, 0, NULL, err) != 0) { free(cfg); return -1; }
+    snprintf(method, mcap, "%s", m2_method_names[cfg->method]);
+    snprintf(mode, ocap, "%s", m2_action_mode_names[cfg->sys2_action_mode]);
+    free(cfg);
+    return 0;
+}
+
+void m2_report_series_name(const char *method, const char *action_mode, char *out, size_t cap) {
+    if (action_mode && *action_mode) snprintf(out, cap, "%s (%s)", method, action_mode);
+    else snprintf(out, cap, "%s", method);
+}
+
+int m2_report_eval_files(const char *run_dir, m2_eval_file **files, int *n, m2_err *err) {
+    *files = NULL;
     *n = 0;
-    char m[64] = "?";
-    if (method) snprintf(m, sizeof m, "%s", method);
-    else {
-        m2_run_config *cfg = malloc(sizeof *cfg);
-        char p[1300];
-        snprintf(p, sizeof p, "%s/config.yaml", run_dir);
-        if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
-        if (m2_run_config_load(cfg, p, 0, NULL, err) != 0) { free(cfg); return -1; }
-        snprintf(m, sizeof m, "%.63s", m2_method_names[cfg->method]);
-        free(cfg);
-    }
     char dir[1300];
     snprintf(dir, sizeof dir, "%s/eval", run_dir);
     DIR *d = opendir(dir);
     if (!d) return 0;
-    char *names[1024];
-    int nn = 0;
+    m2_eval_file *f = NULL;
+    int k = 0, cap = 0, other_modes = 0, rc = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && nn < 1024) {
+    while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
-        if (l > 6 && !strcmp(e->d_name + l - 6, ".jsonl")) names[nn++] = strdup(e->d_name);
+        if (l <= 6 || strcmp(e->d_name + l - 6, ".jsonl") || l >= sizeof f->name) continue;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 8;
+            m2_eval_file *q = realloc(f, (size_t)cap * sizeof *q);
+            if (!q) { rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+            f = q;
+        }
+        snprintf(f[k].name, sizeof f[k].name, "%s", e->d_name);
+        m2_eval_file_mode(e->d_name, f[k].action_mode, sizeof f[k].action_mode);
+        other_modes |= f[k].action_mode[0] != 0;
+        k++;
     }
     closedir(d);
-    qsort(names, (size_t)nn, sizeof *names, cmp_name);
+    if (rc == 0 && k) qsort(f, (size_t)k, sizeof *f, cmp_name);
+    /* another mode's records: every file names its mode, the run's own from its config */
+    char method[64], own[16] = "", p[1300];
+    snprintf(p, sizeof p, "%s/config.yaml", run_dir);
+    if (rc == 0 && other_modes && m2_path_exists(p)) rc = run_method_mode(run_dir, method, sizeof method, own, sizeof own, err);
+    for (int i = 0; rc == 0 && i < k; i++)
+        if (!f[i].action_mode[0]) snprintf(f[i].action_mode, sizeof f[i].action_mode, "%s", own);
+    if (rc) { free(f); return -1; }
+    *files = f;
+    *n = k;
+    return 0;
+}
+
+int m2_report_collect(const char *run_dir, const char *method, m2_result_row **rows, int *n, m2_err *err) {
+    *rows = NULL;
+    *n = 0;
+    char m[64] = "?", own_mode[16];
+    if (method) snprintf(m, sizeof m, "%s", method);
+    else if (run_method_mode(run_dir, m, sizeof m, own_mode, sizeof own_mode, err)) return -1;
+    m2_eval_file *files;
+    int nf;
+    if (m2_report_eval_files(run_dir, &files, &nf, err)) return -1;
     agg a = {.method = m};
     int rc = 0;
-    for (int i = 0; i < nn; i++) {
+    for (int i = 0; i < nf && rc == 0; i++) {
         char p[1600];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i] ? names[i] : "");
-        if (rc == 0 && names[i] && m2_jsonl_read(p, add_episode, &a, 1, err) != 0) rc = -1;
-        free(names[i]);
+        snprintf(p, sizeof p, "%s/eval/%s", run_dir, files[i].name);
+        a.mode = files[i].action_mode;
+        if (m2_jsonl_read(p, add_episode, &a, 1, err) != 0) rc = -1;
     }
+    free(files);
     if (rc == 0 && a.oom) rc = m2_errorf(err, M2_ENOMEM, "out of memory");
     if (rc != 0) { free(a.rows); return rc; }
     for (int i = 0; i < a.n; i++) {
@@ -132,6 +188,7 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
         cJSON_AddStringToObject(o, "method", rows[i].method);
         cJSON_AddStringToObject(o, "env", rows[i].env);
         cJSON_AddStringToObject(o, "split", rows[i].split);
+        if (*rows[i].action_mode) cJSON_AddStringToObject(o, "action_mode", rows[i].action_mode);
         cJSON_AddNumberToObject(o, "episodes", (double)rows[i].episodes);
         cJSON_AddNumberToObject(o, "success", rows[i].success);
         cJSON_AddNumberToObject(o, "score", rows[i].score);
@@ -150,32 +207,40 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
     int rc = m2_write_file_atomic(p, js, strlen(js), err);
     cJSON_free(js);
     if (rc) return -1;
-    /* Markdown table. */
-    size_t cap = 512 + (note ? strlen(note) : 0) + (size_t)n * 256;
-    char *md = malloc(cap);
-    if (!md) return m2_errorf(err, M2_ENOMEM, "out of memory");
-    size_t k = (size_t)snprintf(md, cap, "# %s\n\n%s%s| method | env | split | episodes | success %% | score | steps | "
-                                         "tokens/episode | System 1 / System 2 tokens | System 1 calls | invalid %% |\n"
-                                         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-                                title ? title : "Results", note ? note : "", note ? "\n\n" : "");
-    for (int i = 0; i < n && k < cap; i++)
-        k += (size_t)snprintf(md + k, cap - k, "| %s | %s | %s | %ld | %.1f | %.3f | %.1f | %.0f | %.0f / %.0f | %.1f | %.1f |\n",
-                              rows[i].method, rows[i].env, rows[i].split, rows[i].episodes, 100 * rows[i].success,
-                              rows[i].score, rows[i].steps, rows[i].tokens, rows[i].sys1_tokens, rows[i].sys2_tokens,
-                              rows[i].sys1_calls, 100 * rows[i].invalid_rate);
-    if (n == 0 && k < cap) k += (size_t)snprintf(md + k, cap - k, "\n(no evaluation episodes found)\n");
+    /* Markdown table; an action-mode column only when a row names its mode */
+    int modes = 0;
+    for (int i = 0; i < n; i++) modes |= *rows[i].action_mode != 0;
+    m2_strbuf md = {0};
+    m2_strbuf_appendf(&md, "# %s\n\n%s%s| method | env | split |%s episodes | success %% | score | steps | "
+                           "tokens/episode | System 1 / System 2 tokens | System 1 calls | invalid %% |\n"
+                           "|---|---|---|%s---:|---:|---:|---:|---:|---:|---:|---:|\n",
+                      title ? title : "Results", note ? note : "", note ? "\n\n" : "", modes ? " action mode |" : "",
+                      modes ? "---|" : "");
+    for (int i = 0; i < n; i++) {
+        m2_strbuf_appendf(&md, "| %s | %s | %s |", rows[i].method, rows[i].env, rows[i].split);
+        if (modes) m2_strbuf_appendf(&md, " %s |", *rows[i].action_mode ? rows[i].action_mode : "-");
+        m2_strbuf_appendf(&md, " %ld | %.1f | %.3f | %.1f | %.0f | %.0f / %.0f | %.1f | %.1f |\n", rows[i].episodes,
+                          100 * rows[i].success, rows[i].score, rows[i].steps, rows[i].tokens, rows[i].sys1_tokens,
+                          rows[i].sys2_tokens, rows[i].sys1_calls, 100 * rows[i].invalid_rate);
+    }
+    if (n == 0) m2_strbuf_puts(&md, "\n(no evaluation episodes found)\n");
     snprintf(p, sizeof p, "%s/results.md", out_dir);
-    rc = m2_write_file_atomic(p, md, strlen(md), err);
-    free(md);
+    rc = md.oom ? m2_errorf(err, M2_ENOMEM, "out of memory") : m2_write_file_atomic(p, md.p, md.len, err);
+    m2_strbuf_free(&md);
     if (rc) return -1;
     /* Chart: groups env/split, one bar per method; success and the 0..1 score in two panels. */
     m2_bar *bars = malloc((size_t)(n ? n : 1) * 2 * sizeof *bars);
     char (*groups)[100] = malloc((size_t)(n ? n : 1) * sizeof *groups);
-    if (!bars || !groups) { free(bars); free(groups); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
+    char (*series)[100] = malloc((size_t)(n ? n : 1) * sizeof *series);
+    if (!bars || !groups || !series) {
+        free(bars); free(groups); free(series);
+        return m2_errorf(err, M2_ENOMEM, "out of memory");
+    }
     for (int i = 0; i < n; i++) {
         snprintf(groups[i], sizeof groups[i], "%s/%s", rows[i].env, rows[i].split);
-        bars[i] = (m2_bar){.group = groups[i], .series = rows[i].method, .value = 100 * rows[i].success};
-        bars[n + i] = (m2_bar){.group = groups[i], .series = rows[i].method, .value = rows[i].score};
+        m2_report_series_name(rows[i].method, rows[i].action_mode, series[i], sizeof series[i]);
+        bars[i] = (m2_bar){.group = groups[i], .series = series[i], .value = 100 * rows[i].success};
+        bars[n + i] = (m2_bar){.group = groups[i], .series = series[i], .value = rows[i].score};
     }
     const m2_bar_panel panels[] = {
         {.title = "success rate (%)", .bars = bars, .n = n, .y_max = 100, .decimals = 0},
@@ -186,6 +251,7 @@ int m2_report_write(const m2_result_row *rows, int n, const char *out_dir, const
     }
     free(bars);
     free(groups);
+    free(series);
     return rc;
 }
 
@@ -224,11 +290,18 @@ void m2_report_print(const m2_result_row *rows, int n, FILE *f) {
     int wm = col_width(rows, n, "method", offsetof(m2_result_row, method));
     int we = col_width(rows, n, "env", offsetof(m2_result_row, env));
     int ws = col_width(rows, n, "split", offsetof(m2_result_row, split));
+    char name[100];
+    for (int i = 0; i < n; i++) {   /* a row of another action mode names it after the method */
+        m2_report_series_name(rows[i].method, rows[i].action_mode, name, sizeof name);
+        if ((int)strlen(name) > wm) wm = (int)strlen(name);
+    }
     fprintf(f, "%-*s  %-*s  %-*s  %8s  %8s  %6s  %6s  %14s\n", wm, "method", we, "env", ws, "split", "episodes",
             "success%", "score", "steps", "tokens/episode");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%-*s  %-*s  %-*s  %8ld  %8.1f  %6.3f  %6.1f  %14.0f\n", wm, rows[i].method, we, rows[i].env, ws,
+    for (int i = 0; i < n; i++) {
+        m2_report_series_name(rows[i].method, rows[i].action_mode, name, sizeof name);
+        fprintf(f, "%-*s  %-*s  %-*s  %8ld  %8.1f  %6.3f  %6.1f  %14.0f\n", wm, name, we, rows[i].env, ws,
                 rows[i].split, rows[i].episodes, 100 * rows[i].success, rows[i].score, rows[i].steps, rows[i].tokens);
+    }
 }
 
 int m2_report_write_task_types(const char *run_dir, const char *method, const char *env, m2_err *err) {
@@ -273,7 +346,7 @@ int m2_report_write_task_types(const char *run_dir, const char *method, const ch
 /* ---------------------------------------------------------------- results over seeds */
 
 typedef struct seed_row {
-    char method[64], env[64], split[32];
+    char method[64], env[64], split[32], action_mode[16];   /* action_mode "": the folders' own */
     int n;                            /* folders holding the row */
     double episodes, steps, tokens;   /* sums over those folders */
     double *success, *score;          /* [n_folders] each folder's value (NaN: absent) */
@@ -291,8 +364,7 @@ static int json_num(const cJSON *o, const char *k, double *out) {
     return 0;
 }
 
-/* Mean and standard error of the finite values of v[n]; *k = their count. */
-static void mean_se(const double *v, int n, double *mean, double *se, int *k) {
+void m2_report_mean_se(const double *v, int n, double *mean, double *se, int *k) {
     double s = 0, s2 = 0;
     int c = 0;
     for (int i = 0; i < n; i++) if (isfinite(v[i])) { s += v[i]; c++; }
@@ -326,9 +398,14 @@ static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, i
             const char *bad = !m ? "method" : !e ? "env" : !sp ? "split" : json_num(o, "episodes", &ep) ? "episodes"
                             : json_num(o, "success", &su) ? "success" : json_num(o, "score", &sc) ? "score"
                             : json_num(o, "steps", &st) ? "steps" : json_num(o, "tokens_per_episode", &tk) ? "tokens_per_episode" : NULL;
+            const cJSON *am = cJSON_GetObjectItemCaseSensitive(o, "action_mode");
+            if (!bad && am && !cJSON_IsString(am)) bad = "action_mode";
             if (bad) { rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d].%s is missing or of the wrong type", p, i, bad); break; }
+            const char *mo = am ? am->valuestring : "";
             int r = 0;
-            while (r < n && (strcmp(rows[r].method, m) || strcmp(rows[r].env, e) || strcmp(rows[r].split, sp))) r++;
+            while (r < n && (strcmp(rows[r].method, m) || strcmp(rows[r].env, e) || strcmp(rows[r].split, sp) ||
+                             strcmp(rows[r].action_mode, mo)))
+                r++;
             if (r == n) {
                 seed_row *nr = realloc(rows, (size_t)(n + 1) * sizeof *nr);
                 double *a = calloc((size_t)nf * 2, sizeof *a);
@@ -338,13 +415,15 @@ static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, i
                 snprintf(rows[n].method, sizeof rows[n].method, "%s", m);
                 snprintf(rows[n].env, sizeof rows[n].env, "%s", e);
                 snprintf(rows[n].split, sizeof rows[n].split, "%s", sp);
+                snprintf(rows[n].action_mode, sizeof rows[n].action_mode, "%s", mo);
                 rows[n].success = a;
                 rows[n].score = a + nf;
                 for (int k = 0; k < nf; k++) rows[n].success[k] = rows[n].score[k] = NAN;
                 n++;
             }
             if (isfinite(rows[r].success[f])) {
-                rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d]: a second row for %s / %s / %s", p, i, m, e, sp);
+                rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d]: a second row for %s / %s / %s%s%s", p, i, m, e, sp,
+                               *mo ? " / " : "", mo);
                 break;
             }
             rows[r].success[f] = su;
@@ -394,22 +473,28 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
     m2_strbuf md = {0};
     m2_bar *bars = calloc((size_t)(n ? n : 1) * 2, sizeof *bars);
     char (*groups)[100] = calloc((size_t)(n ? n : 1), sizeof *groups);
+    char (*series)[100] = calloc((size_t)(n ? n : 1), sizeof *series);
     char p[1400];
-    if (!bars || !groups || !arr || !fl) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
+    if (!bars || !groups || !series || !arr || !fl) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
     for (int f = 0; f < n_folders; f++) cJSON_AddItemToArray(fl, cJSON_CreateString(folders[f]));
     m2_strbuf_appendf(&md, "# %s\n\nMean over %d folders (one per training seed) ± standard error (sample standard "
                            "deviation / sqrt(seeds); none for one seed). Folders:", title ? title : "Results over seeds",
                       n_folders);
     for (int f = 0; f < n_folders; f++) m2_strbuf_appendf(&md, " %d. `%s`", f + 1, folders[f]);
-    m2_strbuf_puts(&md, "\n\n| method | env | split | seeds | episodes per seed | success % | score | steps | "
-                        "tokens/episode | success % per seed |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    int modes = 0;   /* an action-mode column only when a row names its mode */
+    for (int r = 0; r < n; r++) modes |= *rows[r].action_mode != 0;
+    m2_strbuf_appendf(&md, "\n\n| method | env | split |%s seeds | episodes per seed | success %% | score | steps | "
+                           "tokens/episode | success %% per seed |\n|---|---|---|%s---:|---:|---:|---:|---:|---:|---|\n",
+                      modes ? " action mode |" : "", modes ? "---|" : "");
     for (int r = 0; r < n; r++) {
         const seed_row *R = &rows[r];
         double sm, sse, cm, cse;
         int k;
-        mean_se(R->success, n_folders, &sm, &sse, &k);
-        mean_se(R->score, n_folders, &cm, &cse, &k);
-        m2_strbuf_appendf(&md, "| %s | %s | %s | %d | %.0f |", R->method, R->env, R->split, R->n, R->episodes / R->n);
+        m2_report_mean_se(R->success, n_folders, &sm, &sse, &k);
+        m2_report_mean_se(R->score, n_folders, &cm, &cse, &k);
+        m2_strbuf_appendf(&md, "| %s | %s | %s |", R->method, R->env, R->split);
+        if (modes) m2_strbuf_appendf(&md, " %s |", *R->action_mode ? R->action_mode : "-");
+        m2_strbuf_appendf(&md, " %d | %.0f |", R->n, R->episodes / R->n);
         put_pm(&md, sm, sse, 100, "%.1f");
         put_pm(&md, cm, cse, 1, "%.3f");
         m2_strbuf_appendf(&md, " %.1f | %.0f |", R->steps / R->n, R->tokens / R->n);
@@ -422,6 +507,7 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         cJSON_AddStringToObject(o, "method", R->method);
         cJSON_AddStringToObject(o, "env", R->env);
         cJSON_AddStringToObject(o, "split", R->split);
+        if (*R->action_mode) cJSON_AddStringToObject(o, "action_mode", R->action_mode);
         cJSON_AddNumberToObject(o, "seeds", R->n);
         cJSON_AddNumberToObject(o, "episodes", R->episodes / R->n);
         cJSON_AddNumberToObject(o, "success", sm);
@@ -435,8 +521,9 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         cJSON_AddItemToObject(o, "success_per_seed", per);
         cJSON_AddItemToArray(arr, o);
         snprintf(groups[r], sizeof groups[r], "%s/%s", R->env, R->split);
-        bars[r] = (m2_bar){.group = groups[r], .series = R->method, .value = 100 * sm, .err = 100 * sse};
-        bars[n + r] = (m2_bar){.group = groups[r], .series = R->method, .value = cm, .err = cse};
+        m2_report_series_name(R->method, R->action_mode, series[r], sizeof series[r]);
+        bars[r] = (m2_bar){.group = groups[r], .series = series[r], .value = 100 * sm, .err = 100 * sse};
+        bars[n + r] = (m2_bar){.group = groups[r], .series = series[r], .value = cm, .err = cse};
     }
     if (md.oom) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
     snprintf(p, sizeof p, "%s/plots", out_dir);
@@ -454,6 +541,17 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         cJSON_free(mk);
         if (w) goto out;
     }
+    {
+        const char **names = malloc((size_t)(n ? n : 1) * 2 * sizeof *names);
+        if (!names) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
+        for (int r = 0; r < n; r++) {
+            names[r] = series[r];
+            names[n + r] = rows[r].env;
+        }
+        int f = m2_report_figures(folders, n_folders, names, names + n, n, out_dir, &md, err);
+        free(names);
+        if (f) goto out;
+    }
     snprintf(p, sizeof p, "%s/results.md", out_dir);
     if (m2_write_file_atomic(p, md.p, md.len, err)) goto out;
     const m2_bar_panel panels[] = {
@@ -469,6 +567,7 @@ out:
     m2_strbuf_free(&md);
     free(bars);
     free(groups);
+    free(series);
     for (int r = 0; r < n; r++) free(rows[r].success);
     free(rows);
     return rc;

@@ -201,6 +201,8 @@ extern const char *const m2_action_mode_names[M2_N_ACTION_MODES];
   X(FLOAT, sys2_online_top_p,      "sys2.online.top_p",      "0.9",  0, 1, NULL, "rollout nucleus sampling p") \
   X(INT,   sys2_online_top_k,      "sys2.online.top_k",      "50",   0, M2_INF, NULL, "rollout top-k (0: off)") \
   X(FLOAT, sys2_online_weight_decay, "sys2.online.weight_decay", "0.01", 0, 10, NULL, "AdamW weight decay") \
+  X(INT,   sys2_online_eval_every, "sys2.online.eval_every", "0", 0, M2_INF, NULL, "learning curves: evaluate greedily before the first epoch and after every N epochs on the eval stage's first sys2.online.eval_episodes ID and OOD episodes, logged as sys2_online/eval_* (0: off)") \
+  X(INT,   sys2_online_eval_episodes, "sys2.online.eval_episodes", "10", 1, M2_INF, NULL, "learning curves: episodes per split of each evaluation (positions 0.. of the eval stage's episode order, seed eval.seed + position)") \
   /* TeamTR (method teamtr, issue #16): a team of agents over one shared context, each with its own adapter */ \
   X(ENUM,  teamtr_variant,      "teamtr.variant",    "teamtr", 1, 0, M2_CHOICES(M2_TEAMTR_VARIANT_LIST), "teamtr (fresh rollouts after every agent's update, per-agent trust region), stale (every agent on the stage's first rollouts), stale_happo (stale with the earlier agents' ratio product on the advantage), joint (all agents at once, one team region), no_tr (teamtr with delta = infinity); the single-agent baseline is teamtr.agents=1") \
   X(INT,   teamtr_agents,       "teamtr.agents",     "2",    1, 16, NULL, "agents in the team (1: the single-agent baseline, one model alone on the task)") \
@@ -241,7 +243,8 @@ extern const char *const m2_action_mode_names[M2_N_ACTION_MODES];
   X(LIST,  eval_splits,         "eval.splits",       "[id, ood]", 1, 0, "train|id|ood", "splits to evaluate") \
   X(FLOAT, eval_temperature,    "eval.temperature",  "0",    0, 100, NULL, "sampling temperature (0: greedy, pass@1)") \
   X(INT,   eval_max_new_tokens, "eval.max_new_tokens", "64", 1, M2_INF, NULL, "tokens generated per sub-goal / action") \
-  X(INT,   eval_seed,           "eval.seed",         "0",    0, M2_INF, NULL, "environment seed of evaluation episodes")
+  X(INT,   eval_seed,           "eval.seed",         "0",    0, M2_INF, NULL, "environment seed of evaluation episodes") \
+  X(LIST,  eval_action_modes,   "eval.action_modes", "[]",   1, 0, M2_CHOICES(M2_ACTION_MODE_LIST), "System 2's action modes to evaluate in besides sys2.action_mode (whose records are eval/<split>.jsonl); another mode's records go to eval/<split>.<mode>.jsonl and its results rows name it (empty: sys2.action_mode alone)")
 
 #define M2_CFG_CTYPE_INT(n) int64_t n;
 #define M2_CFG_CTYPE_FLOAT(n) double n;

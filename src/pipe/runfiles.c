@@ -8,6 +8,7 @@
 #include "core/config.h"
 #include "core/fsutil.h"
 #include "env/env.h"
+#include "pipe/run_config.h"
 
 /* demo.json's format tag and version (docs/runs.md); a reader refuses another format. */
 #define DEMO_FORMAT "multi2-demo"
@@ -250,6 +251,27 @@ static char *eval_record(const eval_fields *f, cJSON *transcript) {
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
+}
+
+/* ---------------------------------------------------------------- evaluation records */
+
+void m2_eval_file_stem(const char *split, const char *mode, char *out, size_t cap) {
+    if (mode && *mode) snprintf(out, cap, "%s.%s", split, mode);
+    else snprintf(out, cap, "%s", split);
+}
+
+void m2_eval_file_mode(const char *file_name, char *out, size_t cap) {
+    if (cap) out[0] = 0;
+    size_t n = strlen(file_name);
+    if (n > 6 && !strcmp(file_name + n - 6, ".jsonl")) n -= 6;
+    const char *dot = memchr(file_name, '.', n);
+    if (!dot) return;
+    size_t len = n - (size_t)(dot + 1 - file_name);
+    for (int m = 0; m < M2_N_ACTION_MODES; m++)
+        if (strlen(m2_action_mode_names[m]) == len && !strncmp(dot + 1, m2_action_mode_names[m], len)) {
+            snprintf(out, cap, "%s", m2_action_mode_names[m]);
+            return;
+        }
 }
 
 char *m2_eval_record_episode(const m2_episode *ep, const char *method, const char *family) {

@@ -45,6 +45,13 @@ typedef struct m2_demo_marker {
  * invocation's new ones. */
 int m2_demo_marker_write(const char *dir, const m2_demo_marker *d, m2_err *err);
 
+/* The name of an evaluation record file under eval/, without ".jsonl": "<split>" for the run's own
+ * sys2.action_mode (mode NULL), "<split>.<mode>" for another action mode (eval.action_modes). */
+void m2_eval_file_stem(const char *split, const char *mode, char *out, size_t cap);
+/* The action mode an eval/ file stands for: <mode> of "<split>.<mode>.jsonl" when it is an action
+ * mode's name, else "" (the run's own sys2.action_mode; the files of reference policies too). */
+void m2_eval_file_mode(const char *file_name, char *out, size_t cap);
+
 /* eval/<split>.jsonl records (malloc'd one-line JSON). family: env.task the episodes were drawn
  * from, or NULL. */
 char *m2_eval_record_episode(const m2_episode *ep, const char *method, const char *family);

@@ -18,6 +18,7 @@ typedef struct hook_ud {
     int64_t base;                      /* global step at the stage's local step 0 */
     int (*fill)(void *ud, m2_ckpt *c, m2_err *err);   /* adds the stage's arrays and state */
     void *fill_ud;
+    pw_world *world;                   /* the online stage's learning curves play in it */
 } hook_ud;
 
 static int hook_log(void *ud, int64_t step, const char *const *names, const double *v, int n, m2_err *err) {
@@ -676,6 +677,51 @@ out:
 
 /* ---------------------------------------------------------------- online */
 
+/* How an evaluation plays: System 2's action mode and the sampling temperature (0: greedy). */
+typedef struct eval_play {
+    m2_action_mode mode;
+    double temperature;
+} eval_play;
+
+static int eval_split(pw_world *w, const eval_play *play, m2_split split, int n, FILE *progress, const char *label,
+                      m2_jsonl *jl, FILE *jsonl, m2_eval_agg *agg, m2_dist *d, int writer, m2_err *err);
+
+/* The online stage's learning curves (sys2.online.eval_every): before the first epoch and after
+ * every eval_every epochs, the eval stage's first sys2.online.eval_episodes ID and OOD episodes
+ * played greedily by the adapters as they are now, through the eval stage's own code. It draws
+ * from no stream the training uses (eval_split's policies are its own, greedy), and a resumed
+ * stage calls it where an uninterrupted one does (algo/train.h epoch_end), so the training's bits
+ * do not depend on it. */
+static int hook_epoch_end(void *ud, int64_t epochs_done, int64_t step, m2_err *err) {
+    hook_ud *h = ud;
+    m2_stage_ctx *ctx = h->ctx;
+    const m2_run_config *cfg = ctx->cfg;
+    if (cfg->sys2_online_eval_every <= 0 || epochs_done % cfg->sys2_online_eval_every) return 0;
+    static const m2_split splits[2] = {M2_SPLIT_ID, M2_SPLIT_OOD};
+    static const char *const names[5] = {"sys2_online/eval_epoch", "sys2_online/eval_id_success",
+                                         "sys2_online/eval_id_score", "sys2_online/eval_ood_success",
+                                         "sys2_online/eval_ood_score"};
+    const eval_play play = {.mode = (m2_action_mode)cfg->sys2_action_mode, .temperature = 0};
+    m2_scalar s[5] = {{names[0], (double)epochs_done}};
+    int n[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        m2_eval_agg agg;
+        m2_eval_agg_init(&agg);
+        n[k] = eval_split(h->world, &play, splits[k], (int)cfg->sys2_online_eval_episodes, NULL, NULL, NULL, NULL, &agg,
+                          ctx->dist, writes(ctx), err);
+        const m2_eval_cell *c = n[k] > 0 ? m2_eval_agg_find(&agg, m2_split_name(splits[k]), "all") : NULL;
+        s[1 + 2 * k] = (m2_scalar){names[1 + 2 * k], c && c->n ? (double)c->success / c->n : NAN};
+        s[2 + 2 * k] = (m2_scalar){names[2 + 2 * k], c && c->n ? c->score / c->n : NAN};
+        m2_eval_agg_free(&agg);
+        if (n[k] < 0) return -1;
+    }
+    if (ctx->out)
+        fprintf(ctx->out, "%s: after %lld epochs: greedy ID success %.0f %% (%d episodes), OOD %.0f %% (%d)\n", ctx->name,
+                (long long)epochs_done, 100 * s[1].value, n[0], 100 * s[3].value, n[1]);
+    ctx->step = h->base + step;
+    return m2_stage_log(ctx, s, 5, err);
+}
+
 int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = ctx->cfg;
     pw_world w;
@@ -741,7 +787,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     m2_train_state st;
     m2_train_state_init(&st);
-    hook_ud h = {.ctx = ctx, .base = ctx->step, .fill = rl_fill};
+    hook_ud h = {.ctx = ctx, .base = ctx->step, .fill = rl_fill, .world = &w};
     rl_state rs = {.a = on, .q = q, .v = v, .c = con, .st = &st, .h = &h, .buf = &buf, .mp1 = &mp1, .mp2 = &mp2};
     h.fill_ud = &rs;
     if (ctx->resume) {
@@ -782,6 +828,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
         fprintf(ctx->out, "%s: %d epochs x (%d episodes + %d updates), eta %g, System 1 %s\n", ctx->name, o.epochs,
                 o.episodes_per_epoch, o.updates_per_epoch, o.step.eta, flat ? "absent (flat)" : "frozen");
     m2_train_hooks hk = hooks_of(&h);
+    hk.epoch_end = hook_epoch_end;
     if (m2_train_online(w.m, con, coff, on, off, q, v, w.env, flat ? &p2 : &p1, &p2, &lc, &buf, &w.tok, &o, &st, &hk, err))
         goto out;
     ctx->step = h.base + st.step;
@@ -862,12 +909,15 @@ static int wire_get(const char *buf, size_t len, size_t *off, m2_episode *ep, co
     return 0;
 }
 
-/* Positions 0..n-1 of the split's episode order. Under MPI rank r plays the block m2_dist_shard
- * gives it; the episodes are gathered in rank order (= episode order) and added to agg on every
- * rank, and their records written by rank 0 alone, so the files and totals are those of one
- * process (greedy decoding: an episode depends only on its position and seed). */
-static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const char *label, m2_jsonl *jl,
-                      FILE *jsonl, m2_eval_agg *agg, m2_dist *d, int writer, m2_err *err) {
+/* Positions 0..n-1 of the split's episode order, played by the run's adapters as they are in the
+ * model (loaded from the run's artifacts unless a stage holds them already: the online stage's
+ * learning curves evaluate its adapters as they train). Under MPI rank r plays the block
+ * m2_dist_shard gives it; the episodes are gathered in rank order (= episode order) and added to agg
+ * on every rank, and their records written by rank 0 alone, so the files and totals are those of
+ * one process (greedy decoding: an episode depends only on its position and seed). The model
+ * policies are this call's own, seeded by PW_SEED_EVAL_*: no other stream is drawn from. */
+static int eval_split(pw_world *w, const eval_play *play, m2_split split, int n, FILE *progress, const char *label,
+                      m2_jsonl *jl, FILE *jsonl, m2_eval_agg *agg, m2_dist *d, int writer, m2_err *err) {
     const m2_run_config *cfg = w->cfg;
     int flat = pw_is_flat(cfg);
     int swap = m2_method_of(cfg)->role_swap;
@@ -877,7 +927,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     if (!flat && !(a1 = pw_adapter(w, pw_adapter_name(cfg, M2_ROLE_SYS1), NULL, 0, err))) return -1;
     if (swap) { m2_adapter *t = a1; a1 = a2; a2 = t; }
     int max_new = (int)cfg->eval_max_new_tokens;
-    m2_sampler smp = {(float)cfg->eval_temperature, 0, 0.f};
+    m2_sampler smp = {(float)play->temperature, 0, 0.f};
     m2_model_policy mp1 = {.model = w->m, .sys1 = a1, .sys2 = a1, .tok = &w->tok, .sampler = smp,
                            .max_new_tokens = max_new, .max_context = policy_context(cfg, w->m, max_new),
                            .seed = pw_seed(cfg, PW_SEED_EVAL_SYS1_SAMPLING)};
@@ -893,7 +943,7 @@ static int eval_split(pw_world *w, m2_split split, int n, FILE *progress, const 
     lc.flat = flat;
     lc.env_name = cfg->env_name;
     lc.low_parts = pw_low_parts(cfg);
-    lc.action_mode = (m2_action_mode)cfg->sys2_action_mode;
+    lc.action_mode = play->mode;
     const char *task = cfg->env_task[0] ? cfg->env_task : NULL;
     /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
     m2_episode_order order = {0};
@@ -964,47 +1014,75 @@ done:
     return ret;
 }
 
-int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
+/* The eval stage in one action mode: every split of eval.splits, its records written to
+ * eval/<stem>.jsonl (m2_eval_file_stem: the split, and the mode unless it is the run's own), its
+ * totals logged as eval/<stem>/{success,score,tokens,invalid_rate} and aggregated into agg. */
+static int eval_mode(m2_stage_ctx *ctx, pw_world *w, m2_action_mode mode, m2_eval_agg *agg, m2_err *err) {
     const m2_run_config *cfg = ctx->cfg;
-    pw_world w;
-    if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
-    int rc = 0;
+    const char *suffix = (int)mode == cfg->sys2_action_mode ? NULL : m2_action_mode_names[mode];
+    const eval_play play = {.mode = mode, .temperature = cfg->eval_temperature};
     char split_name[32];
-    m2_eval_agg agg;
-    m2_eval_agg_init(&agg);
-    for (int k = 0; rc == 0 && m2_cfg_list_item(cfg->eval_splits, k, split_name, sizeof split_name); k++) {
+    for (int k = 0; m2_cfg_list_item(cfg->eval_splits, k, split_name, sizeof split_name); k++) {
         int sp = m2_split_parse(split_name);
-        if (sp < 0) { rc = m2_errorf(err, M2_ECONFIG, "eval.splits: unknown split '%s'", split_name); break; }
+        if (sp < 0) return m2_errorf(err, M2_ECONFIG, "eval.splits: unknown split '%s'", split_name);
+        const char *split = m2_split_name((m2_split)sp);
+        char stem[64];
+        m2_eval_file_stem(split, suffix, stem, sizeof stem);
         m2_jsonl jl;
         memset(&jl, 0, sizeof jl);
-        if (writes(ctx) && m2_run_eval_open(ctx->run, m2_split_name((m2_split)sp), 1, &jl, err)) { rc = -1; break; }
+        if (writes(ctx) && m2_run_eval_open(ctx->run, stem, 1, &jl, err)) return -1;
         char label[600];
-        snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
-        int n = eval_split(&w, (m2_split)sp, (int)cfg->eval_episodes, ctx->out, label, writes(ctx) ? &jl : NULL, NULL,
-                           &agg, ctx->dist, writes(ctx), err);
+        snprintf(label, sizeof label, "eval %s/%s%s%s", cfg->env_name, split, suffix ? " " : "", suffix ? suffix : "");
+        int n = eval_split(w, &play, (m2_split)sp, (int)cfg->eval_episodes, ctx->out, label, writes(ctx) ? &jl : NULL,
+                           NULL, agg, ctx->dist, writes(ctx), err);
         if (writes(ctx)) m2_jsonl_close(&jl);
-        if (n < 0) { rc = -1; break; }
-        const m2_eval_cell *cell = m2_eval_agg_find(&agg, m2_split_name((m2_split)sp), "all");
+        if (n < 0) return -1;
+        const m2_eval_cell *cell = m2_eval_agg_find(agg, split, "all");
         if (!cell || cell->n == 0) continue;
-        char k1[64], k2[64], k3[64], k4[64];
-        snprintf(k1, sizeof k1, "eval/%s/success", m2_split_name((m2_split)sp));
-        snprintf(k2, sizeof k2, "eval/%s/score", m2_split_name((m2_split)sp));
-        snprintf(k3, sizeof k3, "eval/%s/tokens", m2_split_name((m2_split)sp));
-        snprintf(k4, sizeof k4, "eval/%s/invalid_rate", m2_split_name((m2_split)sp));
+        char k1[96], k2[96], k3[96], k4[96];
+        snprintf(k1, sizeof k1, "eval/%s/success", stem);
+        snprintf(k2, sizeof k2, "eval/%s/score", stem);
+        snprintf(k3, sizeof k3, "eval/%s/tokens", stem);
+        snprintf(k4, sizeof k4, "eval/%s/invalid_rate", stem);
         double steps = cell->steps > 0 ? cell->steps : 1;
         m2_scalar s[4] = {{k1, (double)cell->success / cell->n}, {k2, cell->score / cell->n},
                           {k3, (cell->sys1_prompt + cell->sys1_gen + cell->sys2_prompt + cell->sys2_gen) / cell->n},
                           {k4, cell->invalid / steps}};
-        rc = m2_stage_log(ctx, s, 4, err);
+        if (m2_stage_log(ctx, s, 4, err)) return -1;
     }
-    if (rc == 0 && writes(ctx)) {
-        char *j = m2_eval_agg_to_json(&agg);
-        char path[1400];
-        snprintf(path, sizeof path, "%s/eval_summary.json", ctx->artifacts);
-        if (j) rc = m2_write_file_atomic(path, j, strlen(j), err);
-        free(j);
+    return 0;
+}
+
+int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
+    const m2_run_config *cfg = ctx->cfg;
+    pw_world w;
+    if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
+    /* the run's own action mode first (its files and metrics as without eval.action_modes), then
+     * every other listed one once */
+    int modes[M2_N_ACTION_MODES], n_modes = 0, rc = 0;
+    modes[n_modes++] = (int)cfg->sys2_action_mode;
+    char item[32];
+    for (int k = 0; m2_cfg_list_item(cfg->eval_action_modes, k, item, sizeof item); k++) {
+        int m = 0;
+        while (m < M2_N_ACTION_MODES && strcmp(m2_action_mode_names[m], item)) m++;
+        if (m == M2_N_ACTION_MODES) { rc = m2_errorf(err, M2_ECONFIG, "eval.action_modes: unknown mode '%s'", item); break; }
+        int seen = 0;
+        for (int i = 0; i < n_modes; i++) seen |= modes[i] == m;
+        if (!seen) modes[n_modes++] = m;
     }
-    m2_eval_agg_free(&agg);
+    for (int i = 0; rc == 0 && i < n_modes; i++) {
+        m2_eval_agg agg;
+        m2_eval_agg_init(&agg);
+        rc = eval_mode(ctx, &w, (m2_action_mode)modes[i], &agg, err);
+        if (rc == 0 && writes(ctx)) {
+            char *j = m2_eval_agg_to_json(&agg), stem[64], path[1400];
+            m2_eval_file_stem("eval_summary", i ? m2_action_mode_names[modes[i]] : NULL, stem, sizeof stem);
+            snprintf(path, sizeof path, "%s/%s.json", ctx->artifacts, stem);
+            rc = j ? m2_write_file_atomic(path, j, strlen(j), err) : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
+            free(j);
+        }
+        m2_eval_agg_free(&agg);
+    }
     pw_close(&w);
     return rc;
 }
@@ -1034,8 +1112,9 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
     }
     char label[600];
     snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
-    int n = eval_split(&w, (m2_split)sp, episodes > 0 ? episodes : (int)cfg->eval_episodes, progress, label, NULL,
-                       jsonl, agg, NULL, 1, err);
+    const eval_play play = {.mode = (m2_action_mode)cfg->sys2_action_mode, .temperature = cfg->eval_temperature};
+    int n = eval_split(&w, &play, (m2_split)sp, episodes > 0 ? episodes : (int)cfg->eval_episodes, progress, label,
+                       NULL, jsonl, agg, NULL, 1, err);
     pw_close(&w);
     free(cfg);
     return n < 0 ? -1 : 0;
