@@ -772,7 +772,7 @@ static void both_action_modes_in_one_run(void **state) {
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         m2_err err = {0};
-        if (m2_pipe_eval_run(dir, split[i], 0, 0, -1, M2_ACTION_MODE_SCORE, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
+        if (m2_pipe_eval_run(dir, split[i], 0, 0, -1, M2_ACTION_MODE_SCORE, 0, f, NULL, NULL, &err)) fail_msg("%s", err.msg);
         fclose(f);
         snprintf(p, sizeof p, "eval/%s.score.jsonl", split[i]);
         char *scored = slurp("modes", p);
