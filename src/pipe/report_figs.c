@@ -318,7 +318,7 @@ static int fig_boxes(const fig_data *d, const cell *c, int nc, const char *out_d
                                           .y_max = scale, .decimals = dec};
         n_panels++;
     }
-    bars_fig f = {.panels = panels, .n = n_panels, .title = "per task type, over seeds and task types"};
+    bars_fig f = {.panels = panels, .n = n_panels, .title = "box plots over seeds x task types"};
     rc = write_figure(out_dir, "boxes", n_panels > 0, draw_bars_fig, &f, err);
     if (rc == 0 && n_panels)
         m2_strbuf_puts(md, "- `plots/boxes.svg|png`: per environment, split and method, the distribution over seeds x "
