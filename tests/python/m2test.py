@@ -40,13 +40,14 @@ class Server:
         if "http://" not in line:
             self.proc.kill()
             raise RuntimeError("multi2 serve did not start: %r %s" % (line, self.proc.stderr.read()))
-        self.port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+        host, port = line.split("http://")[1].split("/")[0].rsplit(":", 1)   # 127.0.0.1:P or [::1]:P
+        self.host, self.port = host.strip("[]"), int(port)
         return self
 
     def _conn(self):
         c = getattr(self.local, "conn", None)
         if c is None:
-            c = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            c = self.local.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
             self.conns.append(c)
         return c
 

@@ -17,6 +17,17 @@ if not sanitized():
     from multi2.scienceworld import ScienceWorldEnv
 
 
+def ipv6_loopback():
+    """Whether ::1 can be bound here (containers may run without IPv6)."""
+    import socket
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
 def split_of(k, counts):
     """AgentGym's flat index -> (split, index) over train, id, ood (what the server documents)."""
     for s, n in zip(("train", "id", "ood"), counts):
@@ -46,7 +57,7 @@ class Common(unittest.TestCase):
                 self.assertEqual(s.get("/observation?id=abc")[0], 422)
                 self.assertEqual(s.post("/step", raw=b"x" * (2 << 20))[0], 413)       # Content-Length over the limit
                 # a chunked body has no Content-Length: the server counts while it reads
-                c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+                c = http.client.HTTPConnection(s.host, s.port, timeout=60)
                 c.request("POST", "/step", body=iter([b"y" * 65536] * 40), encode_chunked=True)
                 r = c.getresponse()
                 self.assertEqual(r.status, 413)
@@ -61,8 +72,26 @@ class Common(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertIn("--max-envs", r.stdout)
 
+    @unittest.skipUnless(ipv6_loopback(), "this machine has no IPv6 loopback")
+    def test_ipv6_loopback(self):
+        for host in ("::1", "[::1]"):
+            with self.subTest(host=host), Server("textcraft", "--host", host) as s:
+                self.assertEqual(s.host, "::1")
+                st, r = s.post("/create")
+                self.assertEqual((st, r["id"]), (200, 0))
+                st, step = s.post("/step", {"id": 0, "action": "inventory"})
+                self.assertEqual((st, step["done"]), (200, False))
+                self.assertEqual(s.get("/observation?id=0")[1], step["observation"])
+                with self.assertRaises(ConnectionRefusedError):         # bound to ::1 only, not to IPv4
+                    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+                    try:
+                        c.request("GET", "/")
+                    finally:
+                        c.close()
+
     def test_bad_command_lines(self):
         for args in (["--env", "zork"], ["--env", "textcraft", "--port", "70000"], ["--env", "textcraft", "--host", "nowhere"],
+                     ["--env", "textcraft", "--host", "::g"], ["--env", "textcraft", "--host", "[::1"],
                      ["--env", "textcraft", "--max-envs", "0"], ["--env"], []):
             with self.subTest(args=args):
                 r = m2test.run_multi2(["serve"] + args, timeout=30)
