@@ -1,5 +1,7 @@
 /* libFuzzer target: arbitrary action strings (NUL-separated in the input) on a ScienceWorld
- * episode chosen by the first byte; the env must never crash or leak. */
+ * episode chosen by the first byte; the env must never crash or leak. Every 8th step also asks for
+ * the admissible list, the oracle's action and what the Python API inspects (the goal-progress
+ * text, the possible objects; the action-object combinations once an input). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             e->cls->admissible(e, &adm, &n);
             char o[256];
             e->cls->oracle_next(e, o, sizeof o, &err);
+            static const char *const what[] = {"goal_progress", "possible_objects", "action_object_combinations"};
+            for (int w = 0; w < (steps ? 2 : 3); w++) free(e->cls->inspect(e, what[w], &err));
         }
         i += len + 1;
         steps++;
