@@ -520,6 +520,13 @@ static cJSON *object_tree(const m2_sw_world *w, int obj, int depth) {
     return j;
 }
 
+/* The text written into b as a JSON string (NULL when out of memory); b freed. */
+static cJSON *text_json(m2_strbuf *b) {
+    cJSON *v = b->oom ? NULL : cJSON_CreateString(b->p ? b->p : "");
+    m2_strbuf_free(b);
+    return v;
+}
+
 static char *inspect(m2_env *env, const char *what, m2_err *err) {
     sw_env *e = (sw_env *)env;
     if (!e->loaded) { m2_errorf(err, M2_EINVAL, "scienceworld: inspect before reset"); return NULL; }
@@ -532,13 +539,10 @@ static char *inspect(m2_env *env, const char *what, m2_err *err) {
     else if (!strcmp(what, "object_tree")) v = object_tree(&e->s.w, e->s.w.universe, 0);
     else if (!strcmp(what, "goal_progress")) {
         m2_sw_goal_progress(&e->s.w, &b);
-        v = b.oom ? NULL : cJSON_CreateString(b.p ? b.p : "");
-        m2_strbuf_free(&b);
-    }
-    else if (!strcmp(what, "look") || !strcmp(what, "inventory")) {   /* free actions: no tick */
+        v = text_json(&b);
+    } else if (!strcmp(what, "look") || !strcmp(what, "inventory")) {   /* free actions: no tick */
         m2_sw_free_action_text(&e->s.w, what[0] == 'i', &b);
-        v = b.oom ? NULL : cJSON_CreateString(b.p ? b.p : "");
-        m2_strbuf_free(&b);
+        v = text_json(&b);
     } else {
         m2_errorf(err, M2_EUNSUPPORTED, "scienceworld: nothing called '%s' to inspect (use possible_actions, possible_actions_with_ids, "
                    "possible_objects, action_object_combinations, object_tree, goal_progress, look or inventory)", what);
