@@ -198,6 +198,21 @@ static void sciworld_state_routes(void **state) {
         prev = o;
     }
     assert_true(doors >= 1);
+    /* possible actions: ScienceWorld's action templates, sorted */
+    const cJSON *acts = field(j, "possible_actions");
+    assert_int_equal(cJSON_GetArraySize(acts), 26);
+    assert_string_equal(cJSON_GetArrayItem(acts, 0)->valuestring, "activate OBJ");
+    assert_string_equal(cJSON_GetArrayItem(acts, 15)->valuestring, "move OBJ to OBJ");
+    assert_string_equal(cJSON_GetArrayItem(acts, 25)->valuestring, "wait1");
+    cJSON_Delete(j);
+
+    /* /goals: the goal-progress text, boil's three sequential sub-goals not done */
+    j = call(g, "GET", "/goals", "id=0", NULL, 0, &st);
+    const char *gp = field(j, "goals")->valuestring;
+    assert_true(!strncmp(gp, "Completed keys: \n", 17));
+    assert_non_null(strstr(gp, "\nSequential Subgoals:\n"));
+    assert_non_null(strstr(gp, "\n2\tfalse\t"));
+    assert_null(strstr(gp, "\ttrue\t"));
     cJSON_Delete(j);
 
     /* the object tree: the universe holding rooms, the agent somewhere with its inventory */
@@ -232,6 +247,7 @@ static void sciworld_state_routes(void **state) {
     assert_int_equal(field(field(j, "info"), "moves")->valueint, 1);
     assert_string_equal(field(field(j, "info"), "taskName")->valuestring, "boil");
     assert_string_equal(field(field(j, "info"), "look")->valuestring, look);
+    assert_string_equal(field(field(j, "info"), "simplificationStr")->valuestring, "");
     assert_true(cJSON_GetArraySize(field(field(j, "info"), "valid")) > 0);
     assert_string_equal(field(field(j, "object_tree"), "name")->valuestring, "universe");
     assert_non_null(strstr(field(j, "inventory")->valuestring, "inventory"));

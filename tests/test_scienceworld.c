@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -545,6 +546,226 @@ static void describe_and_segment(void **state) {
     m2_env_destroy(e);
 }
 
+/* A JSON value the environment shows of its state (inspect), parsed. */
+static cJSON *inspect_json(m2_env *e, const char *what) {
+    m2_err err = {0};
+    char *js = e->cls->inspect(e, what, &err);
+    if (!js) fail_msg("inspect %s: %s", what, err.msg);
+    cJSON *v = cJSON_Parse(js);
+    free(js);
+    assert_non_null(v);
+    return v;
+}
+
+/* ScienceWorld's getPossibleActions() without simplifications (ActionDefinitions.scala: each
+ * action's first trigger words, OBJ for an object, sorted), and the ids getPossibleActionsWithIDs
+ * gives them. */
+static const struct { const char *text; int id; } original_templates[] = {
+    {"activate OBJ", 6}, {"close OBJ", 1}, {"connect OBJ to OBJ", 16}, {"deactivate OBJ", 7}, {"disconnect OBJ", 17},
+    {"dunk OBJ in OBJ", 26}, {"eat OBJ", 8}, {"flush OBJ", 15}, {"focus on OBJ", 11}, {"go OBJ", 2},
+    {"inventory", 20}, {"look around", 3}, {"look at OBJ", 4}, {"look in OBJ", 5}, {"mix OBJ", 23},
+    {"move OBJ to OBJ", 9}, {"open OBJ", 0}, {"pick up OBJ", 21}, {"pour OBJ in OBJ", 10}, {"put down OBJ", 22},
+    {"read OBJ", 14}, {"reset task", 12}, {"task", 24}, {"use OBJ on OBJ", 13}, {"wait", 19}, {"wait1", 18},
+};
+#define N_TEMPLATES ((int)(sizeof original_templates / sizeof original_templates[0]))
+
+static void action_templates_are_the_originals(void **state) {
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    assert_int_equal(e->cls->reset(e, "boil", M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+    cJSON *a = inspect_json(e, "possible_actions");
+    assert_int_equal(cJSON_GetArraySize(a), N_TEMPLATES);
+    for (int i = 0; i < N_TEMPLATES; i++) assert_string_equal(cJSON_GetArrayItem(a, i)->valuestring, original_templates[i].text);
+    cJSON_Delete(a);
+    a = inspect_json(e, "possible_actions_with_ids");   /* by id; each template with its own id */
+    assert_int_equal(cJSON_GetArraySize(a), N_TEMPLATES);
+    int last = -1;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, a) {
+        const char *t = cJSON_GetObjectItem(x, "action_example")->valuestring;
+        int id = cJSON_GetObjectItem(x, "template_id")->valueint, k = 0;
+        assert_true(id > last);
+        last = id;
+        while (k < N_TEMPLATES && strcmp(original_templates[k].text, t)) k++;
+        assert_true(k < N_TEMPLATES);
+        assert_int_equal(original_templates[k].id, id);
+    }
+    cJSON_Delete(a);
+    /* "help" answers the same list */
+    e->cls->step(e, "help", &r);
+    const char *p = r.observation;
+    assert_true(!strncmp(p, "Possible actions: ", 18));
+    p += 18;
+    for (int i = 0; i < N_TEMPLATES; i++) {
+        assert_true(!strncmp(p, "\n\t", 2));
+        p += 2;
+        size_t L = strlen(original_templates[i].text);
+        assert_true(!strncmp(p, original_templates[i].text, L));
+        p += L;
+    }
+    assert_int_equal(*p, 0);
+    m2_env_destroy(e);
+}
+
+/* The templates are what the parser reads: every template filled with objects (the action-object
+ * combinations) is parsed as an action, from the states of two tasks; the combinations are every
+ * ordered choice of distinct possible objects, named in the look-up table. */
+static void templates_are_what_the_parser_accepts(void **state) {
+    static const char *const tasks[] = {"boil", "power-component"};
+    m2_env *e = mk();
+    m2_err err = {0};
+    m2_step_result r;
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(e->cls->reset(e, tasks[t], M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+        cJSON *objs = inspect_json(e, "possible_objects"), *c = inspect_json(e, "action_object_combinations");
+        int n = cJSON_GetArraySize(objs);
+        const cJSON *list = cJSON_GetObjectItem(c, "templates"), *lut = cJSON_GetObjectItem(c, "lookUpTable");
+        int expect = 0;
+        for (int i = 0; i < N_TEMPLATES; i++) {
+            int slots = 0;
+            for (const char *p = original_templates[i].text; (p = strstr(p, "OBJ")); p += 3) slots++;
+            expect += slots == 0 ? 1 : slots == 1 ? n : n * (n - 1);
+        }
+        assert_int_equal(cJSON_GetArraySize(list), expect);
+        assert_int_equal(cJSON_GetArraySize(lut), n);
+        const cJSON *o;
+        cJSON_ArrayForEach(o, lut) {   /* the table names the possible objects */
+            int found = 0;
+            const cJSON *y;
+            cJSON_ArrayForEach(y, objs) found |= !strcmp(y->valuestring, o->valuestring);
+            assert_true(found);
+        }
+        /* the first three fillings of each template (and the last one), each from the episode's start */
+        int tried[32] = {0}, checked = 0, k = 0, size = cJSON_GetArraySize(list);
+        cJSON_ArrayForEach(o, list) {
+            int id = cJSON_GetObjectItem(o, "template_id")->valueint;
+            const cJSON *ids = cJSON_GetObjectItem(o, "obj_ids");
+            char action[512];
+            snprintf(action, sizeof action, "%s", cJSON_GetObjectItem(o, "action")->valuestring);
+            k++;
+            if (id == 12) continue;   /* reset task: parsed, and not worth replaying the episode for */
+            if (tried[id]++ >= 3 && k != size) continue;
+            const cJSON *oid;
+            cJSON_ArrayForEach(oid, ids) {   /* each object id is in the table */
+                char key[16];
+                snprintf(key, sizeof key, "%d", oid->valueint);
+                assert_non_null(cJSON_GetObjectItem(lut, key));
+            }
+            assert_int_equal(e->cls->reset(e, tasks[t], M2_SPLIT_TRAIN, 0, 0, &r, &err), 0);
+            e->cls->step(e, action, &r);
+            if (!r.valid || !strcmp(r.observation, "No known action matches that input."))
+                fail_msg("%s: template filling \"%s\" is not parsed: %s", tasks[t], action, r.observation);
+            checked++;
+        }
+        assert_true(checked > 60);
+        cJSON_Delete(objs);
+        cJSON_Delete(c);
+    }
+    m2_env_destroy(e);
+}
+
+/* Reads getGoalProgressStr's layout back: the done marks of the sequential and the optional
+ * sub-goals, the layout's fixed lines and columns checked on the way. */
+typedef struct progress { int seq[64], nseq, opt[64], nopt; char keys[256]; } progress;
+
+static void parse_progress(const char *txt, progress *pg) {
+    static const char rule[] = "----------------------------------------------------------------------------------------------------";
+    memset(pg, 0, sizeof *pg);
+    char *copy = strdup(txt), *save = NULL;
+    assert_non_null(copy);
+    char *line = strtok_r(copy, "\n", &save);
+    assert_non_null(line);
+    assert_true(!strncmp(line, "Completed keys: ", 16));
+    snprintf(pg->keys, sizeof pg->keys, "%s", line + 16);
+    static const char *const heads[2] = {"Sequential Subgoals:", "Unordered and Optional Subgoals:"};
+    for (int part = 0; part < 2; part++) {
+        if (part == 0) assert_string_equal(strtok_r(NULL, "\n", &save), rule);   /* part 1's opening rule closed part 0 */
+        assert_string_equal(strtok_r(NULL, "\n", &save), heads[part]);
+        assert_string_equal(strtok_r(NULL, "\n", &save), rule);
+        int *marks = part ? pg->opt : pg->seq, *n = part ? &pg->nopt : &pg->nseq;
+        while ((line = strtok_r(NULL, "\n", &save)) && strcmp(line, rule)) {
+            int idx = -1;
+            char flag[8] = "";
+            assert_int_equal(sscanf(line, "%d\t%7[a-z]\t", &idx, flag), 2);
+            assert_int_equal(idx, *n);
+            const char *cls = strchr(strchr(line, '\t') + 1, '\t') + 1, *tab = strchr(cls, '\t');
+            assert_non_null(tab);
+            assert_int_equal((int)(tab - cls), 40);   /* the class, right-aligned in 40 columns */
+            const char *name = cls;
+            while (*name == ' ') name++;
+            assert_true(!strncmp(name, "Goal", 4));
+            assert_true(tab[1] != 0);   /* a description */
+            assert_true(!strcmp(flag, "true") || !strcmp(flag, "false"));
+            assert_true(*n < 64);
+            marks[(*n)++] = !strcmp(flag, "true");
+        }
+        assert_non_null(line);   /* each part ends with the rule */
+    }
+    assert_null(strtok_r(NULL, "\n", &save));
+    free(copy);
+}
+
+/* The score the done marks give (GoalSequence.score, x100 and rounded as the Python API). */
+static int progress_score(const progress *pg) {
+    double s = (double)0, unit = (1.0 / (pg->nseq + 1.0)) / (pg->nopt ? pg->nopt : 1);
+    int done = 0;
+    while (done < pg->nseq && pg->seq[done]) done++;
+    s = (double)done / pg->nseq;
+    for (int i = 0; i < pg->nopt; i++) if (pg->opt[i]) s += unit;
+    return (int)nearbyint((s > 1.0 ? 1.0 : s) * 100.0);
+}
+
+/* The goal-progress text as the oracle plays: the sequential marks stay a growing run of "true"
+ * from the top, optional marks never go back, the marks give the step's score, and the won episode
+ * ends with every sequential sub-goal done. */
+static void goal_progress_follows_the_oracle(void **state) {
+    static const char *const tasks[] = {"boil", "use-thermometer", "power-component", "find-animal",
+                                        "chemistry-mix-paint-tertiary-color", "inclined-plane-determine-angle"};
+    m2_env *e = mk();
+    m2_err err = {0};
+    int saw_optional = 0, saw_key = 0;
+    for (size_t t = 0; t < sizeof tasks / sizeof tasks[0]; t++) {
+        m2_step_result r;
+        assert_int_equal(e->cls->reset(e, tasks[t], M2_SPLIT_TRAIN, 1, 0, &r, &err), 0);
+        progress pg, before;
+        cJSON *txt = inspect_json(e, "goal_progress");
+        parse_progress(txt->valuestring, &before);
+        cJSON_Delete(txt);
+        assert_true(before.nseq > 0);
+        assert_int_equal(progress_score(&before), (int)r.score);
+        char buf[256];
+        int steps = 0, ran_seq = 0;
+        while (steps++ < 60 && !e->cls->oracle_next(e, buf, sizeof buf, &err)) {
+            e->cls->step(e, buf, &r);
+            txt = inspect_json(e, "goal_progress");
+            parse_progress(txt->valuestring, &pg);
+            cJSON_Delete(txt);
+            assert_int_equal(pg.nseq, before.nseq);
+            assert_int_equal(pg.nopt, before.nopt);
+            int run = 0;
+            while (run < pg.nseq && pg.seq[run]) run++;
+            for (int i = run; i < pg.nseq; i++) assert_false(pg.seq[i]);   /* done marks come in order */
+            assert_true(run >= ran_seq);
+            ran_seq = run;
+            for (int i = 0; i < pg.nopt; i++) {
+                assert_true(pg.opt[i] >= before.opt[i]);
+                saw_optional |= pg.opt[i];
+            }
+            saw_key |= pg.keys[0] != 0;
+            if (progress_score(&pg) != (int)r.score)
+                fail_msg("%s after \"%s\": the marks give %d, the step scored %.0f", tasks[t], buf, progress_score(&pg), r.score);
+            before = pg;
+            if (r.done) break;
+        }
+        assert_int_equal(r.won, 1);
+        assert_int_equal(ran_seq, pg.nseq);
+    }
+    assert_true(saw_optional);
+    assert_true(saw_key);
+    m2_env_destroy(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(splits_follow_the_original_rule),
@@ -558,6 +779,9 @@ int main(void) {
         cmocka_unit_test(describe_and_segment),
         cmocka_unit_test(plants_grow_and_texts),
         cmocka_unit_test(inclined_planes),
+        cmocka_unit_test(action_templates_are_the_originals),
+        cmocka_unit_test(templates_are_what_the_parser_accepts),
+        cmocka_unit_test(goal_progress_follows_the_oracle),
         cmocka_unit_test(oracle_scores_100_everywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,8 @@ import ctypes
 import os
 import threading
 
-API_VERSION = 2          # the M2E_API_VERSION this package was written against (2: m2e_inspect)
+API_VERSION = 3          # the M2E_API_VERSION this package was written against (2: m2e_inspect, 3: its
+                         # ScienceWorld templates, action-object combinations and goal progress)
 
 class m2e_result(ctypes.Structure):
     _fields_ = [

@@ -108,8 +108,9 @@ class Handle:
         return self._json_of(self._L.m2e_describe(self.ptr, enc(task), enc(split), int(index)))
 
     def inspect(self, what):
-        """A JSON value about the current state (m2e_inspect: ScienceWorld's possible_objects,
-        object_tree, look, inventory), taking no game time."""
+        """A JSON value about the current state (m2e_inspect: ScienceWorld's possible_actions,
+        possible_actions_with_ids, possible_objects, action_object_combinations, object_tree,
+        goal_progress, look, inventory), taking no game time."""
         return self._json_of(self._L.m2e_inspect(self.ptr, enc(what)))
 
     # --- playing ---

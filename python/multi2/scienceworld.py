@@ -10,9 +10,10 @@ getTaskNames ... that GLIDER's and Multi²'s code use):
 
 Variations: every task's variations 0..n-1 as in the original, split train / dev / test by index
 (get_variations_train/dev/test). Differences from the Scala original: simplifications are accepted
-and ignored (multi2's worlds are the original's default), get_possible_actions lists the admissible
-actions now rather than action templates, getObjectTree holds what multi2 models of each object
-(docs/python.md), and the gold sequence comes from multi2's oracle (often shorter than the original's gold path; docs/scienceworld.md).
+and ignored (multi2's worlds are the original's default), getObjectTree holds what multi2 models of
+each object, the goal-progress text words each sub-goal in multi2's words and the type ids of the
+action-object combinations are multi2's object kinds (docs/python.md), and the gold sequence comes
+from multi2's oracle (often shorter than the original's gold path; docs/scienceworld.md).
 """
 from .core import Error, Handle
 
@@ -110,18 +111,36 @@ class ScienceWorldEnv:
         return r.observation, float(r.reward), bool(done), self._info(r)
 
     def _info(self, r):
-        return {"moves": r.moves, "score": int(round(r.score)), "reward": float(r.reward), "valid": r.valid,
-                "taskDesc": self.get_task_description(), "variationIdx": self.variation, "taskName": self.task_name,
-                "simplificationStr": self.simplifications}
+        """The original's info dict; "valid" is its list of valid action-object combinations."""
+        return {"moves": r.moves, "score": int(round(r.score)), "reward": float(r.reward), "look": self.look(),
+                "inv": self.inventory(), "taskDesc": self.get_task_description(),
+                "valid": self.get_valid_action_object_combinations(), "variationIdx": self.variation,
+                "taskName": self.task_name, "simplificationStr": self.simplifications}
 
     def get_task_description(self):
         return self._h.task_text()
 
+    taskdescription = get_task_description
+
     def get_possible_actions(self):
-        return self._h.admissible()
+        """The action templates ("open OBJ", "move OBJ to OBJ", ...), sorted."""
+        return self._h.inspect("possible_actions")
+
+    def get_possible_actions_with_IDs(self):
+        return self._h.inspect("possible_actions_with_ids")
+
+    def get_possible_action_object_combinations(self):
+        """(every template filled with every ordered choice of possible objects, {object id: referent})."""
+        d = self._h.inspect("action_object_combinations")
+        return d["templates"], d["lookUpTable"]
 
     def get_valid_action_object_combinations(self):
-        return self._h.admissible()
+        """The admissible actions, sorted as the original's."""
+        return sorted(self._h.admissible())
+
+    def get_goal_progress(self):
+        """The goal sequence with each sub-goal's done mark (the original's getGoalProgressStr)."""
+        return self._h.inspect("goal_progress")
 
     def get_possible_objects(self):
         return self._h.inspect("possible_objects")
@@ -171,6 +190,9 @@ class ScienceWorldEnv:
     getRandomVariationTrain = get_random_variation_train
     getTaskDescription = get_task_description
     getPossibleActions = get_possible_actions
+    getPossibleActionsWithIDs = get_possible_actions_with_IDs
+    getPossibleActionObjectCombinations = get_possible_action_object_combinations
+    getGoalProgressStr = get_goal_progress
     getPossibleObjects = get_possible_objects
     getObjectTree = get_object_tree
     getValidActionObjectCombinations = get_valid_action_object_combinations

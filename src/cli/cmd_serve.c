@@ -99,13 +99,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: multi2 serve --env textcraft|alfworld|sciworld [--host 127.0.0.1] [--port 8000] [--data PATH]\n"
+        "usage: multi2 serve --env textcraft|alfworld|sciworld [--host 127.0.0.1|::1] [--port 8000] [--data PATH]\n"
         "                    [--seed 0] [--threads 4] [--max-envs %d] [--idle-seconds %g] [--max-body %d]\n\n"
         "Serves one environment over HTTP with AgentGym's routes and JSON (agentenv-textcraft, -alfworld,\n"
         "-sciworld), so AgentGym's clients and AgentGym-RL's rollouts use multi2's environments unchanged.\n"
-        "--port 0 picks a free port; the first line printed names the address. Binds to loopback unless\n"
-        "--host says otherwise. At most --max-envs environments are open; one idle for --idle-seconds is\n"
-        "closed; a request body over --max-body bytes is refused (413). Every reset uses --seed.\n"
+        "--port 0 picks a free port; the first line printed names the address. Binds to IPv4 loopback\n"
+        "unless --host names another address (IPv4, or IPv6 such as ::1). At most --max-envs environments\n"
+        "are open; one idle for --idle-seconds is closed; a request body over --max-body bytes is refused\n"
+        "(413). Every reset uses --seed.\n"
         "Routes and index order: docs/python.md. Stop with Ctrl-C or SIGTERM.\n",
         M2_GYM_MAX_ENVS_DEFAULT, M2_GYM_IDLE_SECONDS_DEFAULT, M2_GYM_MAX_BODY_DEFAULT);
 }
@@ -146,11 +147,21 @@ int cmd_serve(int argc, char **argv) {
         if (bad) { fprintf(stderr, "multi2 serve: %s '%s': out of range or not a number (see --help)\n", a, v); return 2; }
     }
     if (!env) { fprintf(stderr, "multi2 serve: --env is required\n"); usage(stderr); return 2; }
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    /* an IPv4 address, or an IPv6 one (bare or in brackets: ::1, [::1]) */
+    char host6[INET6_ADDRSTRLEN + 2] = "";
     if (!strcmp(host, "localhost")) host = "127.0.0.1";
-    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
-        fprintf(stderr, "multi2 serve: --host '%s': expected an IPv4 address such as 127.0.0.1\n", host);
-        return 2;
+    size_t hl = strlen(host);
+    if (hl > 2 && hl < sizeof host6 && host[0] == '[' && host[hl - 1] == ']') snprintf(host6, sizeof host6, "%.*s", (int)hl - 2, host + 1);
+    else snprintf(host6, sizeof host6, "%s", host);
+    struct sockaddr_in addr4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in6 addr6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+    int ipv6 = 0;
+    if (inet_pton(AF_INET, host, &addr4.sin_addr) != 1) {
+        ipv6 = inet_pton(AF_INET6, host6, &addr6.sin6_addr) == 1;
+        if (!ipv6) {
+            fprintf(stderr, "multi2 serve: --host '%s': expected an IPv4 or IPv6 address such as 127.0.0.1 or ::1\n", host);
+            return 2;
+        }
     }
     m2_gym_config cfg = {.env = env, .data_path = data, .seed = (uint64_t)seed, .max_envs = (int)max_envs,
                          .idle_seconds = idle, .max_body = (size_t)max_body};
@@ -167,8 +178,9 @@ int cmd_serve(int argc, char **argv) {
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, (uint16_t)port, NULL, NULL, on_request, &ctx,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0), (uint16_t)port, NULL,
+        NULL, on_request, &ctx,
+        MHD_OPTION_SOCK_ADDR, ipv6 ? (struct sockaddr *)&addr6 : (struct sockaddr *)&addr4,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_CONN_TIMEOUT_S,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
@@ -179,8 +191,9 @@ int cmd_serve(int argc, char **argv) {
         return 1;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    printf("multi2 serve: %s on http://%s:%u/ (%lld threads, at most %lld environments, idle expiry %g s, body limit %lld bytes)\n",
-           env, host, info ? info->port : (unsigned)port, threads, max_envs, idle, max_body);
+    printf("multi2 serve: %s on http://%s%s%s:%u/ (%lld threads, at most %lld environments, idle expiry %g s, body limit %lld bytes)\n",
+           env, ipv6 ? "[" : "", ipv6 ? host6 : host, ipv6 ? "]" : "", info ? info->port : (unsigned)port, threads, max_envs,
+           idle, max_body);
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);

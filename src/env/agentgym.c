@@ -325,14 +325,27 @@ static void info_update(cJSON *info, const cJSON *payload) {
         if (c->string) info_set(info, c->string, cJSON_Duplicate(c, 1));
 }
 
-static cJSON *admissible_json(gym_slot *s) {
+static int str_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* The admissible actions as a JSON array, in the environment's order or sorted (ScienceWorld's
+ * valid action-object combinations are sorted). */
+static cJSON *admissible_list(gym_slot *s, int sorted) {
     const char *const *list;
     int n;
     cJSON *a = cJSON_CreateArray();
-    if (a && !m2e_admissible(s->env, &list, &n))
-        for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(list[i]));
+    if (!a || m2e_admissible(s->env, &list, &n)) return a;
+    const char **order = sorted ? malloc((size_t)(n ? n : 1) * sizeof *order) : NULL;
+    if (order) {
+        memcpy(order, list, (size_t)n * sizeof *order);
+        qsort(order, (size_t)n, sizeof *order, str_cmp);
+        list = order;
+    }
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(list[i]));
+    free(order);
     return a;
 }
+
+static cJSON *admissible_json(gym_slot *s) { return admissible_list(s, 0); }
 
 /* AgentGym's ALFWorld reset text: the welcome banner's paragraph dropped, the remaining
  * paragraphs joined with single newlines ("\n".join(ob.split("\n\n")[1:])). */
@@ -536,9 +549,14 @@ static reply r_create(req *q) {
     }
     cJSON *j = cJSON_CreateObject();
     if (j) cJSON_AddNumberToObject(j, "id", s->id);
-    cJSON_AddBoolToObject(s->info, "done", 0);
-    cJSON_AddNumberToObject(s->info, "reward", 0);
-    cJSON_AddBoolToObject(s->info, "deleted", 0);
+    if (g->kind == GYM_SCIWORLD) {   /* its info dict starts as {"deleted": False, "done": False} */
+        cJSON_AddBoolToObject(s->info, "deleted", 0);
+        cJSON_AddBoolToObject(s->info, "done", 0);
+    } else {                         /* ALFWorld's as {"done": False, "reward": 0, "deleted": False} */
+        cJSON_AddBoolToObject(s->info, "done", 0);
+        cJSON_AddNumberToObject(s->info, "reward", 0);
+        cJSON_AddBoolToObject(s->info, "deleted", 0);
+    }
     release(g, s, q->now);
     return ok(j);
 }
@@ -611,9 +629,10 @@ static cJSON *sw_step_info(gym_slot *s, const m2e_result *st) {
     if (look) cJSON_AddItemToObject(info, "look", look);
     if (inv) cJSON_AddItemToObject(info, "inv", inv);
     cJSON_AddStringToObject(info, "taskDesc", m2e_task_text(s->env));
-    cJSON_AddItemToObject(info, "valid", admissible_json(s));
+    cJSON_AddItemToObject(info, "valid", admissible_list(s, 1));
     cJSON_AddNumberToObject(info, "variationIdx", s->variation);
     cJSON_AddStringToObject(info, "taskName", s->task ? s->task : "");
+    cJSON_AddStringToObject(info, "simplificationStr", "");   /* AgentGym loads without simplifications */
     return info;
 }
 
@@ -742,9 +761,9 @@ static reply g_action_hint(req *q, gym_slot *s) {
     cJSON *j = cJSON_CreateObject();
     if (!j) return errorf("out of memory");
     reply r;
-    cJSON *objs = inspect_json(s, "possible_objects", &r);
-    if (!objs) { cJSON_Delete(j); return r; }
-    cJSON_AddItemToObject(j, "possible_actions", admissible_json(s));
+    cJSON *acts = inspect_json(s, "possible_actions", &r), *objs = acts ? inspect_json(s, "possible_objects", &r) : NULL;
+    if (!objs) { cJSON_Delete(j); cJSON_Delete(acts); return r; }
+    cJSON_AddItemToObject(j, "possible_actions", acts);
     cJSON_AddItemToObject(j, "possible_objects", objs);
     return ok(j);
 }
@@ -772,20 +791,24 @@ static reply g_state(req *q, gym_slot *s) {
     cJSON *look = inspect_json(s, "look", &r);
     cJSON *inv = look ? inspect_json(s, "inventory", &r) : NULL;
     cJSON *objs = inv ? inspect_json(s, "possible_objects", &r) : NULL;
-    cJSON *j = objs ? cJSON_CreateObject() : NULL;
+    cJSON *acts = objs ? inspect_json(s, "possible_actions", &r) : NULL;
+    cJSON *goals = acts ? inspect_json(s, "goal_progress", &r) : NULL;
+    cJSON *j = goals ? cJSON_CreateObject() : NULL;
     if (!j) {
         cJSON_Delete(look);
         cJSON_Delete(inv);
         cJSON_Delete(objs);
-        return objs ? errorf("out of memory") : r;
+        cJSON_Delete(acts);
+        cJSON_Delete(goals);
+        return goals ? errorf("out of memory") : r;
     }
     m2e_result last;
     m2e_last(s->env, &last);
     cJSON_AddItemToObject(j, "observation", look);
     cJSON_AddItemToObject(j, "inventory", inv);
     cJSON_AddStringToObject(j, "task_description", m2e_task_text(s->env));
-    cJSON_AddStringToObject(j, "goal_progress", m2e_task_text(s->env));   /* what /goals answers */
-    cJSON_AddItemToObject(j, "possible_actions", first_n(admissible_json(s), SW_STATE_LIST_MAX));
+    cJSON_AddItemToObject(j, "goal_progress", goals);
+    cJSON_AddItemToObject(j, "possible_actions", first_n(acts, SW_STATE_LIST_MAX));
     cJSON_AddItemToObject(j, "possible_objects", first_n(objs, SW_STATE_LIST_MAX));
     cJSON_AddNumberToObject(j, "current_moves", last.moves);
     cJSON_AddItemToObject(j, "environment_info", cJSON_Duplicate(s->info, 1));
@@ -794,8 +817,12 @@ static reply g_state(req *q, gym_slot *s) {
 
 static reply g_goals(req *q, gym_slot *s) {
     if (!s->have_episode) return errorf("The environment %d has not been reset.", s->id);
+    reply r;
+    cJSON *goals = inspect_json(s, "goal_progress", &r);
+    if (!goals) return r;
     cJSON *j = cJSON_CreateObject();
-    if (j) cJSON_AddStringToObject(j, "goals", m2e_task_text(s->env));
+    if (!j) { cJSON_Delete(goals); return errorf("out of memory"); }
+    cJSON_AddItemToObject(j, "goals", goals);
     return ok(j);
 }
 

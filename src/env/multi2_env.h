@@ -3,8 +3,8 @@
  *
  * This header is the whole public surface of the shared library: it includes nothing of multi2,
  * only <stddef.h> and <stdint.h>, and every symbol it declares starts with `m2e_`. The library
- * exports these symbols and nothing else. M2E_API_VERSION grows when a function is added; a
- * function once published keeps its signature and meaning.
+ * exports these symbols and nothing else. M2E_API_VERSION grows when a function (or a value a
+ * function takes) is added; a function once published keeps its signature and meaning.
  *
  * Use
  *   char msg[512];
@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define M2E_API_VERSION 2   /* 2: m2e_inspect */
+#define M2E_API_VERSION 3   /* 2: m2e_inspect; 3: its ScienceWorld templates, combinations, goal progress */
 #define M2E_API __attribute__((visibility("default")))
 
 typedef struct m2e_env m2e_env;   /* one environment instance (opaque) */
@@ -93,8 +93,11 @@ M2E_API int m2e_oracle(m2e_env *e, char *buf, size_t cap);
 M2E_API char *m2e_describe(m2e_env *e, const char *task, const char *split, int index);
 /* A JSON value about the current state, named by `what` (ScienceWorld: "possible_objects" (the
  * visible objects' referents, sorted), "object_tree" (the world as nested objects), "look",
- * "inventory" (their texts, no time passing)). Needs a reset; free with m2e_string_free; NULL on
- * error (also for a `what` the environment lacks: m2e_error names the ones it has). Since API 2. */
+ * "inventory" (their texts, no time passing); since API 3 also "possible_actions" (the action
+ * templates, sorted), "possible_actions_with_ids" ([{action_example, template_id}]),
+ * "action_object_combinations" ({templates, lookUpTable}) and "goal_progress" (the goal sequence
+ * with its done marks, as text)). Needs a reset; free with m2e_string_free; NULL on error (also
+ * for a `what` the environment lacks: m2e_error names the ones it has). Since API 2. */
 M2E_API char *m2e_inspect(m2e_env *e, const char *what);
 M2E_API void m2e_string_free(char *s);
 

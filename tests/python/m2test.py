@@ -13,8 +13,21 @@ def multi2_bin():
     return os.environ.get("M2_BIN") or os.path.join(ROOT, "build", "multi2")
 
 
+def child_environ(extra=None):
+    """The environment for a multi2 child process. Under the ASan build's preloaded interpreter
+    (CMakeLists.txt) the children are instrumented binaries of their own: they get the ASan
+    options the C tests run with (leak checks on), not the interpreter's preload and options."""
+    env = dict(os.environ, **(extra or {}))
+    if "M2_CHILD_ASAN_OPTIONS" in env:
+        env["ASAN_OPTIONS"] = env.pop("M2_CHILD_ASAN_OPTIONS")
+        env.pop("LD_PRELOAD", None)
+        env.pop("PYTHONMALLOC", None)
+    return env
+
+
 def run_multi2(args, stdin=None, timeout=120):
-    return subprocess.run([multi2_bin()] + list(args), input=stdin, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([multi2_bin()] + list(args), input=stdin, capture_output=True, text=True, timeout=timeout,
+                          env=child_environ())
 
 
 import http.client
@@ -30,7 +43,7 @@ class Server:
 
     def __init__(self, env, *args, environ=None):
         self.cmd = [multi2_bin(), "serve", "--env", env, "--port", "0"] + list(args)
-        self.environ = dict(os.environ, **(environ or {}))
+        self.environ = child_environ(environ)
         self.local = __import__("threading").local()
         self.conns = []          # every thread's connection, closed at the end
 
@@ -40,13 +53,14 @@ class Server:
         if "http://" not in line:
             self.proc.kill()
             raise RuntimeError("multi2 serve did not start: %r %s" % (line, self.proc.stderr.read()))
-        self.port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+        host, port = line.split("http://")[1].split("/")[0].rsplit(":", 1)   # 127.0.0.1:P or [::1]:P
+        self.host, self.port = host.strip("[]"), int(port)
         return self
 
     def _conn(self):
         c = getattr(self.local, "conn", None)
         if c is None:
-            c = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            c = self.local.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
             self.conns.append(c)
         return c
 
@@ -98,5 +112,6 @@ class Server:
 
 
 def sanitized():
-    """True in the ASan build: the ctypes side (an uninstrumented interpreter) is not available."""
+    """True where the ASan build runs the server tests alone: the ctypes side is not loaded there
+    (the ctypes tests run in that build too, in an interpreter with ASan preloaded)."""
     return os.environ.get("M2_SANITIZE") == "1"

@@ -102,14 +102,59 @@ class ScienceWorld(unittest.TestCase):
         self.assertFalse(done)
         self.assertEqual(info["moves"], 1)
         self.assertIn("score", info)
-        self.assertIn("look around", env.get_possible_actions())
+        self.assertEqual((info["look"], info["inv"]), (env.look(), env.inventory()))
+        self.assertEqual(info["valid"], sorted(h.admissible()))          # the valid combinations: admissible
+        self.assertEqual(info["valid"], sorted(info["valid"]))
         self.assertEqual(env.look(), obs)                                   # the free look: the step's words,
         self.assertEqual(env.get_num_moves(), 1)                            # no move spent
         objs = env.getPossibleObjects()
         self.assertEqual(objs, sorted(objs))
-        self.assertTrue({a[6:] for a in env.get_possible_actions() if a.startswith("go to ")} <= set(objs))
+        self.assertTrue({a[6:] for a in info["valid"] if a.startswith("go to ")} <= set(objs))
         self.assertEqual(env.getObjectTree()["name"], "universe")
         self.assertEqual(env.inventory(), env.step("inventory")[0])
+
+    def test_action_templates(self):
+        env = self.env
+        env.load("boil", 0)
+        env.reset()
+        acts = env.get_possible_actions()                   # templates, sorted, as ScienceWorld's
+        self.assertEqual(len(acts), 26)
+        self.assertEqual(acts, sorted(acts))
+        for t in ("open OBJ", "go OBJ", "move OBJ to OBJ", "pour OBJ in OBJ", "focus on OBJ", "wait1", "look around"):
+            self.assertIn(t, acts)
+        ids = env.get_possible_actions_with_IDs()
+        self.assertEqual(sorted(x["action_example"] for x in ids), acts)
+        self.assertEqual([x["template_id"] for x in ids], sorted(x["template_id"] for x in ids))
+        self.assertEqual({x["action_example"]: x["template_id"] for x in ids}["focus on OBJ"], 11)
+        combos, lut = env.get_possible_action_object_combinations()
+        objs = env.get_possible_objects()
+        self.assertEqual(sorted(lut.values()), objs)
+        n = len(objs)
+        slots = {x["template_id"]: x["action_example"].count("OBJ") for x in ids}
+        self.assertEqual(len(combos), sum({0: 1, 1: n, 2: n * (n - 1)}[k] for k in slots.values()))
+        moves = [c for c in combos if c["template_id"] == 9]
+        self.assertEqual(len(moves), n * (n - 1))
+        c = moves[0]
+        self.assertEqual(c["action"], "move %s to %s" % (lut[str(c["obj_ids"][0])], lut[str(c["obj_ids"][1])]))
+        self.assertEqual(len(c["type_ids"]), 2)
+        self.assertEqual(env.getPossibleActionObjectCombinations()[1], lut)
+
+    def test_goal_progress(self):
+        env = self.env
+        env.load("use-thermometer", 3)
+        env.reset()
+        text = env.get_goal_progress()
+        self.assertTrue(text.startswith("Completed keys: \n" + "-" * 100 + "\nSequential Subgoals:\n"))
+        rows = [line.split("\t") for line in text.split("\n") if line[:1].isdigit()]
+        self.assertTrue(rows and all(r[1] == "false" for r in rows))
+        for a in env.get_gold_action_sequence():
+            _, _, done, info = env.step(a)
+        self.assertEqual(info["score"], 100)
+        text = env.getGoalProgressStr()
+        seq = text.split("Sequential Subgoals:\n")[1].split("Unordered")[0]
+        marks = [line.split("\t")[1] for line in seq.split("\n") if line[:1].isdigit()]
+        self.assertEqual(marks, ["true"] * 3)                   # focus thermometer, focus object, box by temperature
+        self.assertIn("move1", text.split("\n")[0])            # a keyed sub-goal (the object's room) done
 
     def test_gold_sequence_solves_the_task(self):
         env = self.env

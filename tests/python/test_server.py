@@ -17,6 +17,17 @@ if not sanitized():
     from multi2.scienceworld import ScienceWorldEnv
 
 
+def ipv6_loopback():
+    """Whether ::1 can be bound here (containers may run without IPv6)."""
+    import socket
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
 def split_of(k, counts):
     """AgentGym's flat index -> (split, index) over train, id, ood (what the server documents)."""
     for s, n in zip(("train", "id", "ood"), counts):
@@ -46,7 +57,7 @@ class Common(unittest.TestCase):
                 self.assertEqual(s.get("/observation?id=abc")[0], 422)
                 self.assertEqual(s.post("/step", raw=b"x" * (2 << 20))[0], 413)       # Content-Length over the limit
                 # a chunked body has no Content-Length: the server counts while it reads
-                c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+                c = http.client.HTTPConnection(s.host, s.port, timeout=60)
                 c.request("POST", "/step", body=iter([b"y" * 65536] * 40), encode_chunked=True)
                 r = c.getresponse()
                 self.assertEqual(r.status, 413)
@@ -61,8 +72,26 @@ class Common(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertIn("--max-envs", r.stdout)
 
+    @unittest.skipUnless(ipv6_loopback(), "this machine has no IPv6 loopback")
+    def test_ipv6_loopback(self):
+        for host in ("::1", "[::1]"):
+            with self.subTest(host=host), Server("textcraft", "--host", host) as s:
+                self.assertEqual(s.host, "::1")
+                st, r = s.post("/create")
+                self.assertEqual((st, r["id"]), (200, 0))
+                st, step = s.post("/step", {"id": 0, "action": "inventory"})
+                self.assertEqual((st, step["done"]), (200, False))
+                self.assertEqual(s.get("/observation?id=0")[1], step["observation"])
+                with self.assertRaises(ConnectionRefusedError):         # bound to ::1 only, not to IPv4
+                    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+                    try:
+                        c.request("GET", "/")
+                    finally:
+                        c.close()
+
     def test_bad_command_lines(self):
         for args in (["--env", "zork"], ["--env", "textcraft", "--port", "70000"], ["--env", "textcraft", "--host", "nowhere"],
+                     ["--env", "textcraft", "--host", "::g"], ["--env", "textcraft", "--host", "[::1"],
                      ["--env", "textcraft", "--max-envs", "0"], ["--env"], []):
             with self.subTest(args=args):
                 r = m2test.run_multi2(["serve"] + args, timeout=30)
@@ -205,6 +234,7 @@ class SciWorld(unittest.TestCase):
         with Server("sciworld") as s:
             self.assertEqual(s.get("/"), (200, "This is environment ScienceWorld."))
             self.assertEqual(s.post("/create"), (200, {"id": 0}))
+            self.assertEqual(s.get("/detail?id=0")[1], {"deleted": False, "done": False})   # its info dict at create
             self.assertEqual(s.post("/reset", {"id": 0})[0], 422)                 # data_idx is required here
             st, r = s.post("/reset", {"id": 0, "data_idx": 0})
             self.assertEqual(set(r), {"task_name", "var_num", "task_description", "observation", "reward", "score",
@@ -216,12 +246,12 @@ class SciWorld(unittest.TestCase):
             st, step = s.post("/step", {"id": 0, "action": "look around"})
             self.assertEqual(set(step), {"observation", "reward", "score", "done"})
             hint = s.get("/action_hint?id=0")[1]
-            self.assertIn("look around", hint["possible_actions"])
+            acts = hint["possible_actions"]                                   # ScienceWorld's templates, sorted
+            self.assertEqual((len(acts), acts, acts[:3]), (26, sorted(acts), ["activate OBJ", "close OBJ", "connect OBJ to OBJ"]))
+            self.assertTrue({"go OBJ", "move OBJ to OBJ", "focus on OBJ", "wait1"} <= set(acts))
             objs = hint["possible_objects"]
             self.assertEqual(objs, sorted(objs))
-            for a in hint["possible_actions"]:                                # every room in reach is an object
-                if a.startswith("go to "):
-                    self.assertIn(a[6:], objs)
+            self.assertIn("kitchen", objs)                                    # boil 0 starts in the kitchen
             st, tree = s.get("/object_tree?id=0")
             self.assertEqual(set(tree), {"object_tree"})
             self.assertEqual(tree["object_tree"]["name"], "universe")
@@ -231,14 +261,22 @@ class SciWorld(unittest.TestCase):
                                           "possible_actions", "possible_objects", "current_moves", "environment_info"})
             self.assertEqual(state["observation"], step["observation"])      # look() is the step's look around
             self.assertEqual((state["possible_objects"], state["current_moves"]), (objs[:10], 1))
+            self.assertEqual(state["possible_actions"], acts[:10])
+            self.assertTrue(state["goal_progress"].startswith("Completed keys: \n" + "-" * 100 + "\nSequential Subgoals:"))
             self.assertEqual(state["environment_info"], s.get("/detail?id=0")[1])
             st, vis = s.post("/step_visual", {"id": 0, "action": "Action: inventory</s>"})
             self.assertEqual(set(vis), {"observation", "reward", "score", "done", "info", "object_tree", "inventory", "moves"})
             self.assertEqual((vis["observation"], vis["moves"], vis["info"]["moves"]), (state["inventory"], 2, 2))
+            self.assertEqual(set(vis["info"]), {"moves", "score", "reward", "look", "inv", "taskDesc", "valid",
+                                                "variationIdx", "taskName", "simplificationStr"})
+            self.assertEqual(vis["info"]["simplificationStr"], "")
+            self.assertEqual(vis["info"]["valid"], sorted(vis["info"]["valid"]))
             self.assertEqual(s.post("/step_visual", {"id": 0})[0], 422)
             self.assertEqual(s.get("/state?id=5")[1], {"error": "The id 5 is not valid."})
             step = s.post("/step", {"id": 0, "action": "look around"})[1]
-            self.assertEqual(s.get("/goals?id=0")[1], {"goals": r["task_description"]})
+            goals = s.get("/goals?id=0")[1]["goals"]
+            self.assertEqual(goals, s.get("/state?id=0")[1]["goal_progress"])
+            self.assertIn("\n0\tfalse\t" + "GoalFind".rjust(40) + "\tfocus on the water\n", goals)   # boil's first, not done
             self.assertEqual(s.get("/task_description?id=0")[1], {"task_description": r["task_description"]})
             self.assertEqual(s.get("/observation?id=0")[1], step["observation"])
             d = s.get("/detail?id=0")[1]

@@ -17,39 +17,43 @@ enum {
 };
 
 typedef struct action_def {
-    const char *name;
-    const char *pat[4];   /* "alt1|alt2" or "$" (an object slot) */
+    const char *name;     /* the original's action name (what it sorts equal template ids by) */
+    const char *pat[4];   /* "alt1|alt2" or "$" (an object slot); the first alternative is the template's */
     int npat;
     int free;             /* takes no time */
+    int template_id;      /* the original's action id (input/ActionDefinitions.scala) */
 } action_def;
 
+/* The parser's grammar and the action templates the API lists are this one table: a template is a
+ * row's first alternatives with "OBJ" for each slot (ActionTrigger.mkHumanReadableExample). The
+ * teleport action exists only under a simplification multi2 does not model, so it is not here. */
 static const action_def actions[A_COUNT] = {
-    [A_OPEN] = {"open door", {"open", "$"}, 2, 0},
-    [A_CLOSE] = {"close door", {"close", "$"}, 2, 0},
-    [A_ACTIVATE] = {"activate", {"activate|turn on", "$"}, 2, 0},
-    [A_DEACTIVATE] = {"deactivate", {"deactivate|turn off", "$"}, 2, 0},
-    [A_LOOK_AROUND] = {"look around", {"look around|look"}, 1, 1},
-    [A_LOOK_AT] = {"look at", {"look at|look on|examine", "$"}, 2, 0},
-    [A_LOOK_IN] = {"look in", {"look in", "$"}, 2, 0},
-    [A_MOVE] = {"move object", {"move|put", "$", "to|in|into|on", "$"}, 4, 0},
-    [A_PICK_UP] = {"pick up", {"pick up|get|take", "$"}, 2, 0},
-    [A_PUT_DOWN] = {"put down", {"put down|drop", "$"}, 2, 0},
-    [A_POUR] = {"pour object", {"pour", "$", "in|into|on|to", "$"}, 4, 0},
-    [A_FOCUS] = {"focus on", {"focus on|focus", "$"}, 2, 0},
-    [A_GO] = {"move through door", {"go|go through|walk through|move through|go to|walk to|move to|go into|move into", "$"}, 2, 0},
-    [A_WAIT] = {"wait10", {"wait"}, 1, 0},
-    [A_WAIT1] = {"wait1", {"wait1"}, 1, 0},
-    [A_INVENTORY] = {"view inventory", {"inventory"}, 1, 1},
-    [A_TASK] = {"task", {"task"}, 1, 1},
-    [A_RESET_TASK] = {"reset task", {"reset task"}, 1, 0},
-    [A_EAT] = {"eat", {"eat|consume", "$"}, 2, 0},
-    [A_USE] = {"use", {"use", "$", "on|with", "$"}, 4, 0},
-    [A_READ] = {"read", {"read", "$"}, 2, 0},
-    [A_MIX] = {"mix", {"mix|stir", "$"}, 2, 0},
-    [A_DUNK] = {"dunk", {"dunk", "$", "in|into", "$"}, 4, 0},
-    [A_CONNECT] = {"connect electrically", {"connect", "$", "to|in|into", "$"}, 4, 0},
-    [A_DISCONNECT] = {"disconnect electrically", {"disconnect", "$"}, 2, 0},
-    [A_FLUSH] = {"flush", {"flush", "$"}, 2, 0},
+    [A_OPEN] = {"open door", {"open", "$"}, 2, 0, 0},
+    [A_CLOSE] = {"close door", {"close", "$"}, 2, 0, 1},
+    [A_GO] = {"move through door", {"go|go through|walk through|move through|go to|walk to|move to|go into|move into", "$"}, 2, 0, 2},
+    [A_LOOK_AROUND] = {"look around", {"look around|look"}, 1, 1, 3},
+    [A_LOOK_AT] = {"look at", {"look at|look on|examine", "$"}, 2, 0, 4},
+    [A_LOOK_IN] = {"look in", {"look in", "$"}, 2, 0, 5},
+    [A_ACTIVATE] = {"activate", {"activate|turn on", "$"}, 2, 0, 6},
+    [A_DEACTIVATE] = {"deactivate", {"deactivate|turn off", "$"}, 2, 0, 7},
+    [A_EAT] = {"eat", {"eat|consume", "$"}, 2, 0, 8},
+    [A_MOVE] = {"move object", {"move|put", "$", "to|in|into|on", "$"}, 4, 0, 9},
+    [A_POUR] = {"pour object", {"pour", "$", "in|into|on|to", "$"}, 4, 0, 10},
+    [A_FOCUS] = {"focus on", {"focus on|focus", "$"}, 2, 0, 11},
+    [A_RESET_TASK] = {"reset task", {"reset task"}, 1, 0, 12},
+    [A_USE] = {"use object", {"use", "$", "on|with", "$"}, 4, 0, 13},
+    [A_READ] = {"read", {"read", "$"}, 2, 0, 14},
+    [A_FLUSH] = {"flush", {"flush", "$"}, 2, 0, 15},
+    [A_CONNECT] = {"connect electrically", {"connect", "$", "to|in|into", "$"}, 4, 0, 16},
+    [A_DISCONNECT] = {"disconnect electrically", {"disconnect", "$"}, 2, 0, 17},
+    [A_WAIT1] = {"wait1", {"wait1"}, 1, 0, 18},
+    [A_WAIT] = {"wait10", {"wait"}, 1, 0, 19},
+    [A_INVENTORY] = {"view inventory", {"inventory"}, 1, 1, 20},
+    [A_PICK_UP] = {"pick up", {"pick up|get|take", "$"}, 2, 0, 21},
+    [A_PUT_DOWN] = {"put down", {"put down|drop", "$"}, 2, 0, 22},
+    [A_MIX] = {"mix", {"mix|stir", "$"}, 2, 0, 23},
+    [A_TASK] = {"task description", {"task"}, 1, 1, 24},
+    [A_DUNK] = {"dunk object", {"dunk", "$", "in|into", "$"}, 4, 0, 26},
 };
 
 /* ---------------- tokenizing ---------------- */
@@ -439,6 +443,35 @@ static void first_alt(const char *pat, char *buf, size_t cap) {
     buf[L] = 0;
 }
 
+/* ---------------- action templates ---------------- */
+
+static int template_by_text(const void *a, const void *b) {
+    return strcmp(((const m2_sw_template *)a)->text, ((const m2_sw_template *)b)->text);
+}
+
+static int template_by_id(const void *a, const void *b) {   /* ActionHandler.getActions: by (id, name) */
+    const m2_sw_template *x = a, *y = b;
+    return x->id != y->id ? (x->id > y->id) - (x->id < y->id) : strcmp(x->name, y->name);
+}
+
+int m2_sw_action_templates(m2_sw_template *out, int cap, int by_id) {
+    int n = 0;
+    for (int a = 0; a < A_COUNT && n < cap; a++) {
+        m2_sw_template *t = &out[n++];
+        *t = (m2_sw_template){.name = actions[a].name, .id = actions[a].template_id};
+        for (int i = 0; i < actions[a].npat; i++) {
+            char alt[64];
+            const char *word = alt;
+            if (!strcmp(actions[a].pat[i], "$")) { word = "OBJ"; t->n_obj++; }
+            else first_alt(actions[a].pat[i], alt, sizeof alt);
+            size_t len = strlen(t->text);
+            snprintf(t->text + len, sizeof t->text - len, "%s%s", i ? " " : "", word);
+        }
+    }
+    qsort(out, (size_t)n, sizeof *out, by_id ? template_by_id : template_by_text);
+    return n;
+}
+
 /* Human-readable form of a match, for the ambiguity dialogue ("focus on apple (in bowl, in counter)"). */
 static void describe_match(const m2_sw_world *w, const m2_sw_match *m, m2_strbuf *b) {
     const action_def *a = &actions[m->action];
@@ -822,17 +855,11 @@ int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid) {
         return t;
     }
 
-    if (!strcmp(in, "help")) {
+    if (!strcmp(in, "help")) {   /* the templates, sorted, as the original's getPossibleActions */
+        m2_sw_template t[M2_SW_MAX_TEMPLATES];
+        int n = m2_sw_action_templates(t, M2_SW_MAX_TEMPLATES, 0);
         m2_strbuf_puts(&s->out, "Possible actions: ");
-        for (int a = 0; a < A_COUNT; a++) {
-            m2_strbuf_puts(&s->out, "\n\t");
-            for (int i = 0; i < actions[a].npat; i++) {
-                char alt[64];
-                if (i) m2_strbuf_puts(&s->out, " ");
-                if (!strcmp(actions[a].pat[i], "$")) m2_strbuf_puts(&s->out, "OBJ");
-                else { first_alt(actions[a].pat[i], alt, sizeof alt); m2_strbuf_puts(&s->out, alt); }
-            }
-        }
+        for (int i = 0; i < n; i++) m2_strbuf_appendf(&s->out, "\n\t%s", t[i].text);
         return 0;
     }
 

@@ -341,23 +341,117 @@ static int ref_cmp(const void *a, const void *b) {
     return c ? c : x->obj - y->obj;
 }
 
-static cJSON *possible_objects(sw_env *e) {
+/* The visible, non-hidden objects with their unique referents, sorted; *n set. NULL when out of memory. */
+static sw_ref *referenced_objects(sw_env *e, int *n) {
     int vis[M2_SW_MAX_OBJ];
     int nv = m2_sw_visible_objects(&e->s.w, vis, M2_SW_MAX_OBJ);
     sw_ref *refs = malloc((size_t)(nv ? nv : 1) * sizeof *refs);
-    cJSON *a = cJSON_CreateArray();
-    if (!refs || !a) { free(refs); cJSON_Delete(a); return NULL; }
-    int n = 0;
+    *n = 0;
+    if (!refs) return NULL;
     for (int i = 0; i < nv; i++) {
         if (e->s.w.o[vis[i]].flags & M2_SW_F_HIDDEN) continue;   /* includeHidden = false */
-        refs[n].obj = vis[i];
-        m2_sw_session_referent(&e->s, vis[i], refs[n].r, sizeof refs[n].r);
-        if (refs[n].r[0]) n++;
+        refs[*n].obj = vis[i];
+        m2_sw_session_referent(&e->s, vis[i], refs[*n].r, sizeof refs[*n].r);
+        if (refs[*n].r[0]) (*n)++;
     }
-    qsort(refs, (size_t)n, sizeof *refs, ref_cmp);
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(refs[i].r));
+    qsort(refs, (size_t)*n, sizeof *refs, ref_cmp);
+    return refs;
+}
+
+static int ref_by_obj(const void *a, const void *b) { return ((const sw_ref *)a)->obj - ((const sw_ref *)b)->obj; }
+
+static cJSON *possible_objects(sw_env *e) {
+    int n;
+    sw_ref *refs = referenced_objects(e, &n);
+    cJSON *a = refs ? cJSON_CreateArray() : NULL;
+    for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(refs[i].r));
     free(refs);
     return a;
+}
+
+/* getPossibleActions (sorted template texts) and getPossibleActionsWithIDs ({action_example,
+ * template_id} by id), from the parser's action table. */
+static cJSON *possible_actions(int with_ids) {
+    m2_sw_template t[M2_SW_MAX_TEMPLATES];
+    int n = m2_sw_action_templates(t, M2_SW_MAX_TEMPLATES, with_ids);
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < n; i++) {
+        cJSON *x = with_ids ? cJSON_CreateObject() : cJSON_CreateString(t[i].text);
+        if (x && with_ids) {
+            cJSON_AddStringToObject(x, "action_example", t[i].text);
+            cJSON_AddNumberToObject(x, "template_id", t[i].id);
+        }
+        cJSON_AddItemToArray(a, x);
+    }
+    return a;
+}
+
+/* One filled template of getPossibleActionObjectCombinations: the template's "OBJ"s replaced in
+ * order by the referents of objs. */
+static cJSON *filled_template(const m2_sw_world *w, const m2_sw_template *t, const sw_ref *refs, const int *objs) {
+    char text[sizeof t->text + 2 * M2_SW_REF_LEN];
+    size_t len = 0;
+    int k = 0;
+    for (const char *p = t->text; *p && len + 1 < sizeof text;) {
+        if (!strncmp(p, "OBJ", 3)) {
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s", refs[objs[k++]].r);
+            p += 3;
+        } else text[len++] = *p++;
+    }
+    text[len < sizeof text ? len : sizeof text - 1] = 0;
+    cJSON *x = cJSON_CreateObject(), *ids = cJSON_CreateArray(), *types = cJSON_CreateArray();
+    if (!x || !ids || !types) { cJSON_Delete(x); cJSON_Delete(ids); cJSON_Delete(types); return NULL; }
+    cJSON_AddStringToObject(x, "action", text);
+    cJSON_AddNumberToObject(x, "template_id", t->id);
+    for (int i = 0; i < t->n_obj; i++) {
+        cJSON_AddItemToArray(ids, cJSON_CreateNumber(refs[objs[i]].obj));
+        cJSON_AddItemToArray(types, cJSON_CreateNumber(w->o[refs[objs[i]].obj].kind));
+    }
+    cJSON_AddItemToObject(x, "obj_ids", ids);
+    cJSON_AddItemToObject(x, "type_ids", types);
+    return x;
+}
+
+/* getPossibleActionObjectCombinations: every template (by id) with every ordered choice of distinct
+ * possible objects for its slots (the original's combinations, each in its permutations), and the
+ * look-up table from object id to referent. Valid or not: the admissible list is the valid ones. */
+static cJSON *action_object_combinations(sw_env *e) {
+    int n;
+    sw_ref *refs = referenced_objects(e, &n);
+    m2_sw_template t[M2_SW_MAX_TEMPLATES];
+    int nt = m2_sw_action_templates(t, M2_SW_MAX_TEMPLATES, 1);
+    cJSON *o = refs ? cJSON_CreateObject() : NULL, *list = o ? cJSON_AddArrayToObject(o, "templates") : NULL;
+    cJSON *lut = list ? cJSON_AddObjectToObject(o, "lookUpTable") : NULL;
+    int ok = lut != NULL;
+    for (int k = 0; ok && k < nt; k++) {
+        int objs[2] = {0, 0};
+        if (t[k].n_obj == 0) ok = cJSON_AddItemToArray(list, filled_template(&e->s.w, &t[k], refs, objs));
+        for (int i = 0; ok && t[k].n_obj == 1 && i < n; i++) {
+            objs[0] = i;
+            ok = cJSON_AddItemToArray(list, filled_template(&e->s.w, &t[k], refs, objs));
+        }
+        for (int i = 0; t[k].n_obj == 2 && i < n; i++)
+            for (int j = i + 1; ok && j < n; j++) {   /* the pair (i, j), then its other order */
+                objs[0] = i, objs[1] = j;
+                ok = cJSON_AddItemToArray(list, filled_template(&e->s.w, &t[k], refs, objs));
+                objs[0] = j, objs[1] = i;
+                ok = ok && cJSON_AddItemToArray(list, filled_template(&e->s.w, &t[k], refs, objs));
+            }
+    }
+    sw_ref *by_id = ok ? malloc((size_t)(n ? n : 1) * sizeof *by_id) : NULL;   /* the table in object-id order */
+    if (by_id) {
+        memcpy(by_id, refs, (size_t)n * sizeof *by_id);
+        qsort(by_id, (size_t)n, sizeof *by_id, ref_by_obj);
+    }
+    for (int i = 0; by_id && i < n; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", by_id[i].obj);
+        cJSON_AddStringToObject(lut, key, by_id[i].r);
+    }
+    if (!by_id) { cJSON_Delete(o); o = NULL; }
+    free(by_id);
+    free(refs);
+    return o;
 }
 
 static cJSON *flag_obj(const char *k1, int v1, const char *k2, int v2, const char *k3, int v3) {
@@ -426,19 +520,32 @@ static cJSON *object_tree(const m2_sw_world *w, int obj, int depth) {
     return j;
 }
 
+/* The text written into b as a JSON string (NULL when out of memory); b freed. */
+static cJSON *text_json(m2_strbuf *b) {
+    cJSON *v = b->oom ? NULL : cJSON_CreateString(b->p ? b->p : "");
+    m2_strbuf_free(b);
+    return v;
+}
+
 static char *inspect(m2_env *env, const char *what, m2_err *err) {
     sw_env *e = (sw_env *)env;
     if (!e->loaded) { m2_errorf(err, M2_EINVAL, "scienceworld: inspect before reset"); return NULL; }
     cJSON *v = NULL;
     m2_strbuf b = {0};
     if (!strcmp(what, "possible_objects")) v = possible_objects(e);
+    else if (!strcmp(what, "possible_actions")) v = possible_actions(0);
+    else if (!strcmp(what, "possible_actions_with_ids")) v = possible_actions(1);
+    else if (!strcmp(what, "action_object_combinations")) v = action_object_combinations(e);
     else if (!strcmp(what, "object_tree")) v = object_tree(&e->s.w, e->s.w.universe, 0);
-    else if (!strcmp(what, "look") || !strcmp(what, "inventory")) {   /* free actions: no tick */
+    else if (!strcmp(what, "goal_progress")) {
+        m2_sw_goal_progress(&e->s.w, &b);
+        v = text_json(&b);
+    } else if (!strcmp(what, "look") || !strcmp(what, "inventory")) {   /* free actions: no tick */
         m2_sw_free_action_text(&e->s.w, what[0] == 'i', &b);
-        v = b.oom ? NULL : cJSON_CreateString(b.p ? b.p : "");
-        m2_strbuf_free(&b);
+        v = text_json(&b);
     } else {
-        m2_errorf(err, M2_EUNSUPPORTED, "scienceworld: nothing called '%s' to inspect (use possible_objects, object_tree, look or inventory)", what);
+        m2_errorf(err, M2_EUNSUPPORTED, "scienceworld: nothing called '%s' to inspect (use possible_actions, possible_actions_with_ids, "
+                   "possible_objects, action_object_combinations, object_tree, goal_progress, look or inventory)", what);
         return NULL;
     }
     char *js = v ? cJSON_PrintUnformatted(v) : NULL;

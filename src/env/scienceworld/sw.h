@@ -301,6 +301,13 @@ int m2_sw_session_step(m2_sw_session *s, const char *input, int *valid);
 /* What "look around" (inventory 0) or "inventory" (1) answers now, worded as a step's answer,
  * without a step or a tick: the Python API's free actions look() and inventory(). */
 void m2_sw_free_action_text(const m2_sw_world *w, int inventory, m2_strbuf *b);
+/* The action templates (the original's getPossibleActions): one per action the parser knows, its
+ * first wording with "OBJ" for each object slot ("move OBJ to OBJ"), and the original's template id.
+ * Sorted by text (by_id 0, as getPossibleActions) or by (id, name) (by_id 1, as
+ * getPossibleActionsWithIDs). Returns the count (at most cap). */
+#define M2_SW_MAX_TEMPLATES 32
+typedef struct m2_sw_template { char text[32]; const char *name; int id, n_obj; } m2_sw_template;
+int m2_sw_action_templates(m2_sw_template *out, int cap, int by_id);
 /* Admissible actions (newline-free strings) into an m2_strbuf separated by '\n'. */
 void m2_sw_admissible(m2_sw_session *s, m2_strbuf *b);
 /* Unique referent from the agent's perspective (writes "" when the object is not visible). */
@@ -309,5 +316,8 @@ void m2_sw_session_referent(m2_sw_session *s, int obj, char *buf, size_t cap);
 /* goals (tasks.c) */
 void m2_sw_goals_tick(m2_sw_world *w);
 double m2_sw_goals_score(const m2_sw_world *w);
+/* The goal sequence with each sub-goal's done mark, laid out as the original's
+ * GoalSequence.getProgressString (what getGoalProgressStr() and AgentGym's /goals answer). */
+void m2_sw_goal_progress(const m2_sw_world *w, m2_strbuf *b);
 
 #endif

@@ -1610,3 +1610,108 @@ double m2_sw_goals_score(const m2_sw_world *w) {
     }
     return s > 1.0 ? 1.0 : s;
 }
+
+/* ---------------- goal progress (GoalSequence.getProgressString) ---------------- */
+
+/* The original's goal class each goal type stands for (the progress text's second column). */
+static const char *const goal_class[] = {
+    [M2_SW_G_FOCUS_LIVING] = "GoalFocusOnLivingThing", [M2_SW_G_FOCUS_NONLIVING] = "GoalFocusOnNonlivingThing",
+    [M2_SW_G_FOCUS_PLANT] = "GoalFocusOnPlant", [M2_SW_G_FOCUS_ANIMAL] = "GoalFocusOnAnimal",
+    [M2_SW_G_OBJ_IN_CONTAINER] = "GoalObjectInContainer", [M2_SW_G_IN_ROOM_OPEN_DOOR] = "GoalInRoomWithOpenDoor",
+    [M2_SW_G_MOVE_NEW_LOCATION] = "GoalMoveToNewLocation", [M2_SW_G_MOVE_TO_LOCATION] = "GoalMoveToLocation",
+    [M2_SW_G_FIND] = "GoalFind", [M2_SW_G_CHANGE_STATE] = "GoalChangeStateOfMatter",
+    [M2_SW_G_IS_STATE] = "GoalIsStateOfMatter", [M2_SW_G_IS_DIFFERENT_STATE] = "GoalIsDifferentStateOfMatter",
+    [M2_SW_G_ACTIVATE_DEVICE_NAMED] = "GoalActivateDeviceWithName", [M2_SW_G_IN_ROOM_WITH_OBJECT] = "GoalInRoomWithObject",
+    [M2_SW_G_OBJS_IN_SINGLE_CONTAINER] = "GoalObjectsInSingleContainer",
+    [M2_SW_G_SPECIFIC_IN_DIRECT_CONTAINER] = "GoalSpecificObjectInDirectContainer",
+    [M2_SW_G_TEMP_ON_FIRE] = "GoalTemperatureOnFire", [M2_SW_G_TEMP_INCREASE] = "GoalTemperatureIncrease",
+    [M2_SW_G_TEMP_DECREASE] = "GoalTemperatureDecrease", [M2_SW_G_CONTAINER_BY_TEMP] = "GoalContainerByTemperature",
+    [M2_SW_G_PAST_USE] = "GoalPastActionUseObjectOnObject", [M2_SW_G_FIND_ANSWER_BOX] = "GoalFindAnswerBox",
+    [M2_SW_G_PAST_READ] = "GoalPastActionReadObject", [M2_SW_G_FIND_LIFE_STAGE] = "GoalFindLivingThingStage",
+    [M2_SW_G_STAY_IN_LOCATION] = "GoalStayInLocation", [M2_SW_G_ACTIVATE_DEVICE] = "GoalActivateDevice",
+    [M2_SW_G_ELEC_CONNECTED] = "GoalElectricallyConnected", [M2_SW_G_OBJ_CONNECTED_TO_WIRE] = "GoalObjectConnectedToWire",
+    [M2_SW_G_WIRE_CONNECTS_POWER] = "GoalWireConnectsObjectAndAnyPowerSource",
+    [M2_SW_G_WIRE_CONNECTS_LIGHT] = "GoalWireConnectsObjectAndAnyLightBulb",
+    [M2_SW_G_WIRE_POWER_AND_LIGHT] = "GoalWireConnectsPowerSourceAndAnyLightBulb",
+    [M2_SW_G_OBJ_IN_CONTAINER_BY_NAME] = "GoalObjectInContainerByName", [M2_SW_G_LIFE_STAGE] = "GoalLifeStage",
+    [M2_SW_G_LIFE_STAGE_ANYWHERE] = "GoalLifeStageAnywhere", [M2_SW_G_CONTAINER_OPEN] = "GoalContainerOpen",
+    [M2_SW_G_DEACTIVATE_DEVICE_NAMED] = "GoalDeactivateDeviceWithName", [M2_SW_G_PAST_EXAMINE] = "GoalPastActionExamineObject",
+};
+
+static const char *goal_class_name(const m2_sw_goal *g) {
+    if (g->type == M2_SW_G_FIND_PLANE) return g->state ? "GoalFindInclinedPlane" : "GoalFindInclinedPlaneNamed";
+    size_t n = sizeof goal_class / sizeof goal_class[0];
+    return g->type >= 0 && (size_t)g->type < n && goal_class[g->type] ? goal_class[g->type] : "Goal";
+}
+
+/* A goal in words, from what the goal checks (the original words each goal per task; these are
+ * multi2's words, the same for every task). */
+static void goal_description(const m2_sw_goal *g, m2_strbuf *b) {
+    const char *s = g->str, *s2 = g->str2;
+    switch (g->type) {
+    case M2_SW_G_FOCUS_LIVING: m2_strbuf_puts(b, "focus on a living thing"); break;
+    case M2_SW_G_FOCUS_NONLIVING: m2_strbuf_puts(b, "focus on a non-living thing"); break;
+    case M2_SW_G_FOCUS_PLANT: m2_strbuf_puts(b, "focus on a plant"); break;
+    case M2_SW_G_FOCUS_ANIMAL: m2_strbuf_puts(b, "focus on an animal"); break;
+    case M2_SW_G_OBJ_IN_CONTAINER: m2_strbuf_appendf(b, "the focused thing is in the %s", s); break;
+    case M2_SW_G_IN_ROOM_OPEN_DOOR: m2_strbuf_puts(b, "be in a room with an open door"); break;
+    case M2_SW_G_MOVE_NEW_LOCATION: m2_strbuf_puts(b, "move to a new location"); break;
+    case M2_SW_G_MOVE_TO_LOCATION: m2_strbuf_appendf(b, "move to the %s", s); break;
+    case M2_SW_G_FIND: m2_strbuf_appendf(b, "focus on the %s", s); break;
+    case M2_SW_G_CHANGE_STATE: m2_strbuf_appendf(b, "the focused substance is a %s", m2_sw_state_name(g->state)); break;
+    case M2_SW_G_IS_STATE: m2_strbuf_puts(b, "note the focused substance's state of matter"); break;
+    case M2_SW_G_IS_DIFFERENT_STATE: m2_strbuf_puts(b, "the focused substance is in a different state of matter"); break;
+    case M2_SW_G_ACTIVATE_DEVICE_NAMED: m2_strbuf_appendf(b, "turn on the %s", s); break;
+    case M2_SW_G_DEACTIVATE_DEVICE_NAMED: m2_strbuf_appendf(b, "turn off the %s", s); break;
+    case M2_SW_G_IN_ROOM_WITH_OBJECT: m2_strbuf_appendf(b, "be in the same location as the %s", s); break;
+    case M2_SW_G_OBJS_IN_SINGLE_CONTAINER: m2_strbuf_appendf(b, "have only %s together in one container", s); break;
+    case M2_SW_G_SPECIFIC_IN_DIRECT_CONTAINER: m2_strbuf_appendf(b, "the %s is directly in the %s", s2, s); break;
+    case M2_SW_G_TEMP_ON_FIRE: m2_strbuf_appendf(b, "the %s is on fire", s); break;
+    case M2_SW_G_TEMP_INCREASE: m2_strbuf_appendf(b, "the focused thing warms by %g degrees", (double)g->value); break;
+    case M2_SW_G_TEMP_DECREASE: m2_strbuf_appendf(b, "the focused thing cools by %g degrees", (double)g->value); break;
+    case M2_SW_G_CONTAINER_BY_TEMP:
+        m2_strbuf_appendf(b, "the focused thing is in the %s if above %.1f degrees, else in the %s", s, (double)g->value, s2);
+        break;
+    case M2_SW_G_PAST_USE: m2_strbuf_appendf(b, "use the %s on the %s", s, s2); break;
+    case M2_SW_G_FIND_ANSWER_BOX: m2_strbuf_appendf(b, "focus on the %s", s); break;
+    case M2_SW_G_PAST_READ: m2_strbuf_appendf(b, "read the %s", s); break;
+    case M2_SW_G_FIND_LIFE_STAGE: m2_strbuf_appendf(b, "focus on the %s in the %s stage", s, s2); break;
+    case M2_SW_G_STAY_IN_LOCATION: m2_strbuf_appendf(b, "stay in the %s for %g checks", s, (double)g->value); break;
+    case M2_SW_G_ACTIVATE_DEVICE: m2_strbuf_appendf(b, "the focused %s is on", s); break;
+    case M2_SW_G_ELEC_CONNECTED: m2_strbuf_appendf(b, "the focused thing is powered by the %s", s); break;
+    case M2_SW_G_OBJ_CONNECTED_TO_WIRE: m2_strbuf_appendf(b, "a wire is connected to terminal %d of the %s", g->state + 1, s); break;
+    case M2_SW_G_WIRE_CONNECTS_POWER:
+        m2_strbuf_appendf(b, "a wire connects the %s and %s%s", s, s2[0] ? "the " : "a power source", s2);
+        break;
+    case M2_SW_G_WIRE_CONNECTS_LIGHT: m2_strbuf_appendf(b, "a wire connects the %s and a light bulb", s); break;
+    case M2_SW_G_WIRE_POWER_AND_LIGHT: m2_strbuf_puts(b, "a wire connects a power source and a light bulb"); break;
+    case M2_SW_G_OBJ_IN_CONTAINER_BY_NAME: m2_strbuf_appendf(b, "the focused thing is in the %s, not the %s", s, s2); break;
+    case M2_SW_G_LIFE_STAGE: m2_strbuf_appendf(b, "the focused %s is in the %s stage", s, s2); break;
+    case M2_SW_G_LIFE_STAGE_ANYWHERE: m2_strbuf_appendf(b, "%g %s in the %s stage in view", (double)g->value, s, s2); break;
+    case M2_SW_G_CONTAINER_OPEN: m2_strbuf_appendf(b, "open the %s", s); break;
+    case M2_SW_G_PAST_EXAMINE: m2_strbuf_appendf(b, "look at the %s", s); break;
+    case M2_SW_G_FIND_PLANE: m2_strbuf_appendf(b, g->state ? "focus on the inclined plane with the %s surface" : "focus on inclined plane %s", s); break;
+    default: m2_strbuf_puts(b, "?"); break;
+    }
+}
+
+static void progress_rows(const m2_sw_goal *goals, int n, const int *passed, int cur, m2_strbuf *b) {
+    for (int i = 0; i < n; i++) {
+        int done = passed ? passed[i] : i < cur;
+        m2_strbuf_appendf(b, "%d\t%s\t%40s\t", i, done ? "true" : "false", goal_class_name(&goals[i]));
+        goal_description(&goals[i], b);
+        m2_strbuf_puts(b, "\n");
+    }
+}
+
+void m2_sw_goal_progress(const m2_sw_world *w, m2_strbuf *b) {
+    static const char rule[] = "----------------------------------------------------------------------------------------------------\n";
+    const m2_sw_goalseq *gs = &w->gs;
+    m2_strbuf_puts(b, "Completed keys: ");
+    for (int i = 0; i < gs->n_keys; i++) m2_strbuf_appendf(b, "%s%s", i ? ", " : "", gs->keys[i]);
+    m2_strbuf_appendf(b, "\n%sSequential Subgoals:\n%s", rule, rule);
+    progress_rows(gs->ordered, gs->n_ordered, NULL, gs->cur, b);
+    m2_strbuf_appendf(b, "%sUnordered and Optional Subgoals:\n%s", rule, rule);
+    progress_rows(gs->unordered, gs->n_unordered, gs->done_unordered, 0, b);
+    m2_strbuf_puts(b, rule);
+}
