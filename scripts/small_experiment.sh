@@ -1,47 +1,58 @@
 #!/bin/sh
 # The experiment of docs/results-small.md: the `small` preset (configs/small.yaml), every method and
-# ablation, on each environment, for several training seeds; then `multi2 report` over the seeds.
+# ablation, on each environment, for several training seeds; then `multi2 report` over the seeds of
+# each environment.
 #
 #   sh scripts/small_experiment.sh [OUT_DIR] [MULTI2]        (default runs/small-exp, build/multi2)
 #
-# Environment variables: SEEDS (default "22 23 24"), ENVS (default textcraft,alfworld,scienceworld),
-# METHODS (default all), THREADS (threads per run, default 1), JOBS (seeds run side by side, default 2;
-# keep JOBS x THREADS at most the cores), EXTRA (more key=value overrides for every run).
+# Environment variables: SEEDS (default "22 23 24"), ENVS (default "textcraft alfworld scienceworld"),
+# METHODS (default all), THREADS (threads per run, default 1), JOBS (runs side by side, default 2;
+# keep JOBS x THREADS at most the cores), EXTRA (key=value overrides for every run), and per
+# environment EXTRA_textcraft, EXTRA_alfworld, EXTRA_scienceworld. TextCraft and ALFWorld are evaluated
+# in both System 2 action modes by default (eval.action_modes=[generate,score]); ScienceWorld in
+# generate only: choosing among its ~140 admissible actions (~280 candidates a step) costs about 35x
+# the evaluation time and measured worse (docs/results-small.md).
 #
-# Each seed is one `multi2 demo` folder OUT_DIR/s<seed> holding every environment (one invocation, so
-# its results.json has every environment's rows); the seeds run side by side. Interrupted? Run the same command
-# again: a demo re-run continues its unfinished runs from their last checkpoints and reuses the
-# finished ones (docs/pipeline.md), so the experiment resumes where it stopped, with the same bits.
+# Each (environment, seed) is one `multi2 demo` folder OUT_DIR/<env>/s<seed>; they run JOBS at a time,
+# every environment of a seed before the next seed, so a partial experiment has whole seeds.
+# Interrupted? Run the same command again: a demo re-run continues its unfinished runs from their
+# last checkpoints and reuses the finished ones (docs/pipeline.md), so the experiment resumes where
+# it stopped, with the same bits (same seed and THREADS).
 set -e
 OUT=${1:-runs/small-exp}
 BIN=${2:-build/multi2}
 SEEDS=${SEEDS:-"22 23 24"}
-ENVS=${ENVS:-textcraft,alfworld,scienceworld}
+ENVS=${ENVS:-"textcraft alfworld scienceworld"}
 METHODS=${METHODS:-all}
 THREADS=${THREADS:-1}
 JOBS=${JOBS:-2}
+EXTRA_textcraft=${EXTRA_textcraft-"eval.action_modes=[generate,score]"}
+EXTRA_alfworld=${EXTRA_alfworld-"eval.action_modes=[generate,score]"}
 mkdir -p "$OUT"
+export OUT BIN METHODS THREADS EXTRA EXTRA_textcraft EXTRA_alfworld EXTRA_scienceworld
 
-one_seed() {
-  seed=$1
-  # shellcheck disable=SC2086
-  "$BIN" demo --config configs/small.yaml --out "$OUT/s$seed" --envs "$ENVS" --methods "$METHODS" \
-    --threads "$THREADS" run.seed="$seed" run.progress=off $EXTRA >> "$OUT/s$seed.log" 2>&1 ||
-    { echo "seed $seed: failed (see $OUT/s$seed.log)"; return 1; }
-  echo "seed $seed: done"
-}
-
-running=0
-for seed in $SEEDS; do
-  one_seed "$seed" &
-  running=$((running + 1))
-  if [ "$running" -ge "$JOBS" ]; then wait; running=0; fi
-done
-wait
-
-folders=""
-for seed in $SEEDS; do folders="$folders $OUT/s$seed"; done
-rm -rf "$OUT/report"
+tasks=""
+for seed in $SEEDS; do for env in $ENVS; do tasks="$tasks $env:$seed"; done; done
+# each (env, seed) runs in its own shell, JOBS at a time, in the order of $tasks
 # shellcheck disable=SC2086
-"$BIN" report --out "$OUT/report" $folders
-echo "report: $OUT/report/results.md"
+printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
+  OUT="$0"; BIN="$1"; t="{}"; env=${t%%:*}; seed=${t#*:}
+  mkdir -p "$OUT/$env"
+  eval "per=\${EXTRA_$env}"
+  if "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
+       --threads "$THREADS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1; then
+    echo "$env seed $seed: done"
+  else
+    echo "$env seed $seed: failed (see $OUT/$env/s$seed.log)"
+  fi' "$OUT" "$BIN"
+
+for env in $ENVS; do
+  folders=""
+  for seed in $SEEDS; do
+    [ -f "$OUT/$env/s$seed/results.json" ] && folders="$folders $OUT/$env/s$seed"
+  done
+  [ -n "$folders" ] || continue
+  rm -rf "$OUT/$env/report"
+  # shellcheck disable=SC2086
+  "$BIN" report --out "$OUT/$env/report" $folders && echo "report: $OUT/$env/report/results.md"
+done
