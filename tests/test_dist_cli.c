@@ -1,11 +1,16 @@
-/* `multi2 train` under `mpirun -np 2` (docs/dist.md), through the binary ($M2_BIN) on the small
- * config of tests/test_pipe_train.c. Skipped when the build has no MPI or mpirun is missing.
- *  - 2 ranks vs 1 process: the same evaluation records, totals and results (greedy episodes do not
- *    depend on the split), the same metric names at the same steps, losses within LOSS_TOL;
+/* The binary ($M2_BIN) under `mpirun -np 2` (docs/dist.md), on the small config of
+ * tests/test_pipe_train.c. Skipped when the build has no MPI or mpirun is missing.
+ *  - train, 2 ranks vs 1 process, with what is drawn on: LoRA dropout, the sampled anchor (3 states
+ *    a global batch), sampled online rollouts (temperature 0.7, failures kept) and sampled
+ *    evaluation (temperature 0.8): the same evaluation records, totals, results and stage table
+ *    byte for byte, the same metric names at the same steps, every value within LOSS_TOL;
  *  - a rank made to fail (M2_DIST_FAIL) ends the job with a non-zero status and a message naming
- *    the rank and the reason; its last checkpoint stays intact: a 2-rank resume ends with the
- *    uninterrupted 2-rank run's files byte for byte, and a 1-process resume of a checkpoint written
- *    by 2 ranks is refused with the world size named. */
+ *    the rank and the reason, its last checkpoint intact; a 2-rank resume ends with the
+ *    uninterrupted 2-rank run's files byte for byte; a 1-process resume of the same cut, and a
+ *    2-rank resume of a 1-process run stopped mid-stage, say what changes and end with the same
+ *    records and results, every metric within LOSS_TOL;
+ *  - eval --run (greedy and sampled), eval --policy and demo on 2 ranks write what one process
+ *    writes, byte for byte; other commands refuse several ranks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +26,8 @@
 #include "core/fsutil.h"
 #include "tmpdir.h"
 
-/* relative; measured differences ~1e-7 (2 partial gradient sums vs one GEMM's rows) */
+/* relative (to max(1, |value|)); measured differences < 1e-6 (2 partial gradient sums vs one GEMM's
+ * rows) */
 #define LOSS_TOL 1e-4
 
 static const char *yaml =
@@ -134,66 +140,170 @@ static void metrics_close(const char *a, const char *b) {
     free(y);
 }
 
-static void two_ranks_match_one_and_resume(void **state) {
+#define ENV "OPENBLAS_NUM_THREADS=1"
+/* what is drawn, all of it on: failed online segments kept (the sampled rollouts reach the updates),
+ * 3 anchor states a global batch (on both ranks' parts), sampled evaluation */
+#define DRAWN "sys2.online.keep_fail=1 sys2.offline.anchor_states=3"
+
+/* train, 2 ranks vs 1 process, everything drawn on */
+static void two_ranks_match_one(void **state) {
     if (!have_mpi()) { skip(); return; }
-    const char *env = "OPENBLAS_NUM_THREADS=1";
-    /* without what is drawn per rank (docs/dist.md): the sampled anchor's actions and the online
-     * rollouts' samples (greedy rollouts here) */
-#define SAME_DRAWS "sys2.offline.lambda=0 sys2.online.temperature=0"
-    assert_int_equal(sh("%s %s train %s run.out_dir=%s run.name=one " SAME_DRAWS " >%s/one.log 2>&1", env, bin,
-                        cfg_path, root, root), 0);
-    assert_int_equal(sh("%s " MPIRUN " %s train %s run.out_dir=%s run.name=one2 " SAME_DRAWS " >%s/one2.log 2>&1",
-                        env, bin, cfg_path, root, root), 0);
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=one " DRAWN " eval.temperature=0.8 >%s/one.log 2>&1",
+                        bin, cfg_path, root, root), 0);
+    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=one2 " DRAWN
+                        " eval.temperature=0.8 >%s/one2.log 2>&1", bin, cfg_path, root, root), 0);
     same_file("one", "one2", "eval/id.jsonl");
     same_file("one", "one2", "eval/ood.jsonl");
     same_file("one", "one2", "artifacts/eval/eval_summary.json");
     same_file("one", "one2", "results.json");
     same_file("one", "one2", "stages.json");
     metrics_close("one", "one2");
+    /* the rollouts' segments reached the buffer and the evaluation sampled */
+    char *m = slurp("one", "metrics.jsonl");
+    assert_null(strstr(m, "\"sys2_online/buffer_online_frac\":0,"));
+    assert_non_null(strstr(m, "\"sys2/anchor_loss\""));
+    free(m);
+}
 
-    /* with it: an uninterrupted 2-rank run, the reference of the resumed one */
-    assert_int_equal(sh("%s " MPIRUN " %s train %s run.out_dir=%s run.name=two >%s/two.log 2>&1", env, bin, cfg_path,
-                        root, root), 0);
-
-    /* rank 1 fails in the online stage after its step-18 checkpoint (collective 74 of this run) */
-    assert_int_equal(sh("M2_DIST_FAIL=1:74 %s " MPIRUN " %s train %s run.out_dir=%s run.name=cut >%s/cut.log 2>%s/cut.err",
-                        env, bin, cfg_path, root, root, root), 1);
-    char *e = slurp("", "cut.err");
-    if (!strstr(e, "rank 1 of 2") || !strstr(e, "injected failure at collective 74"))
-        fail_msg("the failure message names no rank or reason: %s", e);
-    free(e);
-    char *latest = slurp("cut", "ckpt/latest");
-    assert_non_null(strstr(latest, "step_18"));
+/* the latest checkpoint's name ("step_N") of a run */
+static void latest_is(const char *run, const char *step) {
+    char *latest = slurp(run, "ckpt/latest");
+    if (!strstr(latest, step)) fail_msg("%s: latest checkpoint %s, expected %s", run, latest, step);
     free(latest);
-    /* one process may not resume a 2-rank checkpoint ... */
-    assert_int_equal(sh("%s %s train --resume %s/cut >%s/r1.log 2>%s/r1.err", env, bin, root, root, root), 1);
-    e = slurp("", "r1.err");
-    if (!strstr(e, "written by 2 ranks")) fail_msg("no world-size message: %s", e);
+}
+
+/* The run cut by rank 1's failure in the online stage: its 3rd collection's gather (collective 56
+ * of this run) fails after the checkpoint of step 18. */
+static void cut_run(const char *name) {
+    assert_int_equal(sh("M2_DIST_FAIL=1:56 " ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=%s " DRAWN
+                        " >%s/%s.log 2>%s/%s.err", bin, cfg_path, root, name, root, name, root, name), 1);
+    char err_file[64];
+    snprintf(err_file, sizeof err_file, "%s.err", name);
+    char *e = slurp("", err_file);
+    if (!strstr(e, "rank 1 of 2") || !strstr(e, "stage sys2_online") || !strstr(e, "injected failure at collective 56"))
+        fail_msg("the failure message names no rank, stage or reason: %s", e);
     free(e);
-    /* ... 2 ranks do, and end as the run that never stopped */
-    assert_int_equal(sh("%s " MPIRUN " %s train --resume %s/cut >%s/r2.log 2>&1", env, bin, root, root), 0);
-    const char *files[] = {"metrics.jsonl", "eval/id.jsonl", "eval/ood.jsonl", "results.json",
-                           "artifacts/sys2_online/adapter_sys2/adapter_config.json"};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) same_file("two", "cut", files[i]);
+    latest_is(name, "step_18");
+}
+
+/* the files a resumed run must end with as the run that never stopped */
+static const char *const run_files[] = {"eval/id.jsonl", "eval/ood.jsonl", "results.json", "stages.json",
+                                        "artifacts/sys2_online/adapter_sys2/adapter_config.json"};
+
+static void failure_and_resume_at_any_size(void **state) {
+    if (!have_mpi()) { skip(); return; }
+    /* the uninterrupted 2-rank run, the reference */
+    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=two " DRAWN " >%s/two.log 2>&1", bin,
+                        cfg_path, root, root), 0);
+    /* 2 ranks cut, 2 ranks resume: the same bits */
+    cut_run("cut");
+    assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/cut >%s/r2.log 2>&1", bin, root, root), 0);
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("two", "cut", run_files[i]);
+    same_file("two", "cut", "metrics.jsonl");
     assert_int_equal(sh("cmp -s %s/two/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors "
                         "%s/cut/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors", root, root), 0);
     /* the last checkpoint holds the replay buffer: the episodes played after the resume */
     assert_int_equal(sh("cmp -s %s/two/ckpt/step_21/tensors.safetensors %s/cut/ckpt/step_21/tensors.safetensors", root,
                         root), 0);
+    /* 2 ranks cut, 1 process resumes: it says what changes, and ends with the same records */
+    cut_run("cut1");
+    assert_int_equal(sh(ENV " %s train --resume %s/cut1 >%s/r1.log 2>&1", bin, root, root), 0);
+    char *log = slurp("", "r1.log");
+    if (!strstr(log, "resuming step 18, written by 2 ranks, on 1 rank") || !strstr(log, "to float rounding"))
+        fail_msg("no statement of what changes: %s", log);
+    free(log);
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("two", "cut1", run_files[i]);
+    metrics_close("two", "cut1");
+    /* 1 process stopped mid-stage (the online stage's step 17, a checkpoint every step), 2 ranks resume */
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=half " DRAWN " run.ckpt_every=1 run.stop_at_step=17 >%s/half.log 2>&1",
+                        bin, cfg_path, root, root), 0);
+    latest_is("half", "step_17");
+    assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/half >%s/rh.log 2>&1", bin, root, root), 0);
+    log = slurp("", "rh.log");
+    if (!strstr(log, "resuming step 17, written by 1 rank, on 2 ranks")) fail_msg("no statement of what changes: %s", log);
+    free(log);
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("two", "half", run_files[i]);
+    metrics_close("two", "half");
 }
 
-/* any command but train refuses to run on several ranks, on every rank alike (no hang) */
+/* `multi2 eval` and `multi2 demo` on 2 ranks write what one process writes */
+static void eval_and_demo_on_two_ranks(void **state) {
+    if (!have_mpi()) { skip(); return; }
+    /* a run to evaluate: greedy (eval.temperature 0) and sampled (--seed draws other episodes) */
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=ev run.stages=pretrain,data,sys1_sft,sys2_warmup "
+                        ">%s/ev.log 2>&1", bin, cfg_path, root, root), 0);
+    const char *how[3] = {"--run %s/ev --split id --json", "--run %s/ev --split ood --episodes 4 --seed 9 --json",
+                          "--env textcraft --policy random --split ood --episodes 7 --seed 5 --json"};
+    for (int k = 0; k < 3; k++) {
+        char args[300];
+        snprintf(args, sizeof args, how[k], root);
+        for (int ranks = 1; ranks <= 2; ranks++)
+            assert_int_equal(sh(ENV " %s %s eval %s --out %s/e%d_%d.jsonl >%s/e%d_%d.json 2>%s/e%d_%d.err",
+                                ranks == 2 ? MPIRUN : "", bin, args, root, k, ranks, root, k, ranks, root, k, ranks), 0);
+        char a[40], b[40];
+        snprintf(a, sizeof a, "e%d_1.jsonl", k);
+        snprintf(b, sizeof b, "e%d_2.jsonl", k);
+        char *x = slurp("", a), *y = slurp("", b);
+        if (strcmp(x, y)) fail_msg("eval %s: records differ between 1 and 2 ranks", args);
+        assert_true(strlen(x) > 10);
+        free(x);
+        free(y);
+        snprintf(a, sizeof a, "e%d_1.json", k);
+        snprintf(b, sizeof b, "e%d_2.json", k);
+        x = slurp("", a);
+        y = slurp("", b);
+        if (strcmp(x, y)) fail_msg("eval %s: summary differs between 1 and 2 ranks:\n%s\n%s", args, x, y);
+        free(x);
+        free(y);
+    }
+    /* the sampled evaluation (eval.temperature of the run) on 2 ranks */
+    assert_int_equal(sh("sed -i '/^eval:/,/^[a-z]/ s/^  temperature: 0.0$/  temperature: 0.9/' %s/ev/config.yaml && "
+                        "grep -q '^  temperature: 0.9$' %s/ev/config.yaml", root, root), 0);
+    for (int ranks = 1; ranks <= 2; ranks++)
+        assert_int_equal(sh(ENV " %s %s eval --run %s/ev --split id --out %s/s%d.jsonl >/dev/null 2>&1",
+                            ranks == 2 ? MPIRUN : "", bin, root, root, ranks), 0);
+    char *x = slurp("", "s1.jsonl"), *y = slurp("", "s2.jsonl");
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    /* the demo: one method, the reference policies, the report */
+    for (int ranks = 1; ranks <= 2; ranks++)
+        assert_int_equal(sh(ENV " %s %s demo --config %s --out %s/demo%d --envs textcraft --methods multi2 --episodes 3 "
+                            DRAWN " >%s/demo%d.log 2>&1", ranks == 2 ? MPIRUN : "", bin, cfg_path, root, ranks, root,
+                            ranks), 0);
+    const char *demo_files[] = {"textcraft/multi2/eval/id.jsonl", "textcraft/multi2/eval/ood.jsonl",
+                                "textcraft/oracle/eval/id.jsonl", "textcraft/random/eval/ood.jsonl",
+                                "textcraft/multi2/results.json"};
+    for (size_t i = 0; i < sizeof demo_files / sizeof *demo_files; i++) {
+        char a[200], b[200];
+        snprintf(a, sizeof a, "demo1/%s", demo_files[i]);
+        snprintf(b, sizeof b, "demo2/%s", demo_files[i]);
+        x = slurp("", a);
+        y = slurp("", b);
+        if (strcmp(x, y)) fail_msg("demo: %s differs between 1 and 2 ranks", demo_files[i]);
+        free(x);
+        free(y);
+    }
+    char *md = slurp("", "demo2/results.md");
+    assert_non_null(strstr(md, "multi2"));
+    assert_non_null(strstr(md, "oracle"));
+    free(md);
+}
+
+/* any other command refuses to run on several ranks, on every rank alike (no hang) */
 static void other_commands_refuse_ranks(void **state) {
     if (!have_mpi()) { skip(); return; }
     assert_int_equal(sh(MPIRUN " %s tasks --env textcraft --split id >/dev/null 2>%s/tasks.err", bin, root), 2);
     char *e = slurp("", "tasks.err");
-    assert_non_null(strstr(e, "only `multi2 train` runs on several ranks"));
+    assert_non_null(strstr(e, "only `multi2 train`, `multi2 eval` and `multi2 demo` run on several ranks"));
     free(e);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(two_ranks_match_one_and_resume),
+        cmocka_unit_test(two_ranks_match_one),
+        cmocka_unit_test(failure_and_resume_at_any_size),
+        cmocka_unit_test(eval_and_demo_on_two_ranks),
         cmocka_unit_test(other_commands_refuse_ranks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
