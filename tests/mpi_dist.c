@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "offline_opts.h"
 #include "agent/agent.h"
 #include "algo/algo.h"
 #include "data/data.h"
@@ -274,23 +275,7 @@ static void offline_two_ranks_match_one(void **state) {
     for (int i = 0; i < 12; i++) idx[i] = i;
     const int batches[2] = {4, 1};
     for (int b = 0; b < 2; b++) {
-        m2_offline_opts o = {0};
-        o.step.critic = (m2_critic_cfg){.gamma = 0.99f, .expectile = 0.7f};
-        o.step.actor = (m2_actor_cfg){.beta = 3.f, .w_max = 20.f, .lambda = 0.5f, .normalize = 1};
-        o.step.reduce = M2_REDUCE_MEAN;
-        o.step.train_actor = o.step.train_critic = 1;
-        o.step.n_anchor = 3;
-        o.step.anchor_samples = 2;
-        o.step.max_action_tokens = 6;
-        o.step.sampler = (m2_sampler){.temperature = 1.f};
-        o.step.eos_id = 256;
-        o.actor = (m2_opt_opts){.lr = 1e-3f, .weight_decay = 0.01f, .grad_clip = 1.f};
-        o.critic = o.actor;
-        o.polyak = 0.2f;
-        o.batch = batches[b];
-        o.epochs = 2;
-        o.max_steps = b ? 5 : 0;
-        o.seed = 4;
+        m2_offline_opts o = m2t_offline_opts(batches[b], 3, 2, 2, b ? 5 : 0);
         m2_model *M[2] = {tiny(0), tiny(0)};
         m2_adapter *a[2];
         m2_head *q[2], *v[2];
