@@ -9,8 +9,9 @@
  *    uninterrupted 2-rank run's files byte for byte; a 1-process resume of the same cut, and a
  *    2-rank resume of a 1-process run stopped mid-stage, say what changes and end with the same
  *    records and results, every metric within LOSS_TOL;
- *  - eval --run (greedy and sampled), eval --policy and demo on 2 ranks write what one process
- *    writes, byte for byte; other commands refuse several ranks. */
+ *  - eval --run (greedy and sampled), eval --policy on 2 ranks write what one process writes,
+ *    byte for byte, and a 2-rank demo's run ends with the 1-process run's records and results;
+ *    other commands refuse several ranks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,24 +142,25 @@ static void metrics_close(const char *a, const char *b) {
 }
 
 #define ENV "OPENBLAS_NUM_THREADS=1"
-/* what is drawn, all of it on: failed online segments kept (the sampled rollouts reach the updates),
- * 3 anchor states a global batch (on both ranks' parts), sampled evaluation */
-#define DRAWN "sys2.online.keep_fail=1 sys2.offline.anchor_states=3"
+/* everything drawn on: failed online segments kept (the sampled rollouts reach the updates), 3
+ * anchor states a global batch (on both ranks' parts), sampled evaluation */
+#define DRAWN "sys2.online.keep_fail=1 sys2.offline.anchor_states=3 eval.temperature=0.8"
 
-/* train, 2 ranks vs 1 process, everything drawn on */
+/* train, 2 ranks vs 1 process, everything drawn on. Run "one2" is the later tests' 2-rank
+ * reference, "one" their 1-process one. */
 static void two_ranks_match_one(void **state) {
     if (!have_mpi()) { skip(); return; }
-    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=one " DRAWN " eval.temperature=0.8 >%s/one.log 2>&1",
-                        bin, cfg_path, root, root), 0);
-    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=one2 " DRAWN
-                        " eval.temperature=0.8 >%s/one2.log 2>&1", bin, cfg_path, root, root), 0);
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=one " DRAWN " >%s/one.log 2>&1", bin, cfg_path, root,
+                        root), 0);
+    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=one2 " DRAWN " >%s/one2.log 2>&1", bin,
+                        cfg_path, root, root), 0);
     same_file("one", "one2", "eval/id.jsonl");
     same_file("one", "one2", "eval/ood.jsonl");
     same_file("one", "one2", "artifacts/eval/eval_summary.json");
     same_file("one", "one2", "results.json");
     same_file("one", "one2", "stages.json");
     metrics_close("one", "one2");
-    /* the rollouts' segments reached the buffer and the evaluation sampled */
+    /* the rollouts' segments reached the buffer, the anchor was sampled */
     char *m = slurp("one", "metrics.jsonl");
     assert_null(strstr(m, "\"sys2_online/buffer_online_frac\":0,"));
     assert_non_null(strstr(m, "\"sys2/anchor_loss\""));
@@ -190,20 +192,25 @@ static void cut_run(const char *name) {
 static const char *const run_files[] = {"eval/id.jsonl", "eval/ood.jsonl", "results.json", "stages.json",
                                         "artifacts/sys2_online/adapter_sys2/adapter_config.json"};
 
+/* the reference, two_ranks_match_one's uninterrupted 2-rank run */
+static void need_reference(void) {
+    char p[400];
+    snprintf(p, sizeof p, "%s/one2/results.json", root);
+    if (!m2_path_exists(p)) fail_msg("no reference run %s (two_ranks_match_one failed?)", p);
+}
+
 static void failure_and_resume_at_any_size(void **state) {
     if (!have_mpi()) { skip(); return; }
-    /* the uninterrupted 2-rank run, the reference */
-    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=two " DRAWN " >%s/two.log 2>&1", bin,
-                        cfg_path, root, root), 0);
+    need_reference();
     /* 2 ranks cut, 2 ranks resume: the same bits */
     cut_run("cut");
     assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/cut >%s/r2.log 2>&1", bin, root, root), 0);
-    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("two", "cut", run_files[i]);
-    same_file("two", "cut", "metrics.jsonl");
-    assert_int_equal(sh("cmp -s %s/two/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors "
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("one2", "cut", run_files[i]);
+    same_file("one2", "cut", "metrics.jsonl");
+    assert_int_equal(sh("cmp -s %s/one2/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors "
                         "%s/cut/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors", root, root), 0);
     /* the last checkpoint holds the replay buffer: the episodes played after the resume */
-    assert_int_equal(sh("cmp -s %s/two/ckpt/step_21/tensors.safetensors %s/cut/ckpt/step_21/tensors.safetensors", root,
+    assert_int_equal(sh("cmp -s %s/one2/ckpt/step_21/tensors.safetensors %s/cut/ckpt/step_21/tensors.safetensors", root,
                         root), 0);
     /* 2 ranks cut, 1 process resumes: it says what changes, and ends with the same records */
     cut_run("cut1");
@@ -212,82 +219,79 @@ static void failure_and_resume_at_any_size(void **state) {
     if (!strstr(log, "resuming step 18, written by 2 ranks, on 1 rank") || !strstr(log, "to float rounding"))
         fail_msg("no statement of what changes: %s", log);
     free(log);
-    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("two", "cut1", run_files[i]);
-    metrics_close("two", "cut1");
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("one2", "cut1", run_files[i]);
+    metrics_close("one2", "cut1");
     /* 1 process stopped mid-stage (the online stage's step 17, a checkpoint every step), 2 ranks resume */
-    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=half " DRAWN " run.ckpt_every=1 run.stop_at_step=17 >%s/half.log 2>&1",
-                        bin, cfg_path, root, root), 0);
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=half " DRAWN " run.ckpt_every=1 run.stop_at_step=17 "
+                        ">%s/half.log 2>&1", bin, cfg_path, root, root), 0);
     latest_is("half", "step_17");
     assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/half >%s/rh.log 2>&1", bin, root, root), 0);
     log = slurp("", "rh.log");
     if (!strstr(log, "resuming step 17, written by 1 rank, on 2 ranks")) fail_msg("no statement of what changes: %s", log);
     free(log);
-    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("two", "half", run_files[i]);
-    metrics_close("two", "half");
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("one2", "half", run_files[i]);
+    metrics_close("one2", "half");
+}
+
+/* one command's output files at 1 process and 2 ranks: the same bytes */
+static void same_at_two_ranks(const char *cmd, const char *tag) {
+    for (int ranks = 1; ranks <= 2; ranks++)
+        assert_int_equal(sh(ENV " %s %s %s --out %s/%s_%d.jsonl >%s/%s_%d.out 2>%s/%s_%d.err", ranks == 2 ? MPIRUN : "",
+                            bin, cmd, root, tag, ranks, root, tag, ranks, root, tag, ranks), 0);
+    const char *ext[2] = {"jsonl", "out"};
+    for (int k = 0; k < 2; k++) {
+        char a[80], b[80];
+        snprintf(a, sizeof a, "%s_1.%s", tag, ext[k]);
+        snprintf(b, sizeof b, "%s_2.%s", tag, ext[k]);
+        char *x = slurp("", a), *y = slurp("", b);
+        if (strcmp(x, y)) fail_msg("%s: %s differs between 1 process and 2 ranks:\n%s\n%s", cmd, ext[k], x, y);
+        assert_true(strlen(x) > 10);
+        free(x);
+        free(y);
+    }
 }
 
 /* `multi2 eval` and `multi2 demo` on 2 ranks write what one process writes */
 static void eval_and_demo_on_two_ranks(void **state) {
     if (!have_mpi()) { skip(); return; }
-    /* a run to evaluate: greedy (eval.temperature 0) and sampled (--seed draws other episodes) */
-    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=ev run.stages=pretrain,data,sys1_sft,sys2_warmup "
-                        ">%s/ev.log 2>&1", bin, cfg_path, root, root), 0);
-    const char *how[3] = {"--run %s/ev --split id --json", "--run %s/ev --split ood --episodes 4 --seed 9 --json",
-                          "--env textcraft --policy random --split ood --episodes 7 --seed 5 --json"};
-    for (int k = 0; k < 3; k++) {
-        char args[300];
-        snprintf(args, sizeof args, how[k], root);
-        for (int ranks = 1; ranks <= 2; ranks++)
-            assert_int_equal(sh(ENV " %s %s eval %s --out %s/e%d_%d.jsonl >%s/e%d_%d.json 2>%s/e%d_%d.err",
-                                ranks == 2 ? MPIRUN : "", bin, args, root, k, ranks, root, k, ranks, root, k, ranks), 0);
-        char a[40], b[40];
-        snprintf(a, sizeof a, "e%d_1.jsonl", k);
-        snprintf(b, sizeof b, "e%d_2.jsonl", k);
-        char *x = slurp("", a), *y = slurp("", b);
-        if (strcmp(x, y)) fail_msg("eval %s: records differ between 1 and 2 ranks", args);
-        assert_true(strlen(x) > 10);
-        free(x);
-        free(y);
-        snprintf(a, sizeof a, "e%d_1.json", k);
-        snprintf(b, sizeof b, "e%d_2.json", k);
-        x = slurp("", a);
-        y = slurp("", b);
-        if (strcmp(x, y)) fail_msg("eval %s: summary differs between 1 and 2 ranks:\n%s\n%s", args, x, y);
-        free(x);
-        free(y);
-    }
-    /* the sampled evaluation (eval.temperature of the run) on 2 ranks */
-    assert_int_equal(sh("sed -i '/^eval:/,/^[a-z]/ s/^  temperature: 0.0$/  temperature: 0.9/' %s/ev/config.yaml && "
-                        "grep -q '^  temperature: 0.9$' %s/ev/config.yaml", root, root), 0);
-    for (int ranks = 1; ranks <= 2; ranks++)
-        assert_int_equal(sh(ENV " %s %s eval --run %s/ev --split id --out %s/s%d.jsonl >/dev/null 2>&1",
-                            ranks == 2 ? MPIRUN : "", bin, root, root, ranks), 0);
-    char *x = slurp("", "s1.jsonl"), *y = slurp("", "s2.jsonl");
-    assert_string_equal(x, y);
-    free(x);
-    free(y);
-    /* the demo: one method, the reference policies, the report */
-    for (int ranks = 1; ranks <= 2; ranks++)
-        assert_int_equal(sh(ENV " %s %s demo --config %s --out %s/demo%d --envs textcraft --methods multi2 --episodes 3 "
-                            DRAWN " >%s/demo%d.log 2>&1", ranks == 2 ? MPIRUN : "", bin, cfg_path, root, ranks, root,
-                            ranks), 0);
-    const char *demo_files[] = {"textcraft/multi2/eval/id.jsonl", "textcraft/multi2/eval/ood.jsonl",
-                                "textcraft/oracle/eval/id.jsonl", "textcraft/random/eval/ood.jsonl",
-                                "textcraft/multi2/results.json"};
-    for (size_t i = 0; i < sizeof demo_files / sizeof *demo_files; i++) {
-        char a[200], b[200];
-        snprintf(a, sizeof a, "demo1/%s", demo_files[i]);
-        snprintf(b, sizeof b, "demo2/%s", demo_files[i]);
-        x = slurp("", a);
-        y = slurp("", b);
-        if (strcmp(x, y)) fail_msg("demo: %s differs between 1 and 2 ranks", demo_files[i]);
+    need_reference();
+    char cmd[600];
+    /* the trained run "one", sampled (its eval.temperature 0.8), and another seed's episodes */
+    snprintf(cmd, sizeof cmd, "eval --run %s/one --split id --json", root);
+    same_at_two_ranks(cmd, "sampled");
+    snprintf(cmd, sizeof cmd, "eval --run %s/one --split ood --episodes 4 --seed 9", root);
+    same_at_two_ranks(cmd, "seed9");
+    /* ... and greedy: a copy of it with eval.temperature 0 */
+    assert_int_equal(sh("cp -r %s/one %s/greedy && sed -i '/^eval:/,/^[a-z]/ s/^  temperature: 0.8$/  temperature: 0.0/' "
+                        "%s/greedy/config.yaml && grep -q '^  temperature: 0.0$' %s/greedy/config.yaml", root, root, root,
+                        root), 0);
+    snprintf(cmd, sizeof cmd, "eval --run %s/greedy --split id --json", root);
+    same_at_two_ranks(cmd, "greedy");
+    char *g = slurp("", "greedy_1.jsonl"), *sa = slurp("", "sampled_1.jsonl");
+    assert_string_not_equal(g, sa);   /* the sampled evaluation sampled */
+    free(g);
+    free(sa);
+    same_at_two_ranks("eval --env textcraft --policy random --split ood --episodes 7 --seed 5 --json", "random");
+    /* the demo on 2 ranks: its run is the 1-process run "one" (the same config), its reference rows
+     * and report are there */
+    assert_int_equal(sh(ENV " " MPIRUN " %s demo --config %s --out %s/demo --envs textcraft --methods multi2 --episodes 3 "
+                        DRAWN " >%s/demo.log 2>&1", bin, cfg_path, root, root), 0);
+    for (int k = 0; k < 2; k++) {
+        char a[200];
+        snprintf(a, sizeof a, "demo/textcraft/multi2/%s", run_files[k]);
+        char *x = slurp("one", run_files[k]), *y = slurp("", a);
+        if (strcmp(x, y)) fail_msg("demo on 2 ranks: %s differs from the 1-process run's", run_files[k]);
         free(x);
         free(y);
     }
-    char *md = slurp("", "demo2/results.md");
+    char *md = slurp("", "demo/results.md"), *orc = slurp("", "demo/textcraft/oracle/eval/id.jsonl");
     assert_non_null(strstr(md, "multi2"));
     assert_non_null(strstr(md, "oracle"));
+    int lines = 0;
+    for (const char *c = orc; *c; c++) lines += *c == '\n';
+    assert_int_equal(lines, 3);
     free(md);
+    free(orc);
 }
 
 /* any other command refuses to run on several ranks, on every rank alike (no hang) */

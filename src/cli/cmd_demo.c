@@ -295,8 +295,8 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             free(ov);
             char run_dir[1200];
             m2_run_dir_for(cfg, run_dir, sizeof run_dir);
-            run_decision dc;
-            decide_run(run_dir, cfg, k == 0 ? NULL : first_cfg, &dc);
+            run_decision dc = {0};
+            if (writer) decide_run(run_dir, cfg, k == 0 ? NULL : first_cfg, &dc);
             if (m2_dist_bcast(dist, &dc, sizeof dc, 0, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
