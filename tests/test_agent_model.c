@@ -1,6 +1,7 @@
 /* agent/model_policy: the control loop driven by a (tiny, random) model with one adapter per role:
  * contexts are packed like training sequences, token counts match what was packed and generated,
- * greedy episodes are reproducible, and role swap / shared adapters are just adapter choices. */
+ * greedy episodes are reproducible, sampled episodes do not depend on the episodes played before them,
+ * and role swap / shared adapters are just adapter choices. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,7 +168,7 @@ static void policy_cache_reuses_prefixes(void **state) {
     assert_string_equal(j1, j2);
     free(j1); free(j2);
     m2_episode_free(&e1); m2_episode_free(&e2);
-    p.reset(p.ctx);
+    p.reset(p.ctx, 0);
     assert_int_equal(m2_model_policy_cached(&mp, M2_ROLE_SYS1), 0);
     assert_int_equal(m2_model_policy_cached(&mp, M2_ROLE_SYS2), 0);
     m2_model_policy_free(&mp);
@@ -175,6 +176,105 @@ static void policy_cache_reuses_prefixes(void **state) {
     m2_env_destroy(env);
     m2_model_free(m);
   }
+}
+
+/* The text a call writes to a temporary file: fn plays episodes and writes their records. */
+static char *records_of(int (*fn)(void *ud, FILE *f), void *ud) {
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(fn(ud, f), 0);
+    long n = ftell(f);
+    rewind(f);
+    char *s = calloc((size_t)n + 1, 1);
+    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return s;
+}
+
+typedef struct play {
+    m2_env *env;
+    const m2_policy *p1, *p2;
+    const m2_loop_cfg *cfg;
+    int first, n;       /* evaluation: positions first .. first+n-1 of the ID order */
+    const int *pos;     /* collection (pos != NULL): these positions of the train order */
+} play;
+
+static int play_eval(void *ud, FILE *f) {
+    play *p = ud;
+    m2_err err = {0};
+    int rc = m2_eval_run(p->env, NULL, M2_SPLIT_ID, p->first, p->n, 40, p->p1, p->p2, p->cfg, f, NULL, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    return rc;
+}
+
+static int play_collect(void *ud, FILE *f) {
+    play *p = ud;
+    m2_err err = {0};
+    m2_replay buf;
+    assert_int_equal(m2_replay_init(&buf, 256, 1.f, 1, &err), 0);
+    int rc = m2_collect_online(p->env, NULL, M2_SPLIT_TRAIN, p->pos, p->n, 40, p->p1, p->p2, p->cfg, &buf, f, NULL, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    m2_replay_free(&buf);
+    return rc;
+}
+
+static const char *last_line(const char *s) {
+    size_t n = strlen(s);
+    assert_true(n > 1 && s[n - 1] == '\n');
+    const char *p = s + n - 1;
+    while (p > s && p[-1] != '\n') p--;
+    return p;
+}
+
+/* Each episode samples from its own stream (agent/loop.h m2_episode_stream), so a sampled episode
+ * played alone is the one the same policies play after other episodes (evaluation and online
+ * collection alike): its samples depend neither on the process that plays it (docs/dist.md) nor
+ * on what it played before. Another collection round or another policy seed samples another
+ * episode, so the samples are real. */
+static void episode_samples_do_not_depend_on_order(void **state) {
+    m2_adapter *a1, *a2;
+    m2_env *env;
+    m2_tok_iface tok;
+    m2_model *m = policy_world(2048, &a1, &a2, &env, &tok);
+    m2_loop_cfg cfg;
+    m2_loop_cfg_default(&cfg);
+    cfg.step_limit = 3;
+    cfg.subgoal_budget = 2;
+    m2_sampler smp = {1.f, 0, 0.f};
+    m2_model_policy mp1 = {.model = m, .sys1 = a1, .sys2 = a1, .tok = &tok, .sampler = smp, .max_new_tokens = 10, .seed = 5};
+    m2_model_policy mp2 = {.model = m, .sys1 = a2, .sys2 = a2, .tok = &tok, .sampler = smp, .max_new_tokens = 10, .seed = 6};
+    m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
+    play alone = {.env = env, .p1 = &p1, .p2 = &p2, .cfg = &cfg, .first = 2, .n = 1};
+    play after = alone;
+    after.first = 0;
+    after.n = 3;
+    char *a = records_of(play_eval, &alone), *b = records_of(play_eval, &after);
+    assert_string_equal(last_line(a), last_line(b));
+    assert_string_equal(a, last_line(a));   /* one record */
+    /* another round samples another episode (the same task and environment seed) */
+    m2_loop_cfg cfg1 = cfg;
+    cfg1.round = 1;
+    play other = alone;
+    other.cfg = &cfg1;
+    char *c = records_of(play_eval, &other);
+    assert_string_not_equal(a, c);
+    /* another System 2 seed too */
+    mp2.seed = 7;
+    char *d = records_of(play_eval, &alone);
+    assert_string_not_equal(a, d);
+    mp2.seed = 6;
+    /* online collection: position 4 of the train order alone and after position 1 */
+    int pos[2] = {1, 4};
+    play ca = {.env = env, .p1 = &p1, .p2 = &p2, .cfg = &cfg, .n = 1, .pos = &pos[1]}, cb = ca;
+    cb.n = 2;
+    cb.pos = pos;
+    char *e = records_of(play_collect, &ca), *g = records_of(play_collect, &cb);
+    assert_string_equal(last_line(e), last_line(g));
+    free(a); free(b); free(c); free(d); free(e); free(g);
+    m2_model_policy_free(&mp1);
+    m2_model_policy_free(&mp2);
+    m2_env_destroy(env);
+    m2_model_free(m);
 }
 
 static void context_truncation(void **state) {
@@ -217,6 +317,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_policy_loop),
         cmocka_unit_test(policy_cache_reuses_prefixes),
+        cmocka_unit_test(episode_samples_do_not_depend_on_order),
         cmocka_unit_test(context_truncation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -689,8 +689,9 @@ static void offline_by_hand(void **state, int score_mode) {
     hcands hcs = {0};
     hcands_eos = f->tok.eos_id;
     if (score_mode) { cfg.cands = hand_cands; cfg.cands_ud = &hcs; }
-    m2_rng hrng;   /* the step's draws: one uniform per anchor sample in score mode */
+    m2_rng hrng;   /* the step's draws (algo/steps.h): one anchor key; sample j draws from its stream 1 + j */
     m2_rng_seed(&hrng, 5);
+    uint64_t akey = m2_rng_u64(&hrng);
     int A = f->A, V = f->m->cfg.vocab_size, H = f->m->cfg.dim;
     hvals hv;
     hand_values(f, a, q, v, &hv);
@@ -744,7 +745,9 @@ static void offline_by_hand(void **state, int score_mode) {
                 sc[i] = (float)lp;
                 free(sq);
             }
-            int pick = m2_choose_scored(sc, 3, 1.f, &hrng);
+            m2_rng sr;   /* one uniform of the sample's stream */
+            m2_rng_seed_stream(&sr, akey, 1 + (uint64_t)j);
+            int pick = m2_choose_scored(sc, 3, 1.f, &sr);
             n_not_argmax += pick != m2_choose_scored(sc, 3, 0.f, NULL);
             res.tokens = malloc((size_t)h.len[pick] * sizeof *res.tokens);
             memcpy(res.tokens, h.c[pick], (size_t)h.len[pick] * sizeof *res.tokens);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "offline_opts.h"
 #include "agent/agent.h"
 #include "algo/algo.h"
 #include "data/data.h"
@@ -244,26 +245,8 @@ static void offline_free(offline_run *r) {
     m2_model_free(r->m);
 }
 
-static m2_offline_opts offline_opts(int64_t max_steps) {
-    m2_offline_opts o = {0};
-    o.step.critic = (m2_critic_cfg){.gamma = 0.99f, .expectile = 0.7f};
-    o.step.actor = (m2_actor_cfg){.beta = 3.f, .w_max = 20.f, .lambda = 0.5f, .normalize = 1};
-    o.step.reduce = M2_REDUCE_MEAN;
-    o.step.train_actor = o.step.train_critic = 1;
-    o.step.n_anchor = 1;
-    o.step.anchor_samples = 1;
-    o.step.max_action_tokens = 6;
-    o.step.sampler = (m2_sampler){.temperature = 1.f};
-    o.step.eos_id = 256;
-    o.actor = (m2_opt_opts){.lr = 1e-3f, .weight_decay = 0.01f, .grad_clip = 1.f};
-    o.critic = (m2_opt_opts){.lr = 1e-3f, .weight_decay = 0.01f, .grad_clip = 1.f};
-    o.polyak = 0.2f;
-    o.batch = 4;
-    o.epochs = 100;
-    o.max_steps = max_steps;
-    o.seed = 4;
-    return o;
-}
+/* batch 4, one anchor sample on one state a step */
+static m2_offline_opts offline_opts(int64_t max_steps) { return m2t_offline_opts(4, 1, 1, 100, max_steps); }
 
 static void offline_resume_bit_exact(void **state) {
     m2_err err = {0};

@@ -1,11 +1,12 @@
 /* dist/ in one process (no launcher, or a build without MPI): rank 0 of 1, every collective leaves
- * its buffers as they are, the sharding rule, the M2_DIST_FAIL hook and its bad values. The 2-rank
- * behaviour is tests/mpi_dist.c's. */
+ * its buffers as they are, the sharding rule, the ordered map, the M2_DIST_FAIL hook and its bad
+ * values. The 2-rank behaviour is tests/mpi_dist.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dist/dist.h"
@@ -57,6 +58,37 @@ static void shard_rule(void **state) {
     assert_true(a == 0 && n == 7);
 }
 
+/* the ordered map alone: make then take, item by item, no collective; an error stops it */
+typedef struct order_log { char trail[64]; int fail_at; } order_log;
+static int om_make(void *ud, int64_t i, m2_strbuf *out, m2_err *err) {
+    order_log *l = ud;
+    snprintf(l->trail + strlen(l->trail), sizeof l->trail - strlen(l->trail), "m%d", (int)i);
+    if (i == l->fail_at) return m2_errorf(err, M2_EIO, "item %d failed", (int)i);
+    return m2_strbuf_putc(out, (char)('a' + i));
+}
+static int om_take(void *ud, int64_t i, const char *item, size_t len, m2_err *err) {
+    order_log *l = ud;
+    assert_int_equal(len, 1);
+    assert_int_equal(item[0], 'a' + i);
+    assert_int_equal(item[1], 0);
+    snprintf(l->trail + strlen(l->trail), sizeof l->trail - strlen(l->trail), "t%d", (int)i);
+    return 0;
+}
+
+static void ordered_map_alone(void **state) {
+    m2_err err = {0};
+    m2_dist d;
+    m2_dist_single(&d);
+    order_log l = {.fail_at = -1};
+    assert_int_equal(m2_dist_map_ordered(&d, 3, om_make, om_take, &l, &err), 0);
+    assert_string_equal(l.trail, "m0t0m1t1m2t2");
+    assert_int_equal(d.calls, 0);   /* nothing counted as a collective (M2_DIST_FAIL's numbering) */
+    order_log f = {.fail_at = 1};
+    assert_int_equal(m2_dist_map_ordered(NULL, 3, om_make, om_take, &f, &err), -1);
+    assert_string_equal(f.trail, "m0t0m1");
+    assert_non_null(strstr(err.msg, "item 1 failed"));
+}
+
 static void fail_hook(void **state) {
     m2_err err = {0};
     int argc = 1;
@@ -83,6 +115,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(alone_is_identity),
         cmocka_unit_test(shard_rule),
+        cmocka_unit_test(ordered_map_alone),
         cmocka_unit_test(fail_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

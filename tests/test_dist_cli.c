@@ -1,11 +1,17 @@
-/* `multi2 train` under `mpirun -np 2` (docs/dist.md), through the binary ($M2_BIN) on the small
- * config of tests/test_pipe_train.c. Skipped when the build has no MPI or mpirun is missing.
- *  - 2 ranks vs 1 process: the same evaluation records, totals and results (greedy episodes do not
- *    depend on the split), the same metric names at the same steps, losses within LOSS_TOL;
+/* The binary ($M2_BIN) under `mpirun -np 2` (docs/dist.md), on the small config of
+ * tests/test_pipe_train.c. Skipped when the build has no MPI or mpirun is missing.
+ *  - train, 2 ranks vs 1 process, with what is drawn on: LoRA dropout, the sampled anchor (3 states
+ *    a global batch), sampled online rollouts (temperature 0.7, failures kept) and sampled
+ *    evaluation (temperature 0.8): the same evaluation records, totals, results and stage table
+ *    byte for byte, the same metric names at the same steps, every value within LOSS_TOL;
  *  - a rank made to fail (M2_DIST_FAIL) ends the job with a non-zero status and a message naming
- *    the rank and the reason; its last checkpoint stays intact: a 2-rank resume ends with the
- *    uninterrupted 2-rank run's files byte for byte, and a 1-process resume of a checkpoint written
- *    by 2 ranks is refused with the world size named. */
+ *    the rank and the reason, its last checkpoint intact; a 2-rank resume ends with the
+ *    uninterrupted 2-rank run's files byte for byte; a 1-process resume of the same cut, and a
+ *    2-rank resume of a 1-process run stopped mid-stage, say what changes and end with the same
+ *    records and results, every metric within LOSS_TOL;
+ *  - eval --run (greedy and sampled), eval --policy on 2 ranks write what one process writes,
+ *    byte for byte, and a 2-rank demo's run ends with the 1-process run's records and results;
+ *    other commands refuse several ranks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +27,8 @@
 #include "core/fsutil.h"
 #include "tmpdir.h"
 
-/* relative; measured differences ~1e-7 (2 partial gradient sums vs one GEMM's rows) */
+/* relative (to max(1, |value|)); measured differences < 1e-6 (2 partial gradient sums vs one GEMM's
+ * rows) */
 #define LOSS_TOL 1e-4
 
 static const char *yaml =
@@ -134,66 +141,173 @@ static void metrics_close(const char *a, const char *b) {
     free(y);
 }
 
-static void two_ranks_match_one_and_resume(void **state) {
+#define ENV "OPENBLAS_NUM_THREADS=1"
+/* everything drawn on: failed online segments kept (the sampled rollouts reach the updates), 3
+ * anchor states a global batch (on both ranks' parts), sampled evaluation */
+#define DRAWN "sys2.online.keep_fail=1 sys2.offline.anchor_states=3 eval.temperature=0.8"
+
+/* train, 2 ranks vs 1 process, everything drawn on. Run "one2" is the later tests' 2-rank
+ * reference, "one" their 1-process one. */
+static void two_ranks_match_one(void **state) {
     if (!have_mpi()) { skip(); return; }
-    const char *env = "OPENBLAS_NUM_THREADS=1";
-    /* without what is drawn per rank (docs/dist.md): the sampled anchor's actions and the online
-     * rollouts' samples (greedy rollouts here) */
-#define SAME_DRAWS "sys2.offline.lambda=0 sys2.online.temperature=0"
-    assert_int_equal(sh("%s %s train %s run.out_dir=%s run.name=one " SAME_DRAWS " >%s/one.log 2>&1", env, bin,
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=one " DRAWN " >%s/one.log 2>&1", bin, cfg_path, root,
+                        root), 0);
+    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=one2 " DRAWN " >%s/one2.log 2>&1", bin,
                         cfg_path, root, root), 0);
-    assert_int_equal(sh("%s " MPIRUN " %s train %s run.out_dir=%s run.name=one2 " SAME_DRAWS " >%s/one2.log 2>&1",
-                        env, bin, cfg_path, root, root), 0);
     same_file("one", "one2", "eval/id.jsonl");
     same_file("one", "one2", "eval/ood.jsonl");
     same_file("one", "one2", "artifacts/eval/eval_summary.json");
     same_file("one", "one2", "results.json");
     same_file("one", "one2", "stages.json");
     metrics_close("one", "one2");
-
-    /* with it: an uninterrupted 2-rank run, the reference of the resumed one */
-    assert_int_equal(sh("%s " MPIRUN " %s train %s run.out_dir=%s run.name=two >%s/two.log 2>&1", env, bin, cfg_path,
-                        root, root), 0);
-
-    /* rank 1 fails in the online stage after its step-18 checkpoint (collective 74 of this run) */
-    assert_int_equal(sh("M2_DIST_FAIL=1:74 %s " MPIRUN " %s train %s run.out_dir=%s run.name=cut >%s/cut.log 2>%s/cut.err",
-                        env, bin, cfg_path, root, root, root), 1);
-    char *e = slurp("", "cut.err");
-    if (!strstr(e, "rank 1 of 2") || !strstr(e, "injected failure at collective 74"))
-        fail_msg("the failure message names no rank or reason: %s", e);
-    free(e);
-    char *latest = slurp("cut", "ckpt/latest");
-    assert_non_null(strstr(latest, "step_18"));
-    free(latest);
-    /* one process may not resume a 2-rank checkpoint ... */
-    assert_int_equal(sh("%s %s train --resume %s/cut >%s/r1.log 2>%s/r1.err", env, bin, root, root, root), 1);
-    e = slurp("", "r1.err");
-    if (!strstr(e, "written by 2 ranks")) fail_msg("no world-size message: %s", e);
-    free(e);
-    /* ... 2 ranks do, and end as the run that never stopped */
-    assert_int_equal(sh("%s " MPIRUN " %s train --resume %s/cut >%s/r2.log 2>&1", env, bin, root, root), 0);
-    const char *files[] = {"metrics.jsonl", "eval/id.jsonl", "eval/ood.jsonl", "results.json",
-                           "artifacts/sys2_online/adapter_sys2/adapter_config.json"};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) same_file("two", "cut", files[i]);
-    assert_int_equal(sh("cmp -s %s/two/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors "
-                        "%s/cut/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors", root, root), 0);
-    /* the last checkpoint holds the replay buffer: the episodes played after the resume */
-    assert_int_equal(sh("cmp -s %s/two/ckpt/step_21/tensors.safetensors %s/cut/ckpt/step_21/tensors.safetensors", root,
-                        root), 0);
+    /* the rollouts' segments reached the buffer, the anchor was sampled */
+    char *m = slurp("one", "metrics.jsonl");
+    assert_null(strstr(m, "\"sys2_online/buffer_online_frac\":0,"));
+    assert_non_null(strstr(m, "\"sys2/anchor_loss\""));
+    free(m);
 }
 
-/* any command but train refuses to run on several ranks, on every rank alike (no hang) */
+/* the latest checkpoint's name ("step_N") of a run */
+static void latest_is(const char *run, const char *step) {
+    char *latest = slurp(run, "ckpt/latest");
+    if (!strstr(latest, step)) fail_msg("%s: latest checkpoint %s, expected %s", run, latest, step);
+    free(latest);
+}
+
+/* The run cut by rank 1's failure in the online stage: its 3rd collection's gather (collective 56
+ * of this run) fails after the checkpoint of step 18. */
+static void cut_run(const char *name) {
+    assert_int_equal(sh("M2_DIST_FAIL=1:56 " ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=%s " DRAWN
+                        " >%s/%s.log 2>%s/%s.err", bin, cfg_path, root, name, root, name, root, name), 1);
+    char err_file[64];
+    snprintf(err_file, sizeof err_file, "%s.err", name);
+    char *e = slurp("", err_file);
+    if (!strstr(e, "rank 1 of 2") || !strstr(e, "stage sys2_online") || !strstr(e, "injected failure at collective 56"))
+        fail_msg("the failure message names no rank, stage or reason: %s", e);
+    free(e);
+    latest_is(name, "step_18");
+}
+
+/* the files a resumed run must end with as the run that never stopped */
+static const char *const run_files[] = {"eval/id.jsonl", "eval/ood.jsonl", "results.json", "stages.json",
+                                        "artifacts/sys2_online/adapter_sys2/adapter_config.json"};
+
+/* the reference, two_ranks_match_one's uninterrupted 2-rank run */
+static void need_reference(void) {
+    char p[400];
+    snprintf(p, sizeof p, "%s/one2/results.json", root);
+    if (!m2_path_exists(p)) fail_msg("no reference run %s (two_ranks_match_one failed?)", p);
+}
+
+static void failure_and_resume_at_any_size(void **state) {
+    if (!have_mpi()) { skip(); return; }
+    need_reference();
+    /* 2 ranks cut, 2 ranks resume: the same bits */
+    cut_run("cut");
+    assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/cut >%s/r2.log 2>&1", bin, root, root), 0);
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("one2", "cut", run_files[i]);
+    same_file("one2", "cut", "metrics.jsonl");
+    assert_int_equal(sh("cmp -s %s/one2/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors "
+                        "%s/cut/artifacts/sys2_online/adapter_sys2/adapter_model.safetensors", root, root), 0);
+    /* the last checkpoint holds the replay buffer: the episodes played after the resume */
+    assert_int_equal(sh("cmp -s %s/one2/ckpt/step_21/tensors.safetensors %s/cut/ckpt/step_21/tensors.safetensors", root,
+                        root), 0);
+    /* 2 ranks cut, 1 process resumes: it says what changes, and ends with the same records */
+    cut_run("cut1");
+    assert_int_equal(sh(ENV " %s train --resume %s/cut1 >%s/r1.log 2>&1", bin, root, root), 0);
+    char *log = slurp("", "r1.log");
+    if (!strstr(log, "resuming step 18, written by 2 ranks, on 1 rank") || !strstr(log, "to float rounding"))
+        fail_msg("no statement of what changes: %s", log);
+    free(log);
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("one2", "cut1", run_files[i]);
+    metrics_close("one2", "cut1");
+    /* 1 process stopped mid-stage (the online stage's step 17, a checkpoint every step), 2 ranks resume */
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=half " DRAWN " run.ckpt_every=1 run.stop_at_step=17 "
+                        ">%s/half.log 2>&1", bin, cfg_path, root, root), 0);
+    latest_is("half", "step_17");
+    assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/half >%s/rh.log 2>&1", bin, root, root), 0);
+    log = slurp("", "rh.log");
+    if (!strstr(log, "resuming step 17, written by 1 rank, on 2 ranks")) fail_msg("no statement of what changes: %s", log);
+    free(log);
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++) same_file("one2", "half", run_files[i]);
+    metrics_close("one2", "half");
+}
+
+/* one command's output files at 1 process and 2 ranks: the same bytes */
+static void same_at_two_ranks(const char *cmd, const char *tag) {
+    for (int ranks = 1; ranks <= 2; ranks++)
+        assert_int_equal(sh(ENV " %s %s %s --out %s/%s_%d.jsonl >%s/%s_%d.out 2>%s/%s_%d.err", ranks == 2 ? MPIRUN : "",
+                            bin, cmd, root, tag, ranks, root, tag, ranks, root, tag, ranks), 0);
+    const char *ext[2] = {"jsonl", "out"};
+    for (int k = 0; k < 2; k++) {
+        char a[80], b[80];
+        snprintf(a, sizeof a, "%s_1.%s", tag, ext[k]);
+        snprintf(b, sizeof b, "%s_2.%s", tag, ext[k]);
+        char *x = slurp("", a), *y = slurp("", b);
+        if (strcmp(x, y)) fail_msg("%s: %s differs between 1 process and 2 ranks:\n%s\n%s", cmd, ext[k], x, y);
+        assert_true(strlen(x) > 10);
+        free(x);
+        free(y);
+    }
+}
+
+/* `multi2 eval` and `multi2 demo` on 2 ranks write what one process writes */
+static void eval_and_demo_on_two_ranks(void **state) {
+    if (!have_mpi()) { skip(); return; }
+    need_reference();
+    char cmd[600];
+    /* the trained run "one", sampled (its eval.temperature 0.8), and another seed's episodes */
+    snprintf(cmd, sizeof cmd, "eval --run %s/one --split id --json", root);
+    same_at_two_ranks(cmd, "sampled");
+    snprintf(cmd, sizeof cmd, "eval --run %s/one --split ood --episodes 4 --seed 9", root);
+    same_at_two_ranks(cmd, "seed9");
+    /* ... and greedy: a copy of it with eval.temperature 0 */
+    assert_int_equal(sh("cp -r %s/one %s/greedy && sed -i '/^eval:/,/^[a-z]/ s/^  temperature: 0.8$/  temperature: 0.0/' "
+                        "%s/greedy/config.yaml && grep -q '^  temperature: 0.0$' %s/greedy/config.yaml", root, root, root,
+                        root), 0);
+    snprintf(cmd, sizeof cmd, "eval --run %s/greedy --split id --json", root);
+    same_at_two_ranks(cmd, "greedy");
+    char *g = slurp("", "greedy_1.jsonl"), *sa = slurp("", "sampled_1.jsonl");
+    assert_string_not_equal(g, sa);   /* the sampled evaluation sampled */
+    free(g);
+    free(sa);
+    same_at_two_ranks("eval --env textcraft --policy random --split ood --episodes 7 --seed 5 --json", "random");
+    /* the demo on 2 ranks: its run is the 1-process run "one" (the same config), its reference rows
+     * and report are there */
+    assert_int_equal(sh(ENV " " MPIRUN " %s demo --config %s --out %s/demo --envs textcraft --methods multi2 --episodes 3 "
+                        DRAWN " >%s/demo.log 2>&1", bin, cfg_path, root, root), 0);
+    for (int k = 0; k < 2; k++) {
+        char a[200];
+        snprintf(a, sizeof a, "demo/textcraft/multi2/%s", run_files[k]);
+        char *x = slurp("one", run_files[k]), *y = slurp("", a);
+        if (strcmp(x, y)) fail_msg("demo on 2 ranks: %s differs from the 1-process run's", run_files[k]);
+        free(x);
+        free(y);
+    }
+    char *md = slurp("", "demo/results.md"), *orc = slurp("", "demo/textcraft/oracle/eval/id.jsonl");
+    assert_non_null(strstr(md, "multi2"));
+    assert_non_null(strstr(md, "oracle"));
+    int lines = 0;
+    for (const char *c = orc; *c; c++) lines += *c == '\n';
+    assert_int_equal(lines, 3);
+    free(md);
+    free(orc);
+}
+
+/* any other command refuses to run on several ranks, on every rank alike (no hang) */
 static void other_commands_refuse_ranks(void **state) {
     if (!have_mpi()) { skip(); return; }
     assert_int_equal(sh(MPIRUN " %s tasks --env textcraft --split id >/dev/null 2>%s/tasks.err", bin, root), 2);
     char *e = slurp("", "tasks.err");
-    assert_non_null(strstr(e, "only `multi2 train` runs on several ranks"));
+    assert_non_null(strstr(e, "only `multi2 train`, `multi2 eval` and `multi2 demo` run on several ranks"));
     free(e);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(two_ranks_match_one_and_resume),
+        cmocka_unit_test(two_ranks_match_one),
+        cmocka_unit_test(failure_and_resume_at_any_size),
+        cmocka_unit_test(eval_and_demo_on_two_ranks),
         cmocka_unit_test(other_commands_refuse_ranks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

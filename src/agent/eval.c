@@ -62,13 +62,18 @@ int m2_eval_agg_add(m2_eval_agg *a, const m2_episode *ep, m2_err *err) {
     return 0;
 }
 
-int m2_eval_agg_add_traj(m2_eval_agg *a, const m2_env_traj *t, const char *task_type, m2_err *err) {
+void m2_eval_traj_episode(const m2_env_traj *t, const char *task_type, m2_episode *ep) {
     int invalid = 0;
     for (int s = 0; s < t->n; s++) invalid += !t->steps[s].valid;
-    m2_episode ep = {.steps = t->n, .invalid = invalid, .success = t->won, .score = t->score,
-                     .task_type = (char *)task_type};
-    snprintf(ep.env, sizeof ep.env, "%s", t->env_name);
-    snprintf(ep.split, sizeof ep.split, "%s", m2_split_name(t->split));
+    *ep = (m2_episode){.steps = t->n, .invalid = invalid, .success = t->won, .score = t->score,
+                       .task_type = (char *)task_type};
+    snprintf(ep->env, sizeof ep->env, "%s", t->env_name);
+    snprintf(ep->split, sizeof ep->split, "%s", m2_split_name(t->split));
+}
+
+int m2_eval_agg_add_traj(m2_eval_agg *a, const m2_env_traj *t, const char *task_type, m2_err *err) {
+    m2_episode ep;
+    m2_eval_traj_episode(t, task_type, &ep);
     return m2_eval_agg_add(a, &ep, err);
 }
 
@@ -109,6 +114,63 @@ char *m2_eval_agg_to_json(const m2_eval_agg *a) {
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
+}
+
+/* An evaluated episode on the wire (m2_eval_wire_put): the fields the aggregate reads, then its
+ * task type and its record, each NUL-ended. */
+typedef struct ep_wire {
+    char env[32], split[8];
+    int steps, sys1_calls, invalid, success;
+    long sys1_prompt_tok, sys1_gen_tok, sys2_prompt_tok, sys2_gen_tok;
+    float score;
+    uint32_t type_len, rec_len;
+} ep_wire;
+
+int m2_eval_wire_put(m2_strbuf *b, const m2_episode *ep, const char *rec, m2_err *err) {
+    ep_wire x;
+    memset(&x, 0, sizeof x);
+    memcpy(x.env, ep->env, sizeof x.env);
+    memcpy(x.split, ep->split, sizeof x.split);
+    x.steps = ep->steps;
+    x.sys1_calls = ep->sys1_calls;
+    x.invalid = ep->invalid;
+    x.success = ep->success;
+    x.sys1_prompt_tok = ep->sys1_prompt_tok;
+    x.sys1_gen_tok = ep->sys1_gen_tok;
+    x.sys2_prompt_tok = ep->sys2_prompt_tok;
+    x.sys2_gen_tok = ep->sys2_gen_tok;
+    x.score = ep->score;
+    const char *t = ep->task_type ? ep->task_type : "";
+    x.type_len = (uint32_t)strlen(t) + 1;
+    x.rec_len = (uint32_t)strlen(rec) + 1;
+    if (m2_strbuf_append(b, &x, sizeof x) || m2_strbuf_append(b, t, x.type_len) || m2_strbuf_append(b, rec, x.rec_len))
+        return m2_errorf(err, M2_ENOMEM, "eval: out of memory");
+    return 0;
+}
+
+int m2_eval_wire_get(const char *buf, size_t len, m2_episode *ep, const char **rec, m2_err *err) {
+    ep_wire x;
+    if (len < sizeof x) return m2_errorf(err, M2_EFORMAT, "eval: a rank sent a truncated episode");
+    memcpy(&x, buf, sizeof x);
+    if (len - sizeof x != (size_t)x.type_len + x.rec_len || !x.type_len || !x.rec_len ||
+        buf[sizeof x + x.type_len - 1] || buf[len - 1])
+        return m2_errorf(err, M2_EFORMAT, "eval: a rank sent a truncated episode");
+    const char *t = buf + sizeof x;
+    memset(ep, 0, sizeof *ep);
+    memcpy(ep->env, x.env, sizeof ep->env);
+    memcpy(ep->split, x.split, sizeof ep->split);
+    ep->steps = x.steps;
+    ep->sys1_calls = x.sys1_calls;
+    ep->invalid = x.invalid;
+    ep->success = x.success;
+    ep->sys1_prompt_tok = x.sys1_prompt_tok;
+    ep->sys1_gen_tok = x.sys1_gen_tok;
+    ep->sys2_prompt_tok = x.sys2_prompt_tok;
+    ep->sys2_gen_tok = x.sys2_gen_tok;
+    ep->score = x.score;
+    ep->task_type = *t ? (char *)t : NULL;
+    *rec = t + x.type_len;
+    return 0;
 }
 
 int m2_eval_run(m2_env *env, const char *task, m2_split split, int first, int n, uint64_t seed,

@@ -6,6 +6,7 @@
 #define M2_AGENT_EVAL_H
 #include <stdio.h>
 #include "agent/loop.h"
+#include "core/strbuf.h"
 #include "data/traj.h"
 
 typedef struct m2_eval_cell {
@@ -27,6 +28,15 @@ int m2_eval_agg_add(m2_eval_agg *a, const m2_episode *ep, m2_err *err);
 /* The same for an episode played without the control loop (`multi2 eval --policy oracle|random`):
  * no tokens, no System 1 calls. */
 int m2_eval_agg_add_traj(m2_eval_agg *a, const m2_env_traj *t, const char *task_type, m2_err *err);
+/* An evaluated episode as it travels between the ranks of an evaluation (dist/dist.h
+ * m2_dist_map_ordered): what the aggregate reads, its task type and its record line. put appends it
+ * to b; get reads one episode's bytes back into ep (its task type and *rec point into buf; the
+ * other fields are zero): m2_eval_agg_add(ep) then counts what the original would. */
+int m2_eval_wire_put(m2_strbuf *b, const m2_episode *ep, const char *rec, m2_err *err);
+int m2_eval_wire_get(const char *buf, size_t len, m2_episode *ep, const char **rec, m2_err *err);
+/* The episode record's summary of a reference policy's trajectory (no tokens, no System 1 calls),
+ * as m2_eval_agg_add_traj counts it; ep->task_type borrows task_type (do not free ep). */
+void m2_eval_traj_episode(const m2_env_traj *t, const char *task_type, m2_episode *ep);
 const m2_eval_cell *m2_eval_agg_find(const m2_eval_agg *a, const char *split, const char *task_type);
 /* {"id": {"all": {...}, "task_types": {"<type>": {...}}}, "ood": ...}; each {...} holds episodes,
  * pass@1, successes, score, steps, tokens{sys1_prompt, sys1_gen, sys2_prompt, sys2_gen, total},

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent/parse.h"
+#include "core/rng.h"
 #include "data/prompts.h"
 
 void m2_loop_cfg_default(m2_loop_cfg *cfg) {
@@ -89,6 +90,10 @@ static int sys2_choose(m2_env *env, const m2_policy *sys2, const m2_traj *low, c
     return rc;
 }
 
+uint64_t m2_episode_stream(uint64_t round, m2_split split, uint64_t episode_seed) {
+    return m2_hash64(m2_hash64(m2_hash64(round) ^ (uint64_t)split) ^ episode_seed);
+}
+
 int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
                    const m2_policy *sys1, const m2_policy *sys2, const m2_loop_cfg *cfg,
                    m2_episode *ep, m2_err *err) {
@@ -109,8 +114,9 @@ int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uin
         m2_episode_free(ep);
         return m2_errorf(err, M2_ENOMEM, "loop: out of memory");
     }
-    if (!cfg->flat && sys1->reset) sys1->reset(sys1->ctx);
-    if (sys2->reset) sys2->reset(sys2->ctx);
+    uint64_t stream = m2_episode_stream(cfg->round, split, seed);
+    if (!cfg->flat && sys1->reset) sys1->reset(sys1->ctx, stream);
+    if (sys2->reset) sys2->reset(sys2->ctx, stream);
     char *obs = dupstr(sr.observation);
     m2_traj high, low;
     m2_traj_init(&high);

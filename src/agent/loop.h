@@ -39,10 +39,12 @@ typedef struct m2_policy {
      * loop frees it); *n_prompt_tok / *n_gen_tok the tokens this call consumed and produced. */
     int (*generate)(void *ctx, m2_role role, const m2_traj *context, char **out, int *n_prompt_tok,
                     int *n_gen_tok, m2_err *err);
-    /* Optional (may be NULL): called at the start of every episode, before any generate; a policy
-     * that carries state between calls (the model policy's KV caches) drops it here, so no state
-     * outlives an episode (weights may change between episodes; runs resume at their boundaries). */
-    void (*reset)(void *ctx);
+    /* Optional (may be NULL): called at the start of every episode, before any generate, with the
+     * episode's sampling stream (m2_episode_stream); a policy that samples draws from that stream
+     * alone, and a policy that carries state between calls (the model policy's KV caches) drops it
+     * here, so no state outlives an episode (weights may change between episodes; runs resume at
+     * their boundaries) and an episode's samples do not depend on the episodes played before it. */
+    void (*reset)(void *ctx, uint64_t stream);
     /* Optional (NULL: the policy only generates; needed for System 2 in M2_ACTION_MODE_SCORE): picks
      * one of n candidate outputs (agent/choose.h) for `role` from its context: *pick in [0, n), or
      * -1 when the policy cannot act (the context alone exceeds its window). *n_prompt_tok /
@@ -63,6 +65,8 @@ typedef struct m2_loop_cfg {
      * sys2->choose among the environment's admissible actions with both flag values
      * (agent/choose.h); a state without admissible actions gets an empty output (an invalid step) */
     m2_action_mode action_mode;
+    uint64_t round;          /* the collection the episodes belong to (online: the epoch; 0 otherwise),
+                              * part of each episode's sampling stream (m2_episode_stream) */
 } m2_loop_cfg;
 
 void m2_loop_cfg_default(m2_loop_cfg *cfg);   /* 50 steps, budget 10, hierarchical, task information */
@@ -109,6 +113,13 @@ typedef struct m2_episode {
     m2_subgoal_rec *sub;           /* [n_sub] */
     int n_sub, cap_step, cap_sub;
 } m2_episode;
+
+/* The one rule for an episode's sampling stream (docs/dist.md): a hash of the collection round
+ * (m2_loop_cfg.round), the split and the episode's seed (the caller's base + its position in the
+ * episode order), handed to the policies' reset; a sampling policy mixes in its own seed (the run's
+ * seed for its stage and role). So an episode draws the same samples whichever process plays it and
+ * however many episodes that process played before it. */
+uint64_t m2_episode_stream(uint64_t round, m2_split split, uint64_t episode_seed);
 
 int m2_run_episode(m2_env *env, const char *task, m2_split split, int index, uint64_t seed,
                    const m2_policy *sys1, const m2_policy *sys2, const m2_loop_cfg *cfg,

@@ -47,10 +47,16 @@ int m2_model_policy_cached(const m2_model_policy *mp, m2_role role) {
     return c ? c->n : 0;
 }
 
-static void reset_hook(void *ctx) { m2_model_policy_reset(ctx); }
+/* An episode begins: its stream, its calls counted from 0, nothing cached. */
+static void reset_hook(void *ctx, uint64_t stream) {
+    m2_model_policy *mp = ctx;
+    m2_model_policy_reset(mp);
+    mp->stream = stream;
+    mp->calls = 0;
+}
 
-/* The seed of the next call (generation or choice): call k draws from stream (seed, k). */
-static uint64_t call_seed(m2_model_policy *mp) { return mp->seed * 0x9E3779B97F4A7C15ull + (uint64_t)mp->calls++; }
+/* The seed of the next call (generation or choice): call k of the episode draws from (seed, stream, k). */
+static uint64_t call_seed(m2_model_policy *mp) { return m2_hash64(mp->seed ^ mp->stream) + (uint64_t)mp->calls++; }
 
 /* The role's cache, able to hold `need` positions (allocated on first use, grown by doubling); its
  * content is dropped when it was computed with another adapter or had to grow. */

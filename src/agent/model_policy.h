@@ -8,7 +8,7 @@
  * each candidate is scored as the training sequences score an action (its tokens + EOS after the
  * packed context), with the context prefilled once on the role's KV cache (m2_kv_score), then
  * picked greedily (sampler temperature <= 0) or drawn from the softmax over the candidates at the
- * sampler's temperature (top-k and top-p do not apply) from stream (seed, call). */
+ * sampler's temperature (top-k and top-p do not apply) from the call's stream (seed, stream, call). */
 #ifndef M2_AGENT_MODEL_POLICY_H
 #define M2_AGENT_MODEL_POLICY_H
 #include "agent/loop.h"
@@ -23,9 +23,13 @@ typedef struct m2_model_policy {
     m2_sampler sampler;        /* temperature <= 0: greedy (evaluation) */
     int max_new_tokens;        /* per generation (e.g. 32 for actions, 48 for sub-goals) */
     int max_context;           /* prompt tokens; <= 0: model max_seq_len - max_new_tokens */
-    uint64_t seed;             /* call k samples from stream (seed, k) */
+    uint64_t seed;             /* the role's seed (run seed, stage, role) */
     int score_mean;            /* choose (score mode): a candidate's log-prob is the mean (1) or the sum (0)
                                 * of its tokens' log-probs, EOS included (config sys2.action_logprob) */
+    /* Call k of an episode (generation or choice) samples from a stream of (seed, stream, k): stream
+     * is the episode's (m2_episode_stream, set with calls = 0 by m2_policy.reset at its start), so
+     * the samples depend on the episode alone, not on the process or the episodes before it. */
+    uint64_t stream;
     long calls;
     /* Per role, the KV cache of the last call's context and output (allocated on first use):
      * within an episode each context extends the previous one, so only its new tokens are

@@ -10,6 +10,19 @@ m2_batch m2_packed_batch_view(const m2_packed_batch *pb) {
     return (m2_batch){.n_seq = pb->n_seq, .seq_len = pb->seq_len, .tokens = pb->tokens};
 }
 
+/* The dropout of a training step's forwards over pb: the step's one seed drawn from c's RNG, the
+ * sequences keyed by their place in the global batch (steps.h). */
+static m2_dropout_keys step_dropout(m2_ctx *c, const m2_packed_batch *pb) {
+    return (m2_dropout_keys){.seed = m2_rng_u64(m2_ctx_rng(c)), .seq_key = pb->seq_key};
+}
+
+/* A step's forward over pb: training (with drop) or scoring (drop NULL). */
+static int step_forward(m2_ctx *c, const m2_packed_batch *pb, m2_adapter *a, const m2_dropout_keys *drop,
+                        m2_err *err) {
+    m2_batch b = m2_packed_batch_view(pb);
+    return drop ? m2_forward_keyed(c, &b, a, drop, err) : m2_forward(c, &b, a, 0, err);
+}
+
 /* Scratch buffers of one step, freed together (more than any step allocates). */
 #define SCRATCH_MAX 24
 typedef struct scratch { void *p[SCRATCH_MAX]; int n; } scratch;
@@ -28,8 +41,10 @@ static void action_targets(const m2_packed_batch *pb, int32_t *t) {
 
 int m2_lm_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, int backward, m2_step_stats *st,
                m2_err *err) {
-    m2_batch b = m2_packed_batch_view(pb);
-    if (m2_forward(c, &b, a, backward, err)) return -1;
+    m2_dropout_keys drop = backward ? step_dropout(c, pb) : (m2_dropout_keys){0};
+    if (st) memset(st, 0, sizeof *st);
+    if (pb->n_seq == 0) return 0;   /* a data-parallel rank's empty part: the draw above, nothing else */
+    if (step_forward(c, pb, a, backward ? &drop : NULL, err)) return -1;
     scratch s = {0};
     float *logp = s_alloc(&s, (size_t)pb->N, sizeof(float));
     float *dlogp = s_alloc(&s, (size_t)pb->N, sizeof(float));
@@ -45,7 +60,6 @@ int m2_lm_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, int backward
         rc = m2_backward(c, err);
     }
     if (st) {
-        memset(st, 0, sizeof *st);
         st->loss = loss;
         st->n_tokens = (int)m2_mask_count(mask, pb->N);
     }
@@ -55,9 +69,11 @@ int m2_lm_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, int backward
 
 int m2_sft_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, m2_reduce red, int backward,
                 m2_step_stats *st, m2_err *err) {
+    m2_dropout_keys drop = backward ? step_dropout(c, pb) : (m2_dropout_keys){0};
+    if (st) memset(st, 0, sizeof *st);
+    if (pb->n_seq == 0) return 0;   /* a data-parallel rank's empty part: the draw above, nothing else */
     if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "sft step: batch without actions");
-    m2_batch b = m2_packed_batch_view(pb);
-    if (m2_forward(c, &b, a, backward, err)) return -1;
+    if (step_forward(c, pb, a, backward ? &drop : NULL, err)) return -1;
     scratch s = {0};
     int N = pb->N, A = pb->n_actions;
     int32_t *tg = s_alloc(&s, (size_t)N, sizeof(int32_t));
@@ -77,7 +93,6 @@ int m2_sft_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, m2_reduce r
         rc = m2_backward(c, err);
     }
     if (st) {
-        memset(st, 0, sizeof *st);
         st->loss = st->loss_actor = loss;
         st->n_actions = A;
         st->n_tokens = (int)m2_mask_count(pb->tok_mask, N);
@@ -175,25 +190,38 @@ static int anchor_pick(m2_model *m, m2_adapter *a, const int32_t *prompt, int pl
     return rc;
 }
 
+/* The randomness of one anchor sample j of a step (steps.h): its draws come from stream (key, 1 + j)
+ * of the step's anchor key (stream 0 picks the states) and its forward's dropout masks from the
+ * step's seed with the sequence key -(1 + j), outside the batch's keys (>= 0): a sample is the
+ * same whichever rank scores it and however many samples came before it. */
+typedef struct anchor_draws {
+    uint64_t key;          /* the step's anchor key */
+    uint64_t drop_seed;    /* the step's dropout seed */
+    int j;                 /* the sample's index in the step's M samples */
+} anchor_draws;
+
 /* One anchor sample a^ for action k of the batch, drawn from the current policy: the scored sequence
  * is prefix(s_t) + a^ (ending in EOS); a training forward on c gives log pi(a^|s) (its token
  * log-probs reduced like the dataset actions') and Qbar(s, a^) from the target head at the EOS;
  * A^ = Qbar(s, a^) - V(s) is a constant. The anchor loss is a mean over the step's M samples, so
  * its gradient is taken here one sample at a time: this sample's share is the one-sample anchor loss
- * with coefficient lambda / M (m2_anchor_backward), spread over a^'s tokens and backpropagated. */
+ * with coefficient lambda_share (lambda / M, scaled to the part of a data-parallel batch)
+ * (m2_anchor_backward), spread over a^'s tokens and backpropagated. */
 static int anchor_one(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, const m2_packed_batch *pb,
-                      int k, float v_s, const m2_offline_cfg *cfg, float lambda_share, m2_rng *rng,
+                      int k, float v_s, const m2_offline_cfg *cfg, float lambda_share, const anchor_draws *dr,
                       float *logp_out, float *adv_out, m2_err *err) {
     int s = pb->act_seq[k];
     int off = pb->seq_off[s];
     int plen = pb->v_pos[k] - off + 1;   /* prefix through the state's last token */
     const int32_t *prompt = pb->tokens + off;
+    m2_rng rng;
+    m2_rng_seed_stream(&rng, dr->key, 1 + (uint64_t)dr->j);
     m2_gen_result res = {0};
-    if (anchor_pick(m, a, prompt, plen, cfg, rng, &res, err)) return -1;
-    if (!res.tokens) {   /* generated: one seed drawn from rng per sample */
+    if (anchor_pick(m, a, prompt, plen, cfg, &rng, &res, err)) return -1;
+    if (!res.tokens) {   /* generated: one seed drawn from the sample's stream */
         m2_gen_config g = {.max_new_tokens = cfg->max_action_tokens > 0 ? cfg->max_action_tokens : ANCHOR_MAX_TOKENS_DEFAULT,
                            .sampler = cfg->sampler,
-                           .seed = m2_rng_u64(rng),
+                           .seed = m2_rng_u64(&rng),
                            .stop_tokens = &cfg->eos_id,
                            .n_stop_tokens = 1};
         if (m2_generate(m, a, 1, &prompt, &plen, &g, &res, err)) return -1;
@@ -208,8 +236,10 @@ static int anchor_one(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, const m
     memcpy(seq, prompt, (size_t)plen * sizeof *seq);
     memcpy(seq + plen, res.tokens, (size_t)n_gen * sizeof *seq);
     if (!ends_eos) seq[L - 1] = cfg->eos_id;   /* cut at the cap: close the action like the data */
+    int32_t key = -1 - dr->j;
     m2_batch b = {.n_seq = 1, .seq_len = &L, .tokens = seq};
-    if (m2_forward(c, &b, a, 1, err)) goto out;
+    m2_dropout_keys drop = {.seed = dr->drop_seed, .seq_key = &key};
+    if (m2_forward_keyed(c, &b, a, &drop, err)) goto out;
     /* rows plen-1 .. L-2 predict the action's tokens */
     int n_act = L - plen, mean = cfg->reduce == M2_REDUCE_MEAN;
     for (int i = 0; i < L; i++) tg[i] = (i >= plen - 1 && i < L - 1) ? seq[i + 1] : -1;
@@ -233,12 +263,32 @@ out:
     return rc;
 }
 
+/* The data-parallel glue of a step's actor weights: with cfg->global set, the normalised weights'
+ * divisor is the GLOBAL batch's mean (one sum of 2 over the ranks; a rank's empty part adds 0). */
+static int actor_global_norm(const m2_offline_cfg *cfg, m2_actor_cfg *actor, const float *adv, int A, m2_err *err) {
+    if (!cfg->global.sum || !m2_actor_normalizes(actor)) return 0;
+    double sn[2] = {A > 0 ? m2_actor_raw_sum(actor, adv, NULL, A) : 0, A};
+    if (cfg->global.sum(cfg->global.ud, sn, 2, err)) return -1;
+    actor->given_norm = 1;
+    actor->norm = sn[1] > 0 ? sn[0] / sn[1] : 0;
+    return 0;
+}
+
 int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *v,
                     const m2_packed_batch *pb, const m2_offline_cfg *cfg, m2_rng *rng,
                     m2_step_stats *st, m2_err *err) {
+    /* the step's draws, whatever its part of the batch holds (steps.h) */
+    m2_dropout_keys drop = step_dropout(c, pb);
+    anchor_draws dr = {.drop_seed = drop.seed};
+    int anchor_on = !cfg->actor.released && cfg->actor.lambda != 0.f && cfg->train_actor;
+    if (anchor_on) dr.key = m2_rng_u64(rng);
+    if (st) memset(st, 0, sizeof *st);
+    if (pb->n_seq == 0) {   /* a data-parallel rank's empty part: the global sum, nothing else */
+        m2_actor_cfg actor = cfg->actor;
+        return actor_global_norm(cfg, &actor, NULL, 0, err);
+    }
     if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "offline step: batch without actions");
-    m2_batch b = m2_packed_batch_view(pb);
-    if (m2_forward(c, &b, a, 1, err)) return -1;
+    if (step_forward(c, pb, a, &drop, err)) return -1;
     int N = pb->N, A = pb->n_actions, rc = -1;
     scratch s = {0};
     float *adv = s_alloc(&s, (size_t)A, sizeof(float)), *vs = s_alloc(&s, (size_t)A, sizeof(float));
@@ -252,12 +302,7 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
     /* critic (heads; reaches the LoRA only through each head's grad_to_body) */
     if (critic_pass(c, q, v, pb, &cfg->critic, cfg->train_critic, adv, vs, &local, err)) goto out;
     m2_actor_cfg actor = cfg->actor;
-    if (cfg->global.sum && m2_actor_normalizes(&actor)) {   /* data parallel: the global batch's mean */
-        double sn[2] = {m2_actor_raw_sum(&actor, adv, NULL, A), A};
-        if (cfg->global.sum(cfg->global.ud, sn, 2, err)) goto out;
-        actor.given_norm = 1;
-        actor.norm = sn[1] > 0 ? sn[0] / sn[1] : 0;
-    }
+    if (actor_global_norm(cfg, &actor, adv, A, err)) goto out;
     /* actor on dataset actions */
     action_targets(pb, tg);
     m2_ctx_logprobs(c, tg, tl);
@@ -268,33 +313,43 @@ int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *
         m2_ctx_logprobs_backward(c, tg, dtl);
     }
     if ((cfg->train_actor || cfg->train_critic) && m2_backward(c, err)) goto out;
-    /* the policy-anchored term on sampled actions (not in the released variant) */
-    int n_states = 0, M = 0;
-    if (!cfg->actor.released && cfg->actor.lambda != 0.f && cfg->train_actor) {
-        n_states = (cfg->n_anchor <= 0 || cfg->n_anchor > A) ? A : cfg->n_anchor;
+    /* the policy-anchored term on sampled actions (not in the released variant): n_states distinct
+     * states of the GLOBAL batch (all of them by default), anchor_samples each, picked from stream 0
+     * of the step's anchor key; this part scores the samples whose states it holds */
+    int At = pb->act_total > A ? pb->act_total : A, M = 0, m_here = 0;
+    float *adv_s = NULL, *logp_s = NULL, scale = 1.f;
+    if (anchor_on) {
+        int n_states = (cfg->n_anchor <= 0 || cfg->n_anchor > At) ? At : cfg->n_anchor;
         M = n_states * (cfg->anchor_samples > 0 ? cfg->anchor_samples : 1);
-    }
-    float *adv_s = NULL, *logp_s = NULL;
-    if (M > 0) {
-        /* n_states distinct states of the batch (all of them by default), anchor_samples each */
-        int *pick = s_alloc(&s, (size_t)A, sizeof(int));
+        int *pick = s_alloc(&s, (size_t)At, sizeof(int));
         adv_s = s_alloc(&s, (size_t)M, sizeof(float));
         logp_s = s_alloc(&s, (size_t)M, sizeof(float));
         if (!pick || !adv_s || !logp_s) { m2_errorf(err, M2_ENOMEM, "offline step: out of memory"); goto out; }
-        for (int i = 0; i < A; i++) pick[i] = i;
-        for (int i = 0; i < n_states && n_states < A; i++) {
-            int j = i + (int)m2_rng_below(rng, (uint32_t)(A - i));
+        m2_rng pr;
+        m2_rng_seed_stream(&pr, dr.key, 0);
+        for (int i = 0; i < At; i++) pick[i] = i;
+        for (int i = 0; i < n_states && n_states < At; i++) {
+            int j = i + (int)m2_rng_below(&pr, (uint32_t)(At - i));
             int t = pick[i]; pick[i] = pick[j]; pick[j] = t;
         }
+        /* a part's gradient is weighted by its share A / At of the batch (algo/train.c): its samples'
+         * coefficient lambda / M is scaled by At / A so the ranks' sum is the batch's (1 alone) */
+        scale = (float)At / (float)A;
         for (int j = 0; j < M; j++) {
-            int k = pick[j % n_states];
-            if (anchor_one(m, c, a, q, pb, k, vs[k], cfg, cfg->actor.lambda / M, rng, &logp_s[j], &adv_s[j], err))
+            int k = pick[j % n_states] - pb->act_base;
+            if (k < 0 || k >= A) continue;   /* another rank's state */
+            dr.j = j;
+            if (anchor_one(m, c, a, q, pb, k, vs[k], cfg, cfg->actor.lambda / M * scale, &dr, &logp_s[m_here],
+                           &adv_s[m_here], err))
                 goto out;
+            m_here++;
         }
     }
-    /* the whole actor loss (dataset + anchor terms) for the stats; its gradient went in above */
+    /* the whole actor loss (dataset + anchor terms) for the stats; its gradient went in above. The
+     * anchor's part is this part's samples' sum over all M, scaled like its gradient. */
     m2_actor_stats ast;
-    m2_offline_actor_forward(&actor, adv, al, NULL, A, adv_s, logp_s, NULL, M, &ast);
+    m2_offline_actor_forward(&actor, adv, al, NULL, A, adv_s, logp_s, NULL, m_here, &ast);
+    if (M > 0) ast.loss_anchor = (float)(ast.loss_anchor * ((double)m_here / M) * scale);
     if (st) {
         *st = local;
         st->loss_actor = ast.loss_data;
@@ -318,17 +373,20 @@ out:
 int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                    m2_head *q, m2_head *v, const m2_packed_batch *pb, const m2_online_cfg *cfg,
                    m2_step_stats *st, m2_err *err) {
-    if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "online step: batch without actions");
     if (c_on == c_off) return m2_errorf(err, M2_EINVAL, "online step: the online and reference forwards need two ctxs");
     if (on == off) return m2_errorf(err, M2_EINVAL, "online step: pi_on and pi_off are the same adapter");
-    m2_batch b = m2_packed_batch_view(pb);
-    /* pi_off in pi_on's dropout mode: its forward draws the same dropout seed from a copy of c_on's
-     * RNG, so both adapters run on the same masks and equal adapters give equal logits (KL exactly
-     * 0 and no KL gradient); a scoring pi_off against a dropped-out pi_on made the KL > 0 there.
-     * pi_off is frozen: its adapter gets no grads from this training-mode forward. */
-    *m2_ctx_rng(c_off) = *m2_ctx_rng(c_on);
-    if (m2_forward(c_off, &b, off, 1, err)) return -1;
-    if (m2_forward(c_on, &b, on, 1, err)) return -1;
+    /* pi_off in pi_on's dropout mode: both forwards use the step's one seed (drawn from c_on's RNG),
+     * so both adapters run on the same masks and equal adapters give equal logits (KL exactly 0 and
+     * no KL gradient); a scoring pi_off against a dropped-out pi_on made the KL > 0 there. pi_off is
+     * frozen: its adapter gets no grads from this training-mode forward. */
+    m2_dropout_keys drop = step_dropout(c_on, pb);
+    if (st) memset(st, 0, sizeof *st);
+    if (pb->n_seq == 0) {   /* a data-parallel rank's empty part: the global sum, nothing else */
+        double sn[2] = {0, 0};
+        return cfg->global.sum ? cfg->global.sum(cfg->global.ud, sn, 2, err) : 0;
+    }
+    if (pb->n_actions <= 0) return m2_errorf(err, M2_EINVAL, "online step: batch without actions");
+    if (step_forward(c_off, pb, off, &drop, err) || step_forward(c_on, pb, on, &drop, err)) return -1;
     int N = pb->N, A = pb->n_actions, rc = -1;
     scratch s = {0};
     float *adv = s_alloc(&s, (size_t)A, sizeof(float)), *w = s_alloc(&s, (size_t)A, sizeof(float));
@@ -432,7 +490,6 @@ int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float
         if (m2_backward(c, err)) goto out;
     }
     if (st) {
-        memset(st, 0, sizeof *st);
         st->loss = st->loss_actor = loss;
         st->kl = m2_token_kl_estimate(logp_old, lp, tseq, pb->tok_mask, N, pb->n_seq);
         st->surrogate_gain = m2_surrogate_gain(lp, logp_old, tok_adv, pb->tok_mask, N);

@@ -9,7 +9,17 @@
  * through the hidden states (the released code leaked them by accident; here it is explicit, and
  * the actor's gradient never includes the critic's unless the switch is on).
  *
- * backward = 0 evaluates the loss only (validation; the ctx may be a scoring ctx). */
+ * backward = 0 evaluates the loss only (validation; the ctx may be a scoring ctx).
+ *
+ * Draws (docs/dist.md): a training step draws ONE seed from its ctx's RNG (the online step: from
+ * c_on's) for the LoRA dropout of all its forwards, whatever its batch holds; the batch's sequences
+ * are keyed by pb->seq_key (their index in the global batch). The offline step with the sampled
+ * anchor also draws ONE anchor key from its rng, from which the states and every sample are derived
+ * (anchor_samples samples for each of n_anchor states of the GLOBAL batch, pb->act_base/act_total).
+ * So a data-parallel rank draws exactly what one process draws for the whole batch, and its part's
+ * masks and samples are those one process gives the same sequences and states. A batch without
+ * sequences (a rank's empty part) is accepted by every step: it draws as above, joins cfg->global's
+ * sums with zeros and leaves the grads alone. */
 #ifndef M2_ALGO_STEPS_H
 #define M2_ALGO_STEPS_H
 #include "algo/losses.h"
@@ -58,7 +68,7 @@ typedef struct m2_offline_cfg {
     m2_reduce reduce;          /* per-action log-prob (mean, as the released offline code) */
     int train_critic, train_actor;
     /* policy-anchored term: anchor_samples actions a^ ~ pi(.|s) for each of n_anchor states of the
-     * batch (distinct, drawn with rng; <= 0: every state) */
+     * global batch (distinct, drawn from the step's anchor key; <= 0: every state) */
     int n_anchor;
     int anchor_samples;        /* >= 1 (sys2.offline.anchor_samples) */
     int max_action_tokens;     /* generation cap for a^ */
@@ -81,7 +91,8 @@ typedef struct m2_offline_cfg {
  * next state; L_Q + L_V into the heads; A = Qbar - V; actor loss on dataset actions; then for each
  * anchor a^ (prefix up to s_t + generated tokens) a second forward scores log pi(a^|s) with gradient
  * and Qbar(s, a^) with the target head, A^ = Qbar(s,a^) - V(s) (stop-grad), and adds the anchor
- * gradient. c must hold the batch and also one sequence + max_action_tokens. rng drives sampling. */
+ * gradient. c must hold the batch and also one sequence + max_action_tokens. rng gives the step's
+ * anchor key (one draw when the anchor term is on). */
 int m2_offline_step(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head *v,
                     const m2_packed_batch *pb, const m2_offline_cfg *cfg, m2_rng *rng,
                     m2_step_stats *st, m2_err *err);
@@ -100,7 +111,7 @@ typedef struct m2_online_cfg {
  * pipeline's pi_off is), so while their weights are equal the KL and its gradient are exactly 0.
  * Critic as offline; weights w = min(exp(A/alpha), w_max) normalised over the batch; KL summed
  * exactly over the vocabulary at every action-token row (m2_ctx_kl), reduced per action like the
- * log-prob. c_off's RNG is overwritten by c_on's (only c_on's needs checkpointing). */
+ * log-prob. c_off's RNG is not used (only c_on's needs checkpointing). */
 int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                    m2_head *q, m2_head *v, const m2_packed_batch *pb, const m2_online_cfg *cfg,
                    m2_step_stats *st, m2_err *err);

@@ -95,18 +95,6 @@ static int dp_reduce(m2_dist *d, m2_params *const *g, int k, double n_local, dou
     return rc;
 }
 
-/* After a step every rank continues with rank 0's RNG streams (the ranks drew different numbers
- * of samples from them), so rank 0's checkpoint holds every rank's state. */
-static int dp_sync_rngs(m2_dist *d, m2_rng *const *r, int k, m2_err *err) {
-    if (m2_dist_alone(d)) return 0;
-    uint64_t w[4 * 4];
-    if (k > 4) return m2_errorf(err, M2_EINVAL, "data parallel: too many RNG streams");
-    for (int j = 0; j < k; j++) memcpy(&w[4 * j], r[j]->s, sizeof r[j]->s);
-    if (m2_dist_bcast(d, w, (size_t)k * sizeof r[0]->s, 0, err)) return -1;
-    for (int j = 0; j < k; j++) memcpy(r[j]->s, &w[4 * j], sizeof r[j]->s);
-    return 0;
-}
-
 /* The step statistics one reduction averages (the fields log_step reports). The spreads travel
  * as second moments (std^2 + mean^2), whose action-weighted mean over the ranks is the global
  * batch's, so the global spread is exact, not a mean of per-rank spreads. */
@@ -204,14 +192,12 @@ static int lm_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err 
     m2_params *p = lm_group(l);
     m2_params_zero_grad(p);
     m2_step_stats ss = {0};
-    if (pb->n_seq > 0 && m2_lm_step(l->c, l->a, pb, 1, &ss, err)) return -1;   /* a rank's block may be empty */
+    if (m2_lm_step(l->c, l->a, pb, 1, &ss, err)) return -1;   /* a rank's block may be empty */
     double mean[1] = {ss.loss}, sum[1] = {pb->N};
     m2_dist *d = dist_of(l->h);
     if (dp_reduce(d, &p, 1, ss.n_tokens, mean, 1, sum, 1, NULL, err)) return -1;
     float gn, lr;
     if (group_update(p, &l->o->opt, step, &gn, &lr, err)) return -1;
-    m2_rng *r[1] = {m2_ctx_rng(l->c)};
-    if (dp_sync_rngs(d, r, 1, err)) return -1;
     l->loss = mean[0];
     l->lr = lr;
     l->gnorm = gn;
@@ -310,14 +296,12 @@ static int sft_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err
     sft_loop *l = ud;
     m2_params_zero_grad(&l->a->params);
     m2_step_stats ss = {0};
-    if (pb->n_seq > 0 && m2_sft_step(l->c, l->a, pb, l->o->reduce, 1, &ss, err)) return -1;
+    if (m2_sft_step(l->c, l->a, pb, l->o->reduce, 1, &ss, err)) return -1;   /* a rank's block may be empty */
     double mean[1] = {ss.loss};
     m2_params *g[1] = {&l->a->params};
     m2_dist *d = dist_of(l->h);
     if (dp_reduce(d, g, 1, ss.n_actions, mean, 1, NULL, 0, NULL, err)) return -1;
     if (group_update(&l->a->params, &l->o->opt, step, NULL, NULL, err)) return -1;
-    m2_rng *r[1] = {m2_ctx_rng(l->c)};
-    if (dp_sync_rngs(d, r, 1, err)) return -1;
     l->loss = mean[0];
     return 0;
 }
@@ -401,17 +385,10 @@ static int offline_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2
     m2_dist *d = dist_of(l->h);
     m2_offline_cfg sc = o->step;
     if (!m2_dist_alone(d)) sc.global = (m2_batch_sum){.ud = d, .sum = dp_sum};
-    if (pb->n_seq > 0) {
-        if (m2_offline_step(l->m, l->c, l->a, l->q, l->v, pb, &sc, l->rng, &l->ss, err)) return -1;
-    } else if (sc.global.sum && m2_actor_normalizes(&sc.actor)) {   /* the step's sum, with nothing of ours */
-        double sn[2] = {0, 0};
-        if (dp_sum(d, sn, 2, err)) return -1;
-    }
+    if (m2_offline_step(l->m, l->c, l->a, l->q, l->v, pb, &sc, l->rng, &l->ss, err)) return -1;   /* may be empty */
     if (dp_step_stats(d, l->a, l->q, l->v, &l->ss, NULL, err)) return -1;
-    if (update(l->a, l->q, l->v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak,
-               step, err)) return -1;
-    m2_rng *r[2] = {l->rng, m2_ctx_rng(l->c)};
-    return dp_sync_rngs(d, r, 2, err);
+    return update(l->a, l->q, l->v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak,
+                  step, err);
 }
 
 static int offline_done(void *ud, int64_t step, int epoch_end, m2_err *err) {
@@ -430,17 +407,21 @@ int m2_train_offline(m2_model *m, m2_ctx *c, m2_adapter *a, m2_head *q, m2_head 
 
 /* ---- online ---- */
 
-/* One update on a batch sampled from the buffer; segments the packer rejects are skipped. */
+/* One update on a batch sampled from the buffer; segments the packer rejects are skipped. Each
+ * packed segment is keyed by its position among the k sampled (its dropout masks: data/pack.h), so
+ * a rank's block gets the masks one process gives it. An update that does not happen (every
+ * segment skipped) leaves the dropout stream as it was. */
 static int online_update(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_adapter *off,
                          m2_head *q, m2_head *v, m2_replay *buf, const m2_tok_iface *tok,
                          const m2_online_opts *o, int64_t step, m2_step_stats *ss, int *did, m2_dist *d,
                          m2_err *err) {
     *did = 0;
     int k = o->batch;
-    int *idx = malloc((size_t)k * sizeof *idx);
+    int *idx = malloc((size_t)k * sizeof *idx), *key = malloc((size_t)k * sizeof *key);
     m2_packed *ps = calloc((size_t)k, sizeof *ps);
     int np = 0, rc = -1;
-    if (!idx || !ps) { m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
+    m2_packed_batch pb = {0};   /* no sequences until built */
+    if (!idx || !key || !ps) { m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
     if (m2_replay_sample(buf, k, idx, err) < 0) goto out;
     /* every rank holds the same buffer and draws the same k items; each packs its block of them */
     int64_t lo, cnt;
@@ -452,134 +433,115 @@ static int online_update(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *o
             if (err) *err = e2;
             goto out;
         }
-        np++;
+        key[np++] = i;
     }
-    if (m2_dist_alone(d)) {
-        if (np == 0) { rc = 0; goto out; }
-        m2_packed_batch pb;
-        if (m2_packed_batch_build(ps, np, &pb, err)) goto out;
-        zero_grads(on, q, v);
-        int r = m2_online_step(m, c_on, c_off, on, off, q, v, &pb, &o->step, ss, err);
-        m2_packed_batch_free(&pb);
-        if (r || update(on, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, step, err))
-            goto out;
-        *did = 1;
-        rc = 0;
-        goto out;
-    }
-    /* data parallel: a rank whose block the packer emptied still joins the reduction (weight 0);
-     * no rank updates when every block is empty */
-    zero_grads(on, q, v);
-    memset(ss, 0, sizeof *ss);
-    m2_online_cfg sc = o->step;
-    sc.global = (m2_batch_sum){.ud = d, .sum = dp_sum};
+    int alone = m2_dist_alone(d);
+    if (alone && np == 0) { rc = 0; goto out; }
     if (np > 0) {
-        m2_packed_batch pb;
         if (m2_packed_batch_build(ps, np, &pb, err)) goto out;
-        int r = m2_online_step(m, c_on, c_off, on, off, q, v, &pb, &sc, ss, err);
-        m2_packed_batch_free(&pb);
-        if (r) goto out;
-    } else {   /* the step's one global sum (the AWAC weights' mean), with nothing of this rank's */
-        double sn[2] = {0, 0};
-        if (dp_sum(d, sn, 2, err)) goto out;
+        for (int s = 0; s < np; s++) pb.seq_key[s] = key[s];
     }
-    double n_all;
-    if (dp_step_stats(d, on, q, v, ss, &n_all, err)) goto out;
+    /* data parallel: a rank whose block the packer emptied still joins the step (weight 0); no rank
+     * updates when every block is empty */
+    m2_rng drop = *m2_ctx_rng(c_on);
+    m2_online_cfg sc = o->step;
+    if (!alone) sc.global = (m2_batch_sum){.ud = d, .sum = dp_sum};
+    zero_grads(on, q, v);
+    if (m2_online_step(m, c_on, c_off, on, off, q, v, &pb, &sc, ss, err)) goto out;
+    double n_all = ss->n_actions;
+    if (!alone && dp_step_stats(d, on, q, v, ss, &n_all, err)) goto out;
     if (n_all > 0) {
         if (update(on, q, v, o->step.train_actor, o->step.train_critic, &o->actor, &o->critic, o->polyak, step, err))
             goto out;
-        m2_rng *r[1] = {m2_ctx_rng(c_on)};
-        if (dp_sync_rngs(d, r, 1, err)) goto out;
         *did = 1;
+    } else {
+        *m2_ctx_rng(c_on) = drop;
     }
     rc = 0;
 out:
+    m2_packed_batch_free(&pb);
     for (int i = 0; i < np; i++) m2_packed_free(&ps[i]);
     free(ps);
     free(idx);
+    free(key);
     return rc;
 }
 
 /* Segments one episode may leave in its capture buffer (System 2 sub-goals of one episode). */
 #define CAPTURE_SEGMENTS 4096
 
-/* One rank's share of an online collection: rank r plays its block of the positions ids[0..n)
- * (m2_dist_shard), each episode into a record {episodes, successes, steps, segments, ret, buffer:
- * its segments as a replay buffer's JSON, all kept}; the records are gathered in rank order, which
- * is episode order, and every rank then pushes every segment into its own buffer in that order and
- * adds the stats in that order, exactly what m2_collect_online does in one process (the same FIFO,
- * the same failure draws from the buffer's RNG, the same sums). */
-static int collect_sharded(m2_dist *d, m2_env *env, const m2_online_opts *o, const int *ids, int n,
-                           const m2_policy *sys1, const m2_policy *sys2, const m2_loop_cfg *lc, m2_replay *buf,
-                           m2_collect_stats *cs, m2_err *err) {
-    int64_t lo, cnt;
-    m2_dist_shard(n, d->rank, d->world, &lo, &cnt);
-    cJSON *mine = cJSON_CreateArray();
-    if (!mine) return m2_errorf(err, M2_ENOMEM, "online: out of memory");
-    int rc = -1;
-    char *text = NULL, *all = NULL;
-    size_t *lens = calloc((size_t)d->world, sizeof *lens);
-    m2_replay cap, tmp;
-    int cap_ok = 0, tmp_ok = 0;
-    if (!lens) { m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
-    for (int64_t e = lo; e < lo + cnt; e++) {
-        if (m2_replay_init(&cap, CAPTURE_SEGMENTS, 1.f, 0, err)) goto out;
-        cap_ok = 1;
-        m2_collect_stats one = {0};
-        if (m2_collect_online(env, o->task, o->split, &ids[e], 1, o->seed, sys1, sys2, lc, &cap, NULL, &one, err)) goto out;
-        if (cap.evicted) { m2_errorf(err, M2_ESHAPE, "online: an episode left more than %d segments", CAPTURE_SEGMENTS); goto out; }
-        char *bj = m2_replay_to_json(&cap, err);
-        if (!bj) goto out;
-        cJSON *rec = cJSON_CreateObject(), *bo = cJSON_Parse(bj);
-        free(bj);
-        if (!rec || !bo) { cJSON_Delete(rec); cJSON_Delete(bo); m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
+/* An online collection over the ranks as an ordered job (dist/dist.h m2_dist_map_ordered): make
+ * plays position ids[i] into a record {episodes, successes, steps, segments, ret, buffer: its
+ * segments as a replay buffer's JSON, all kept}; take pushes every record's segments into this
+ * rank's buffer and adds its stats, in episode order on every rank: exactly what m2_collect_online
+ * does in one process (the same FIFO, the same failure draws from the buffer's RNG, the same sums). */
+typedef struct collect_job {
+    m2_env *env;
+    const m2_online_opts *o;
+    const int *ids;
+    const m2_policy *sys1, *sys2;
+    const m2_loop_cfg *lc;
+    m2_replay *buf;
+    m2_collect_stats *cs;
+} collect_job;
+
+static int collect_make(void *ud, int64_t i, m2_strbuf *out, m2_err *err) {
+    collect_job *j = ud;
+    m2_replay cap;
+    if (m2_replay_init(&cap, CAPTURE_SEGMENTS, 1.f, 0, err)) return -1;
+    m2_collect_stats one = {0};
+    int rc = m2_collect_online(j->env, j->o->task, j->o->split, &j->ids[i], 1, j->o->seed, j->sys1, j->sys2, j->lc, &cap,
+                               NULL, &one, err);
+    if (!rc && cap.evicted) rc = m2_errorf(err, M2_ESHAPE, "online: an episode left more than %d segments", CAPTURE_SEGMENTS);
+    char *bj = rc ? NULL : m2_replay_to_json(&cap, err);
+    m2_replay_free(&cap);
+    if (!bj) return -1;
+    cJSON *rec = cJSON_CreateObject(), *bo = cJSON_Parse(bj);
+    free(bj);
+    char *text = NULL;
+    if (rec && bo) {
         cJSON_AddNumberToObject(rec, "episodes", one.episodes);
         cJSON_AddNumberToObject(rec, "successes", one.successes);
         cJSON_AddNumberToObject(rec, "steps", one.steps);
         cJSON_AddNumberToObject(rec, "segments", one.segments);
         cJSON_AddNumberToObject(rec, "ret", one.ret);
         cJSON_AddItemToObject(rec, "buffer", bo);
-        cJSON_AddItemToArray(mine, rec);
-        m2_replay_free(&cap);
-        cap_ok = 0;
+        bo = NULL;
+        text = cJSON_PrintUnformatted(rec);
     }
-    if (!(text = cJSON_PrintUnformatted(mine))) { m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
-    if (m2_dist_allgather(d, text, strlen(text), &all, lens, err)) goto out;
-    size_t off = 0;
-    for (int r = 0; r < d->world; r++) {
-        cJSON *arr = cJSON_ParseWithLength(all + off, lens[r]);
-        off += lens[r];
-        if (!cJSON_IsArray(arr)) { cJSON_Delete(arr); m2_errorf(err, M2_EFORMAT, "online: rank %d sent a bad episode record", r); goto out; }
-        const cJSON *rec;
-        cJSON_ArrayForEach(rec, arr) {
-            char *bj = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(rec, "buffer"));
-            int bad = !bj || m2_replay_init(&tmp, CAPTURE_SEGMENTS, 1.f, 0, err);
-            if (!bad) tmp_ok = 1;
-            if (!bad) bad = m2_replay_from_json(&tmp, bj, err);
-            free(bj);
-            for (int i = 0; !bad && i < m2_replay_size(&tmp); i++) {
-                const m2_replay_item *it = m2_replay_at(&tmp, i);
-                int kept = m2_replay_push(buf, &it->seg, it->success, err);
-                if (kept < 0) bad = 1;
-                else cs->kept += kept;
-            }
-            if (tmp_ok) { m2_replay_free(&tmp); tmp_ok = 0; }
-            if (bad) { cJSON_Delete(arr); if (err && !err->code) m2_errorf(err, M2_ENOMEM, "online: out of memory"); goto out; }
-            cs->episodes += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "episodes"));
-            cs->successes += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "successes"));
-            cs->steps += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "steps"));
-            cs->segments += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "segments"));
-            cs->ret += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "ret"));
-        }
-        cJSON_Delete(arr);
-    }
-    rc = 0;
-out:
-    if (cap_ok) m2_replay_free(&cap);
-    cJSON_Delete(mine);
+    cJSON_Delete(rec);
+    cJSON_Delete(bo);
+    rc = text && !m2_strbuf_puts(out, text) ? 0 : m2_errorf(err, M2_ENOMEM, "online: out of memory");
     free(text);
-    free(all);
-    free(lens);
+    return rc;
+}
+
+static int collect_take(void *ud, int64_t i, const char *item, size_t len, m2_err *err) {
+    collect_job *j = ud;
+    cJSON *rec = cJSON_ParseWithLength(item, len);
+    char *bj = rec ? cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(rec, "buffer")) : NULL;
+    if (!bj) { cJSON_Delete(rec); return m2_errorf(err, M2_EFORMAT, "online: episode %lld: a bad record", (long long)i); }
+    m2_replay tmp;
+    int rc = m2_replay_init(&tmp, CAPTURE_SEGMENTS, 1.f, 0, err);
+    if (!rc) {
+        rc = m2_replay_from_json(&tmp, bj, err);
+        for (int k = 0; !rc && k < m2_replay_size(&tmp); k++) {
+            const m2_replay_item *it = m2_replay_at(&tmp, k);
+            int kept = m2_replay_push(j->buf, &it->seg, it->success, err);
+            if (kept < 0) rc = -1;
+            else j->cs->kept += kept;
+        }
+        m2_replay_free(&tmp);
+    }
+    free(bj);
+    if (!rc) {
+        j->cs->episodes += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "episodes"));
+        j->cs->successes += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "successes"));
+        j->cs->steps += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "steps"));
+        j->cs->segments += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "segments"));
+        j->cs->ret += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rec, "ret"));
+    }
+    cJSON_Delete(rec);
     return rc;
 }
 
@@ -603,10 +565,15 @@ int m2_train_online(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2
             for (int i = 0; i < o->episodes_per_epoch; i++)
                 ids[i] = (int)(((int64_t)st->epoch * o->episodes_per_epoch + i) % n_ep);
             m2_collect_stats cs = {0};
+            m2_loop_cfg round = *lc;   /* the epoch is part of its episodes' sampling streams */
+            round.round = (uint64_t)st->epoch;
             if (m2_dist_alone(dist_of(h))
-                    ? m2_collect_online(env, o->task, o->split, ids, o->episodes_per_epoch, o->seed, sys1, sys2, lc,
-                                        buf, NULL, &cs, err)
-                    : collect_sharded(dist_of(h), env, o, ids, o->episodes_per_epoch, sys1, sys2, lc, buf, &cs, err))
+                    ? m2_collect_online(env, o->task, o->split, ids, o->episodes_per_epoch, o->seed, sys1, sys2,
+                                        &round, buf, NULL, &cs, err)
+                    : m2_dist_map_ordered(dist_of(h), o->episodes_per_epoch, collect_make, collect_take,
+                                          &(collect_job){.env = env, .o = o, .ids = ids, .sys1 = sys1, .sys2 = sys2,
+                                                         .lc = &round, .buf = buf, .cs = &cs},
+                                          err))
                 goto out;
             st->pos = 0;
             static const char *names[] = {"sys2_online/success_rate", "sys2_online/return", "sys2_online/steps",

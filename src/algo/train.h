@@ -32,10 +32,13 @@ typedef struct m2_train_hooks {
      * sequences sampled from the replay buffer); each rank's gradient of its block's mean loss is
      * weighted by its share of the loss's count (tokens in pre-training, actions elsewhere) and the
      * weighted gradients of everything trained are summed in ONE all-reduce per step, so clipping,
-     * AdamW and the schedule see the global batch's gradient on every rank. The RNG streams a step
-     * draws from (dropout, anchor samples) are rank 0's after each step. Online episodes are split
-     * the same way and gathered in episode order (every rank's buffer = one process's). Logged
-     * numbers are the global batch's. */
+     * AdamW and the schedule see the global batch's gradient on every rank. Every rank draws from
+     * its RNG streams exactly what one process draws for the whole batch (algo/steps.h: dropout
+     * masks keyed by the global batch position, anchor samples by the global sample index), so
+     * the streams stay in lock-step and the masks and samples are one process's. Online episodes
+     * are split the same way and gathered in episode order (every rank's buffer = one process's;
+     * each episode samples from its own stream, agent/loop.h m2_episode_stream). Logged numbers
+     * are the global batch's. */
     m2_dist *dist;
 } m2_train_hooks;
 

@@ -4,15 +4,19 @@
 #include "dist/dist.h"
 
 typedef int (*m2_cmd_fn)(int argc, char **argv);   /* argv[0] is the subcommand name */
+/* A subcommand on the ranks of an MPI job (docs/dist.md): every rank runs it with the same
+ * arguments; rank 0 alone writes files and prints (main sends the others' stdout to /dev/null). */
+typedef int (*m2_cmd_dist_fn)(int argc, char **argv, m2_dist *dist);
 
 int cmd_demo(int argc, char **argv);
+int cmd_demo_dist(int argc, char **argv, m2_dist *dist);
 int cmd_play(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_eval_dist(int argc, char **argv, m2_dist *dist);
 int cmd_bench(int argc, char **argv);
 int cmd_train(int argc, char **argv);
-/* `multi2 train` on the ranks of an MPI job (docs/dist.md); cmd_train = one process. */
 int cmd_train_dist(int argc, char **argv, m2_dist *dist);
 int cmd_logits(int argc, char **argv);
 int cmd_generate(int argc, char **argv);

@@ -109,27 +109,68 @@ static int write_curves(const char *out, const char *env, const char *const *run
     return 0;
 }
 
+/* Under MPI the episodes are split across the ranks and rank 0 writes the records. */
 static int reference_rows(const char *env, const char *policy, const char *dir, int episodes, int step_limit,
-                          m2_err *err) {
+                          m2_dist *dist, m2_err *err) {
+    int writer = m2_dist_alone(dist) || dist->rank == 0;
     char p[1400];
     snprintf(p, sizeof p, "%s/eval", dir);
-    if (m2_mkdir_p(p, err)) return -1;
+    if (writer && m2_mkdir_p(p, err)) return -1;
     const char *splits[2] = {"id", "ood"};
     for (int s = 0; s < 2; s++) {
         snprintf(p, sizeof p, "%s/eval/%s.jsonl", dir, splits[s]);
-        FILE *f = fopen(p, "w");
-        if (!f) return m2_errorf(err, M2_EIO, "%s: cannot create", p);
+        FILE *f = writer ? fopen(p, "w") : NULL;
+        if (writer && !f) return m2_errorf(err, M2_EIO, "%s: cannot create", p);
         double succ;
-        int rc = m2_pipe_eval_reference(env, policy, splits[s], episodes, step_limit, 0, f, &succ, err);
-        if (fclose(f) && !rc) rc = m2_errorf(err, M2_EIO, "%s: write failed", p);
+        int rc = m2_pipe_eval_reference(env, policy, splits[s], episodes, step_limit, 0, f, &succ, dist, err);
+        if (f && fclose(f) && !rc) rc = m2_errorf(err, M2_EIO, "%s: write failed", p);
         if (rc) return -1;
         printf("%s %s/%s: success %.1f%%\n", policy, env, splits[s], 100 * succ);
     }
     return 0;
 }
 
-int cmd_demo(int argc, char **argv) {
+/* What rank 0 decided about a method's run (every rank then passes the same config and folder to
+ * m2_train_run_dist): continue it, or take the first run's stages. */
+typedef struct run_decision {
+    int32_t resume, ok;
+    char reuse_from[1300], reuse_stages[256];
+    char msg[sizeof ((m2_err *)0)->msg];
+} run_decision;
+
+/* rank 0's decision for run_dir (the others read it by broadcast: the folder may be changing under
+ * them as rank 0 starts the run): continue an existing run made with the same config, or start one
+ * that takes the first method's reusable stages (first_cfg NULL for the first method). */
+static void decide_run(const char *run_dir, const m2_run_config *cfg, const m2_run_config *first_cfg,
+                       run_decision *dc) {
+    memset(dc, 0, sizeof *dc);
+    m2_err err = {0};
+    dc->resume = m2_dir_kind_of(run_dir) == M2_DIR_RUN;
+    dc->ok = 1;
+    if (dc->resume && !same_config(run_dir, cfg, &err)) {
+        dc->ok = 0;
+        snprintf(dc->msg, sizeof dc->msg, "%s", err.msg);
+        return;
+    }
+    if (dc->resume || !first_cfg) return;
+    /* later methods take the first run's stages they would compute identically */
+    const char *st[16];
+    int ns = m2_run_reusable_prefix(first_cfg, cfg, st, 16, NULL, 0);
+    char from[1300];
+    m2_run_dir_for(first_cfg, from, sizeof from);
+    int k2 = 0;   /* a first run made by an older multi2 records no end steps: compute instead */
+    while (k2 < ns && m2_run_stage_reusable(from, st[k2])) k2++;
+    for (int i = 0; i < k2; i++)
+        snprintf(dc->reuse_stages + strlen(dc->reuse_stages), sizeof dc->reuse_stages - strlen(dc->reuse_stages), "%s%s",
+                 i ? "," : "", st[i]);
+    if (k2 > 0) snprintf(dc->reuse_from, sizeof dc->reuse_from, "%s", from);
+}
+
+int cmd_demo(int argc, char **argv) { return cmd_demo_dist(argc, argv, NULL); }
+
+int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
+    int writer = m2_dist_alone(dist) || dist->rank == 0;   /* rank 0 alone writes (docs/dist.md) */
     const char *out = "runs/demo", *envs = "textcraft,alfworld,scienceworld", *methods = "multi2,flat";
     const char *file = NULL;
     int episodes = 0, threads = 0;
@@ -204,7 +245,11 @@ int cmd_demo(int argc, char **argv) {
     if (marker_over && threads > 0) marker_over[n_marker++] = to;
     m2_demo_marker dm = {.config = file, .envs = envs, .methods = methods, .overrides = marker_over,
                          .n_overrides = n_marker};
-    if (!marker_over || m2_check_demo_dir(out, &err) || m2_demo_marker_write(out, &dm, &err)) {
+    int bad = !marker_over || (writer && (m2_check_demo_dir(out, &err) || m2_demo_marker_write(out, &dm, &err)));
+    int32_t verdict = bad;   /* every rank stops when rank 0 refuses the folder */
+    if (m2_dist_bcast(dist, &verdict, sizeof verdict, 0, &err)) bad = 1;
+    else if (verdict && !bad) bad = 1, snprintf(err.msg, sizeof err.msg, "rank 0 refused %s (its message says why)", out);
+    if (bad) {
         fprintf(stderr, "multi2 demo: %s\n", marker_over ? err.msg : "out of memory");
         free(marker_over);
         free(cfg);
@@ -250,42 +295,37 @@ int cmd_demo(int argc, char **argv) {
             free(ov);
             char run_dir[1200];
             m2_run_dir_for(cfg, run_dir, sizeof run_dir);
-            int resume = m2_dir_kind_of(run_dir) == M2_DIR_RUN;
-            if (resume && !same_config(run_dir, cfg, &err)) {
+            run_decision dc = {0};
+            if (writer) decide_run(run_dir, cfg, k == 0 ? NULL : first_cfg, &dc);
+            if (m2_dist_bcast(dist, &dc, sizeof dc, 0, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
                 break;
             }
-            if (k == 0) {
-                *first_cfg = *cfg;
-            } else if (!resume) {
-                /* later methods take the first run's stages they would compute identically */
-                const char *st[16];
-                int ns = m2_run_reusable_prefix(first_cfg, cfg, st, 16, NULL, 0);
-                char list[256] = "", from[1300];
-                m2_run_dir_for(first_cfg, from, sizeof from);
-                int k2 = 0;   /* a first run made by an older multi2 records no end steps: compute instead */
-                while (k2 < ns && m2_run_stage_reusable(from, st[k2])) k2++;
-                ns = k2;
-                for (int i = 0; i < ns; i++)
-                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", st[i]);
-                if (ns > 0 && (m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_from", from, "demo", &err) ||
-                               m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_stages", list, "demo", &err))) {
-                    fprintf(stderr, "multi2 demo: %s\n", err.msg);
-                    rc = 1;
-                    break;
-                }
+            int resume = dc.resume;
+            if (!dc.ok) {
+                fprintf(stderr, "multi2 demo: %s\n", dc.msg);
+                rc = 1;
+                break;
+            }
+            if (k == 0) *first_cfg = *cfg;
+            if (dc.reuse_from[0] && (m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_from", dc.reuse_from, "demo", &err) ||
+                                     m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_stages", dc.reuse_stages, "demo", &err))) {
+                fprintf(stderr, "multi2 demo: %s\n", err.msg);
+                rc = 1;
+                break;
             }
             double t1 = m2_now_s();
             printf("\n=== %s / %s -> %s%s\n", ebuf, mbuf, run_dir, resume ? " (continuing)" : "");
             fflush(stdout);
-            int before = resume ? m2_run_done_count(run_dir) : 0;
+            int before = resume && writer ? m2_run_done_count(run_dir) : 0;
             int taken = !resume && *cfg->run_reuse_from ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
-            if (m2_train_run(cfg, m2_pipe_stages, m2_pipe_n_stages, run_dir, resume, stdout, &err)) {
+            if (m2_train_run_dist(cfg, m2_pipe_stages, m2_pipe_n_stages, run_dir, resume, stdout, dist, &err)) {
                 fprintf(stderr, "multi2 demo: %s: %s\n", run_dir, err.msg);
                 rc = 1;
                 break;
             }
+            if (!writer) continue;   /* the rows, the curves' runs and the report are rank 0's */
             int done = m2_run_done_count(run_dir);
             n_runs++;
             computed += done - before - taken;
@@ -309,7 +349,7 @@ int cmd_demo(int argc, char **argv) {
                 n_curves++;
             }
         }
-        if (rc == 0 && cfg->run_plots && write_curves(out, ebuf, curve_runs, n_curves, &err)) {
+        if (rc == 0 && writer && cfg->run_plots && write_curves(out, ebuf, curve_runs, n_curves, &err)) {
             fprintf(stderr, "multi2 demo: %s\n", err.msg);
             rc = 1;
         }
@@ -318,15 +358,15 @@ int cmd_demo(int argc, char **argv) {
         for (int r = 0; rc == 0 && r < 2; r++) {
             char dir[1300];
             snprintf(dir, sizeof dir, "%s/%s", env_dir, refs[r]);
-            if (reference_rows(ebuf, refs[r], dir, ref_eps, (int)cfg->eval_step_limit, &err) ||
-                add_rows(&rows, &n_rows, dir, refs[r], &err)) {
+            if (reference_rows(ebuf, refs[r], dir, ref_eps, (int)cfg->eval_step_limit, dist, &err) ||
+                (writer && add_rows(&rows, &n_rows, dir, refs[r], &err))) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
             }
         }
     }
     double wall = m2_now_s() - t0;
-    if (rc == 0) {
+    if (rc == 0 && writer) {
         /* what this invocation did: a re-run of a finished demo computes nothing, and its wall time
          * says nothing about training */
         char note[1024], what[400];

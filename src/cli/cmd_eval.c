@@ -2,6 +2,7 @@
  * results. Policies: the expert oracle, uniform random over admissible actions, and the trained
  * policy of a run folder (--run DIR: its config and artifacts, greedy pass@1, pipe/pipe.h). */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +98,8 @@ static int eval_team(const env_opts *o) {
     return 0;
 }
 
-/* --run DIR: the trained policy of a run folder. */
-static int eval_run(const env_opts *o) {
+/* --run DIR: the trained policy of a run folder; under MPI its episodes split across the ranks. */
+static int eval_run(const env_opts *o, m2_dist *dist) {
     int rc;
     char path[1200];
     snprintf(path, sizeof path, "%s/config.yaml", o->run);
@@ -111,6 +112,12 @@ static int eval_run(const env_opts *o) {
     }
     if (m2_method_of(cfg)->team) {   /* a TeamTR run: its team on the test questions of its task family */
         free(cfg);
+        if (!m2_dist_alone(dist)) {
+            if (dist->rank == 0)
+                fprintf(stderr, "multi2 eval: %s is a TeamTR run, evaluated in one process only (its rollouts are not "
+                        "split across ranks); run it without mpirun\n", o->run);
+            return 2;
+        }
         return eval_team(o);
     }
     if (o->env && strcmp(o->env, cfg->env_name)) {
@@ -141,12 +148,13 @@ static int eval_run(const env_opts *o) {
         if (rc) { free(cfg); return rc; }
     }
     FILE *out = NULL;
-    if (o->out && !(out = fopen(o->out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o->out); free(cfg); return 1; }
+    int writer = m2_dist_alone(dist) || dist->rank == 0;
+    if (writer && o->out && !(out = fopen(o->out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o->out); free(cfg); return 1; }
     m2_eval_agg agg;
     m2_eval_agg_init(&agg);
     const char *split = m2_split_name(o->split);
-    rc = m2_pipe_eval_run(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, mode, o->vary, out, &agg,
-                          o->json ? NULL : stderr, &err);
+    rc = m2_pipe_eval_run_dist(o->run, split, o->episodes, 0, o->seed_set ? (int64_t)o->seed : -1, mode, o->vary, out,
+                               &agg, o->json || !writer ? NULL : stderr, dist, &err);
     if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); rc = 1; }
     if (rc) fprintf(stderr, "multi2 eval: %s\n", err.msg);
     const m2_eval_cell *c = rc ? NULL : m2_eval_agg_find(&agg, split, "all");
@@ -186,12 +194,59 @@ static int eval_run(const env_opts *o) {
     return rc ? 1 : 0;
 }
 
-int cmd_eval(int argc, char **argv) {
+/* --policy oracle|random: each episode as it arrives in episode order (pipe/pipe.h
+ * m2_pipe_reference_episodes; under MPI from every rank): counted, its results entry kept, its line
+ * printed and its record written by rank 0. */
+typedef struct policy_rows {
+    const env_opts *o;
+    const char *env;
+    m2_eval_agg *agg;
+    cJSON *res;
+    FILE *out;
+    int writer, wins, total_steps, invalid;
+    double score_sum;
+} policy_rows;
+
+static int policy_row(void *ud, int64_t i, const m2_episode *ep, const char *rec, m2_err *err) {
+    policy_rows *p = ud;
+    if (m2_eval_agg_add(p->agg, ep, err)) return -1;
+    cJSON *r = cJSON_Parse(rec), *e = cJSON_CreateObject();
+    if (!r || !e) { cJSON_Delete(r); cJSON_Delete(e); return m2_errorf(err, M2_ENOMEM, "episode %lld: out of memory", (long long)i); }
+    const char *task = cJSON_GetStringValue(cJSON_GetObjectItem(r, "task"));
+    int index = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "index"));
+    size_t l = task ? strcspn(task, "\n") : 0;
+    char *first = strndup(task ? task : "", l);
+    cJSON_AddNumberToObject(e, "index", index);
+    cJSON_AddStringToObject(e, "task_type", ep->task_type ? ep->task_type : "");
+    cJSON_AddStringToObject(e, "task", first ? first : "");
+    cJSON_AddBoolToObject(e, "success", ep->success);
+    cJSON_AddNumberToObject(e, "score", ep->score);
+    cJSON_AddNumberToObject(e, "return", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "return")));
+    cJSON_AddNumberToObject(e, "steps", ep->steps);
+    cJSON_AddNumberToObject(e, "invalid_actions", ep->invalid);
+    cJSON_AddItemToArray(p->res, e);
+    cJSON_Delete(r);
+    p->wins += ep->success != 0;
+    p->score_sum += m2_env_unit_score(p->env, ep->score);   /* 0..1, as the run records and reports */
+    p->total_steps += ep->steps;
+    p->invalid += ep->invalid;
+    if (p->writer && !p->o->json)
+        printf("%5d  %-7s score %-5g steps %-3d %s\n", index, ep->success ? "success" : "fail", ep->score, ep->steps,
+               first ? first : "");
+    free(first);
+    /* the records of a run's eval/<split>.jsonl (pipe/runfiles.h), the policy as the method */
+    if (p->writer && p->out && fprintf(p->out, "%s\n", rec) < 0) return m2_errorf(err, M2_EIO, "%s: write failed", p->o->out);
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv) { return cmd_eval_dist(argc, argv, NULL); }
+
+int cmd_eval_dist(int argc, char **argv, m2_dist *dist) {
     env_opts o;
     int rc = env_opts_parse(&o, argc, argv, "eval", "env data split task episodes seed max-steps policy run json out action-mode vary");
     if (rc) return rc;
     if (o.help) { usage(stdout); return 0; }
-    if (o.run) return eval_run(&o);
+    if (o.run) return eval_run(&o, dist);
     if (!o.env) { fprintf(stderr, "multi2 eval: --env is required\n"); usage(stderr); return 2; }
     if (!o.policy) { fprintf(stderr, "multi2 eval: --policy is required (oracle or random)\n"); usage(stderr); return 2; }
     int pk = m2_policy_parse(o.policy);
@@ -204,17 +259,10 @@ int cmd_eval(int argc, char **argv) {
     if (!env) return 1;
     m2_err err = {0};
     if ((rc = check_episodes(env, o.task, o.split, o.episodes))) { m2_env_destroy(env); return rc; }
-    m2_episode_order order;
-    if (m2_episode_order_build(env, o.task, o.split, &order, &err)) {
-        fprintf(stderr, "multi2 eval: %s\n", err.msg);
-        m2_env_destroy(env);
-        return 1;
-    }
-    int n = o.episodes > 0 && o.episodes < order.n ? o.episodes : order.n;
+    int writer = m2_dist_alone(dist) || dist->rank == 0;
     FILE *out = NULL;
-    if (o.out && !(out = fopen(o.out, "w"))) {
+    if (writer && o.out && !(out = fopen(o.out, "w"))) {
         fprintf(stderr, "multi2 eval: %s: cannot create\n", o.out);
-        m2_episode_order_free(&order);
         m2_env_destroy(env);
         return 1;
     }
@@ -222,53 +270,16 @@ int cmd_eval(int argc, char **argv) {
     m2_eval_agg_init(&agg);
     m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = o.max_steps, .policy_seed = o.seed};
     cJSON *root = cJSON_CreateObject();
-    cJSON *res = cJSON_CreateArray();
-    int wins = 0, total_steps = 0, invalid = 0;
-    double score_sum = 0;
+    policy_rows j = {.o = &o, .env = env->cls->name, .agg = &agg, .res = cJSON_CreateArray(), .out = out, .writer = writer};
     rc = 0;
-    for (int i = 0; i < n; i++) {
-        const m2_episode_ref *r = m2_episode_order_at(&order, i);
-        m2_env_traj t;
-        if (m2_rollout(env, r->task, o.split, r->index, o.seed, &ro, &t, &err) ||
-            m2_eval_agg_add_traj(&agg, &t, r->type, &err)) {
-            fprintf(stderr, "multi2 eval: episode %d: %s\n", i, err.msg);
-            m2_env_traj_free(&t);
-            rc = 1;
-            break;
-        }
-        wins += t.won;
-        score_sum += m2_env_unit_score(env->cls->name, t.score);   /* 0..1, as the run records and reports */
-        total_steps += t.n;
-        int inv = 0;
-        for (int s = 0; s < t.n; s++) inv += !t.steps[s].valid;
-        invalid += inv;
-        cJSON *e = cJSON_CreateObject();
-        size_t l = strcspn(t.task_text, "\n");
-        char *first = strndup(t.task_text, l);
-        cJSON_AddNumberToObject(e, "index", r->index);
-        cJSON_AddStringToObject(e, "task_type", r->type);
-        cJSON_AddStringToObject(e, "task", first ? first : "");
-        free(first);
-        cJSON_AddBoolToObject(e, "success", t.won);
-        cJSON_AddNumberToObject(e, "score", t.score);
-        cJSON_AddNumberToObject(e, "return", t.ret);
-        cJSON_AddNumberToObject(e, "steps", t.n);
-        cJSON_AddNumberToObject(e, "invalid_actions", inv);
-        cJSON_AddItemToArray(res, e);
-        if (!o.json) printf("%5d  %-7s score %-5g steps %-3d %.*s\n", r->index, t.won ? "success" : "fail", t.score, t.n, (int)l, t.task_text);
-        if (out) {
-            /* the records of a run's eval/<split>.jsonl (pipe/runfiles.h), the policy as the method */
-            char *rec = m2_eval_record_traj(&t, o.policy, r->type, o.max_steps);
-            if (!rec || fprintf(out, "%s\n", rec) < 0) {
-                fprintf(stderr, "multi2 eval: %s: %s\n", o.out, rec ? "write failed" : "out of memory");
-                rc = 1;
-            }
-            free(rec);
-        }
-        m2_env_traj_free(&t);
-        if (rc) break;
+    /* the first N episodes of the split's order, every one with environment seed --seed */
+    int n = m2_pipe_reference_episodes(env, o.task, o.split, o.episodes > 0 ? o.episodes : INT32_MAX, &ro, o.policy,
+                                       o.seed, 1, dist, policy_row, &j, &err);
+    if (n < 0) {
+        fprintf(stderr, "multi2 eval: %s\n", err.msg);
+        rc = 1;
     }
-    if (out && fclose(out)) { fprintf(stderr, "multi2 eval: %s: write failed\n", o.out); rc = 1; }
+    if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o.out); rc = 1; }
     if (!rc) {
         cJSON_AddStringToObject(root, "env", env->cls->name);
         cJSON_AddStringToObject(root, "split", m2_split_name(o.split));
@@ -277,27 +288,26 @@ int cmd_eval(int argc, char **argv) {
         cJSON_AddNumberToObject(root, "seed", (double)o.seed);
         cJSON_AddNumberToObject(root, "max_steps", o.max_steps);
         cJSON_AddNumberToObject(root, "episodes", n);
-        cJSON_AddNumberToObject(root, "success", n ? (double)wins / n : 0);
-        cJSON_AddNumberToObject(root, "mean_score", n ? score_sum / n : 0);
-        cJSON_AddNumberToObject(root, "mean_steps", n ? (double)total_steps / n : 0);
-        cJSON_AddNumberToObject(root, "invalid_rate", total_steps ? (double)invalid / total_steps : 0);
+        cJSON_AddNumberToObject(root, "success", n ? (double)j.wins / n : 0);
+        cJSON_AddNumberToObject(root, "mean_score", n ? j.score_sum / n : 0);
+        cJSON_AddNumberToObject(root, "mean_steps", n ? (double)j.total_steps / n : 0);
+        cJSON_AddNumberToObject(root, "invalid_rate", j.total_steps ? (double)j.invalid / j.total_steps : 0);
         cJSON_AddItemToObject(root, "task_types", types_json(&agg, m2_split_name(o.split)));
-        cJSON_AddItemToObject(root, "results", res);
-        res = NULL;
+        cJSON_AddItemToObject(root, "results", j.res);
+        j.res = NULL;
         if (o.json) {
             char *s = cJSON_Print(root);
             if (s) { puts(s); free(s); }
         } else {
             printf("%s %s %s: success %.4f, mean score %.4f, mean steps %.2f over %d episodes\n", env->cls->name,
-                   m2_split_name(o.split), o.policy, n ? (double)wins / n : 0, n ? score_sum / n : 0,
-                   n ? (double)total_steps / n : 0, n);
+                   m2_split_name(o.split), o.policy, n ? (double)j.wins / n : 0, n ? j.score_sum / n : 0,
+                   n ? (double)j.total_steps / n : 0, n);
             print_types(&agg, m2_split_name(o.split));
         }
     }
-    cJSON_Delete(res);
+    cJSON_Delete(j.res);
     cJSON_Delete(root);
     m2_eval_agg_free(&agg);
-    m2_episode_order_free(&order);
     m2_env_destroy(env);
     return rc;
 }

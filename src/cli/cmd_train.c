@@ -195,7 +195,6 @@ int cmd_train(int argc, char **argv) {
 
 int cmd_train_dist(int argc, char **argv, m2_dist *dist) {
     /* under MPI rank 0 speaks for the job; the others print only their errors (stderr) */
-    if (dist->rank != 0 && !freopen("/dev/null", "w", stdout)) return 1;
     setvbuf(stdout, NULL, _IOLBF, 0);   /* summary lines reach a log file as they happen */
     const char *config = NULL, *resume = NULL, *branch = NULL;
     int dry = 0, print_cfg = 0, help_cfg = 0;

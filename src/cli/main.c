@@ -7,22 +7,23 @@
 #include "cli/cli.h"
 #include "cli/version.h"   /* generated at configure time (build/generated/) */
 
-typedef struct { const char *name; m2_cmd_fn fn; const char *help; } command;
+/* dist_fn: the command runs on the ranks of an MPI job (docs/dist.md); the others refuse several */
+typedef struct { const char *name; m2_cmd_fn fn; const char *help; m2_cmd_dist_fn dist_fn; } command;
 
 static const command commands[] = {
-    {"demo", cmd_demo, "run the whole pipeline on the embedded defaults"},
-    {"train", cmd_train, "run a training config (YAML) with key=value overrides"},
-    {"eval", cmd_eval, "evaluate a policy (oracle, random or a run) on an environment split"},
-    {"play", cmd_play, "play an environment by hand in the terminal"},
-    {"tasks", cmd_tasks, "list the tasks of an environment split"},
-    {"report", cmd_report, "results over training seeds: mean and standard error of several folders"},
-    {"data", cmd_data, "write expert / medium hierarchical trajectories as JSONL"},
-    {"bench", cmd_bench, "benchmarks: bench engine | bench env"},
-    {"logits", cmd_logits, "print a model's last-position logits for a prompt"},
-    {"generate", cmd_generate, "generate a completion with a model"},
-    {"merge", cmd_merge, "fold an adapter into a base model and write it"},
-    {"serve", cmd_serve, "serve an environment over HTTP with AgentGym's protocol"},
-    {"tokenizer", cmd_tokenizer, "tokenizer tools: tokenizer train | encode | decode"},
+    {.name = "demo", .fn = cmd_demo, .help = "run the whole pipeline on the embedded defaults", .dist_fn = cmd_demo_dist},
+    {.name = "train", .fn = cmd_train, .help = "run a training config (YAML) with key=value overrides", .dist_fn = cmd_train_dist},
+    {.name = "eval", .fn = cmd_eval, .help = "evaluate a policy (oracle, random or a run) on an environment split", .dist_fn = cmd_eval_dist},
+    {.name = "play", .fn = cmd_play, .help = "play an environment by hand in the terminal"},
+    {.name = "tasks", .fn = cmd_tasks, .help = "list the tasks of an environment split"},
+    {.name = "report", .fn = cmd_report, .help = "results over training seeds: mean and standard error of several folders"},
+    {.name = "data", .fn = cmd_data, .help = "write expert / medium hierarchical trajectories as JSONL"},
+    {.name = "bench", .fn = cmd_bench, .help = "benchmarks: bench engine | bench env"},
+    {.name = "logits", .fn = cmd_logits, .help = "print a model's last-position logits for a prompt"},
+    {.name = "generate", .fn = cmd_generate, .help = "generate a completion with a model"},
+    {.name = "merge", .fn = cmd_merge, .help = "fold an adapter into a base model and write it"},
+    {.name = "serve", .fn = cmd_serve, .help = "serve an environment over HTTP with AgentGym's protocol"},
+    {.name = "tokenizer", .fn = cmd_tokenizer, .help = "tokenizer tools: tokenizer train | encode | decode"},
 };
 
 static void usage(FILE *f) {
@@ -46,13 +47,22 @@ int main(int argc, char **argv) {
     if (m2_dist_init(&dist, &argc, &argv, &err)) { fprintf(stderr, "multi2: %s\n", err.msg); return 1; }
     if (!m2_dist_alone(&dist)) {
         int rc = 2;
-        if (!strcmp(argv[1], "train")) {
-            rc = cmd_train_dist(argc - 1, argv + 1, &dist);
+        const command *c = NULL;
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[1], commands[i].name)) c = &commands[i];
+        if (c && c->dist_fn) {
+            /* rank 0 alone prints; the others' errors still reach stderr */
+            if (dist.rank != 0 && !freopen("/dev/null", "w", stdout)) rc = 1;
+            else rc = c->dist_fn(argc - 1, argv + 1, &dist);
             /* an error on one rank ends every rank: the others may wait in a collective */
-            if (rc == 1) m2_dist_abort(&dist, "multi2 train failed (its message is above)");
+            if (rc == 1) {
+                char why[96];
+                snprintf(why, sizeof why, "multi2 %s failed (its message is above)", c->name);
+                m2_dist_abort(&dist, why);
+            }
         } else if (dist.rank == 0) {
-            fprintf(stderr, "multi2 %s: runs in one process; under mpirun only `multi2 train` runs on several "
-                    "ranks (%d here)\n", argv[1], dist.world);
+            fprintf(stderr, "multi2 %s: runs in one process; under mpirun only `multi2 train`, `multi2 eval` and "
+                    "`multi2 demo` run on several ranks (%d here)\n", argv[1], dist.world);
         }
         m2_dist_finalize(&dist);
         return rc;

@@ -321,7 +321,7 @@ fail:
 
 void m2_packed_batch_free(m2_packed_batch *b) {
     if (!b) return;
-    free(b->tokens); free(b->seq_len); free(b->seq_off); free(b->targets); free(b->tok_action);
+    free(b->tokens); free(b->seq_len); free(b->seq_off); free(b->seq_key); free(b->targets); free(b->tok_action);
     free(b->tok_mask); free(b->act_seq); free(b->act_step); free(b->act_ntok);
     free(b->q_pos); free(b->v_pos); free(b->next_v_pos);
     free(b->reward); free(b->done); free(b->q_mask);
@@ -344,6 +344,7 @@ int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out
     out->tok_mask = calloc(n, sizeof(float));
     out->seq_len = malloc((size_t)n_seq * sizeof(int));
     out->seq_off = malloc((size_t)n_seq * sizeof(int));
+    out->seq_key = malloc((size_t)n_seq * sizeof(int32_t));
     out->act_seq = malloc(a * sizeof(int));
     out->act_step = malloc(a * sizeof(int));
     out->act_ntok = malloc(a * sizeof(int));
@@ -354,7 +355,7 @@ int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out
     out->done = malloc(a * sizeof(float));
     out->q_mask = malloc(a * sizeof(float));
     if (!out->tokens || !out->targets || !out->tok_action || !out->tok_mask || !out->seq_len ||
-        !out->seq_off || !out->act_seq || !out->act_step || !out->act_ntok || !out->q_pos ||
+        !out->seq_off || !out->seq_key || !out->act_seq || !out->act_step || !out->act_ntok || !out->q_pos ||
         !out->v_pos || !out->next_v_pos || !out->reward || !out->done || !out->q_mask) {
         m2_packed_batch_free(out);
         return m2_errorf(err, M2_ENOMEM, "batch: out of memory for %ld tokens", N);
@@ -364,6 +365,7 @@ int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out
         const m2_packed *p = &seqs[s];
         out->seq_len[s] = p->n_tok;
         out->seq_off[s] = off;
+        out->seq_key[s] = s;
         memcpy(out->tokens + off, p->ids, (size_t)p->n_tok * sizeof(int32_t));
         for (int i = 0; i < p->n_tok; i++) {
             out->targets[off + i] = i + 1 < p->n_tok ? p->ids[i + 1] : -1;
@@ -388,6 +390,7 @@ int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out
         }
         off += p->n_tok;
     }
+    out->act_total = out->n_actions;
     return 0;
 }
 

@@ -121,6 +121,12 @@ typedef struct m2_packed_batch {
     int *act_seq, *act_step, *act_ntok;           /* [n_actions] */
     int *q_pos, *v_pos, *next_v_pos;              /* [n_actions] flat; next_v_pos -1 = none */
     float *reward, *done, *q_mask;                /* [n_actions] */
+    /* Where the batch sits in a data-parallel step's global batch (dist/dist.h): seq_key[s] is
+     * sequence s's index there (its LoRA dropout key: model/forward.h m2_batch), its actions are
+     * the global batch's [act_base, act_base + n_actions) of act_total. A whole batch:
+     * seq_key[s] = s, act_base 0, act_total n_actions (m2_packed_batch_build). */
+    int32_t *seq_key;                             /* [n_seq] */
+    int act_base, act_total;
 } m2_packed_batch;
 
 int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out, m2_err *err);

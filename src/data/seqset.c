@@ -127,18 +127,24 @@ int m2_batch_iter_next_range(m2_batch_iter *it, const m2_seqset *s, int lo, int 
     if (lo < 0 || n < 0 || lo + n > k)
         return m2_errorf(err, M2_EINVAL, "batches: part [%d, %d) outside the batch of %d", lo, lo + n, k);
     memset(out, 0, sizeof *out);
+    int act_base = 0, act_total = 0;   /* the part's actions within the whole batch's */
+    for (int i = 0; i < k; i++) {
+        int j = it->order[it->pos + i];
+        if (j < 0 || j >= s->n) return m2_errorf(err, M2_EINVAL, "batches: sequence %d out of range", j);
+        if (i < lo) act_base += s->seq[j].n_actions;
+        act_total += s->seq[j].n_actions;
+    }
     if (n > 0) {
         m2_packed *tmp = malloc((size_t)n * sizeof *tmp);
         if (!tmp) return m2_errorf(err, M2_ENOMEM, "batches: out of memory");
-        for (int i = 0; i < n; i++) {
-            int j = it->order[it->pos + lo + i];
-            if (j < 0 || j >= s->n) { free(tmp); return m2_errorf(err, M2_EINVAL, "batches: sequence %d out of range", j); }
-            tmp[i] = s->seq[j];   /* shallow: build copies what it needs */
-        }
+        for (int i = 0; i < n; i++) tmp[i] = s->seq[it->order[it->pos + lo + i]];   /* shallow: build copies what it needs */
         int rc = m2_packed_batch_build(tmp, n, out, err);
         free(tmp);
         if (rc) return -1;
+        for (int i = 0; i < n; i++) out->seq_key[i] = lo + i;
     }
+    out->act_base = act_base;
+    out->act_total = act_total;
     it->pos += k;
     if (epoch_done) *epoch_done = it->pos >= it->n;
     return 0;

@@ -50,7 +50,9 @@ int m2_batch_iter_next(m2_batch_iter *it, const m2_seqset *s, m2_packed_batch *o
  * ended). */
 int m2_batch_iter_peek(m2_batch_iter *it);
 /* Like m2_batch_iter_next, but packs only the batch's sequences [lo, lo + n) (a data-parallel rank's
- * share, dist/dist.h); n = 0 leaves *out zeroed. The iterator moves past the whole batch. */
+ * share, dist/dist.h), keyed lo .. lo + n - 1, with act_base / act_total placing its actions in the
+ * whole batch's (data/pack.h); n = 0 gives a batch without sequences (only act_base and act_total
+ * set). The iterator moves past the whole batch. */
 int m2_batch_iter_next_range(m2_batch_iter *it, const m2_seqset *s, int lo, int n, m2_packed_batch *out,
                              int *epoch_done, m2_err *err);
 

@@ -251,3 +251,52 @@ int m2_dist_allgather(m2_dist *d, const void *mine, size_t n, char **all, size_t
     *all = buf;
     return 0;
 }
+
+int m2_dist_map_ordered(m2_dist *d, int64_t n, m2_dist_make_fn make, m2_dist_take_fn take, void *ud, m2_err *err) {
+    m2_strbuf b = {0};
+    int rc = 0;
+    if (m2_dist_alone(d)) {
+        for (int64_t i = 0; !rc && i < n; i++) {
+            m2_strbuf_reset(&b);
+            rc = make(ud, i, &b, err);
+            if (!rc && b.oom) rc = m2_errorf(err, M2_ENOMEM, "out of memory for item %lld", (long long)i);
+            if (!rc) rc = take(ud, i, m2_strbuf_str(&b), b.len, err);
+        }
+        m2_strbuf_free(&b);
+        return rc;
+    }
+    /* this rank's items, each as [uint64 length][bytes][NUL], then every rank's in rank order */
+    int64_t lo, cnt;
+    m2_dist_shard(n, d->rank, d->world, &lo, &cnt);
+    m2_strbuf one = {0};
+    for (int64_t i = lo; !rc && i < lo + cnt; i++) {
+        m2_strbuf_reset(&one);
+        rc = make(ud, i, &one, err);
+        uint64_t len = one.len;
+        if (!rc && (one.oom || m2_strbuf_append(&b, &len, sizeof len) || m2_strbuf_append(&b, m2_strbuf_str(&one), one.len + 1)))
+            rc = m2_errorf(err, M2_ENOMEM, "out of memory for item %lld", (long long)i);
+    }
+    m2_strbuf_free(&one);
+    char *all = NULL;
+    size_t *lens = rc ? NULL : calloc((size_t)d->world, sizeof *lens);
+    if (!rc && !lens) rc = m2_errorf(err, M2_ENOMEM, "gather: out of memory");
+    /* a rank that failed above skips the gather: its error ends the job (m2_dist_abort) */
+    if (!rc) rc = m2_dist_allgather(d, m2_strbuf_str(&b), b.len, &all, lens, err);
+    m2_strbuf_free(&b);
+    size_t total = 0, off = 0;
+    for (int r = 0; !rc && r < d->world; r++) total += lens[r];
+    int64_t i = 0;
+    while (!rc && off < total) {
+        uint64_t len;
+        if (total - off < sizeof len) { rc = m2_errorf(err, M2_EFORMAT, "gather: a rank sent a truncated item"); break; }
+        memcpy(&len, all + off, sizeof len);
+        off += sizeof len;
+        if (len >= total - off || all[off + len] || i >= n) { rc = m2_errorf(err, M2_EFORMAT, "gather: a rank sent a truncated item"); break; }
+        rc = take(ud, i++, all + off, (size_t)len, err);
+        off += len + 1;
+    }
+    if (!rc && i != n) rc = m2_errorf(err, M2_EFORMAT, "gather: %lld items of %lld arrived", (long long)i, (long long)n);
+    free(all);
+    free(lens);
+    return rc;
+}

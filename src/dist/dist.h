@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/err.h"
+#include "core/strbuf.h"
 
 /* Elements (floats, doubles, bytes) per MPI call: 2^26 stays far below INT_MAX however the
  * datatypes are counted, and keeps the reduction's scratch buffer at one piece. */
@@ -61,6 +62,16 @@ int m2_dist_bcast(m2_dist *d, void *buf, size_t n, int root, m2_err *err);
  * after the last byte for text), lens[world] (caller's array) each rank's length. */
 int m2_dist_allgather(m2_dist *d, const void *mine, size_t n, char **all, size_t *lens, m2_err *err);
 int m2_dist_barrier(m2_dist *d, m2_err *err);
+
+/* An ordered job of n items (the episodes of an evaluation) over the ranks: rank r calls make(ud, i,
+ * out) for each item i of its block (m2_dist_shard), which appends item i's bytes to out; one
+ * gather brings every item's bytes to every rank, and take(ud, i, bytes, len) is called for each
+ * item in item order on every rank (a writer checks the rank itself; the bytes are followed by a
+ * NUL). So what take sees is what one process sees. Alone: make then take, item by item (nothing
+ * held back, no collective). */
+typedef int (*m2_dist_make_fn)(void *ud, int64_t i, m2_strbuf *out, m2_err *err);
+typedef int (*m2_dist_take_fn)(void *ud, int64_t i, const char *item, size_t len, m2_err *err);
+int m2_dist_map_ordered(m2_dist *d, int64_t n, m2_dist_make_fn make, m2_dist_take_fn take, void *ud, m2_err *err);
 
 /* The job's end after an error on this rank: prints "multi2: rank R of W failed: <reason>" to
  * stderr and aborts every rank (MPI_Abort, exit status 1). Returns only when d is alone (the

@@ -105,13 +105,14 @@ m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int lo
     c->seq_len = calloc((size_t)max_tokens, sizeof(int));
     c->seq_off = calloc((size_t)max_tokens + 1, sizeof(int));
     c->pos = calloc((size_t)max_tokens, sizeof(int));
+    c->seq_key = calloc((size_t)max_tokens, sizeof(int32_t));
     c->tokens = calloc((size_t)max_tokens, sizeof(int32_t));
     c->aseq = calloc((size_t)max_tokens, sizeof(m2_attn_seq));
     c->lora_t = calloc((size_t)L * M2_LORA_N_TARGETS, sizeof(float *));
     size_t nf = c->la ? layout(&m->cfg, max_tokens, keep_acts, c, c->la, NULL) : 0;
     c->block_bytes = nf * sizeof(float);
     c->block = m2_malloc_aligned(c->block_bytes);
-    if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->tokens || !c->aseq || !c->lora_t || !c->block) {
+    if (!c->la || !c->seq_len || !c->seq_off || !c->pos || !c->seq_key || !c->tokens || !c->aseq || !c->lora_t || !c->block) {
         m2_errorf(err, M2_ENOMEM, "ctx: out of memory for %d tokens (%.1f MiB of activations)", max_tokens,
                   c->block_bytes / 1048576.0);
         m2_ctx_free(c);
@@ -125,7 +126,7 @@ m2_ctx *m2_ctx_create_chunked(m2_model *m, int max_tokens, int keep_acts, int lo
 
 void m2_ctx_free(m2_ctx *c) {
     if (!c) return;
-    free(c->la); free(c->aseq); free(c->seq_len); free(c->seq_off); free(c->pos); free(c->tokens);
+    free(c->la); free(c->aseq); free(c->seq_len); free(c->seq_off); free(c->pos); free(c->seq_key); free(c->tokens);
     free(c->lora_t); free(c->block); free(c->lora_block); free(c->shadow);
     free(c);
 }

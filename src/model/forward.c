@@ -75,7 +75,8 @@ static void forward_part(void *vp, long b, long e, int tid) {
     for (long k = b; k < e; k++) forward_share(j->c, &j->sh[k]);
 }
 
-int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err) {
+/* drop NULL: a scoring pass (no dropout); else a training pass with these masks. */
+static int forward_pass(m2_ctx *c, const m2_batch *b, m2_adapter *a, const m2_dropout_keys *drop, m2_err *err) {
     m2_model *m = c->m;
     const m2_model_config *cf = &m->cfg;
     if (!b || b->n_seq <= 0) return m2_errorf(err, M2_EINVAL, "forward: empty batch");
@@ -101,11 +102,12 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
     for (int s = 0; s < b->n_seq; s++) {
         c->seq_len[s] = b->seq_len[s];
         c->seq_off[s + 1] = c->seq_off[s] + b->seq_len[s];
+        c->seq_key[s] = drop && drop->seq_key ? drop->seq_key[s] : s;
         for (int i = 0; i < b->seq_len[s]; i++) c->pos[c->seq_off[s] + i] = i;
     }
     memcpy(c->tokens, b->tokens, N * sizeof(int32_t));
-    c->drop_on = a && train && a->cfg.dropout > 0;
-    if (c->drop_on) c->drop_seed = m2_rng_u64(&c->rng);   /* one draw per forward: the masks' seed */
+    c->drop_on = a && drop && a->cfg.dropout > 0;
+    if (c->drop_on) c->drop_seed = drop->seed;
     m2_fwd_share sh[MAX_SHARES];
     int ns = m2_fwd_plan_shares(c, sh, MAX_SHARES);
     if (ns == 1) forward_share(c, &sh[0]);
@@ -123,6 +125,18 @@ int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *e
     m2_ctx_zero_dgrads(c);
     c->llse_valid = 0;
     return 0;
+}
+
+int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err) {
+    if (!train) return forward_pass(c, b, a, NULL, err);
+    m2_dropout_keys d = {0};
+    if (a && a->cfg.dropout > 0) d.seed = m2_rng_u64(&c->rng);   /* one draw per forward that drops */
+    return forward_pass(c, b, a, &d, err);
+}
+
+int m2_forward_keyed(m2_ctx *c, const m2_batch *b, m2_adapter *a, const m2_dropout_keys *drop, m2_err *err) {
+    if (!drop) return m2_errorf(err, M2_EINVAL, "forward: a keyed forward needs its dropout keys");
+    return forward_pass(c, b, a, drop, err);
 }
 
 /* The backward of the share's rows: output projection, final norm, every layer (down to the

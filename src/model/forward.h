@@ -50,8 +50,20 @@ size_t m2_ctx_bytes_for_config(const m2_model_config *cfg, int threads, int max_
 size_t m2_ctx_shadow_bytes_for(m2_model *m);
 
 /* Runs the model over the batch with adapter `a` active (NULL = base only). train = 1 applies
- * LoRA dropout (seeded by m2_ctx_seed) — scoring uses 0. Fills logits and hidden. */
+ * LoRA dropout with one seed drawn from the ctx's RNG (seeded by m2_ctx_seed) and the sequences
+ * keyed 0 .. n_seq-1 (m2_dropout_keys) — scoring uses 0. Fills logits and hidden. */
 int m2_forward(m2_ctx *c, const m2_batch *b, m2_adapter *a, int train, m2_err *err);
+
+/* The LoRA dropout of a training forward, chosen by the caller (the training steps, algo/steps.h):
+ * the mask of sequence s at its position p is a hash of (seed, seq_key[s], p), never of where s sits
+ * in the batch, so a sequence gets the same masks in any batch that gives it the same key and seed
+ * (a data-parallel rank keys its sequences by their index in the global batch: docs/dist.md). */
+typedef struct m2_dropout_keys {
+    uint64_t seed;
+    const int32_t *seq_key;   /* [n_seq]; NULL: 0 .. n_seq-1 */
+} m2_dropout_keys;
+/* A training forward (train = 1) with these masks; the ctx's RNG is not drawn. */
+int m2_forward_keyed(m2_ctx *c, const m2_batch *b, m2_adapter *a, const m2_dropout_keys *drop, m2_err *err);
 void m2_ctx_seed(m2_ctx *c, uint64_t seed);   /* dropout RNG */
 m2_rng *m2_ctx_rng(m2_ctx *c);                /* its state, for checkpoints */
 

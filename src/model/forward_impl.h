@@ -32,6 +32,7 @@ struct m2_ctx {
     int max_tokens, keep_acts, tmax;
     int N, n_seq;
     int *seq_len, *seq_off, *pos;
+    int32_t *seq_key;         /* [n_seq] the sequences' dropout keys (m2_batch.seq_key) */
     int32_t *tokens;
     m2_adapter *a;
     m2_rng rng;
@@ -57,7 +58,7 @@ struct m2_ctx {
     int chunk;                /* > 0: logits never stored, computed in chunks of this many rows */
     size_t wscratch_floats;   /* per share: dequantised weight rows of non-f32 matrices */
     int drop_on;              /* this forward applies LoRA dropout */
-    uint64_t drop_seed;       /* its masks: a hash of (seed, slot, element), drawn once per forward */
+    uint64_t drop_seed;       /* its masks: a hash of (seed, slot, sequence key, position, feature) */
     /* weight-gradient shadows of shares 1..nthreads-1: [adapter grads | base grads] each */
     float *shadow; size_t shadow_cap, shadow_stride, shadow_base_off;
 };

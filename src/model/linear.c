@@ -43,12 +43,27 @@ int m2_fwd_lora_prepare(m2_ctx *c, m2_adapter *a, int N, m2_err *err) {
 }
 
 /* LoRA dropout without stored masks (m2_dropout_apply): the mask of the pair at slot is a hash of
- * (this forward's seed, slot, element index n * in + i), so the forward and the backward
- * recompute it for any rows: no N x in mask per (layer, target) is kept, rows can be handled by
- * any thread, and the bits depend only on the seed. dst[r, in] = drop(x) for rows [n0, n0 + rows). */
+ * (this forward's seed, slot, the row's sequence key, element index p * in + i for the row at
+ * position p of its sequence), so the forward and the backward recompute it for any rows: no
+ * N x in mask per (layer, target) is kept, rows can be handled by any thread, and the bits depend
+ * only on the seed, the key and the position, not on where the sequence sits in the batch (a
+ * data-parallel rank's block gets the masks one process gives the same sequences: m2_batch).
+ * dst[r, in] = drop(x) for rows [n0, n0 + rows). */
 static void lora_drop_rows(const m2_ctx *c, int slot, int in, int n0, int rows, const float *x, float *dst) {
-    m2_dropout_apply(dst, x, (size_t)rows * in, (uint64_t)n0 * in, c->drop_seed ^ ((uint64_t)(slot + 1) << 52),
-                     c->a->cfg.dropout);
+    uint64_t seed = c->drop_seed ^ ((uint64_t)(slot + 1) << 52);
+    int lo = 0, hi = c->n_seq - 1;   /* the sequence holding row n0: the last s with seq_off[s] <= n0 */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (c->seq_off[mid] <= n0) lo = mid; else hi = mid - 1;
+    }
+    for (int s = lo, n = n0; n < n0 + rows; s++) {
+        int end = c->seq_off[s + 1] < n0 + rows ? c->seq_off[s + 1] : n0 + rows;
+        uint64_t key = m2_hash64(seed ^ m2_hash64((uint64_t)(int64_t)c->seq_key[s]));
+        size_t at = (size_t)(n - n0) * in;
+        m2_dropout_apply(dst + at, x + at, (size_t)(end - n) * in, (uint64_t)(n - c->seq_off[s]) * in, key,
+                         c->a->cfg.dropout);
+        n = end;
+    }
 }
 
 /* Where share w puts a weight gradient g (a pointer into the adapter's or the base's grad arena):

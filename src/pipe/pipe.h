@@ -73,10 +73,31 @@ int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval 
  * renamed items), a test of whether the policy reads its observations or recalls the train world. */
 int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
                      int action_mode, uint64_t vary, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err);
+/* The same on the ranks of d (docs/dist.md), every rank calling it with the same arguments: the
+ * episodes are split across the ranks and gathered in episode order, so agg is one process's on
+ * every rank; rank 0 alone writes jsonl (the others may pass NULL); progress counts this rank's
+ * episodes. */
+int m2_pipe_eval_run_dist(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
+                          int action_mode, uint64_t vary, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_dist *d,
+                          m2_err *err);
+
+/* A reference policy's episodes (oracle, random: no model) as an ordered job over d's ranks (NULL:
+ * one process; dist/dist.h m2_dist_map_ordered): positions 0..n-1 of the episode order of (task,
+ * split), episode i rolled out (data/traj.h, ro) with environment seed seed + i (same_seed: seed for
+ * every one, as `multi2 eval --policy` has it). take sees every episode in episode order on every
+ * rank: its summary (agent/eval.h m2_eval_traj_episode; task_type borrowed) and its eval record
+ * (pipe/runfiles.h m2_eval_record_traj, the policy as the method, ro->max_steps as the step limit).
+ * n is capped at the split's size; returns the episodes played, or -1. */
+typedef int (*m2_pipe_episode_fn)(void *ud, int64_t i, const m2_episode *ep, const char *rec, m2_err *err);
+int m2_pipe_reference_episodes(m2_env *env, const char *task, m2_split split, int n, const m2_rollout_opts *ro,
+                               const char *policy, uint64_t seed, int same_seed, m2_dist *d, m2_pipe_episode_fn take,
+                               void *ud, m2_err *err);
 
 /* Reference policies without a model (oracle, random): episodes 0..n-1 of (env, split) through
- * data/traj.h rollouts, records like the eval stage's (tokens 0) into jsonl. */
+ * data/traj.h rollouts (episode i with environment seed seed + i), records like the eval stage's
+ * (tokens 0) into jsonl. d (NULL: one process): split across its ranks as m2_pipe_eval_run_dist;
+ * rank 0 writes. */
 int m2_pipe_eval_reference(const char *env_name, const char *policy, const char *split, int episodes,
-                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_err *err);
+                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_dist *d, m2_err *err);
 
 #endif

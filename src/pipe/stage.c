@@ -432,18 +432,18 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
         return err && err->code ? -1 : m2_errorf(err, M2_EIO, "rank 0 could not start the run (its message says why)");
     }
     int world = dist ? dist->world : 1;
-    if (rs.ck) {   /* checkpoints of older builds hold no world size: one process wrote them */
+    if (rs.ck && out && writer) {   /* checkpoints of older builds hold no world size: one process wrote them */
         const cJSON *w = cJSON_GetObjectItemCaseSensitive(rs.ck->state, "world");
         int ck_world = cJSON_IsNumber(w) ? (int)w->valuedouble : 1;
-        if (ck_world != world) {
-            m2_errorf(err, M2_ECONFIG, "%s: checkpoint of step %lld was written by %d rank%s; resume it with %d "
-                      "(mpirun -np %d; the batches' split, the gradient sums and the online episodes' sampling "
-                      "streams depend on the world size)", rs.ck->dir, (long long)rs.ck->step, ck_world,
-                      ck_world == 1 ? "" : "s", ck_world, ck_world);
-            m2_ckpt_free(rs.ck);
-            if (writer) m2_run_close(&rs.run);
-            return -1;
-        }
+        /* Everything a checkpoint holds is the global batch's and the same on every rank (the data
+         * cursors, the RNG streams, the replay buffer; the masks, anchor samples and episodes are
+         * keyed by their global position: docs/dist.md), so a run continues at any world size. */
+        if (ck_world != world)
+            fprintf(out, "resuming step %lld, written by %d rank%s, on %d rank%s: the batches, dropout masks, anchor "
+                    "samples, episodes and replay buffer continue as they would have; each step's gradient is now "
+                    "summed over %d part%s instead of %d, so the numbers from here agree with the uninterrupted run "
+                    "to float rounding, not bit for bit\n", (long long)rs.ck->step, ck_world, ck_world == 1 ? "" : "s",
+                    world, world == 1 ? "" : "s", world, world == 1 ? "" : "s", ck_world);
     }
     progress_file prog = rs.prog;
     int start = rs.start, reused = rs.reused, fresh = rs.fresh, existed = rs.existed, n_reused = rs.n_reused;

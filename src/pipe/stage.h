@@ -67,8 +67,9 @@ int m2_train_run(const m2_run_config *cfg, const m2_stage *table, int n_table, c
 /* The same on the ranks of d (docs/dist.md), every rank calling it with the same arguments: rank 0
  * alone writes the run folder (config, stages.json, metrics, checkpoints, artifacts, results) and
  * takes the resume decision, which it broadcasts; the folder must be on a file system every rank
- * reads (one host, or NFS and the like). Checkpoints record the world size; resuming one at another
- * world size is an error. A barrier ends every stage, so later stages read what rank 0 wrote. */
+ * reads (one host, or NFS and the like). Checkpoints record the world size; a run resumes at any
+ * world size (rank 0 says what changes: the gradient sums' order). A barrier ends every stage, so
+ * later stages read what rank 0 wrote. */
 int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_table, const char *run_dir,
                       int resume, FILE *out, m2_dist *dist, m2_err *err);
 

@@ -518,7 +518,6 @@ typedef struct rl_state {
     m2_rng *rng;
     hook_ud *h;
     m2_replay *buf;
-    m2_model_policy *mp1, *mp2;
 } rl_state;
 
 static int rl_fill(void *ud, m2_ckpt *c, m2_err *err) {
@@ -529,22 +528,6 @@ static int rl_fill(void *ud, m2_ckpt *c, m2_err *err) {
     if (s->rng && m2_ckpt_set_rng(c, "sampler", s->rng, err)) return -1;
     cJSON *js = m2_ckpt_state(c);
     pw_state_to_json(js, s->st, s->h->base);
-    if (s->mp1) cJSON_AddNumberToObject(js, "sys1_calls", (double)s->mp1->calls);
-    if (s->mp2) cJSON_AddNumberToObject(js, "sys2_calls", (double)s->mp2->calls);
-    m2_dist *d = s->h->ctx->dist;
-    if (!m2_dist_alone(d) && s->mp1 && s->mp2) {
-        /* the one state that differs between ranks: the sampling streams' call counters of the
-         * episodes each rank played; rank r resumes from entry r */
-        int64_t *calls = calloc((size_t)2 * d->world, sizeof *calls);
-        if (!calls) return m2_errorf(err, M2_ENOMEM, "checkpoint: out of memory");
-        calls[2 * d->rank] = s->mp1->calls;
-        calls[2 * d->rank + 1] = s->mp2->calls;
-        int rc = m2_dist_sum_i64(d, calls, (size_t)2 * d->world, err);
-        int64_t shape[2] = {d->world, 2};
-        if (!rc) rc = m2_ckpt_add_copy(c, "rank_calls", M2_CKPT_I64, calls, 2, shape, err);
-        free(calls);
-        if (rc) return -1;
-    }
     if (s->buf) {
         char *j = m2_replay_to_json(s->buf, err);
         if (!j) return -1;
@@ -563,18 +546,9 @@ static int rl_restore(const m2_ckpt *ck, rl_state *s, m2_err *err) {
     if (s->rng && m2_ckpt_get_rng(ck, "sampler", s->rng, err)) return -1;
     const cJSON *js = ((m2_ckpt *)ck)->state;
     if (pw_state_from_json(js, s->st, &s->h->base, err)) return -1;
-    const cJSON *x;
-    if (s->mp1 && cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(js, "sys1_calls"))) s->mp1->calls = (long)x->valuedouble;
-    if (s->mp2 && cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(js, "sys2_calls"))) s->mp2->calls = (long)x->valuedouble;
-    const m2_ckpt_array *rk = m2_ckpt_find(ck, "rank_calls");
-    m2_dist *d = s->h->ctx->dist;
-    if (rk && s->mp1 && s->mp2 && !m2_dist_alone(d)) {   /* the world size matched (m2_train_run_dist) */
-        if (rk->dtype != M2_CKPT_I64 || rk->nbytes != (size_t)2 * d->world * sizeof(int64_t))
-            return m2_errorf(err, M2_EFORMAT, "checkpoint %s: rank_calls is not [%d, 2] I64", ck->dir, d->world);
-        const int64_t *cl = rk->data;
-        s->mp1->calls = (long)cl[2 * d->rank];
-        s->mp2->calls = (long)cl[2 * d->rank + 1];
-    }
+    /* Checkpoints of older builds also hold the rollout policies' call counters ("sys1_calls",
+     * "sys2_calls", per rank "rank_calls"): read past, since every episode now samples from its own
+     * stream (agent/loop.h m2_episode_stream) and no counter outlives an episode (docs/dist.md). */
     if (s->buf) {
         const m2_ckpt_array *ar = m2_ckpt_find(ck, "replay");
         if (!ar) return m2_errorf(err, M2_EFORMAT, "checkpoint %s: no replay buffer", ck->dir);
@@ -788,7 +762,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     m2_train_state st;
     m2_train_state_init(&st);
     hook_ud h = {.ctx = ctx, .base = ctx->step, .fill = rl_fill, .world = &w};
-    rl_state rs = {.a = on, .q = q, .v = v, .c = con, .st = &st, .h = &h, .buf = &buf, .mp1 = &mp1, .mp2 = &mp2};
+    rl_state rs = {.a = on, .q = q, .v = v, .c = con, .st = &st, .h = &h, .buf = &buf};
     h.fill_ud = &rs;
     if (ctx->resume) {
         if (rl_restore(ctx->resume, &rs, err)) goto out;
@@ -851,71 +825,66 @@ out:
 
 /* ---------------------------------------------------------------- evaluation */
 
-/* An evaluated episode as it travels between ranks: the fields the aggregate reads, then its task
- * type and its record, each NUL-ended. */
-typedef struct ep_wire {
-    char env[32], split[8];
-    int steps, sys1_calls, invalid, success;
-    long sys1_prompt_tok, sys1_gen_tok, sys2_prompt_tok, sys2_gen_tok;
-    float score;
-    uint32_t type_len, rec_len;
-} ep_wire;
+/* One split's evaluation as an ordered job over the ranks (m2_dist_map_ordered): make plays an
+ * episode into its wire bytes, take adds it to the aggregate and rank 0 writes its record. */
+typedef struct eval_job {
+    pw_world *w;
+    m2_split split;
+    const char *task;
+    const m2_episode_order *order;
+    const m2_policy *p1, *p2;
+    const m2_loop_cfg *lc;
+    m2_progress *pg;          /* NULL: no progress line */
+    int played, wins;         /* this rank's episodes so far */
+    m2_jsonl *jl;
+    FILE *jsonl;
+    m2_eval_agg *agg;
+    int writer;
+} eval_job;
 
-static int wire_put(m2_strbuf *b, const m2_episode *ep, const char *rec, m2_err *err) {
-    ep_wire x;
-    memset(&x, 0, sizeof x);
-    memcpy(x.env, ep->env, sizeof x.env);
-    memcpy(x.split, ep->split, sizeof x.split);
-    x.steps = ep->steps;
-    x.sys1_calls = ep->sys1_calls;
-    x.invalid = ep->invalid;
-    x.success = ep->success;
-    x.sys1_prompt_tok = ep->sys1_prompt_tok;
-    x.sys1_gen_tok = ep->sys1_gen_tok;
-    x.sys2_prompt_tok = ep->sys2_prompt_tok;
-    x.sys2_gen_tok = ep->sys2_gen_tok;
-    x.score = ep->score;
-    const char *t = ep->task_type ? ep->task_type : "";
-    x.type_len = (uint32_t)strlen(t) + 1;
-    x.rec_len = (uint32_t)strlen(rec) + 1;
-    if (m2_strbuf_append(b, &x, sizeof x) || m2_strbuf_append(b, t, x.type_len) || m2_strbuf_append(b, rec, x.rec_len))
-        return m2_errorf(err, M2_ENOMEM, "eval: out of memory");
-    return 0;
+static int eval_make(void *ud, int64_t i, m2_strbuf *out, m2_err *err) {
+    eval_job *j = ud;
+    const m2_run_config *cfg = j->w->cfg;
+    const m2_episode_ref *r = m2_episode_order_at(j->order, (int)i);
+    m2_episode ep;
+    uint64_t seed = (uint64_t)cfg->eval_seed + (uint64_t)i;
+    if (m2_run_episode(j->w->env, r->task, j->split, r->index, seed, j->p1, j->p2, j->lc, &ep, err)) {
+        m2_episode_free(&ep);
+        return -1;
+    }
+    ep.task_type = strdup(r->type);
+    char *rec = m2_eval_record_episode(&ep, m2_method_names[cfg->method], j->task);
+    int rc = rec && ep.task_type ? m2_eval_wire_put(out, &ep, rec, err) : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
+    j->wins += ep.success;
+    j->played++;
+    free(rec);
+    m2_episode_free(&ep);
+    if (!rc && j->pg) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "success %d/%d", j->wins, j->played);
+        m2_progress_update(j->pg, j->played, extra);
+    }
+    return rc;
 }
 
-/* The next episode of a gathered buffer at *off: ep (borrowing its task type) and its record. */
-static int wire_get(const char *buf, size_t len, size_t *off, m2_episode *ep, const char **rec, m2_err *err) {
-    ep_wire x;
-    if (len - *off < sizeof x) return m2_errorf(err, M2_EFORMAT, "eval: a rank sent a truncated episode");
-    memcpy(&x, buf + *off, sizeof x);
-    if (len - *off - sizeof x < (size_t)x.type_len + x.rec_len || !x.type_len || !x.rec_len)
-        return m2_errorf(err, M2_EFORMAT, "eval: a rank sent a truncated episode");
-    const char *t = buf + *off + sizeof x;
-    memset(ep, 0, sizeof *ep);
-    memcpy(ep->env, x.env, sizeof ep->env);
-    memcpy(ep->split, x.split, sizeof ep->split);
-    ep->steps = x.steps;
-    ep->sys1_calls = x.sys1_calls;
-    ep->invalid = x.invalid;
-    ep->success = x.success;
-    ep->sys1_prompt_tok = x.sys1_prompt_tok;
-    ep->sys1_gen_tok = x.sys1_gen_tok;
-    ep->sys2_prompt_tok = x.sys2_prompt_tok;
-    ep->sys2_gen_tok = x.sys2_gen_tok;
-    ep->score = x.score;
-    ep->task_type = *t ? (char *)t : NULL;
-    *rec = t + x.type_len;
-    *off += sizeof x + x.type_len + x.rec_len;
-    return 0;
+static int eval_take(void *ud, int64_t i, const char *item, size_t len, m2_err *err) {
+    eval_job *j = ud;
+    m2_episode ep;
+    const char *rec = NULL;
+    if (m2_eval_wire_get(item, len, &ep, &rec, err)) return -1;
+    if (j->writer && j->jl && m2_jsonl_write_raw(j->jl, rec, err)) return -1;
+    if (j->writer && j->jsonl) fputs(rec, j->jsonl), fputc('\n', j->jsonl);
+    return j->agg ? m2_eval_agg_add(j->agg, &ep, err) : 0;
 }
 
 /* Positions 0..n-1 of the split's episode order, played by the run's adapters as they are in the
  * model (loaded from the run's artifacts unless a stage holds them already: the online stage's
  * learning curves evaluate its adapters as they train). Under MPI rank r plays the block
- * m2_dist_shard gives it; the episodes are gathered in rank order (= episode order) and added to agg
- * on every rank, and their records written by rank 0 alone, so the files and totals are those of
- * one process (greedy decoding: an episode depends only on its position and seed). The model
- * policies are this call's own, seeded by PW_SEED_EVAL_*: no other stream is drawn from. */
+ * m2_dist_shard gives it; the episodes are gathered in episode order and added to agg on every
+ * rank, and their records written by rank 0 alone, so the files and totals are those of one process
+ * (an episode depends only on its position and seed: its samples come from its own stream,
+ * agent/loop.h). The model policies are this call's own, seeded by PW_SEED_EVAL_*: no other stream
+ * is drawn from. */
 static int eval_split(pw_world *w, const eval_play *play, m2_split split, int n, FILE *progress, const char *label,
                       m2_jsonl *jl, FILE *jsonl, m2_eval_agg *agg, m2_dist *d, int writer, m2_err *err) {
     const m2_run_config *cfg = w->cfg;
@@ -948,66 +917,22 @@ static int eval_split(pw_world *w, const eval_play *play, m2_split split, int n,
     /* positions 0..n-1 of the episode order (data/episodes.h): evenly across task types */
     m2_episode_order order = {0};
     int ret = -1;
-    m2_strbuf wire = {0};   /* this rank's episodes under MPI */
-    char *all = NULL;
-    size_t *lens = NULL;
     if (m2_episode_order_build(w->env, task, split, &order, err)) goto done;
     if (n > order.n) n = order.n;
-    int64_t lo = 0, cnt = n;
-    int alone = m2_dist_alone(d);
-    if (!alone) m2_dist_shard(n, d->rank, d->world, &lo, &cnt);
+    int64_t lo, cnt;   /* this rank's episodes, for its progress line */
+    m2_dist_shard(n, d ? d->rank : 0, d ? d->world : 1, &lo, &cnt);
     m2_progress pg;
     if (progress) m2_progress_begin(&pg, progress, label, (int)cnt, m2_run_progress_names[cfg->run_progress]);
-    int wins = 0;
-    for (int i = (int)lo; i < lo + cnt; i++) {
-        const m2_episode_ref *r = m2_episode_order_at(&order, i);
-        m2_episode ep;
-        uint64_t seed = (uint64_t)cfg->eval_seed + (uint64_t)i;
-        if (m2_run_episode(w->env, r->task, split, r->index, seed, flat ? &p2 : &p1, &p2, &lc, &ep, err)) {
-            m2_episode_free(&ep);
-            goto done;
-        }
-        ep.task_type = strdup(r->type);
-        wins += ep.success;
-        char *rec = m2_eval_record_episode(&ep, m2_method_names[cfg->method], task);
-        int rc = rec ? 0 : m2_errorf(err, M2_ENOMEM, "eval: out of memory");
-        if (!rc && !alone) rc = wire_put(&wire, &ep, rec, err);
-        if (!rc && alone && jl) rc = m2_jsonl_write_raw(jl, rec, err);
-        if (!rc && alone && jsonl) fprintf(jsonl, "%s\n", rec);
-        if (!rc && alone && agg) rc = m2_eval_agg_add(agg, &ep, err);
-        free(rec);
-        m2_episode_free(&ep);
-        if (rc) goto done;
-        if (progress) {
-            char extra[64];
-            snprintf(extra, sizeof extra, "success %d/%d", wins, (int)(i - lo + 1));
-            m2_progress_update(&pg, (int)(i - lo + 1), extra);
-        }
-    }
+    eval_job j = {.w = w, .split = split, .task = task, .order = &order, .p1 = flat ? &p2 : &p1, .p2 = &p2, .lc = &lc,
+                  .pg = progress ? &pg : NULL, .jl = jl, .jsonl = jsonl, .agg = agg, .writer = writer};
+    if (m2_dist_map_ordered(d, n, eval_make, eval_take, &j, err)) goto done;
     if (progress) {
         char extra[64];
-        snprintf(extra, sizeof extra, "success %d/%d", wins, (int)cnt);
+        snprintf(extra, sizeof extra, "success %d/%d", j.wins, (int)cnt);
         m2_progress_end(&pg, extra);
-    }
-    if (!alone) {
-        if (!(lens = calloc((size_t)d->world, sizeof *lens))) { m2_errorf(err, M2_ENOMEM, "eval: out of memory"); goto done; }
-        if (m2_dist_allgather(d, wire.len ? m2_strbuf_str(&wire) : "", wire.len, &all, lens, err)) goto done;
-        size_t total = 0, off = 0;
-        for (int r = 0; r < d->world; r++) total += lens[r];
-        while (off < total) {
-            m2_episode ep;
-            const char *rec = NULL;
-            if (wire_get(all, total, &off, &ep, &rec, err)) goto done;
-            if (writer && jl && m2_jsonl_write_raw(jl, rec, err)) goto done;
-            if (writer && jsonl) fputs(rec, jsonl), fputc('\n', jsonl);
-            if (agg && m2_eval_agg_add(agg, &ep, err)) goto done;
-        }
     }
     ret = n;
 done:
-    m2_strbuf_free(&wire);
-    free(all);
-    free(lens);
     m2_episode_order_free(&order);
     m2_model_policy_free(&mp1);
     m2_model_policy_free(&mp2);
@@ -1089,6 +1014,13 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
 
 int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
                      int action_mode, uint64_t vary, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_err *err) {
+    return m2_pipe_eval_run_dist(run_dir, split, episodes, threads, seed, action_mode, vary, jsonl, agg, progress, NULL,
+                                 err);
+}
+
+int m2_pipe_eval_run_dist(const char *run_dir, const char *split, int episodes, int threads, int64_t seed,
+                          int action_mode, uint64_t vary, FILE *jsonl, m2_eval_agg *agg, FILE *progress, m2_dist *d,
+                          m2_err *err) {
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
     m2_run_config *cfg = malloc(sizeof *cfg);
@@ -1114,37 +1046,85 @@ int m2_pipe_eval_run(const char *run_dir, const char *split, int episodes, int t
     snprintf(label, sizeof label, "eval %s/%s", cfg->env_name, m2_split_name((m2_split)sp));
     const eval_play play = {.mode = (m2_action_mode)cfg->sys2_action_mode, .temperature = cfg->eval_temperature};
     int n = eval_split(&w, &play, (m2_split)sp, episodes > 0 ? episodes : (int)cfg->eval_episodes, progress, label,
-                       NULL, jsonl, agg, NULL, 1, err);
+                       NULL, jsonl, agg, d, m2_dist_alone(d) || d->rank == 0, err);
     pw_close(&w);
     free(cfg);
     return n < 0 ? -1 : 0;
 }
 
+/* A reference policy's episodes as an ordered job (m2_pipe_reference_episodes): make rolls episode i
+ * out into its wire bytes, take hands its summary and record to the caller's take. */
+typedef struct ref_job {
+    m2_env *env;
+    const char *task;
+    const m2_episode_order *order;
+    m2_split split;
+    const m2_rollout_opts *ro;
+    const char *policy;
+    uint64_t seed;
+    int same_seed;
+    m2_pipe_episode_fn take;
+    void *ud;
+} ref_job;
+
+static int ref_make(void *ud, int64_t i, m2_strbuf *out, m2_err *err) {
+    ref_job *j = ud;
+    const m2_episode_ref *r = m2_episode_order_at(j->order, (int)i);
+    m2_env_traj t;
+    if (m2_rollout(j->env, r->task, j->split, r->index, j->seed + (j->same_seed ? 0 : (uint64_t)i), j->ro, &t, err)) {
+        m2_env_traj_free(&t);
+        return m2_err_prefix(err, "episode %lld: ", (long long)i);
+    }
+    m2_episode ep;
+    m2_eval_traj_episode(&t, r->type, &ep);
+    char *rec = m2_eval_record_traj(&t, j->policy, r->type, j->ro->max_steps);
+    int rc = rec ? m2_eval_wire_put(out, &ep, rec, err) : m2_errorf(err, M2_ENOMEM, "out of memory");
+    free(rec);
+    m2_env_traj_free(&t);
+    return rc;
+}
+
+static int ref_take(void *ud, int64_t i, const char *item, size_t len, m2_err *err) {
+    ref_job *j = ud;
+    m2_episode ep;
+    const char *rec;
+    return m2_eval_wire_get(item, len, &ep, &rec, err) || j->take(j->ud, i, &ep, rec, err) ? -1 : 0;
+}
+
+int m2_pipe_reference_episodes(m2_env *env, const char *task, m2_split split, int n, const m2_rollout_opts *ro,
+                               const char *policy, uint64_t seed, int same_seed, m2_dist *d, m2_pipe_episode_fn take,
+                               void *ud, m2_err *err) {
+    m2_episode_order order;   /* the learned methods' episodes: the same positions of the same order */
+    if (m2_episode_order_build(env, task, split, &order, err)) return -1;
+    if (n > order.n) n = order.n;
+    ref_job j = {.env = env, .task = task, .order = &order, .split = split, .ro = ro, .policy = policy, .seed = seed,
+                 .same_seed = same_seed, .take = take, .ud = ud};
+    int rc = m2_dist_map_ordered(d, n, ref_make, ref_take, &j, err);
+    m2_episode_order_free(&order);
+    return rc ? -1 : n;
+}
+
+/* m2_pipe_eval_reference's take: the wins, and the records written by rank 0 */
+typedef struct ref_rows { int wins, writer; FILE *jsonl; } ref_rows;
+static int ref_row(void *ud, int64_t i, const m2_episode *ep, const char *rec, m2_err *err) {
+    ref_rows *r = ud;
+    r->wins += ep->success != 0;
+    if (r->writer && r->jsonl && fprintf(r->jsonl, "%s\n", rec) < 0) return m2_errorf(err, M2_EIO, "eval records: write failed");
+    return 0;
+}
+
 int m2_pipe_eval_reference(const char *env_name, const char *policy, const char *split, int episodes,
-                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_err *err) {
+                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_dist *d, m2_err *err) {
     int pk = m2_policy_parse(policy), sp = m2_split_parse(split);
     if (pk < 0 || pk == M2_POLICY_MEDIUM) return m2_errorf(err, M2_EINVAL, "reference policy '%s': oracle or random", policy);
     if (sp < 0) return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split);
     m2_env *env;
     if (m2_env_create(env_name, NULL, &env, err)) return -1;
-    m2_episode_order order;   /* the learned methods' episodes: the same positions of the same order */
-    if (m2_episode_order_build(env, NULL, (m2_split)sp, &order, err)) { m2_env_destroy(env); return -1; }
-    int n = episodes < order.n ? episodes : order.n, wins = 0, rc = 0;
     m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = step_limit, .noise = M2_MEDIUM_NOISE_DEFAULT,
                           .policy_seed = seed};
-    for (int i = 0; rc == 0 && i < n; i++) {
-        const m2_episode_ref *r = m2_episode_order_at(&order, i);
-        m2_env_traj t;
-        if (m2_rollout(env, r->task, (m2_split)sp, r->index, seed + (uint64_t)i, &ro, &t, err)) { m2_env_traj_free(&t); rc = -1; break; }
-        wins += t.won;
-        char *rec = m2_eval_record_traj(&t, policy, r->type, step_limit);
-        m2_env_traj_free(&t);
-        if (!rec) { rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
-        if (jsonl && fprintf(jsonl, "%s\n", rec) < 0) rc = m2_errorf(err, M2_EIO, "eval records: write failed");
-        free(rec);
-    }
-    m2_episode_order_free(&order);
+    ref_rows rows = {.writer = m2_dist_alone(d) || d->rank == 0, .jsonl = jsonl};
+    int n = m2_pipe_reference_episodes(env, NULL, (m2_split)sp, episodes, &ro, policy, seed, 0, d, ref_row, &rows, err);
     m2_env_destroy(env);
-    if (success) *success = n ? (double)wins / n : 0;
-    return rc;
+    if (success) *success = n > 0 ? (double)rows.wins / n : 0;
+    return n < 0 ? -1 : 0;
 }
