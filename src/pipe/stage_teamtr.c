@@ -239,7 +239,7 @@ int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = ctx->cfg;
     pw_world w;
     if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
-    pw_team_run r = {.cfg = cfg};
+    pw_team_run r = {.cfg = cfg, .loop = pw_team_loop_cfg(cfg)};
     m2_team team;
     team_shape(cfg, &team);
     m2_qa_set train, test;

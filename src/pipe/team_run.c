@@ -36,8 +36,8 @@ m2_teamtr_cfg pw_team_loop_cfg(const m2_run_config *cfg) {
  * random numbers: the difference between two stages is the team's, not the draw's). */
 static int measure(pw_team_run *r, double *J, double *per_task, m2_err *err) {
     const m2_run_config *cfg = r->cfg;
-    m2_team_gen g = {.sampler = {.temperature = (float)cfg->teamtr_temperature, .top_p = (float)cfg->teamtr_top_p},
-                     .max_new_tokens = (int)cfg->teamtr_max_new_tokens, .seed = pw_seed(cfg, PW_SEED_TEAM_EVAL)};
+    m2_team_gen g = r->loop.gen;
+    g.seed = pw_seed(cfg, PW_SEED_TEAM_EVAL);
     return m2_team_source_success(&r->test, r->n_test, (int)cfg->teamtr_eval_samples, &g, J, per_task, err);
 }
 
@@ -155,7 +155,7 @@ int pw_team_run_stages(m2_stage_ctx *ctx, pw_team_run *r, const char *label, m2_
     for (int i = 0; i < r->n_train; i++) p32[i] = (uint32_t)i;
     m2_rng_shuffle_u32(&pr, p32, (uint32_t)r->n_train);
     for (int i = 0; i < r->n_train; i++) perm[i] = (int)p32[i];
-    m2_teamtr_cfg lc = pw_team_loop_cfg(cfg);
+    const m2_teamtr_cfg lc = r->loop;
     if (ctx->resume) {
         if (tt_restore(r, ctx->resume, err)) goto out;
     } else {

@@ -27,6 +27,8 @@ typedef struct pw_team_run {
     /* set by the caller */
     const m2_run_config *cfg;
     m2_teamtr tt;                        /* agents (adapter, model), snapshots, init copies, train source */
+    m2_teamtr_cfg loop;                  /* pw_team_loop_cfg, possibly adjusted; the measured gain samples
+                                          * with its sampler and message length */
     const char *agent_name[M2_TEAM_MAX]; /* metric names (NULL: "agentK") */
     int update[M2_TEAM_MAX], n_update;   /* the agents trained; a stage's sigma orders these */
     int n_train;                         /* tasks of the train source */
