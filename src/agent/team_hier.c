@@ -49,7 +49,6 @@ static int hier_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id
         rc = m2_run_episode(h->env, ref->task, h->split, ref->index, id, &p1, &p2, &h->loop, &h->ep[i], err);
         if (rc) break;
         h->n = i + 1;
-        h->steps += h->ep[i].steps;
         R[i] = h->reward ? h->reward(h->reward_ud, &h->ep[i]) : (float)m2_env_unit_score(h->env->cls->name, h->ep[i].score);
     }
     m2_model_policy_free(&mp1);

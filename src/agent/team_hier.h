@@ -37,7 +37,6 @@ typedef struct m2_team_hier {
     void *reward_ud;
     m2_episode *ep;                  /* the kept batch */
     int n, cap;
-    long steps;                      /* environment steps played by every batch so far */
 } m2_team_hier;
 
 m2_team_source m2_team_hier_source(m2_team_hier *h);

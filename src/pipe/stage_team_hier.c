@@ -95,7 +95,6 @@ int m2_stage_teamtr_hier(m2_stage_ctx *ctx, m2_err *err) {
         cJSON_AddStringToObject(o, "env", cfg->env_name);
         cJSON_AddStringToObject(o, "sys1", frozen ? "frozen" : "train");
         cJSON_AddNumberToObject(o, "episodes_measured", r.n_test);
-        cJSON_AddNumberToObject(o, "env_steps_played", (double)(h_train.steps + h_test.steps));
     }
     if (pw_team_write_summary(ctx, o, err)) goto out;
     if (ctx->out)
