@@ -8,24 +8,33 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: multi2 report --out DIR [--title TEXT] FOLDER FOLDER...\n"
+            "       multi2 report --teamtr --out DIR [--title TEXT] RUN RUN...\n"
             "\n"
             "Aggregates the results.json of several demo or run folders, made alike but for run.seed (one\n"
             "folder per training seed, e.g. `multi2 demo --out runs/s23 run.seed=23`), per method,\n"
             "environment and split: mean success rate and mean score over the folders with their standard\n"
             "error, mean steps and tokens per episode, and each folder's success rate. Writes\n"
             "DIR/results.md, DIR/results.json and DIR/plots/results.svg|png (means with standard-error\n"
-            "bars). DIR must be new, empty, or a folder multi2 report wrote (DIR/seeds.json).\n");
+            "bars). DIR must be new, empty, or a folder multi2 report wrote (DIR/seeds.json).\n"
+            "\n"
+            "--teamtr: TeamTR run folders (methods teamtr and teamtr_hier), grouped by team size and variant\n"
+            "over their seeds: success before and after, measured gain, certificate, rank correlation,\n"
+            "violation rate, D^ and the out-of-region rate, the stale penalty per team size, and the charts\n"
+            "DIR/plots/teamtr_{success,kl,cumulative,bound_vs_gain,stale_penalty}.svg|png. Writes\n"
+            "DIR/teamtr.md and DIR/teamtr.json; DIR must be new, empty, or one it wrote (DIR/teamtr.json).\n");
 }
 
 int cmd_report(int argc, char **argv) {
     const char *out = NULL, *title = NULL;
+    int teamtr = 0;
     const char **folders = calloc((size_t)argc, sizeof *folders);
     int n = 0;
     if (!folders) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(folders); return 0; }
-        if (!strcmp(a, "--out") && next) { out = next; i++; }
+        if (!strcmp(a, "--teamtr")) teamtr = 1;
+        else if (!strcmp(a, "--out") && next) { out = next; i++; }
         else if (!strcmp(a, "--title") && next) { title = next; i++; }
         else if (a[0] != '-') folders[n++] = a;
         else {
@@ -43,8 +52,9 @@ int cmd_report(int argc, char **argv) {
         return 2;
     }
     m2_err err = {0};
-    int rc = m2_report_over_seeds(folders, n, out, title, &err);
+    int rc = teamtr ? m2_report_teamtr(folders, n, out, title, &err) : m2_report_over_seeds(folders, n, out, title, &err);
     if (rc) fprintf(stderr, "multi2 report: %s\n", err.msg);
+    else if (teamtr) printf("TeamTR runs over seeds (%d folders): %s/teamtr.md, %s/teamtr.json, %s/plots/teamtr_*.svg\n", n, out, out, out);
     else printf("results over %d folders: %s/results.md, %s/results.json, %s/plots/results.svg\n", n, out, out, out);
     free(folders);
     return rc ? 1 : 0;

@@ -698,3 +698,186 @@ int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, c
     free(L.series);
     return rc;
 }
+
+/* ---- x-y panels --------------------------------------------------------------------------- */
+
+#define XY_NAMES_MAX 64
+
+/* The series' names in first-seen order over every panel (the legend and the colours). */
+static int xy_names(const m2_xy_panel *panels, int n_panels, const char **names) {
+    int n = 0;
+    for (int i = 0; i < n_panels; i++)
+        for (int j = 0; j < panels[i].n_series; j++) {
+            const char *s = panels[i].series[j].name ? panels[i].series[j].name : "";
+            if (index_of(names, n, s) < 0 && n < XY_NAMES_MAX) names[n++] = s;
+        }
+    return n;
+}
+
+static void grow_range(double v, int *have, double *lo, double *hi) {
+    if (!isfinite(v)) return;
+    if (!*have) { *lo = *hi = v; *have = 1; }
+    if (v < *lo) *lo = v;
+    if (v > *hi) *hi = v;
+}
+
+static void draw_x_values(m2_ck *k, const plot *p, const axis *xa) {
+    char t[64];
+    for (double v = xa->lo; v <= xa->hi + xa->step * 0.5; v += xa->step) {
+        double x = px_of(p, v);
+        m2_ck_line(k, x, p->y, x, p->y + p->h, GRID, 1);
+        m2_ck_line(k, x, p->y + p->h, x, p->y + p->h + 4, INK_SOFT, 1);
+        fmt_tick(v, xa, t, sizeof t);
+        m2_ck_text(k, x, p->y + p->h + 6 + TICK_PX, t, &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+    }
+}
+
+static const double XY_DASH[2] = {6, 4};   /* pixels on, off */
+
+static void dashed_line(m2_ck *k, double x0, double y0, double x1, double y1, uint32_t rgb, double w) {
+    cairo_save(k->cr);
+    cairo_set_dash(k->cr, XY_DASH, 2, 0);
+    m2_ck_line(k, x0, y0, x1, y1, rgb, w);
+    cairo_restore(k->cr);
+}
+
+static void draw_xy_panel(m2_ck *k, const m2_xy_panel *P, const char *const *names, int n_names, double ox, double oy) {
+    const char *title = P->title ? P->title : "";
+    m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, title,
+               &(m2_ck_style){.size = m2_ck_fit_size(k, title, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1),
+                              .bold = 1, .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = CURVE_PANEL_W - 24});
+    int hx = 0, hy = 0;
+    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+    for (int j = 0; j < P->n_series; j++) {
+        const m2_xy_series *s = &P->series[j];
+        for (int i = 0; i < s->n; i++) {
+            if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
+            double e = s->err && isfinite(s->err[i]) ? fabs(s->err[i]) : 0;
+            grow_range(s->x[i], &hx, &x0, &x1);
+            grow_range(s->y[i] - e, &hy, &y0, &y1);
+            grow_range(s->y[i] + e, &hy, &y0, &y1);
+        }
+    }
+    grow_range(P->vline, &hx, &x0, &x1);
+    grow_range(P->hline, &hy, &y0, &y1);
+    if (P->diagonal && hx && hy) {   /* both axes cover the union, so y = x is the panel's diagonal */
+        double lo = fmin(x0, y0), hi = fmax(x1, y1);
+        x0 = y0 = lo;
+        x1 = y1 = hi;
+    }
+    axis xa = value_axis(x0, x1);
+    plot p = {.x0 = xa.lo, .x1 = xa.hi, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
+    double left = widest_tick(k, &p.ya) + 14;
+    p.x = ox + left;
+    p.y = oy + 30;
+    p.w = CURVE_PANEL_W - left - 20;
+    p.h = CURVE_PANEL_H - 30 - 44;
+    m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
+    draw_y_axis(k, &p);
+    draw_x_values(k, &p, &xa);
+    if (P->x_label)
+        m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, P->x_label,
+                   &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE, .max_w = p.w});
+    cairo_save(k->cr);
+    cairo_rectangle(k->cr, p.x - CURVE_DOT_R, p.y - CURVE_DOT_R, p.w + 2 * CURVE_DOT_R, p.h + 2 * CURVE_DOT_R);
+    cairo_clip(k->cr);
+    if (isfinite(P->hline)) m2_ck_line(k, p.x, py_of(&p, P->hline), p.x + p.w, py_of(&p, P->hline), FRAME, 1.2);
+    if (P->diagonal) dashed_line(k, px_of(&p, xa.lo), py_of(&p, xa.lo), px_of(&p, xa.hi), py_of(&p, xa.hi), FRAME, 1.2);
+    if (isfinite(P->vline)) {
+        double x = px_of(&p, P->vline);
+        dashed_line(k, x, p.y, x, p.y + p.h, INK_SOFT, 1.4);
+        if (P->vline_label) {   /* beside the line, on the side with room */
+            int right = x < p.x + p.w / 2;
+            m2_ck_text(k, right ? x + 4 : x - 4, p.y + TICK_PX + 4, P->vline_label,
+                       &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = right ? M2_CK_START : M2_CK_END});
+        }
+    }
+    for (int j = 0; j < P->n_series; j++) {
+        const m2_xy_series *s = &P->series[j];
+        uint32_t rgb = m2_ck_color(index_of(names, n_names, s->name ? s->name : ""));
+        for (int i = 0; s->err && i < s->n; i++) {
+            if (!isfinite(s->x[i]) || !isfinite(s->y[i]) || !isfinite(s->err[i]) || s->err[i] <= 0) continue;
+            double x = px_of(&p, s->x[i]);
+            m2_ck_line(k, x, py_of(&p, s->y[i] - s->err[i]), x, py_of(&p, s->y[i] + s->err[i]), rgb, 1);
+            m2_ck_line(k, x - 3, py_of(&p, s->y[i] - s->err[i]), x + 3, py_of(&p, s->y[i] - s->err[i]), rgb, 1);
+            m2_ck_line(k, x - 3, py_of(&p, s->y[i] + s->err[i]), x + 3, py_of(&p, s->y[i] + s->err[i]), rgb, 1);
+        }
+        if (s->dots) {
+            for (int i = 0; i < s->n; i++)
+                if (isfinite(s->x[i]) && isfinite(s->y[i])) m2_ck_dot(k, px_of(&p, s->x[i]), py_of(&p, s->y[i]), CURVE_DOT_R, rgb);
+            continue;
+        }
+        cairo_save(k->cr);
+        if (s->dashed) cairo_set_dash(k->cr, XY_DASH, 2, 0);
+        cairo_set_line_width(k->cr, CURVE_LINE_W);
+        int run = 0;
+        for (int i = 0; i < s->n; i++) {
+            if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
+            double x = px_of(&p, s->x[i]), y = py_of(&p, s->y[i]);
+            if (run++ == 0) cairo_move_to(k->cr, x, y);
+            else cairo_line_to(k->cr, x, y);
+        }
+        m2_ck_set_rgb(k, rgb);
+        if (run > 1) cairo_stroke(k->cr);
+        else cairo_new_path(k->cr);
+        cairo_restore(k->cr);
+    }
+    cairo_restore(k->cr);
+}
+
+static void draw_xy(m2_ck *k, const m2_xy_panel *panels, int n_panels, const char *const *names, int n_names,
+                    const char *title, double *w_out, double *h_out) {
+    int cols = n_panels < CURVE_COLS ? (n_panels ? n_panels : 1) : CURVE_COLS;
+    int rows = n_panels ? (n_panels + cols - 1) / cols : 1;
+    double W = cols * CURVE_PANEL_W + 2 * MARGIN, y = MARGIN;
+    int draw = w_out == NULL;
+    if (title) {
+        if (draw)
+            m2_ck_text(k, W / 2, y + TITLE_PX, title,
+                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, W - 2 * MARGIN, 1), .bold = 1,
+                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = W - 2 * MARGIN});
+        y += TITLE_PX + 12;
+    }
+    int colors[XY_NAMES_MAX];
+    for (int i = 0; i < n_names; i++) colors[i] = i;
+    if (n_names) y += legend_rows(k, names, colors, n_names, MARGIN, y + LEGEND_PX, W - 2 * MARGIN, draw) * LINE_H + 6;
+    for (int i = 0; draw && i < n_panels; i++)
+        draw_xy_panel(k, &panels[i], names, n_names, MARGIN + (i % cols) * CURVE_PANEL_W, y + (i / cols) * CURVE_PANEL_H);
+    y += rows * CURVE_PANEL_H;
+    if (!draw) {
+        *w_out = W;
+        *h_out = y + MARGIN;
+    }
+}
+
+int m2_chart_xy(const m2_xy_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err) {
+    const char *names[XY_NAMES_MAX];
+    int n_names = xy_names(panels, n_panels, names);
+    m2_ck k;
+    double W, H;
+    int rc = m2_ck_open_measure(&k, err);
+    if (rc == 0) {
+        draw_xy(&k, panels, n_panels, names, n_names, title, &W, &H);
+        m2_ck_close(&k);
+        rc = m2_ck_open(&k, out_path, W, H, err);
+    }
+    if (rc == 0) {
+        draw_xy(&k, panels, n_panels, names, n_names, title, NULL, NULL);
+        m2_ck_desc(&k, "x-y chart, %d panel%s.\n", n_panels, n_panels == 1 ? "" : "s");
+        for (int i = 0; i < n_panels; i++) {
+            const m2_xy_panel *P = &panels[i];
+            m2_ck_desc(&k, "Panel %s (x: %s)%s", P->title ? P->title : "", P->x_label ? P->x_label : "", P->diagonal ? ", line y = x" : "");
+            if (isfinite(P->vline)) m2_ck_desc(&k, ", line x = %.4g%s%s", P->vline, P->vline_label ? " " : "", P->vline_label ? P->vline_label : "");
+            if (isfinite(P->hline)) m2_ck_desc(&k, ", line y = %.4g", P->hline);
+            m2_ck_desc(&k, ":\n");
+            for (int j = 0; j < P->n_series; j++) {
+                const m2_xy_series *s = &P->series[j];
+                m2_ck_desc(&k, "  %s%s (%d points%s):", s->name ? s->name : "", s->dashed ? ", dashed" : "", s->n, s->dots ? ", dots" : "");
+                for (int q = 0; q < s->n && q < 64; q++) m2_ck_desc(&k, " (%.4g, %.4g)", s->x[q], s->y[q]);
+                m2_ck_desc(&k, "%s\n", s->n > 64 ? " ..." : "");
+            }
+        }
+        rc = m2_ck_write(&k, out_path, title, err);
+    }
+    return rc;
+}

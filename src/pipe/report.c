@@ -291,8 +291,7 @@ static int json_num(const cJSON *o, const char *k, double *out) {
     return 0;
 }
 
-/* Mean and standard error of the finite values of v[n]; *k = their count. */
-static void mean_se(const double *v, int n, double *mean, double *se, int *k) {
+void m2_mean_se(const double *v, int n, double *mean, double *se, int *k) {
     double s = 0, s2 = 0;
     int c = 0;
     for (int i = 0; i < n; i++) if (isfinite(v[i])) { s += v[i]; c++; }
@@ -407,8 +406,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         const seed_row *R = &rows[r];
         double sm, sse, cm, cse;
         int k;
-        mean_se(R->success, n_folders, &sm, &sse, &k);
-        mean_se(R->score, n_folders, &cm, &cse, &k);
+        m2_mean_se(R->success, n_folders, &sm, &sse, &k);
+        m2_mean_se(R->score, n_folders, &cm, &cse, &k);
         m2_strbuf_appendf(&md, "| %s | %s | %s | %d | %.0f |", R->method, R->env, R->split, R->n, R->episodes / R->n);
         put_pm(&md, sm, sse, 100, "%.1f");
         put_pm(&md, cm, cse, 1, "%.3f");
