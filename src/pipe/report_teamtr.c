@@ -22,6 +22,8 @@ typedef struct tr_update { int64_t step; double L, D, D_raw; int out; } tr_updat
 
 typedef struct tr_run {
     const char *dir;
+    int reference;                /* a Multi² run (another method) beside the hierarchy: its evaluation only */
+    char method[32];
     int hier, agents, variant, sys1_frozen;
     long long seed;
     double delta;
@@ -33,10 +35,12 @@ typedef struct tr_run {
     int n_u;
     double rank_corr, violation;
     long rollouts;                /* per stage (the first stage's) */
+    double eval_id, eval_ood;     /* the eval stage's greedy success (results.json; NaN: none) */
 } tr_run;
 
 typedef struct tr_group {
     char label[64];
+    int reference;
     int hier, agents, variant, sys1_frozen;
     int run[TR_MAX_RUNS];
     int n;
@@ -105,6 +109,30 @@ static int read_updates(tr_run *r, const m2_series_set *set, m2_err *err) {
     return 0;
 }
 
+/* The eval stage's greedy success per split from a run's results.json (absent: left NaN). */
+static int read_eval(tr_run *r, m2_err *err) {
+    char p[1400], *txt = NULL;
+    snprintf(p, sizeof p, "%s/results.json", r->dir);
+    if (!m2_path_exists(p)) return 0;
+    if (m2_read_file(p, &txt, NULL, err)) return -1;
+    cJSON *o = cJSON_Parse(txt), *rows = o ? cJSON_GetObjectItemCaseSensitive(o, "rows") : NULL;
+    free(txt);
+    if (!cJSON_IsArray(rows)) {
+        cJSON_Delete(o);
+        return m2_errorf(err, M2_EFORMAT, "%s: no \"rows\" array", p);
+    }
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows) {
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(row, "split");
+        double v = num_of(row, "success");
+        if (!cJSON_IsString(sp)) continue;
+        if (!strcmp(sp->valuestring, "id")) r->eval_id = v;
+        if (!strcmp(sp->valuestring, "ood")) r->eval_ood = v;
+    }
+    cJSON_Delete(o);
+    return 0;
+}
+
 /* One run folder: its config, summary and metrics; a folder that is no finished TeamTR run is an error. */
 static int run_read(const char *dir, tr_run *r, m2_err *err) {
     memset(r, 0, sizeof *r);
@@ -114,14 +142,24 @@ static int run_read(const char *dir, tr_run *r, m2_err *err) {
     m2_run_config *cfg = malloc(sizeof *cfg);
     if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
     int rc = m2_run_config_load(cfg, p, 0, NULL, err);
-    if (!rc && !m2_method_of(cfg)->team && !m2_method_of(cfg)->hier_team)
-        rc = m2_errorf(err, M2_EINVAL, "%s: method %s is no TeamTR run", dir, m2_method_names[cfg->method]);
+    r->eval_id = r->eval_ood = NAN;
+    if (!rc) {
+        snprintf(r->method, sizeof r->method, "%s", m2_method_names[cfg->method]);
+        r->reference = !m2_method_of(cfg)->team && !m2_method_of(cfg)->hier_team;
+        r->seed = (long long)cfg->run_seed;
+    }
+    if (!rc && r->reference) {   /* another method's run: only its evaluation, beside the hierarchy's */
+        free(cfg);
+        if (read_eval(r, err)) return -1;
+        if (!isfinite(r->eval_id) && !isfinite(r->eval_ood))
+            return m2_errorf(err, M2_EINVAL, "%s: method %s is no TeamTR run and has no evaluated results.json", dir, r->method);
+        return 0;
+    }
     if (!rc) {
         r->hier = m2_method_of(cfg)->hier_team;
         r->agents = r->hier ? 2 : (int)cfg->teamtr_agents;
         r->variant = cfg->teamtr_variant;
         r->sys1_frozen = r->hier && cfg->teamtr_hier_sys1 == M2_TEAMTR_HIER_SYS1_FROZEN;
-        r->seed = (long long)cfg->run_seed;
         r->delta = cfg->teamtr_variant == M2_TEAMTR_VARIANT_NO_TR ? INFINITY : cfg->teamtr_delta;
     }
     free(cfg);
@@ -168,20 +206,24 @@ static int run_read(const char *dir, tr_run *r, m2_err *err) {
         for (int i = 0; i < ns; i++) r->succ[i] = js->value[i];
     }
     m2_series_free(&set);
+    if (!rc && r->hier) rc = read_eval(r, err);
     return rc;
 }
 
 static const char *variant_label(const tr_run *r, char *buf, size_t cap) {
-    if (r->hier) snprintf(buf, cap, "%s, System 1 %s", m2_teamtr_variant_names[r->variant], r->sys1_frozen ? "frozen" : "trained");
+    if (r->reference) snprintf(buf, cap, "%s (its own stages)", r->method);
+    else if (r->hier) snprintf(buf, cap, "%s, System 1 %s", m2_teamtr_variant_names[r->variant], r->sys1_frozen ? "frozen" : "trained");
     else if (r->agents == 1) snprintf(buf, cap, "single agent");
     else snprintf(buf, cap, "%s", m2_teamtr_variant_names[r->variant]);
     return buf;
 }
 
 static int group_of(tr_group *g, int *n_g, const tr_run *r) {
+    char label[64];
+    variant_label(r, label, sizeof label);
     for (int i = 0; i < *n_g; i++)
-        if (g[i].hier == r->hier && g[i].agents == r->agents && g[i].sys1_frozen == r->sys1_frozen &&
-            (g[i].variant == r->variant || r->agents == 1))
+        if (g[i].reference == r->reference && g[i].hier == r->hier && g[i].agents == r->agents &&
+            g[i].sys1_frozen == r->sys1_frozen && !strcmp(g[i].label, label))
             return i;
     if (*n_g == TR_MAX_GROUPS) return -1;
     tr_group *x = &g[(*n_g)++];
@@ -190,7 +232,8 @@ static int group_of(tr_group *g, int *n_g, const tr_run *r) {
     x->agents = r->agents;
     x->variant = r->variant;
     x->sys1_frozen = r->sys1_frozen;
-    variant_label(r, x->label, sizeof x->label);
+    x->reference = r->reference;
+    snprintf(x->label, sizeof x->label, "%s", label);
     return *n_g - 1;
 }
 
@@ -535,6 +578,7 @@ int m2_report_teamtr(const char *const *dirs, int n_runs, const char *out_dir, c
     }
     int sizes[TR_MAX_SIZES], n_sizes = 0;
     for (int i = 0; i < n_g; i++) {
+        if (g[i].reference) continue;
         int key = g[i].hier ? -1 : g[i].agents, seen = 0;
         for (int q = 0; q < n_sizes; q++) seen |= sizes[q] == key;
         if (!seen && n_sizes < TR_MAX_SIZES) sizes[n_sizes++] = key;
@@ -562,8 +606,11 @@ int m2_report_teamtr(const char *const *dirs, int n_runs, const char *out_dir, c
             put_pm(&md, s.J0, s.J0_se, "%.3f");
             put_pm(&md, s.J, s.J_se, "%.3f");
             put_pm(&md, s.gain, s.gain_se, "%+.3f");
-            m2_strbuf_appendf(&md, " %+.3f | %+.2f | %.2f | %.2f | %.4f / %.4f | %.4f | %.2f | %.3g |\n", s.cert, s.rank, s.viol,
-                              s.oor, s.D_mean, s.D_max, s.D_raw_max, s.pos_frac, s.c_half);
+            char ch[32];
+            if (isfinite(s.c_half)) snprintf(ch, sizeof ch, "%.3g", s.c_half);
+            else snprintf(ch, sizeof ch, "none");   /* no stage had sum L > 0 */
+            m2_strbuf_appendf(&md, " %+.3f | %+.2f | %.2f | %.2f | %.4f / %.4f | %.4f | %.2f | %s |\n", s.cert, s.rank, s.viol,
+                              s.oor, s.D_mean, s.D_max, s.D_raw_max, s.pos_frac, ch);
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "team", team);
             cJSON_AddStringToObject(o, "variant", g[i].label);
@@ -612,6 +659,36 @@ int m2_report_teamtr(const char *const *dirs, int n_runs, const char *out_dir, c
             cJSON_AddNumberToObject(o, "paired_seeds", k);
             json_pm(o, "penalty", m, se);
             cJSON_AddItemToArray(pj, o);
+        }
+    }
+    /* the hierarchy's greedy evaluation (its eval stage) beside the reference runs of other methods */
+    int any_eval = 0;
+    for (int i = 0; i < n_g; i++) any_eval |= g[i].hier || g[i].reference;
+    if (any_eval) {
+        m2_strbuf_puts(&md, "\nThe hierarchy after its stages: the eval stage's greedy success (pass@1) per split, beside "
+                            "the other methods' runs given (their own stages, e.g. multi2's online AWAC + KL).\n\n"
+                            "| run | seeds | ID success | OOD success |\n|---|---:|---:|---:|\n");
+        cJSON *ej = cJSON_AddArrayToObject(j, "evaluation");
+        for (int i = 0; i < n_g; i++) {
+            if (!g[i].hier && !g[i].reference) continue;
+            double id[TR_MAX_RUNS], ood[TR_MAX_RUNS], mi, si, mo, so;
+            int k;
+            for (int q = 0; q < g[i].n; q++) {
+                id[q] = runs[g[i].run[q]].eval_id;
+                ood[q] = runs[g[i].run[q]].eval_ood;
+            }
+            m2_mean_se(id, g[i].n, &mi, &si, &k);
+            m2_mean_se(ood, g[i].n, &mo, &so, &k);
+            m2_strbuf_appendf(&md, "| %s | %d |", g[i].label, g[i].n);
+            put_pm(&md, mi, si, "%.3f");
+            put_pm(&md, mo, so, "%.3f");
+            m2_strbuf_putc(&md, '\n');
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "run", g[i].label);
+            cJSON_AddNumberToObject(o, "seeds", g[i].n);
+            json_pm(o, "id_success", mi, si);
+            json_pm(o, "ood_success", mo, so);
+            cJSON_AddItemToArray(ej, o);
         }
     }
     if (md.oom) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
