@@ -242,8 +242,13 @@ static void put_pm(m2_strbuf *md, double m, double se, const char *fmt) {
     char a[64], b[64];
     snprintf(a, sizeof a, fmt, m);
     m2_strbuf_appendf(md, " %s", a);
-    if (isfinite(se)) {
-        snprintf(b, sizeof b, fmt, se);
+    if (isfinite(se)) {   /* the error without the value's sign flag */
+        char f2[16];
+        size_t k = 0;
+        for (const char *c = fmt; *c && k + 1 < sizeof f2; c++)
+            if (*c != '+') f2[k++] = *c;
+        f2[k] = 0;
+        snprintf(b, sizeof b, f2, se);
         m2_strbuf_appendf(md, " ± %s", b);
     }
     m2_strbuf_puts(md, " |");
