@@ -52,8 +52,8 @@ chain() {
       run "n${a}_s${seed}_$v" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a" teamtr.variant=$v \
         run.reuse_from="$OUT/$base" "run.reuse_stages=[pretrain]"
     done ;;
-  single)
-    run "n1_s${seed}_single" configs/teamtr.yaml run.seed="$seed" teamtr.agents=1 ;;
+  single)   # one agent writes every step in one message: room for four (a chain's 24 tokens cut it)
+    run "n1_s${seed}_single" configs/teamtr.yaml run.seed="$seed" teamtr.agents=1 teamtr.max_new_tokens=48 ;;
   region)
     base="n${a}_s${seed}_teamtr"
     case " $PARTS " in   # the grid chain makes the base; without the grid, this chain does
@@ -66,7 +66,7 @@ chain() {
     done ;;
   hier)
     src="tc_s${seed}_multi2"
-    run "$src" configs/demo.yaml run.seed="$seed"
+    run "$src" configs/demo.yaml run.seed="$seed" eval.episodes=41   # every ID episode, as the hierarchy's eval
     for s1 in train frozen; do
       run "tc_s${seed}_hier_$s1" configs/teamtr-hier.yaml run.seed="$seed" teamtr.hier.sys1=$s1 \
         run.reuse_from="$OUT/$src" "$HIER_REUSE"
