@@ -16,6 +16,7 @@
 #include <string.h>
 #include "core/core.h"
 #include "pipe/pipe.h"
+#include "tiny_run.h"
 #include "tmpdir.h"
 
 static char root[128];
@@ -24,23 +25,7 @@ static char root[128];
 #define REUSED "run.reuse_stages=[pretrain, data, sys1_sft, sys2_warmup, sys2_offline]"
 
 static const char *yaml =
-    "method: multi2\n"
-    "run: {seed: 3, ckpt_every: 3, keep_last: 2, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"
-    "env: {name: textcraft}\n"
-    "data: {expert_episodes: 8, max_seq_len: 1024}\n"
-    "model:\n"
-    "  base: tiny\n"
-    "  max_seq_len: 1024\n"
-    "  tiny: {vocab: 320, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}\n"
-    "pretrain: {steps: 8, lr: 3e-3, warmup: 2, batch: 4, seq_len: 512}\n"
-    "lora:\n"
-    "  sys1: {rank: 2, alpha: 4, targets: [q, v]}\n"
-    "  sys2: {rank: 2, alpha: 4, targets: [q, v]}\n"
-    "sys1:\n"
-    "  sft: {lr: 1e-3, epochs: 1, batch: 4, eval_every: 1, patience: 2}\n"
-    "sys2:\n"
-    "  warmup: {lr: 1e-3, epochs: 1, batch: 8}\n"
-    "  offline: {epochs: 1, max_steps: 4, batch: 4, anchor_states: 1}\n"
+    "method: multi2\n" M2T_TINY_PIPELINE_YAML
     "  online: {epochs: 1, episodes_per_epoch: 1, updates_per_epoch: 2, batch: 2, buffer_capacity: 40, seed_offline: 10}\n"
     "eval: {episodes: 2, splits: [id], max_new_tokens: 6, step_limit: 4}\n"
     "teamtr: {stages: 3, tasks_per_stage: 2, group: 2, epochs: 2, lr: 0.05, weight_decay: 0.5, eval_tasks: 2, eval_samples: 1}\n";
@@ -58,28 +43,8 @@ static int teardown(void **state) {
 /* The test config as run `name` under root, with overrides over[n]. */
 static m2_run_config *load(const char *name, int n, const char **over) {
     m2_run_config *cfg = malloc(sizeof *cfg);
-    m2_err err = {0};
-    const m2_cfg_schema *s = m2_run_config_schema();
-    assert_int_equal(m2_cfg_defaults(s, cfg, &err), 0);
-    assert_int_equal(m2_cfg_apply_yaml(s, cfg, yaml, strlen(yaml), "test", &err), 0);
-    char o1[300], o2[300];
-    snprintf(o1, sizeof o1, "run.out_dir=%s", root);
-    snprintf(o2, sizeof o2, "run.name=%s", name);
-    assert_int_equal(m2_cfg_override(s, cfg, o1, &err), 0);
-    assert_int_equal(m2_cfg_override(s, cfg, o2, &err), 0);
-    for (int i = 0; i < n; i++)
-        if (m2_cfg_override(s, cfg, over[i], &err)) fail_msg("%s: %s", over[i], err.msg);
-    assert_int_equal(m2_run_config_check(cfg, &err), 0);
+    m2t_load_yaml(cfg, yaml, root, name, n, over);
     return cfg;
-}
-
-static int run(const m2_run_config *cfg, int resume, m2_err *err) {
-    char dir[600];
-    m2_run_dir_for(cfg, dir, sizeof dir);
-    FILE *devnull = fopen("/dev/null", "w");
-    int rc = m2_train_run(cfg, m2_pipe_stages, m2_pipe_n_stages, dir, resume, devnull, err);
-    fclose(devnull);
-    return rc;
 }
 
 static char *slurp(const char *run, const char *file, size_t *len) {
@@ -106,7 +71,7 @@ static void source_run(void) {
     if (done) return;
     m2_run_config *c = load("src", 0, NULL);
     m2_err err = {0};
-    if (run(c, 0, &err)) fail_msg("multi2: %s", err.msg);
+    if (m2t_train(c, 0, &err)) fail_msg("multi2: %s", err.msg);
     free(c);
     done = 1;
 }
@@ -121,7 +86,7 @@ static void hier_run(const char *name, int n, const char **more, int64_t stop_at
     m2_run_config *c = load(name, 3 + n, over);
     c->run_stop_at_step = stop_at;
     m2_err err = {0};
-    int rc = run(c, resume, &err);
+    int rc = m2t_train(c, resume, &err);
     if (stop_at) {
         assert_int_equal(rc, -1);
         assert_int_equal(err.code, M2_ESTOPPED);

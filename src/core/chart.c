@@ -293,20 +293,28 @@ static void describe_curve_panel(m2_ck *k, const curve_panel *cp, const m2_curve
     m2_ck_desc(k, "\n");
 }
 
+/* The grid of panels (up to CURVE_COLS columns) under a centred title: its columns, rows and width;
+ * returns the y below the title (drawn when draw). */
+static double grid_top(m2_ck *k, int n_panels, const char *title, int draw, int *cols, int *rows, double *W) {
+    *cols = n_panels < CURVE_COLS ? (n_panels ? n_panels : 1) : CURVE_COLS;
+    *rows = n_panels ? (n_panels + *cols - 1) / *cols : 1;
+    *W = *cols * CURVE_PANEL_W + 2 * MARGIN;
+    double y = MARGIN;
+    if (title) {
+        if (draw)
+            m2_ck_text(k, *W / 2, y + TITLE_PX, title,
+                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, *W - 2 * MARGIN, 1), .bold = 1,
+                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = *W - 2 * MARGIN});
+        y += TITLE_PX + 12;
+    }
+    return y;
+}
+
 /* Draws the chart: measure (k on a scratch surface) or draw (k the picture) the same layout. */
 static void draw_curves(m2_ck *k, const curve_panel *panels, int n_panels, const m2_curve_source *src, int n_src,
                         const char *title, const char *note, double *w_out, double *h_out) {
-    int cols = n_panels < CURVE_COLS ? (n_panels ? n_panels : 1) : CURVE_COLS;
-    int rows = n_panels ? (n_panels + cols - 1) / cols : 1;
-    double W = cols * CURVE_PANEL_W + 2 * MARGIN, y = MARGIN;
-    int draw = w_out == NULL;
-    if (title) {
-        if (draw)
-            m2_ck_text(k, W / 2, y + TITLE_PX, title,
-                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, W - 2 * MARGIN, 1), .bold = 1,
-                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = W - 2 * MARGIN});
-        y += TITLE_PX + 12;
-    }
+    int cols, rows, draw = w_out == NULL;
+    double W, y = grid_top(k, n_panels, title, draw, &cols, &rows, &W);
     const char *names[64];
     int colors[64], nn = 0;
     for (int s = 0; s < n_src; s++)
@@ -827,17 +835,8 @@ static void draw_xy_panel(m2_ck *k, const m2_xy_panel *P, const char *const *nam
 
 static void draw_xy(m2_ck *k, const m2_xy_panel *panels, int n_panels, const char *const *names, int n_names,
                     const char *title, double *w_out, double *h_out) {
-    int cols = n_panels < CURVE_COLS ? (n_panels ? n_panels : 1) : CURVE_COLS;
-    int rows = n_panels ? (n_panels + cols - 1) / cols : 1;
-    double W = cols * CURVE_PANEL_W + 2 * MARGIN, y = MARGIN;
-    int draw = w_out == NULL;
-    if (title) {
-        if (draw)
-            m2_ck_text(k, W / 2, y + TITLE_PX, title,
-                       &(m2_ck_style){.size = m2_ck_fit_size(k, title, TITLE_PX, 10, W - 2 * MARGIN, 1), .bold = 1,
-                                      .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = W - 2 * MARGIN});
-        y += TITLE_PX + 12;
-    }
+    int cols, rows, draw = w_out == NULL;
+    double W, y = grid_top(k, n_panels, title, draw, &cols, &rows, &W);
     int colors[XY_NAMES_MAX];
     for (int i = 0; i < n_names; i++) colors[i] = i;
     if (n_names) y += legend_rows(k, names, colors, n_names, MARGIN, y + LEGEND_PX, W - 2 * MARGIN, draw) * LINE_H + 6;

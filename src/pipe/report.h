@@ -54,6 +54,10 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
  * finite values of v[n]; *k = their count. The one home of the reports' standard error. */
 void m2_mean_se(const double *v, int n, double *mean, double *se, int *k);
 
+/* A report's output folder: absent, empty, or holding `marker` (a file the report wrote there);
+ * else an error naming what it holds ("OUT: holds a training run; <what> to a new folder ..."). */
+int m2_report_out_dir_check(const char *out_dir, const char *marker, const char *what, m2_err *err);
+
 /* TeamTR runs (methods teamtr and teamtr_hier), grouped by (method, agents, variant; the single-agent
  * baseline is agents = 1; the hierarchy by its System 1 setting) over their seeds: success before and
  * after, measured gain, certificate, rank correlation, violation rate, D^ and the out-of-region rate

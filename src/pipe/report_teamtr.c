@@ -11,7 +11,6 @@
 #include "pipe/plan.h"
 #include "pipe/report.h"
 #include "pipe/run_config.h"
-#include "pipe/runfiles.h"
 
 #define TR_MAX_RUNS 256
 #define TR_MAX_GROUPS 64
@@ -565,10 +564,7 @@ int m2_report_teamtr(const char *const *dirs, int n_runs, const char *out_dir, c
     if (n_runs < 1 || n_runs > TR_MAX_RUNS) return m2_errorf(err, M2_EINVAL, "report --teamtr: %d folders (1 to %d)", n_runs, TR_MAX_RUNS);
     char marker[1400];
     snprintf(marker, sizeof marker, "%s/teamtr.json", out_dir);
-    m2_dir_kind kind = m2_dir_kind_of(out_dir);
-    if (kind != M2_DIR_ABSENT && kind != M2_DIR_EMPTY && !m2_path_exists(marker))
-        return m2_errorf(err, M2_EINVAL, "%s: holds %s; the TeamTR report goes to a new folder (or one it was written to)",
-                         out_dir, kind == M2_DIR_RUN ? "a training run" : kind == M2_DIR_DEMO ? "a demo" : "other files");
+    if (m2_report_out_dir_check(out_dir, marker, "TeamTR reports go", err)) return -1;
     tr_run *runs = calloc((size_t)n_runs, sizeof *runs);
     tr_group *g = calloc(TR_MAX_GROUPS, sizeof *g);
     m2_strbuf md = {0};
