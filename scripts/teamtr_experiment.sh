@@ -3,12 +3,15 @@
 # it skips the finished runs and continues the others from their last checkpoint (--resume).
 #   sh scripts/teamtr_experiment.sh [OUT_DIR] [MULTI2]      (default runs/teamtr-exp, build/multi2)
 # Environment: SEEDS (default "1 2"), SIZES (chain sizes, default "8 4 2"), JOBS (runs at once,
-# default 3), PARTS (default "grid single region hier").
+# default 10; a job waiting for the run it starts from holds its place), PARTS (default "grid single
+# region hier").
 #  grid    per size n and seed: TeamTR (configs/teamtr.yaml with teamtr.agents=n, its own pre-training),
 #          then stale, stale_happo, joint and no_tr on that run's pre-trained base (run.reuse_from);
 #  single  per seed: one agent alone (teamtr.agents=1, its own pre-training);
 #  region  per seed, n = 2 and 4: TeamTR and no_tr with a 4x larger step (teamtr.lr=4e-3), where the
 #          trust region acts, on the grid's bases;
+# Each variant starts as soon as the run it starts from has finished the stages it takes (its
+# pre-training), so the runs of one team size go side by side.
 #  hier    per seed: multi2 on TextCraft (configs/demo.yaml), then the hierarchy as a TeamTR team from
 #          its adapters (configs/teamtr-hier.yaml), System 1 trained and frozen.
 # Every run: one thread, nice -n 10; its console goes to OUT/NAME.log, its CPU and wall seconds to
@@ -19,7 +22,7 @@ OUT=${1:-runs/teamtr-exp}
 BIN=${2:-build/multi2}
 SEEDS=${SEEDS:-1 2}
 SIZES=${SIZES:-8 4 2}
-JOBS=${JOBS:-3}
+JOBS=${JOBS:-10}
 PARTS=${PARTS:-grid single region hier}
 mkdir -p "$OUT"
 HIER_REUSE="run.reuse_stages=[pretrain, data, sys1_sft, sys2_warmup, sys2_offline]"
@@ -41,53 +44,61 @@ run() {
   fi
 }
 
-# One chain of runs (they depend on each other); the chains run JOBS at a time.
-chain() {
-  kind=$1; a=$2; seed=$3
+# Wait until run $1 has finished its stage $2 (stages.json names it among its "ends").
+wait_stage() {
+  until [ -f "$OUT/$1.done" ] || grep -q "\"$2\":" "$OUT/$1/stages.json" 2>/dev/null; do
+    [ -f "$OUT/$1.failed" ] && { echo "teamtr_experiment: $1 failed, so its dependants do not run" >&2; return 1; }
+    sleep 30
+  done
+}
+
+# One job: a run, after the run it starts from has finished what it takes from it.
+job() {
+  kind=$1; a=$2; seed=$3; v=$4
+  base="n${a}_s${seed}_teamtr"
   case $kind in
-  grid)
-    base="n${a}_s${seed}_teamtr"
-    run "$base" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a"
-    for v in stale stale_happo joint no_tr; do
-      run "n${a}_s${seed}_$v" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a" teamtr.variant=$v \
-        run.reuse_from="$OUT/$base" "run.reuse_stages=[pretrain]"
-    done ;;
+  base) run "$base" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a" || { touch "$OUT/$base.failed"; return 1; } ;;
+  variant)   # on the base's pre-trained model: the variants of one (n, seed) start alike
+    wait_stage "$base" pretrain
+    run "n${a}_s${seed}_$v" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a" teamtr.variant="$v" \
+      run.reuse_from="$OUT/$base" "run.reuse_stages=[pretrain]" ;;
+  region)
+    wait_stage "$base" pretrain
+    run "lr4e-3_n${a}_s${seed}_$v" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a" teamtr.variant="$v" \
+      teamtr.lr=4e-3 run.reuse_from="$OUT/$base" "run.reuse_stages=[pretrain]" ;;
   single)   # one agent writes every step in one message: room for four (a chain's 24 tokens cut it)
     run "n1_s${seed}_single" configs/teamtr.yaml run.seed="$seed" teamtr.agents=1 teamtr.max_new_tokens=48 ;;
-  region)
-    base="n${a}_s${seed}_teamtr"
-    case " $PARTS " in   # the grid chain makes the base; without the grid, this chain does
-    *" grid "*) until [ -f "$OUT/$base.done" ]; do sleep 30; done ;;
-    *) run "$base" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a" ;;
-    esac
-    for v in teamtr no_tr; do
-      run "lr4e-3_n${a}_s${seed}_$v" configs/teamtr.yaml run.seed="$seed" teamtr.agents="$a" teamtr.variant=$v \
-        teamtr.lr=4e-3 run.reuse_from="$OUT/$base" "run.reuse_stages=[pretrain]"
-    done ;;
+  multi2)   # every ID episode in its evaluation, as the hierarchy's
+    run "tc_s${seed}_multi2" configs/demo.yaml run.seed="$seed" eval.episodes=41 || { touch "$OUT/tc_s${seed}_multi2.failed"; return 1; } ;;
   hier)
-    src="tc_s${seed}_multi2"
-    run "$src" configs/demo.yaml run.seed="$seed" eval.episodes=41   # every ID episode, as the hierarchy's eval
-    for s1 in train frozen; do
-      run "tc_s${seed}_hier_$s1" configs/teamtr-hier.yaml run.seed="$seed" teamtr.hier.sys1=$s1 \
-        run.reuse_from="$OUT/$src" "$HIER_REUSE"
-    done ;;
+    wait_stage "tc_s${seed}_multi2" sys2_offline
+    run "tc_s${seed}_hier_$v" configs/teamtr-hier.yaml run.seed="$seed" teamtr.hier.sys1="$v" \
+      run.reuse_from="$OUT/tc_s${seed}_multi2" "$HIER_REUSE" ;;
   esac
 }
 
-if [ "$3" = "--chain" ]; then shift 3; chain "$@"; exit $?; fi   # one chain (xargs calls back)
+if [ "$3" = "--job" ]; then shift 3; job "$@"; exit $?; fi   # one job (xargs calls back)
 
-# The chains, longest first (a region chain waits for its grid base, so it comes after the grid's).
+# The jobs, the runs others start from first, then the longest.
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 {
   for n in $SIZES; do
-    has grid && for seed in $SEEDS; do echo "grid $n $seed"; done
-    [ "$n" = 8 ] && has hier && for seed in $SEEDS; do echo "hier 0 $seed"; done
+    if has grid || { has region && { [ "$n" = 2 ] || [ "$n" = 4 ]; }; }; then
+      for seed in $SEEDS; do echo "base $n $seed -"; done
+    fi
   done
-  case " $SIZES " in *" 8 "*) ;; *) has hier && for seed in $SEEDS; do echo "hier 0 $seed"; done ;; esac
-  has region && for n in 4 2; do for seed in $SEEDS; do echo "region $n $seed"; done; done
-  has single && for seed in $SEEDS; do echo "single 1 $seed"; done
-} > "$OUT/.chains"
-xargs -P "$JOBS" -L 1 sh "$0" "$OUT" "$BIN" --chain < "$OUT/.chains"
+  has hier && for seed in $SEEDS; do echo "multi2 0 $seed -"; done
+  for n in $SIZES; do
+    has grid && for v in stale stale_happo joint no_tr; do for seed in $SEEDS; do echo "variant $n $seed $v"; done; done
+    if [ "$n" = 8 ] && has hier; then for v in train frozen; do for seed in $SEEDS; do echo "hier 0 $seed $v"; done; done; fi
+    if has region && { [ "$n" = 2 ] || [ "$n" = 4 ]; }; then
+      for v in teamtr no_tr; do for seed in $SEEDS; do echo "region $n $seed $v"; done; done
+    fi
+  done
+  case " $SIZES " in *" 8 "*) ;; *) has hier && for v in train frozen; do for seed in $SEEDS; do echo "hier 0 $seed $v"; done; done ;; esac
+  has single && for seed in $SEEDS; do echo "single 1 $seed -"; done
+} > "$OUT/.jobs"
+xargs -P "$JOBS" -L 1 sh "$0" "$OUT" "$BIN" --job < "$OUT/.jobs" || true
 
 # The finished run folders among the arguments.
 done_dirs() { for d in "$@"; do [ -d "$d" ] && [ -f "$d.done" ] && echo "$d"; done; }
