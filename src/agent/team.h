@@ -100,7 +100,8 @@ typedef struct m2_team_source {
     /* Agent k's tokens of the kept batch: its outputs are the action rows (tok_action >= 0, mask
      * 1); everything else is context. *seq_sample (malloc'd, pb->n_seq entries) maps each packed
      * sequence to its sample (a sample may give several sequences). Sequences longer than
-     * max_tokens (> 0) are cut (data/pack.h's rule). */
+     * max_tokens (> 0) are cut (data/pack.h's rule); a batch with nothing of the agent is empty
+     * (pb->N == 0: the loop leaves that agent as it is). */
     int (*pack)(void *ud, int agent, int max_tokens, m2_packed_batch *pb, int **seq_sample, m2_err *err);
 } m2_team_source;
 

@@ -100,7 +100,7 @@ static int hier_pack(void *ud, int agent, int max_tokens, m2_packed_batch *pb, i
             free(segs);
         }
     }
-    if (!rc) rc = m2_packed_batch_build(p, np, pb, err);
+    if (!rc && np > 0) rc = m2_packed_batch_build(p, np, pb, err);   /* none fits: an empty batch, no update */
     for (int k = 0; k < np; k++) m2_packed_free(&p[k]);
     free(p);
     if (rc) {

@@ -89,6 +89,7 @@ static int job_begin(m2_teamtr *tt, int k, const float *adv_seq, const double *l
     j->old = tt->old[k];
     if (!j->a || !j->old) return m2_errorf(err, M2_EINVAL, "teamtr: agent %d has no adapter or snapshot", k + 1);
     if (tt->src.pack(tt->src.ud, k, cfg->max_tokens, &j->pb, &j->seq_sample, err)) return -1;
+    if (j->pb.N == 0) return 0;   /* no token of this agent in the batch (none fitted max_tokens): no update */
     if (!(j->c = ctx_for(tt, tt->model[k], j->pb.N, err))) return -1;
     int N = j->pb.N ? j->pb.N : 1;
     j->adv = calloc((size_t)N, sizeof *j->adv);
@@ -139,6 +140,7 @@ static int job_divergence(agent_job *j, double *D, m2_err *err) {
 
 /* w = w0 + f (w1 - w0) for the job's adapter; w1 is the iterate before the line search. */
 static void job_scale(agent_job *j, const float *w1, double f) {
+    if (!j->w0) return;   /* a job without tokens never moved its adapter */
     float *w = j->a->params.w;
     for (size_t i = 0; i < j->a->params.n; i++) w[i] = (float)(j->w0[i] + f * ((double)w1[i] - j->w0[i]));
 }
