@@ -97,8 +97,9 @@ has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
   done
   case " $SIZES " in *" 8 "*) ;; *) has hier && for v in train frozen; do for seed in $SEEDS; do echo "hier 0 $seed $v"; done; done ;; esac
   has single && for seed in $SEEDS; do echo "single 1 $seed -"; done
-} > "$OUT/.jobs"
-xargs -P "$JOBS" -L 1 sh "$0" "$OUT" "$BIN" --job < "$OUT/.jobs" || true
+} > "$OUT/.jobs.$$"   # one list per invocation: two invocations (other SEEDS) may run side by side
+xargs -P "$JOBS" -L 1 sh "$0" "$OUT" "$BIN" --job < "$OUT/.jobs.$$" || true
+rm -f "$OUT/.jobs.$$"
 
 # The finished run folders among the arguments.
 done_dirs() { for d in "$@"; do [ -d "$d" ] && [ -f "$d.done" ] && echo "$d"; done; }
