@@ -662,10 +662,10 @@ static void line_chart_rises_with_its_whisker(void **state) {
     char p[2][256];
     image im[2];
     for (int k = 0; k < 2; k++) {
-        const m2_line line = {.series = "A", .x = x, .y = y, .err = k ? e1 : e0, .n = 3};
-        const m2_line_panel panel = {.title = "t", .x_label = "epoch", .lines = &line, .n = 1, .y_min = 0, .y_max = 100};
+        const m2_xy_series line = {.name = "A", .x = x, .y = y, .err = k ? e1 : e0, .n = 3};
+        const m2_xy_panel panel = {.title = "t", .x_label = "epoch", .series = &line, .n_series = 1, .vline = NAN, .hline = NAN, .y_min = 0, .y_max = 100};
         path_in_tmp(p[k], sizeof p[k], k ? "line1.png" : "line0.png");
-        assert_int_equal(m2_chart_lines(&panel, 1, "lines", p[k], &err), 0);
+        assert_int_equal(m2_chart_xy(&panel, 1, "lines", p[k], &err), 0);
         im[k] = load_png(p[k]);
     }
     assert_int_equal(im[0].w, im[1].w);
@@ -689,11 +689,11 @@ static void line_chart_rises_with_its_whisker(void **state) {
     if (rows < 24 || rows > 36) fail_msg("whisker: %d rows of the middle point's columns differ (want 24-36)", rows);
     int w, h;
     path_in_tmp(p[0], sizeof p[0], "line.svg");
-    const m2_line line = {.series = "A", .x = x, .y = y, .err = e1, .n = 3};
-    const m2_line_panel panel = {.title = "t", .x_label = "epoch", .lines = &line, .n = 1, .y_min = 0, .y_max = 100};
-    assert_int_equal(m2_chart_lines(&panel, 1, "lines", p[0], &err), 0);
+    const m2_xy_series line = {.name = "A", .x = x, .y = y, .err = e1, .n = 3};
+    const m2_xy_panel panel = {.title = "t", .x_label = "epoch", .series = &line, .n_series = 1, .vline = NAN, .hline = NAN, .y_min = 0, .y_max = 100};
+    assert_int_equal(m2_chart_xy(&panel, 1, "lines", p[0], &err), 0);
     char *svg = read_svg(p[0], &w, &h);
-    assert_non_null(strstr(svg, "Panel t:\n  A: 0: 10; 1: 50 +- 10; 2: 90;"));
+    assert_non_null(strstr(svg, "Panel t (x: epoch):\n  A (3 points): (0, 10) (1, 50 +- 10) (2, 90)\n"));
     free(svg);
 }
 

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include "data/episodes.h"
+#include "tiny_run.h"
 #include "tmpdir.h"
 #include "run_schema.h"
 #include "io/safetensors.h"
@@ -27,23 +28,7 @@
 static char root[256];
 
 static const char *yaml =
-    "method: multi2\n"
-    "run: {seed: 3, ckpt_every: 3, keep_last: 2, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"
-    "env: {name: textcraft}\n"
-    "data: {expert_episodes: 8, max_seq_len: 1024}\n"
-    "model:\n"
-    "  base: tiny\n"
-    "  max_seq_len: 1024\n"
-    "  tiny: {vocab: 320, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}\n"
-    "pretrain: {steps: 8, lr: 3e-3, warmup: 2, batch: 4, seq_len: 512}\n"
-    "lora:\n"
-    "  sys1: {rank: 2, alpha: 4, targets: [q, v]}\n"
-    "  sys2: {rank: 2, alpha: 4, targets: [q, v]}\n"
-    "sys1:\n"
-    "  sft: {lr: 1e-3, epochs: 1, batch: 4, eval_every: 1, patience: 2}\n"
-    "sys2:\n"
-    "  warmup: {lr: 1e-3, epochs: 1, batch: 8}\n"
-    "  offline: {epochs: 1, max_steps: 4, batch: 4, anchor_states: 1}\n"
+    "method: multi2\n" M2T_TINY_PIPELINE_YAML
     "  online: {epochs: 2, episodes_per_epoch: 1, updates_per_epoch: 2, batch: 2, buffer_capacity: 40, seed_offline: 10}\n"
     "eval: {episodes: 2, splits: [id, ood], max_new_tokens: 8, step_limit: 6}\n";
 
@@ -81,14 +66,7 @@ static void load_in(m2_run_config *cfg, const char *out, const char *name, int n
 
 static void load(m2_run_config *cfg, const char *name, int n, const char **over) { load_in(cfg, NULL, name, n, over); }
 
-static int run(const m2_run_config *cfg, int resume, m2_err *err) {
-    char dir[600];
-    m2_run_dir_for(cfg, dir, sizeof dir);
-    FILE *devnull = fopen("/dev/null", "w");
-    int rc = m2_train_run(cfg, m2_pipe_stages, m2_pipe_n_stages, dir, resume, devnull, err);
-    fclose(devnull);
-    return rc;
-}
+static int run(const m2_run_config *cfg, int resume, m2_err *err) { return m2t_train(cfg, resume, err); }
 
 static char *slurp(const char *run_name, const char *file) {
     char p[800];

@@ -254,7 +254,7 @@ static void figures_from_records(void **state) {
     assert_non_null(strstr(tokens, "Panel System 2 (executor): prompt + generated or scored:\n  "
                                    "textcraft/id: multi2 100;"));
     /* learning curves: epoch 0 over the three seeds, epoch 1 all won */
-    assert_non_null(strstr(online, "Panel textcraft id: greedy success rate (%):\n  multi2: 0: 50 +- 28.87; 1: 100;"));
+    assert_non_null(strstr(online, "Panel textcraft id: greedy success rate (%) (x: online epoch):\n  multi2 (2 points): (0, 50 +- 28.87) (1, 100)\n"));
     assert_null(strstr(online, "scienceworld id"));   /* no run logged its curves */
     free(boxes);
     free(buckets);

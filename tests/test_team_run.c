@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "core/core.h"
 #include "pipe/pipe.h"
+#include "tiny_run.h"
 #include "tmpdir.h"
 
 static char root[128];
@@ -58,28 +59,10 @@ static int teardown(void **state) {
 }
 
 static void load(m2_run_config *cfg, const char *out, const char *name, int n, const char **over) {
-    m2_err err = {0};
-    const m2_cfg_schema *s = m2_run_config_schema();
-    assert_int_equal(m2_cfg_defaults(s, cfg, &err), 0);
-    assert_int_equal(m2_cfg_apply_yaml(s, cfg, yaml, strlen(yaml), "test", &err), 0);
-    char o1[300], o2[300];
-    snprintf(o1, sizeof o1, "run.out_dir=%s", out);
-    snprintf(o2, sizeof o2, "run.name=%s", name);
-    assert_int_equal(m2_cfg_override(s, cfg, o1, &err), 0);
-    assert_int_equal(m2_cfg_override(s, cfg, o2, &err), 0);
-    for (int i = 0; i < n; i++)
-        if (m2_cfg_override(s, cfg, over[i], &err)) fail_msg("%s: %s", over[i], err.msg);
-    assert_int_equal(m2_run_config_check(cfg, &err), 0);
+    m2t_load_yaml(cfg, yaml, out, name, n, over);
 }
 
-static int run(const m2_run_config *cfg, int resume, m2_err *err) {
-    char dir[600];
-    m2_run_dir_for(cfg, dir, sizeof dir);
-    FILE *devnull = fopen("/dev/null", "w");
-    int rc = m2_train_run(cfg, m2_pipe_stages, m2_pipe_n_stages, dir, resume, devnull, err);
-    fclose(devnull);
-    return rc;
-}
+static int run(const m2_run_config *cfg, int resume, m2_err *err) { return m2t_train(cfg, resume, err); }
 
 static char *slurp(const char *dir, const char *file, size_t *len) {
     char p[900];

@@ -20,6 +20,7 @@ typedef struct fx {
     m2_team team;
     m2_teamtr tt;
     m2_qa_set qs;
+    m2_team_qa qa;
 } fx;
 
 /* A shaped reward with signal for a random model: 1 when the last message's first byte is even. */
@@ -55,8 +56,10 @@ static int setup_n(void **state, int n) {
         f->team.agent[k] = (m2_team_agent){.model = f->m, .adapter = a, .tok = &f->tok};
         f->tt.old[k] = b;
     }
-    f->tt.team = &f->team;
+    m2_teamtr_set_team(&f->tt, &f->team);
     assert_int_equal(m2_qa_arith(1, M2_QA_SPLIT_TRAIN, 4, 200, 2, 2, &f->qs, &err), 0);
+    f->qa = (m2_team_qa){.team = &f->team, .qs = &f->qs, .reward = even_first_byte};
+    f->tt.src = m2_team_qa_source(&f->qa);
     *state = f;
     return 0;
 }
@@ -66,6 +69,7 @@ static int setup3(void **state) { return setup_n(state, 3); }
 static int teardown(void **state) {
     fx *f = *state;
     m2_teamtr_free(&f->tt);
+    m2_team_qa_free(&f->qa);
     m2_qa_set_free(&f->qs);
     m2_model_free(f->m);
     free(f);
@@ -76,8 +80,7 @@ static m2_teamtr_cfg base_cfg(void) {
     return (m2_teamtr_cfg){.mode = M2_TT_FRESH, .group = 4, .epochs = 3, .lr = 1e-2f, .grad_clip = 1.f,
                            .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .clip = 0.2f, .delta = 0.01,
                            .backtrack = 6, .a_max = 5.f, .adv_eps = 1e-6f,
-                           .gen = {.sampler = {.temperature = 1.f}, .max_new_tokens = 4, .seed = 3},
-                           .reward = even_first_byte};
+                           .gen = {.sampler = {.temperature = 1.f}, .max_new_tokens = 4, .seed = 3}};
 }
 
 static const int tasks[4] = {0, 1, 2, 3};
@@ -102,7 +105,7 @@ static void rollback_keeps_region(void **state) {
             w0[k] = malloc(p->n * sizeof(float));
             memcpy(w0[k], p->w, p->n * sizeof(float));
         }
-        { int rc_ = m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 100 + (uint64_t)stage, &cfg, &st, &err); if (rc_) fprintf(stderr, "err: %s\n", err.msg); assert_int_equal(rc_, 0); }
+        { int rc_ = m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 100 + (uint64_t)stage, &cfg, &st, &err); if (rc_) fprintf(stderr, "err: %s\n", err.msg); assert_int_equal(rc_, 0); }
         assert_int_equal(st.n, 2);
         for (int j = 0; j < 2; j++) {
             const m2_teamtr_update *u = &st.u[j];
@@ -136,7 +139,7 @@ static void no_region_leaves_it(void **state) {
     cfg.delta = INFINITY;
     const int sigma[2] = {0, 1};
     m2_teamtr_stage_stats st;
-    assert_int_equal(m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 100, &cfg, &st, &err), 0);
+    assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 100, &cfg, &st, &err), 0);
     double dmax = 0;
     for (int j = 0; j < 2; j++) {
         assert_int_equal(st.u[j].out_of_region, 0);
@@ -158,7 +161,7 @@ static void rollout_counts(void **state) {
         m2_teamtr_cfg cfg = base_cfg();
         cfg.mode = modes[mi];
         m2_teamtr_stage_stats st;
-        assert_int_equal(m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 7, &cfg, &st, &err), 0);
+        assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 7, &cfg, &st, &err), 0);
         assert_int_equal(st.n, 3);
         long want = modes[mi] == M2_TT_FRESH ? 3L * 4 * 4 : 4L * 4;
         assert_int_equal(st.rollouts, want);
@@ -188,7 +191,7 @@ static void fresh_resamples(void **state) {
         memcpy(w[k], p->w, p->n * sizeof(float));
     }
     m2_teamtr_stage_stats fr, stl;
-    assert_int_equal(m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 9, &cfg, &fr, &err), 0);
+    assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 9, &cfg, &fr, &err), 0);
     for (int k = 0; k < 3; k++) {
         memcpy(f->team.agent[k].adapter->params.w, w[k], n[k] * sizeof(float));
         f->team.agent[k].adapter->params.step = 0;
@@ -196,7 +199,7 @@ static void fresh_resamples(void **state) {
         memset(f->team.agent[k].adapter->params.v, 0, n[k] * sizeof(float));
     }
     cfg.mode = M2_TT_STALE;
-    assert_int_equal(m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 9, &cfg, &stl, &err), 0);
+    assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 9, &cfg, &stl, &err), 0);
     /* the first update sees the same rollouts in both (same team, same first batch) */
     assert_true(fr.u[0].reward_mean == stl.u[0].reward_mean);
     assert_true(fr.u[0].L == stl.u[0].L);
@@ -241,16 +244,16 @@ static void joint_stale_happo(void **state) {
     snap_take(f, &s0);
     m2_teamtr_stage_stats st;
     cfg.mode = M2_TT_JOINT;
-    assert_int_equal(m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 3, &cfg, &st, &err), 0);
+    assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 3, &cfg, &st, &err), 0);
     snap_take(f, &sj);
     snap_restore(f, &s0);
     cfg.mode = M2_TT_STALE;
-    assert_int_equal(m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 3, &cfg, &st, &err), 0);
+    assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 3, &cfg, &st, &err), 0);
     snap_take(f, &ss);
     for (int k = 0; k < 2; k++) assert_memory_equal(sj.w[k], ss.w[k], sj.n[k] * sizeof(float));
     snap_restore(f, &s0);
     cfg.mode = M2_TT_STALE_HAPPO;
-    assert_int_equal(m2_teamtr_stage(&f->tt, &f->qs, tasks, 4, sigma, 3, &cfg, &st, &err), 0);
+    assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 3, &cfg, &st, &err), 0);
     m2_params *p0 = &f->team.agent[0].adapter->params, *p1 = &f->team.agent[1].adapter->params;
     assert_memory_equal(p0->w, ss.w[0], ss.n[0] * sizeof(float));   /* the first agent: no factor yet */
     assert_memory_not_equal(p1->w, ss.w[1], ss.n[1] * sizeof(float));

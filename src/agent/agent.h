@@ -10,4 +10,5 @@
 #include "agent/model_policy.h"
 #include "agent/collect.h"
 #include "agent/team.h"
+#include "agent/team_hier.h"
 #endif

@@ -338,6 +338,21 @@ int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **
     return 0;
 }
 
+int m2_episode_planner_traj(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj *tr, m2_err *err) {
+    m2_traj_init(tr);
+    char *hp = high_context(cfg, ep->task ? ep->task : "");
+    int rc = hp ? m2_traj_set_prompt(tr, hp, err) : m2_errorf(err, M2_ENOMEM, "loop: out of memory");
+    free(hp);
+    for (int i = 0; i < ep->n_sub && !rc && !cfg->flat; i++) {
+        const m2_subgoal_rec *sg = &ep->sub[i];
+        if (!sg->state || !sg->text) continue;   /* no System 1 call made it */
+        rc = m2_traj_push_state(tr, sg->state, err);
+        if (!rc) rc = m2_traj_push_action(tr, sg->text, 0.f, 0.f, err);
+    }
+    if (rc) m2_traj_free(tr);
+    return rc;
+}
+
 long m2_context_tokens(const m2_tok_iface *tok, const m2_traj *ctx, m2_err *err) {
     long n = tok->bos == M2_BOS_SEQUENCE ? 1 : 0;
     int c = tok->encode(tok->ctx, ctx->prompt ? ctx->prompt : "", NULL, 0, err);

@@ -139,6 +139,12 @@ char *m2_episode_to_json(const m2_episode *ep);
 int m2_episode_segments(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj **segs, int *n,
                         m2_err *err);
 
+/* System 1's trajectory of an episode, as its contexts held it: the planner prompt with the task,
+ * then per sub-goal the state it was generated from and the sub-goal (the parsed text, which is what
+ * the loop puts in System 1's context). A flat episode gives the prompt alone. *tr initialised here
+ * (free with m2_traj_free). */
+int m2_episode_planner_traj(const m2_episode *ep, const m2_loop_cfg *cfg, m2_traj *tr, m2_err *err);
+
 /* Token count of a context under a tokenizer (BOS + prompt + states + actions + one EOS each), for
  * policies that report prompt tokens without running a model. -1 on error. */
 long m2_context_tokens(const m2_tok_iface *tok, const m2_traj *ctx, m2_err *err);

@@ -175,3 +175,76 @@ int m2_team_pack(const m2_team *t, int agent, const m2_qa_set *qs, const m2_team
     }
     return 0;
 }
+
+/* ---------------------------------------------------------------- rollout sources */
+
+int m2_team_source_success(const m2_team_source *src, int n_tasks, int samples, const m2_team_gen *g, double *mean,
+                           double *per_task, m2_err *err) {
+    if (samples < 1) samples = 1;
+    int total = n_tasks * samples;
+    int *tasks = malloc((size_t)(n_tasks > 0 ? n_tasks : 1) * sizeof *tasks);
+    float *R = malloc((size_t)(total > 0 ? total : 1) * sizeof *R);
+    int rc = !tasks || !R ? m2_errorf(err, M2_ENOMEM, "team: out of memory") : 0;
+    for (int i = 0; i < n_tasks && !rc; i++) tasks[i] = i;
+    if (!rc && n_tasks > 0) rc = src->play(src->ud, tasks, n_tasks, samples, 0, g, R, err);
+    double sum = 0;
+    for (int t = 0; t < n_tasks && !rc; t++) {
+        double st = 0;
+        for (int k = 0; k < samples; k++) st += R[t * samples + k];
+        sum += st;
+        if (per_task) per_task[t] = st / samples;
+    }
+    *mean = total > 0 && !rc ? sum / total : 0;
+    free(tasks);
+    free(R);
+    return rc;
+}
+
+static void qa_drop(m2_team_qa *q) {
+    for (int i = 0; i < q->n; i++) m2_team_sample_free(&q->s[i]);
+    q->n = 0;
+}
+
+void m2_team_qa_free(m2_team_qa *q) {
+    qa_drop(q);
+    free(q->s);
+    q->s = NULL;
+    q->cap = 0;
+}
+
+static int qa_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, const m2_team_gen *g, float *R,
+                   m2_err *err) {
+    m2_team_qa *q = ud;
+    int n = n_tasks * G;
+    qa_drop(q);
+    if (n > q->cap) {
+        m2_team_sample *ns = realloc(q->s, (size_t)n * sizeof *ns);
+        if (!ns) return m2_errorf(err, M2_ENOMEM, "team: out of memory");
+        q->s = ns;
+        q->cap = n;
+    }
+    for (int i = 0; i < n; i++) q->s[i] = (m2_team_sample){.task = tasks[i / G], .id = id0 + (uint64_t)i};
+    if (m2_team_play(q->team, q->qs, q->s, n, g, err)) return -1;
+    q->n = n;
+    for (int i = 0; i < n; i++) {
+        if (q->reward) q->s[i].reward = q->reward(q->reward_ud, &q->qs->q[q->s[i].task], &q->s[i]);
+        R[i] = q->s[i].reward;
+    }
+    return 0;
+}
+
+static int qa_pack(void *ud, int agent, int max_tokens, m2_packed_batch *pb, int **seq_sample, m2_err *err) {
+    m2_team_qa *q = ud;
+    *seq_sample = NULL;
+    if (m2_team_pack(q->team, agent, q->qs, q->s, q->n, max_tokens, pb, err)) return -1;
+    int *map = malloc((size_t)(pb->n_seq > 0 ? pb->n_seq : 1) * sizeof *map);
+    if (!map) {
+        m2_packed_batch_free(pb);
+        return m2_errorf(err, M2_ENOMEM, "team: out of memory");
+    }
+    for (int i = 0; i < pb->n_seq; i++) map[i] = i;   /* one sequence a sample */
+    *seq_sample = map;
+    return 0;
+}
+
+m2_team_source m2_team_qa_source(m2_team_qa *q) { return (m2_team_source){.ud = q, .play = qa_play, .pack = qa_pack}; }

@@ -84,4 +84,46 @@ int m2_team_play(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n
 int m2_team_pack(const m2_team *t, int agent, const m2_qa_set *qs, const m2_team_sample *s, int n, int max_tokens,
                  m2_packed_batch *out, m2_err *err);
 
+/* ---------------------------------------------------------------- rollout sources
+ * What the TeamTR stage loop (algo/team_train.h) needs of a team, whatever it plays: a batch of
+ * samples played by the agents as they are now, and one agent's tokens of that batch. Two kinds:
+ * the shared-context team over questions (m2_team_qa, below) and the Multi² hierarchy in an
+ * environment (agent/team_hier.h). */
+typedef struct m2_team_source {
+    void *ud;
+    /* Plays n = n_tasks * G samples with the agents' current weights: sample i plays task
+     * tasks[i / G] (an index into the source's task set) with id id0 + i; R[i] its reward in
+     * [0, 1]. Sampling follows g (temperature, tokens per message, the batch's seed). The batch is
+     * kept for pack until the next play. */
+    int (*play)(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, const m2_team_gen *g, float *R,
+                m2_err *err);
+    /* Agent k's tokens of the kept batch: its outputs are the action rows (tok_action >= 0, mask
+     * 1); everything else is context. *seq_sample (malloc'd, pb->n_seq entries) maps each packed
+     * sequence to its sample (a sample may give several sequences). Sequences longer than
+     * max_tokens (> 0) are cut (data/pack.h's rule); a batch with nothing of the agent is empty
+     * (pb->N == 0: the loop leaves that agent as it is). */
+    int (*pack)(void *ud, int agent, int max_tokens, m2_packed_batch *pb, int **seq_sample, m2_err *err);
+} m2_team_source;
+
+/* Mean reward of the team over `samples` plays of each of the first n_tasks tasks of src (sample i:
+ * task i / samples, id i); per_task (may be NULL) receives each task's mean. */
+int m2_team_source_success(const m2_team_source *src, int n_tasks, int samples, const m2_team_gen *g, double *mean,
+                           double *per_task, m2_err *err);
+
+/* The shared-context team over questions as a source: play = m2_team_play, pack = m2_team_pack (one
+ * sequence a sample). */
+typedef struct m2_team_qa {
+    const m2_team *team;
+    const m2_qa_set *qs;
+    /* The reward of a played sample (NULL: the exact checker on its last message, as m2_team_play
+     * sets it); e.g. partial credit, or a shaped reward in tests. */
+    float (*reward)(void *ud, const m2_qa *q, const m2_team_sample *s);
+    void *reward_ud;
+    m2_team_sample *s;          /* the kept batch */
+    int n, cap;
+} m2_team_qa;
+
+m2_team_source m2_team_qa_source(m2_team_qa *q);
+void m2_team_qa_free(m2_team_qa *q);   /* the kept batch */
+
 #endif

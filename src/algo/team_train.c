@@ -13,6 +13,14 @@ struct m2_teamtr_ctx {
     int cap;
 };
 
+void m2_teamtr_set_team(m2_teamtr *tt, const m2_team *t) {
+    tt->n = t->n;
+    for (int k = 0; k < t->n && k < M2_TEAM_MAX; k++) {
+        tt->model[k] = t->agent[k].model;
+        tt->adapter[k] = t->agent[k].adapter;
+    }
+}
+
 void m2_teamtr_free(m2_teamtr *tt) {
     for (int k = 0; k < M2_TEAM_MAX; k++) {
         struct m2_teamtr_ctx *c = tt->ctx[k];
@@ -54,6 +62,7 @@ typedef struct agent_job {
     m2_adapter *a, *old;
     struct m2_teamtr_ctx *c;
     m2_packed_batch pb;
+    int *seq_sample;          /* packed sequence -> sample */
     float *adv, *logp_old, *logp_ref, *logp_new;
     float *w0;                /* the last iterate inside the region */
     int n_tok;
@@ -61,6 +70,7 @@ typedef struct agent_job {
 
 static void job_free(agent_job *j) {
     m2_packed_batch_free(&j->pb);
+    free(j->seq_sample);
     free(j->adv);
     free(j->logp_old);
     free(j->logp_ref);
@@ -69,18 +79,18 @@ static void job_free(agent_job *j) {
     memset(j, 0, sizeof *j);
 }
 
-/* Packs agent k's tokens of the samples, its advantages (adv_seq[sample], times exp(logfac[sample])
- * when logfac != NULL), the snapshot and the old / reference log-probs. */
-static int job_begin(m2_teamtr *tt, int k, const m2_qa_set *qs, const m2_team_sample *s, int n, const float *adv_seq,
-                     const double *logfac, const m2_teamtr_cfg *cfg, agent_job *j, m2_err *err) {
+/* Packs agent k's tokens of the source's kept batch, its advantages (adv_seq[sample], times
+ * exp(logfac[sample]) when logfac != NULL), the snapshot and the old / reference log-probs. */
+static int job_begin(m2_teamtr *tt, int k, const float *adv_seq, const double *logfac, const m2_teamtr_cfg *cfg,
+                     agent_job *j, m2_err *err) {
     memset(j, 0, sizeof *j);
-    const m2_team_agent *ag = &tt->team->agent[k];
     j->agent = k;
-    j->a = ag->adapter;
+    j->a = tt->adapter[k];
     j->old = tt->old[k];
     if (!j->a || !j->old) return m2_errorf(err, M2_EINVAL, "teamtr: agent %d has no adapter or snapshot", k + 1);
-    if (m2_team_pack(tt->team, k, qs, s, n, cfg->max_tokens, &j->pb, err)) return -1;
-    if (!(j->c = ctx_for(tt, ag->model, j->pb.N, err))) return -1;
+    if (tt->src.pack(tt->src.ud, k, cfg->max_tokens, &j->pb, &j->seq_sample, err)) return -1;
+    if (j->pb.N == 0) return 0;   /* no token of this agent in the batch (none fitted max_tokens): no update */
+    if (!(j->c = ctx_for(tt, tt->model[k], j->pb.N, err))) return -1;
     int N = j->pb.N ? j->pb.N : 1;
     j->adv = calloc((size_t)N, sizeof *j->adv);
     j->logp_old = calloc((size_t)N, sizeof *j->logp_old);
@@ -93,7 +103,7 @@ static int job_begin(m2_teamtr *tt, int k, const m2_qa_set *qs, const m2_team_sa
     for (int r = 0; r < j->pb.N; r++) {
         int a = j->pb.tok_action[r];
         if (a < 0) continue;
-        int i = j->pb.act_seq[a];
+        int i = j->seq_sample[j->pb.act_seq[a]];
         double lf = logfac ? logfac[i] : 0.0, lim = log(M2_HAPPO_FACTOR_MAX);
         j->adv[r] = adv_seq[i] * (float)exp(lf > lim ? lim : (lf < -lim ? -lim : lf));
         j->n_tok++;
@@ -130,6 +140,7 @@ static int job_divergence(agent_job *j, double *D, m2_err *err) {
 
 /* w = w0 + f (w1 - w0) for the job's adapter; w1 is the iterate before the line search. */
 static void job_scale(agent_job *j, const float *w1, double f) {
+    if (!j->w0) return;   /* a job without tokens never moved its adapter */
     float *w = j->a->params.w;
     for (size_t i = 0; i < j->a->params.n; i++) w[i] = (float)(j->w0[i] + f * ((double)w1[i] - j->w0[i]));
 }
@@ -148,7 +159,7 @@ static int job_finish(agent_job *j, m2_teamtr_update *u, m2_err *err) {
 static void job_log_ratio(const agent_job *j, double *logfac) {
     for (int r = 0; r < j->pb.N; r++) {
         int a = j->pb.tok_action[r];
-        if (a >= 0) logfac[j->pb.act_seq[a]] += (double)j->logp_new[r] - j->logp_old[r];
+        if (a >= 0) logfac[j->seq_sample[j->pb.act_seq[a]]] += (double)j->logp_new[r] - j->logp_old[r];
     }
 }
 
@@ -234,20 +245,15 @@ static int update_joint(agent_job *jobs, int n, const m2_teamtr_cfg *cfg, m2_tea
 /* Sample ids of the batch played at position j of a stage: distinct across positions and stages. */
 static uint64_t batch_id0(uint64_t stage_seed, int j) { return stage_seed * 0x100000001B3ull + (uint64_t)j * 0x10000u; }
 
-/* G rollouts of each task from the team as it is now; rewards into s, advantages into adv. */
-static int play_batch(m2_teamtr *tt, const m2_qa_set *qs, const int *tasks, int n_tasks, uint64_t stage_seed, int j,
-                      const m2_teamtr_cfg *cfg, m2_team_sample *s, float *adv, float *R, m2_teamtr_stage_stats *st,
-                      m2_err *err) {
+/* G rollouts of each task from the team as it is now (kept by the source); rewards into R,
+ * advantages into adv. */
+static int play_batch(m2_teamtr *tt, const int *tasks, int n_tasks, uint64_t stage_seed, int j, const m2_teamtr_cfg *cfg,
+                      float *adv, float *R, m2_teamtr_stage_stats *st, m2_err *err) {
     int G = cfg->group, n = n_tasks * G;
-    for (int i = 0; i < n; i++) s[i] = (m2_team_sample){.task = tasks[i / G], .id = batch_id0(stage_seed, j) + (uint64_t)i};
     m2_team_gen g = cfg->gen;
     g.seed = cfg->gen.seed ^ batch_id0(stage_seed, j);
-    if (m2_team_play(tt->team, qs, s, n, &g, err)) return -1;
+    if (tt->src.play(tt->src.ud, tasks, n_tasks, G, batch_id0(stage_seed, j), &g, R, err)) return -1;
     st->rollouts += n;
-    for (int i = 0; i < n; i++) {
-        if (cfg->reward) s[i].reward = cfg->reward(cfg->reward_ud, &qs->q[s[i].task], &s[i]);
-        R[i] = s[i].reward;
-    }
     m2_group_advantages(R, n_tasks, G, cfg->adv_eps, cfg->a_max, adv);
     return 0;
 }
@@ -258,45 +264,45 @@ static double mean_of(const float *x, int n) {
     return n > 0 ? s / n : 0;
 }
 
-int m2_teamtr_stage(m2_teamtr *tt, const m2_qa_set *qs, const int *tasks, int n_tasks, const int *sigma,
-                    uint64_t stage_seed, const m2_teamtr_cfg *cfg, m2_teamtr_stage_stats *st, m2_err *err) {
+int m2_teamtr_stage(m2_teamtr *tt, const int *tasks, int n_tasks, const int *sigma, int n_sigma, uint64_t stage_seed,
+                    const m2_teamtr_cfg *cfg, m2_teamtr_stage_stats *st, m2_err *err) {
     memset(st, 0, sizeof *st);
-    int n_ag = tt->team->n, G = cfg->group, n = n_tasks * G;
+    int n_ag = tt->n, G = cfg->group, n = n_tasks * G;
     if (G < 1 || n_tasks < 1) return m2_errorf(err, M2_EINVAL, "teamtr: %d tasks x %d rollouts", n_tasks, G);
-    m2_team_sample *s = calloc((size_t)n, sizeof *s);
+    if (n_sigma < 1 || n_sigma > n_ag) return m2_errorf(err, M2_EINVAL, "teamtr: %d agents to update of %d", n_sigma, n_ag);
+    for (int j = 0; j < n_sigma; j++)
+        if (sigma[j] < 0 || sigma[j] >= n_ag) return m2_errorf(err, M2_EINVAL, "teamtr: order names agent %d of %d", sigma[j], n_ag);
     float *adv = calloc((size_t)n, sizeof *adv), *R = calloc((size_t)n, sizeof *R);
     double *logfac = cfg->mode == M2_TT_STALE_HAPPO ? calloc((size_t)n, sizeof *logfac) : NULL;
     agent_job *jobs = calloc((size_t)n_ag, sizeof *jobs);
     int rc = 0, played = 0;
-    if (!s || !adv || !R || !jobs || (cfg->mode == M2_TT_STALE_HAPPO && !logfac)) {
+    if (!adv || !R || !jobs || (cfg->mode == M2_TT_STALE_HAPPO && !logfac)) {
         rc = m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
         goto out;
     }
     if (cfg->mode != M2_TT_FRESH) {   /* the stage's one set of rollouts */
-        if ((rc = play_batch(tt, qs, tasks, n_tasks, stage_seed, 0, cfg, s, adv, R, st, err))) goto out;
+        if ((rc = play_batch(tt, tasks, n_tasks, stage_seed, 0, cfg, adv, R, st, err))) goto out;
         played = 1;
         st->reward_mean = mean_of(R, n);
     }
     if (cfg->mode == M2_TT_JOINT) {
-        for (int k = 0; k < n_ag && !rc; k++) rc = job_begin(tt, k, qs, s, n, adv, NULL, cfg, &jobs[k], err);
-        if (!rc) rc = update_joint(jobs, n_ag, cfg, st->u, err);
-        for (int k = 0; k < n_ag; k++) st->u[k].reward_mean = st->reward_mean;
-        st->n = n_ag;
+        for (int j = 0; j < n_sigma && !rc; j++) rc = job_begin(tt, sigma[j], adv, NULL, cfg, &jobs[j], err);
+        if (!rc) rc = update_joint(jobs, n_sigma, cfg, st->u, err);
+        for (int j = 0; j < n_sigma; j++) st->u[j].reward_mean = st->reward_mean;
+        st->n = n_sigma;
         goto out;
     }
-    for (int j = 0; j < n_ag && !rc; j++) {
+    for (int j = 0; j < n_sigma && !rc; j++) {
         int k = sigma[j];
-        if (k < 0 || k >= n_ag) { rc = m2_errorf(err, M2_EINVAL, "teamtr: order names agent %d of %d", k, n_ag); break; }
         if (cfg->mode == M2_TT_FRESH) {   /* fresh rollouts of the team as it is after the earlier updates */
-            if (played) for (int i = 0; i < n; i++) m2_team_sample_free(&s[i]);
-            if ((rc = play_batch(tt, qs, tasks, n_tasks, stage_seed, j, cfg, s, adv, R, st, err))) break;
+            if ((rc = play_batch(tt, tasks, n_tasks, stage_seed, j, cfg, adv, R, st, err))) break;
             if (!played) st->reward_mean = mean_of(R, n);
             played = 1;
         }
         m2_teamtr_update *u = &st->u[j];
         memset(u, 0, sizeof *u);
         u->reward_mean = mean_of(R, n);
-        if ((rc = job_begin(tt, k, qs, s, n, adv, logfac, cfg, &jobs[0], err))) break;
+        if ((rc = job_begin(tt, k, adv, logfac, cfg, &jobs[0], err))) break;
         if ((rc = update_one(&jobs[0], cfg, u, err))) break;
         if (logfac) job_log_ratio(&jobs[0], logfac);
         job_free(&jobs[0]);
@@ -304,27 +310,9 @@ int m2_teamtr_stage(m2_teamtr *tt, const m2_qa_set *qs, const int *tasks, int n_
     }
 out:
     for (int k = 0; k < n_ag && jobs; k++) job_free(&jobs[k]);
-    if (s && played) for (int i = 0; i < n; i++) m2_team_sample_free(&s[i]);
-    free(s);
     free(adv);
     free(R);
     free(logfac);
     free(jobs);
-    return rc;
-}
-
-int m2_team_success(const m2_team *t, const m2_qa_set *qs, int n, int samples, const m2_team_gen *g, double *mean,
-                    m2_err *err) {
-    if (n <= 0 || n > qs->n) n = qs->n;
-    if (samples < 1) samples = 1;
-    int total = n * samples;
-    m2_team_sample *s = calloc((size_t)(total ? total : 1), sizeof *s);
-    if (!s) return m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
-    for (int i = 0; i < total; i++) s[i] = (m2_team_sample){.task = i / samples, .id = (uint64_t)i};
-    int rc = m2_team_play(t, qs, s, total, g, err);
-    double sum = 0;
-    for (int i = 0; i < total && !rc; i++) { sum += s[i].reward; m2_team_sample_free(&s[i]); }
-    *mean = total > 0 ? sum / total : 0;
-    free(s);
     return rc;
 }

@@ -35,7 +35,6 @@
 #define M2_ALGO_TEAM_TRAIN_H
 #include <stdint.h>
 #include "agent/team.h"
-#include "data/qa.h"
 #include "model/model.h"
 
 /* HAPPO's product of ratios is clipped to [1/x, x] so one sequence cannot dominate the batch */
@@ -55,10 +54,6 @@ typedef struct m2_teamtr_cfg {
     float a_max, adv_eps;     /* advantage clip and std epsilon */
     int max_tokens;           /* transcripts cut to this many tokens (0: no cut) */
     m2_team_gen gen;          /* rollout sampling */
-    /* The reward of a played sample (NULL: the exact checker on its last message, as
-     * m2_team_play sets it); e.g. partial credit, or a shaped reward in tests. */
-    float (*reward)(void *ud, const m2_qa *q, const m2_team_sample *s);
-    void *reward_ud;
 } m2_teamtr_cfg;
 
 typedef struct m2_teamtr_update {
@@ -75,29 +70,33 @@ typedef struct m2_teamtr_update {
 } m2_teamtr_update;
 
 typedef struct m2_teamtr_stage_stats {
-    int n;                    /* updates (= agents) */
+    int n;                    /* updates (= agents updated) */
     m2_teamtr_update u[M2_TEAM_MAX];   /* in update order */
     long rollouts;            /* samples played in the stage */
     double reward_mean;       /* of the first rollout batch (the team at the stage start) */
 } m2_teamtr_stage_stats;
 
-/* What the loop works with. The caller owns the team and the adapters; ctxs are made here. */
+/* What the loop works with. The caller owns the models, the adapters and the source; ctxs are made
+ * here. Agent k is adapter[k] on model[k]; src plays the team with these adapters (agent/team.h). */
 typedef struct m2_teamtr {
-    m2_team *team;
-    m2_adapter *old[M2_TEAM_MAX];    /* per agent: a frozen adapter of the same config (the snapshot) */
-    m2_adapter *init[M2_TEAM_MAX];   /* per agent: its initial policy for kl_init (NULL: none) */
-    struct m2_teamtr_ctx *ctx[M2_TEAM_MAX];   /* per distinct model: training and scoring ctxs */
+    int n;                                   /* agents */
+    m2_model *model[M2_TEAM_MAX];
+    m2_adapter *adapter[M2_TEAM_MAX];        /* the policies being trained */
+    m2_adapter *old[M2_TEAM_MAX];            /* per agent: a frozen adapter of the same config (the snapshot) */
+    m2_adapter *init[M2_TEAM_MAX];           /* per agent: its initial policy for kl_init (NULL: none) */
+    m2_team_source src;                      /* the team's rollouts */
+    struct m2_teamtr_ctx *ctx[M2_TEAM_MAX];  /* per distinct model: training and scoring ctxs */
 } m2_teamtr;
 
+/* The agents of a shared-context team (model and adapter of each) into tt. */
+void m2_teamtr_set_team(m2_teamtr *tt, const m2_team *t);
 void m2_teamtr_free(m2_teamtr *tt);   /* frees the ctxs */
 
-/* One stage over the tasks (indices into qs, n_tasks of them; each is played G times) in the
- * order sigma[0..n) of the agents. stage_seed separates the stages' sampling streams. */
-int m2_teamtr_stage(m2_teamtr *tt, const m2_qa_set *qs, const int *tasks, int n_tasks, const int *sigma,
-                    uint64_t stage_seed, const m2_teamtr_cfg *cfg, m2_teamtr_stage_stats *st, m2_err *err);
-
-/* Mean reward of the team over `samples` plays of each of qs's first n questions (n <= 0: all). */
-int m2_team_success(const m2_team *t, const m2_qa_set *qs, int n, int samples, const m2_team_gen *g, double *mean,
-                    m2_err *err);
+/* One stage over the tasks (indices into the source's task set, n_tasks of them; each is played G
+ * times) updating the agents sigma[0..n_sigma) in that order (every agent, or a subset: agents not
+ * in sigma keep their weights and only shape the others' rollouts). stage_seed separates the
+ * stages' sampling streams. */
+int m2_teamtr_stage(m2_teamtr *tt, const int *tasks, int n_tasks, const int *sigma, int n_sigma, uint64_t stage_seed,
+                    const m2_teamtr_cfg *cfg, m2_teamtr_stage_stats *st, m2_err *err);
 
 #endif

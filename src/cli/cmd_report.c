@@ -8,6 +8,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: multi2 report --out DIR [--title TEXT] FOLDER FOLDER...\n"
+            "       multi2 report --teamtr --out DIR [--title TEXT] RUN RUN...\n"
             "\n"
             "Aggregates the results.json of several demo or run folders, made alike but for run.seed (one\n"
             "folder per training seed, e.g. `multi2 demo --out runs/s23 run.seed=23`), per method,\n"
@@ -18,18 +19,26 @@ static void usage(FILE *f) {
             "the folders' evaluation records and metrics the figures DIR/plots/boxes (per-task-type\n"
             "success over seeds x task types), buckets (success by task type), tokens (per episode and\n"
             "system) and online (the online stage's learning curves, sys2.online.eval_every), each\n"
-            ".svg and .png. DIR must be new, empty, or a folder multi2 report wrote (DIR/seeds.json).\n");
+            ".svg and .png. DIR must be new, empty, or a folder multi2 report wrote (DIR/seeds.json).\n"
+            "\n"
+            "--teamtr: TeamTR run folders (methods teamtr and teamtr_hier), grouped by team size and variant\n"
+            "over their seeds: success before and after, measured gain, certificate, rank correlation,\n"
+            "violation rate, D^ and the out-of-region rate, the stale penalty per team size, and the charts\n"
+            "DIR/plots/teamtr_{success,kl,cumulative,bound_vs_gain,stale_penalty}.svg|png. Writes\n"
+            "DIR/teamtr.md and DIR/teamtr.json; DIR must be new, empty, or one it wrote (DIR/teamtr.json).\n");
 }
 
 int cmd_report(int argc, char **argv) {
     const char *out = NULL, *title = NULL;
+    int teamtr = 0;
     const char **folders = calloc((size_t)argc, sizeof *folders);
     int n = 0;
     if (!folders) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(folders); return 0; }
-        if (!strcmp(a, "--out") && next) { out = next; i++; }
+        if (!strcmp(a, "--teamtr")) teamtr = 1;
+        else if (!strcmp(a, "--out") && next) { out = next; i++; }
         else if (!strcmp(a, "--title") && next) { title = next; i++; }
         else if (a[0] != '-') folders[n++] = a;
         else {
@@ -47,8 +56,9 @@ int cmd_report(int argc, char **argv) {
         return 2;
     }
     m2_err err = {0};
-    int rc = m2_report_over_seeds(folders, n, out, title, &err);
+    int rc = teamtr ? m2_report_teamtr(folders, n, out, title, &err) : m2_report_over_seeds(folders, n, out, title, &err);
     if (rc) fprintf(stderr, "multi2 report: %s\n", err.msg);
+    else if (teamtr) printf("TeamTR runs over seeds (%d folders): %s/teamtr.md, %s/teamtr.json, %s/plots/teamtr_*.svg\n", n, out, out, out);
     else printf("results over %d folders: %s/results.md, %s/results.json, %s/plots/ (results, boxes, buckets, tokens, online)\n",
                 n, out, out, out);
     free(folders);

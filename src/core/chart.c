@@ -218,13 +218,20 @@ static void append_key(const char ***keys, int *n, int *cap, const char *key, in
     (*keys)[(*n)++] = key;
 }
 
+static void draw_x_values(m2_ck *k, const plot *p, const axis *xa);
+
 /* A grid panel's title, frame and axes (top left at ox, oy) for data over [x0, x1] x [y0, y1], x_label
- * under the x axis; returns the plot to draw the data in. */
+ * under the x axis; xa NULL: whole-number x ticks (steps), else x over xa with its ticks. Returns the
+ * plot to draw the data in. */
 static plot grid_panel_frame(m2_ck *k, const char *title, const char *x_label, double ox, double oy, double x0,
-                             double x1, double y0, double y1) {
+                             double x1, double y0, double y1, const axis *xa) {
     m2_ck_text(k, ox + CURVE_PANEL_W / 2, oy + 16, title,
                &(m2_ck_style){.size = m2_ck_fit_size(k, title, PANEL_TITLE_PX, MIN_TEXT_PX, CURVE_PANEL_W - 24, 1),
                               .bold = 1, .rgb = INK, .anchor = M2_CK_MIDDLE, .max_w = CURVE_PANEL_W - 24});
+    if (xa) {
+        x0 = xa->lo;
+        x1 = xa->hi;
+    }
     if (x1 <= x0) x1 = x0 + 1;
     plot p = {.x0 = x0, .x1 = x1, .ya = value_axis(y0, y1), .inset = CURVE_INSET};
     double left = widest_tick(k, &p.ya) + 14;
@@ -234,10 +241,11 @@ static plot grid_panel_frame(m2_ck *k, const char *title, const char *x_label, d
     p.h = CURVE_PANEL_H - 30 - 44;
     m2_ck_stroke_rect(k, p.x, p.y, p.w, p.h, FRAME, 1);
     draw_y_axis(k, &p);
-    draw_x_axis(k, &p);
+    if (xa) draw_x_values(k, &p, xa);
+    else draw_x_axis(k, &p);
     if (x_label)
         m2_ck_text(k, p.x + p.w / 2, p.y + p.h + 10 + 2 * TICK_PX + 6, x_label,
-                   &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
+                   &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE, .max_w = p.w});
     return p;
 }
 
@@ -256,7 +264,7 @@ static void draw_curve_panel(m2_ck *k, const curve_panel *cp, int n_src, double 
             if (v > y1) y1 = v;
         }
     }
-    plot p = grid_panel_frame(k, cp->key, "step", ox, oy, x0, x1, y0, y1);
+    plot p = grid_panel_frame(k, cp->key, "step", ox, oy, x0, x1, y0, y1, NULL);
     cairo_save(k->cr);
     cairo_rectangle(k->cr, p.x - CURVE_DOT_R, p.y - CURVE_DOT_R, p.w + 2 * CURVE_DOT_R, p.h + 2 * CURVE_DOT_R);
     cairo_clip(k->cr);
@@ -816,117 +824,172 @@ int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, c
     return rc;
 }
 
-/* ---- line charts: means with error whiskers ----------------------------------------------- */
+/* ---- x-y panels --------------------------------------------------------------------------- */
 
-#define LINE_W 1.8
-#define LINE_DOT_R 2.8
-#define LINE_CAP 4.0   /* half-width of a whisker's caps */
-#define LINE_MAX_SERIES 64
+#define XY_NAMES_MAX 64
 
-typedef struct lines_ud {
-    const m2_line_panel *panels;
-    const char *const *series;
-    int ns;
-} lines_ud;
-
-static double line_err(const m2_line *l, int i) { return l->err && isfinite(l->err[i]) && l->err[i] > 0 ? l->err[i] : 0; }
-
-static void line_panel_at(m2_ck *k, int i, double ox, double oy, void *ud) {
-    const lines_ud *u = ud;
-    const m2_line_panel *P = &u->panels[i];
-    int have = 0;
-    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-    for (int l = 0; l < P->n; l++)
-        for (int j = 0; j < P->lines[l].n; j++) {
-            const m2_line *L = &P->lines[l];
-            double x = L->x[j], e = line_err(L, j);
-            if (!isfinite(L->y[j]) || !isfinite(x)) continue;
-            if (!have) { x0 = x1 = x; y0 = y1 = L->y[j]; have = 1; }
-            x0 = fmin(x0, x);
-            x1 = fmax(x1, x);
-            y0 = fmin(y0, L->y[j] - e);
-            y1 = fmax(y1, L->y[j] + e);
+/* The series' names in first-seen order over every panel (the legend and the colours). */
+static int xy_names(const m2_xy_panel *panels, int n_panels, const char **names) {
+    int n = 0;
+    for (int i = 0; i < n_panels; i++)
+        for (int j = 0; j < panels[i].n_series; j++) {
+            const char *s = panels[i].series[j].name ? panels[i].series[j].name : "";
+            if (index_of(names, n, s) >= 0) continue;
+            if (n == XY_NAMES_MAX) return -1;
+            names[n++] = s;
         }
-    if (P->y_max > P->y_min) {
-        y0 = have ? fmin(y0, P->y_min) : P->y_min;
-        y1 = have ? fmax(y1, P->y_max) : P->y_max;
+    return n;
+}
+
+static void grow_range(double v, int *have, double *lo, double *hi) {
+    if (!isfinite(v)) return;
+    if (!*have) { *lo = *hi = v; *have = 1; }
+    if (v < *lo) *lo = v;
+    if (v > *hi) *hi = v;
+}
+
+static void draw_x_values(m2_ck *k, const plot *p, const axis *xa) {
+    char t[64];
+    for (double v = xa->lo; v <= xa->hi + xa->step * 0.5; v += xa->step) {
+        double x = px_of(p, v);
+        m2_ck_line(k, x, p->y, x, p->y + p->h, GRID, 1);
+        m2_ck_line(k, x, p->y + p->h, x, p->y + p->h + 4, INK_SOFT, 1);
+        fmt_tick(v, xa, t, sizeof t);
+        m2_ck_text(k, x, p->y + p->h + 6 + TICK_PX, t, &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = M2_CK_MIDDLE});
     }
-    plot p = grid_panel_frame(k, P->title ? P->title : "", P->x_label, ox, oy, x0, x1, y0, y1);
+}
+
+static const double XY_DASH[2] = {6, 4};   /* pixels on, off */
+
+static void dashed_line(m2_ck *k, double x0, double y0, double x1, double y1, uint32_t rgb, double w) {
     cairo_save(k->cr);
-    cairo_rectangle(k->cr, p.x - LINE_DOT_R, p.y - LINE_DOT_R, p.w + 2 * LINE_DOT_R, p.h + 2 * LINE_DOT_R);
+    cairo_set_dash(k->cr, XY_DASH, 2, 0);
+    m2_ck_line(k, x0, y0, x1, y1, rgb, w);
+    cairo_restore(k->cr);
+}
+
+static void draw_xy_panel(m2_ck *k, const m2_xy_panel *P, const char *const *names, int n_names, double ox, double oy) {
+    int hx = 0, hy = 0;
+    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+    for (int j = 0; j < P->n_series; j++) {
+        const m2_xy_series *s = &P->series[j];
+        for (int i = 0; i < s->n; i++) {
+            if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
+            double e = s->err && isfinite(s->err[i]) ? fabs(s->err[i]) : 0;
+            grow_range(s->x[i], &hx, &x0, &x1);
+            grow_range(s->y[i] - e, &hy, &y0, &y1);
+            grow_range(s->y[i] + e, &hy, &y0, &y1);
+        }
+    }
+    grow_range(P->vline, &hx, &x0, &x1);
+    grow_range(P->hline, &hy, &y0, &y1);
+    if (P->y_max > P->y_min) {   /* the given range, widened to every point and bar */
+        grow_range(P->y_min, &hy, &y0, &y1);
+        grow_range(P->y_max, &hy, &y0, &y1);
+    }
+    if (P->diagonal && hx && hy) {   /* both axes cover the union, so y = x is the panel's diagonal */
+        double lo = fmin(x0, y0), hi = fmax(x1, y1);
+        x0 = y0 = lo;
+        x1 = y1 = hi;
+    }
+    axis xa = value_axis(x0, x1);
+    plot p = grid_panel_frame(k, P->title ? P->title : "", P->x_label, ox, oy, x0, x1, y0, y1, &xa);
+    cairo_save(k->cr);
+    cairo_rectangle(k->cr, p.x - CURVE_DOT_R, p.y - CURVE_DOT_R, p.w + 2 * CURVE_DOT_R, p.h + 2 * CURVE_DOT_R);
     cairo_clip(k->cr);
-    for (int l = 0; l < P->n; l++) {
-        const m2_line *L = &P->lines[l];
-        uint32_t rgb = m2_ck_color(index_of(u->series, u->ns, L->series));
-        cairo_set_line_width(k->cr, LINE_W);
+    if (isfinite(P->hline)) m2_ck_line(k, p.x, py_of(&p, P->hline), p.x + p.w, py_of(&p, P->hline), FRAME, 1.2);
+    if (P->diagonal) dashed_line(k, px_of(&p, xa.lo), py_of(&p, xa.lo), px_of(&p, xa.hi), py_of(&p, xa.hi), FRAME, 1.2);
+    if (isfinite(P->vline)) {
+        double x = px_of(&p, P->vline);
+        dashed_line(k, x, p.y, x, p.y + p.h, INK_SOFT, 1.4);
+        if (P->vline_label) {   /* beside the line, on the side with room */
+            int right = x < p.x + p.w / 2;
+            m2_ck_text(k, right ? x + 4 : x - 4, p.y + TICK_PX + 4, P->vline_label,
+                       &(m2_ck_style){.size = TICK_PX, .rgb = INK_SOFT, .anchor = right ? M2_CK_START : M2_CK_END});
+        }
+    }
+    for (int j = 0; j < P->n_series; j++) {
+        const m2_xy_series *s = &P->series[j];
+        uint32_t rgb = m2_ck_color(index_of(names, n_names, s->name ? s->name : ""));
+        for (int i = 0; s->err && i < s->n; i++) {
+            if (!isfinite(s->x[i]) || !isfinite(s->y[i]) || !isfinite(s->err[i]) || s->err[i] <= 0) continue;
+            double x = px_of(&p, s->x[i]);
+            m2_ck_line(k, x, py_of(&p, s->y[i] - s->err[i]), x, py_of(&p, s->y[i] + s->err[i]), rgb, 1);
+            m2_ck_line(k, x - 3, py_of(&p, s->y[i] - s->err[i]), x + 3, py_of(&p, s->y[i] - s->err[i]), rgb, 1);
+            m2_ck_line(k, x - 3, py_of(&p, s->y[i] + s->err[i]), x + 3, py_of(&p, s->y[i] + s->err[i]), rgb, 1);
+        }
+        if (s->dots) {
+            for (int i = 0; i < s->n; i++)
+                if (isfinite(s->x[i]) && isfinite(s->y[i])) m2_ck_dot(k, px_of(&p, s->x[i]), py_of(&p, s->y[i]), CURVE_DOT_R, rgb);
+            continue;
+        }
+        cairo_save(k->cr);
+        if (s->dashed) cairo_set_dash(k->cr, XY_DASH, 2, 0);
+        cairo_set_line_width(k->cr, CURVE_LINE_W);
+        m2_ck_set_rgb(k, rgb);
         int run = 0;
-        for (int j = 0; j <= L->n; j++) {
-            if (j < L->n && isfinite(L->y[j]) && isfinite(L->x[j])) {
-                double x = px_of(&p, L->x[j]), y = py_of(&p, L->y[j]);
+        for (int i = 0; i <= s->n; i++) {   /* a non-finite point breaks the line */
+            if (i < s->n && isfinite(s->x[i]) && isfinite(s->y[i])) {
+                double x = px_of(&p, s->x[i]), y = py_of(&p, s->y[i]);
                 if (run++ == 0) cairo_move_to(k->cr, x, y);
                 else cairo_line_to(k->cr, x, y);
                 continue;
             }
-            if (run > 1) {
-                m2_ck_set_rgb(k, rgb);
-                cairo_stroke(k->cr);
-            } else {
-                cairo_new_path(k->cr);
-            }
+            if (run > 1) cairo_stroke(k->cr);
+            else cairo_new_path(k->cr);
             run = 0;
         }
-        for (int j = 0; j < L->n; j++) {
-            if (!isfinite(L->y[j]) || !isfinite(L->x[j])) continue;
-            double x = px_of(&p, L->x[j]), e = line_err(L, j);
-            if (e > 0) {   /* the whisker y - e to y + e, capped */
-                double yt = py_of(&p, L->y[j] + e), yb = py_of(&p, L->y[j] - e);
-                m2_ck_line(k, x, yt, x, yb, rgb, 1.2);
-                m2_ck_line(k, x - LINE_CAP, yt, x + LINE_CAP, yt, rgb, 1.2);
-                m2_ck_line(k, x - LINE_CAP, yb, x + LINE_CAP, yb, rgb, 1.2);
-            }
-            m2_ck_dot(k, x, py_of(&p, L->y[j]), LINE_DOT_R, rgb);
-        }
+        cairo_restore(k->cr);
+        if (s->err)   /* a mean with its bar: a dot marks it */
+            for (int i = 0; i < s->n; i++)
+                if (isfinite(s->x[i]) && isfinite(s->y[i])) m2_ck_dot(k, px_of(&p, s->x[i]), py_of(&p, s->y[i]), CURVE_DOT_R, rgb);
     }
     cairo_restore(k->cr);
 }
 
-int m2_chart_lines(const m2_line_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err) {
-    const char *series[LINE_MAX_SERIES];
-    int colors[LINE_MAX_SERIES], ns = 0;
-    for (int i = 0; i < n_panels; i++)
-        for (int l = 0; l < panels[i].n; l++) {
-            const char *s = panels[i].lines[l].series ? panels[i].lines[l].series : "";
-            if (index_of(series, ns, s) >= 0) continue;
-            if (ns == LINE_MAX_SERIES) return m2_errorf(err, M2_EINVAL, "%s: more than %d series", out_path, LINE_MAX_SERIES);
-            colors[ns] = ns;
-            series[ns++] = s;
-        }
-    lines_ud ud = {.panels = panels, .series = series, .ns = ns};
+typedef struct xy_ud { const m2_xy_panel *panels; const char *const *names; int n_names; } xy_ud;
+
+static void xy_panel_at(m2_ck *k, int i, double ox, double oy, void *ud) {
+    const xy_ud *u = ud;
+    draw_xy_panel(k, &u->panels[i], u->names, u->n_names, ox, oy);
+}
+
+int m2_chart_xy(const m2_xy_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err) {
+    const char *names[XY_NAMES_MAX];
+    int colors[XY_NAMES_MAX];
+    int n_names = xy_names(panels, n_panels, names);
+    if (n_names < 0) return m2_errorf(err, M2_EINVAL, "%s: more than %d series", out_path, XY_NAMES_MAX);
+    for (int i = 0; i < n_names; i++) colors[i] = i;
+    xy_ud ud = {.panels = panels, .names = names, .n_names = n_names};
     m2_ck k;
     double W, H;
     int rc = m2_ck_open_measure(&k, err);
     if (rc == 0) {
-        draw_grid(&k, n_panels, line_panel_at, &ud, series, colors, ns, title, "nothing to draw", NULL, &W, &H);
+        draw_grid(&k, n_panels, xy_panel_at, &ud, names, colors, n_names, title, "nothing to draw", NULL, &W, &H);
         m2_ck_close(&k);
         rc = m2_ck_open(&k, out_path, W, H, err);
     }
-    if (rc != 0) return -1;
-    draw_grid(&k, n_panels, line_panel_at, &ud, series, colors, ns, title, "nothing to draw", NULL, NULL, NULL);
-    m2_ck_desc(&k, "Line chart, %d panel%s; each point a mean, its whisker +- the error given.\n", n_panels,
-               n_panels == 1 ? "" : "s");
-    for (int i = 0; i < n_panels; i++) {
-        m2_ck_desc(&k, "Panel %s:\n", panels[i].title ? panels[i].title : "");
-        for (int l = 0; l < panels[i].n; l++) {
-            const m2_line *L = &panels[i].lines[l];
-            m2_ck_desc(&k, "  %s:", L->series ? L->series : "");
-            for (int j = 0; j < L->n; j++) {
-                if (!isfinite(L->y[j]) || !isfinite(L->x[j])) continue;
-                m2_ck_desc(&k, " %.4g: %.4g", L->x[j], L->y[j]);
-                if (line_err(L, j) > 0) m2_ck_desc(&k, " +- %.4g", line_err(L, j));
-                m2_ck_desc(&k, ";");
+    if (rc == 0) {
+        draw_grid(&k, n_panels, xy_panel_at, &ud, names, colors, n_names, title, "nothing to draw", NULL, NULL, NULL);
+        m2_ck_desc(&k, "x-y chart, %d panel%s.\n", n_panels, n_panels == 1 ? "" : "s");
+        for (int i = 0; i < n_panels; i++) {
+            const m2_xy_panel *P = &panels[i];
+            m2_ck_desc(&k, "Panel %s (x: %s)%s", P->title ? P->title : "", P->x_label ? P->x_label : "", P->diagonal ? ", line y = x" : "");
+            if (isfinite(P->vline)) m2_ck_desc(&k, ", line x = %.4g%s%s", P->vline, P->vline_label ? " " : "", P->vline_label ? P->vline_label : "");
+            if (isfinite(P->hline)) m2_ck_desc(&k, ", line y = %.4g", P->hline);
+            m2_ck_desc(&k, ":\n");
+            for (int j = 0; j < P->n_series; j++) {
+                const m2_xy_series *s = &P->series[j];
+                m2_ck_desc(&k, "  %s%s (%d points%s):", s->name ? s->name : "", s->dashed ? ", dashed" : "", s->n, s->dots ? ", dots" : "");
+                for (int q = 0; q < s->n && q < 64; q++) {
+                    m2_ck_desc(&k, " (%.4g, %.4g", s->x[q], s->y[q]);
+                    if (s->err && isfinite(s->err[q]) && s->err[q] > 0) m2_ck_desc(&k, " +- %.4g", s->err[q]);
+                    m2_ck_desc(&k, ")");
+                }
+                m2_ck_desc(&k, "%s\n", s->n > 64 ? " ..." : "");
             }
-            m2_ck_desc(&k, "\n");
         }
+        rc = m2_ck_write(&k, out_path, title, err);
     }
-    return m2_ck_write(&k, out_path, title, err);
+    return rc;
 }

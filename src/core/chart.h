@@ -1,6 +1,6 @@
 /* Charts as image files, drawn with cairo: learning curves (metric series against the step, one
- * line per source), line charts of means with error whiskers, and grouped bar charts (or box
- * plots) in stacked panels. The file's extension chooses PNG or
+ * line per source), grouped bar charts (or box plots) in stacked panels, and x-y panels (lines,
+ * means with error bars, scatters, reference lines). The file's extension chooses PNG or
  * SVG; both come from the same drawing. Text is real type (DejaVu Sans through fontconfig),
  * measured so that labels do not overlap. In the SVG the text is drawn as glyph outlines (it looks
  * the same everywhere); its words and numbers are also in the SVG's <title> and <desc>. The same
@@ -67,25 +67,33 @@ typedef struct m2_bar_panel {
  * first-seen order over all panels) and one legend. Returns 0 or -1. */
 int m2_chart_bars(const m2_bar_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err);
 
-/* One line of a line chart: points (x[i], y[i]) joined in order, each with a whisker y +- err[i]
- * where err[i] > 0 (err NULL: none); a NaN y is no point and breaks the line. */
-typedef struct m2_line {
-    const char *series;   /* its colour and legend entry */
-    const double *x, *y, *err;
+/* One series of an x-y panel. Series of the same name share a colour and one legend entry (e.g. a
+ * variant's measured gain solid and its bound dashed). */
+typedef struct m2_xy_series {
+    const char *name;     /* legend entry and colour key */
+    const double *x, *y;  /* n points; a non-finite one is no point and breaks the line */
+    const double *err;    /* NULL, or per point a vertical bar y +- err (e.g. a standard error) */
     int n;
-} m2_line;
+    int dots;             /* 1: points only (a scatter); 0: a line through them */
+    int dashed;           /* a dashed line */
+} m2_xy_series;
 
-typedef struct m2_line_panel {
-    const char *title;
-    const char *x_label;  /* under the x axis (NULL: none); x ticks are whole numbers */
-    const m2_line *lines;
-    int n;
-    double y_min, y_max;  /* the y axis covers [y_min, y_max] and every point and whisker;
-                           * y_max <= y_min: the data alone */
-} m2_line_panel;
+/* One x-y panel: real-valued axes from the data (and the reference lines), optional reference lines. */
+typedef struct m2_xy_panel {
+    const char *title;    /* above the panel */
+    const char *x_label;  /* under the x axis */
+    const m2_xy_series *series;
+    int n_series;
+    double vline;         /* NaN: none; else a dashed grey line x = vline (e.g. the trust region delta) */
+    const char *vline_label;
+    double hline;         /* NaN: none; else a grey line y = hline (e.g. 0) */
+    int diagonal;         /* 1: the dashed line y = x over the panel */
+    double y_min, y_max;  /* the y axis covers [y_min, y_max] and every point and bar;
+                           * y_max <= y_min (as zero-initialised): the data alone */
+} m2_xy_panel;
 
-/* Panels in a grid of up to three columns, sharing the series' colours (first-seen order over all
- * panels) and one legend. Returns 0 or -1. */
-int m2_chart_lines(const m2_line_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err);
+/* Panels in a grid of up to three columns, one legend of the series' names in first-seen order.
+ * Returns 0 or -1. */
+int m2_chart_xy(const m2_xy_panel *panels, int n_panels, const char *title, const char *out_path, m2_err *err);
 
 #endif

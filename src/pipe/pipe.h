@@ -50,6 +50,11 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err);
 /* TeamTR (pipe/stage_teamtr.c): the team's stages of agent-by-agent updates, the certificate per stage
  * beside the measured gain, per-agent PEFT folders artifacts/teamtr/adapter_agentK/. */
 int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err);
+/* The Multi² hierarchy as a two-agent TeamTR team (pipe/stage_team_hier.c, method teamtr_hier): the
+ * planner (sys1) and executor (sys2) adapters the earlier stages trained, updated agent by agent on
+ * fresh episodes of the environment (teamtr.hier.sys1 frozen: the executor alone), saved as
+ * artifacts/teamtr_hier/adapter_sys1, adapter_sys2 for the eval stage. */
+int m2_stage_teamtr_hier(m2_stage_ctx *ctx, m2_err *err);
 
 /* `multi2 eval --run` of a TeamTR run folder (method teamtr): its agents' adapters
  * (artifacts/teamtr/adapter_agentK) on its base, greedy, on the first n test questions (n <= 0:

@@ -39,6 +39,10 @@ static const char *const reads_sys2_online[] = {MODEL_STAGE_READS, "heads.", "sy
 /* The TeamTR stages read every teamtr.* key and the model (no env data, no other method's keys). */
 static const char *const reads_teamtr[] = {"env.", "model.", "optim.grad_clip", "optim.beta1", "optim.beta2", "optim.eps",
                                            "run.seed", "run.threads", "teamtr.", NULL};
+/* The hierarchical team plays episodes like the online stage (its action length, step budget and
+ * sub-goal budget) and trains with the teamtr.* keys. */
+static const char *const reads_teamtr_hier[] = {MODEL_STAGE_READS, "teamtr.", "sys2.subgoal_budget", "eval.max_new_tokens",
+                                                "eval.step_limit", ACTION_READS, NULL};
 static const char *const reads_eval[] = {MODEL_STAGE_READS, "eval.", "sys2.subgoal_budget", ACTION_READS, NULL};
 static const char *const reads_report[] = {NULL};   /* the eval records only */
 
@@ -58,6 +62,9 @@ const m2_stage m2_pipe_stages[M2_N_STAGES] = {
     [M2_STAGE_TEAMTR] = {.name = "teamtr", .fn = m2_stage_teamtr,
                          .help = "TeamTR: agent-by-agent PPO-clip on fresh team rollouts inside a token-KL trust region",
                          .reads = reads_teamtr},
+    [M2_STAGE_TEAMTR_HIER] = {.name = "teamtr_hier", .fn = m2_stage_teamtr_hier,
+                              .help = "the Multi2 hierarchy as a two-agent TeamTR team: planner and executor in the environment",
+                              .reads = reads_teamtr_hier},
     [M2_STAGE_EVAL] = {.name = "eval", .fn = m2_stage_eval, .help = "pass@1 evaluation per split", .reads = reads_eval},
     [M2_STAGE_REPORT] = {.name = "report", .fn = m2_stage_report, .help = "results table and charts",
                          .reads = reads_report, .rank0_only = 1},
@@ -84,6 +91,9 @@ const m2_method_info m2_methods[M2_N_METHODS] = {
                                   SKIP(EVAL) | SKIP(REPORT),
                           .team = 1,
                           .help = "a team sharing one context, fine-tuned agent by agent (teamtr.*; pretrain on its tasks)"},
+    [M2_METHOD_TEAMTR_HIER] = {.skip = SKIP(SYS2_ONLINE), .hier_team = 1,
+                               .help = "multi2 up to offline RL, then planner and executor as a TeamTR team in the environment "
+                                       "(teamtr.*, teamtr.hier.sys1)"},
 };
 
 const m2_method_info *m2_method_of(const m2_run_config *cfg) {
@@ -118,6 +128,7 @@ int m2_run_stage_plan(const m2_run_config *cfg, const char **stages, int cap) {
     }
     unsigned skip = m2_method_of(cfg)->skip;
     if (!m2_method_of(cfg)->team) skip |= SKIP(TEAMTR);   /* only team methods run the TeamTR stage */
+    if (!m2_method_of(cfg)->hier_team) skip |= SKIP(TEAMTR_HIER);
     if (strcmp(cfg->model_base, "tiny")) skip |= SKIP(PRETRAIN);   /* a real backbone: nothing to pre-train */
     for (int k = 0; k < M2_N_STAGES && n < cap; k++)
         if (!(skip & (1u << k))) stages[n++] = m2_stage_names[k];

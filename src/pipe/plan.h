@@ -22,6 +22,9 @@ typedef struct m2_method_info {
     int no_kl;                 /* the online stage trains with eta = 0 whatever the keys say */
     int team;                  /* a TeamTR team run: pretrain on its task family, then the teamtr stage (no
                                 * other method runs that stage) */
+    int hier_team;             /* the Multi² hierarchy as a TeamTR team: multi2's stages up to sys2_offline,
+                                * then the teamtr_hier stage in place of sys2_online (no other method runs
+                                * that stage) */
     const char *help;
 } m2_method_info;
 

@@ -364,7 +364,15 @@ static int json_num(const cJSON *o, const char *k, double *out) {
     return 0;
 }
 
-void m2_report_mean_se(const double *v, int n, double *mean, double *se, int *k) {
+int m2_report_out_dir_check(const char *out_dir, const char *marker, const char *what, m2_err *err) {
+    m2_dir_kind kind = m2_dir_kind_of(out_dir);
+    if (kind != M2_DIR_ABSENT && kind != M2_DIR_EMPTY && !m2_path_exists(marker))
+        return m2_errorf(err, M2_EINVAL, "%s: holds %s; %s to a new folder (or one they were written to)", out_dir,
+                         kind == M2_DIR_RUN ? "a training run" : kind == M2_DIR_DEMO ? "a demo" : "other files", what);
+    return 0;
+}
+
+void m2_mean_se(const double *v, int n, double *mean, double *se, int *k) {
     double s = 0, s2 = 0;
     int c = 0;
     for (int i = 0; i < n; i++) if (isfinite(v[i])) { s += v[i]; c++; }
@@ -458,10 +466,7 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
     if (n_folders < 1) return m2_errorf(err, M2_EINVAL, "results over seeds: no folder given");
     char marker[1400];
     snprintf(marker, sizeof marker, "%s/seeds.json", out_dir);
-    m2_dir_kind kind = m2_dir_kind_of(out_dir);
-    if (kind != M2_DIR_ABSENT && kind != M2_DIR_EMPTY && !m2_path_exists(marker))
-        return m2_errorf(err, M2_EINVAL, "%s: holds %s; results over seeds go to a new folder (or one they were written to)",
-                         out_dir, kind == M2_DIR_RUN ? "a training run" : kind == M2_DIR_DEMO ? "a demo" : "other files");
+    if (m2_report_out_dir_check(out_dir, marker, "results over seeds go", err)) return -1;
     for (int f = 0; f < n_folders; f++)
         if (!strcmp(folders[f], out_dir))
             return m2_errorf(err, M2_EINVAL, "%s: is both an input folder and the output folder", out_dir);
@@ -490,8 +495,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         const seed_row *R = &rows[r];
         double sm, sse, cm, cse;
         int k;
-        m2_report_mean_se(R->success, n_folders, &sm, &sse, &k);
-        m2_report_mean_se(R->score, n_folders, &cm, &cse, &k);
+        m2_mean_se(R->success, n_folders, &sm, &sse, &k);
+        m2_mean_se(R->score, n_folders, &cm, &cse, &k);
         m2_strbuf_appendf(&md, "| %s | %s | %s |", R->method, R->env, R->split);
         if (modes) m2_strbuf_appendf(&md, " %s |", *R->action_mode ? R->action_mode : "-");
         m2_strbuf_appendf(&md, " %d | %.0f |", R->n, R->episodes / R->n);

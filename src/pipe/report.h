@@ -70,9 +70,25 @@ int m2_report_write_task_types(const char *run_dir, const char *method, const ch
 int m2_report_over_seeds(const char *const *folders, int n_folders, const char *out_dir, const char *title,
                          m2_err *err);
 
-/* Mean of the finite values of v[0..n-1] and its standard error (sample standard deviation /
- * sqrt(k); NaN for k < 2), *k = their count (mean NaN for none). */
-void m2_report_mean_se(const double *v, int n, double *mean, double *se, int *k);
+/* Mean and standard error (sample standard deviation / sqrt(count); NaN below two values) of the
+ * finite values of v[n]; *k = their count. The one home of the reports' standard error. */
+void m2_mean_se(const double *v, int n, double *mean, double *se, int *k);
+
+/* A report's output folder: absent, empty, or holding `marker` (a file the report wrote there);
+ * else an error naming what it holds ("OUT: holds a training run; <what> to a new folder ..."). */
+int m2_report_out_dir_check(const char *out_dir, const char *marker, const char *what, m2_err *err);
+
+/* TeamTR runs (methods teamtr and teamtr_hier), grouped by (method, agents, variant; the single-agent
+ * baseline is agents = 1; the hierarchy by its System 1 setting) over their seeds: success before and
+ * after, measured gain, certificate, rank correlation, violation rate, D^ and the out-of-region rate
+ * (mean and standard error over seeds), the stale penalty per team size (stale's measured gain minus
+ * TeamTR's) beside the O(n) and O(n^2) shapes, and the certificate constant c at which a stage's bound
+ * turns positive. Writes out_dir/teamtr.md, out_dir/teamtr.json and, as SVG and PNG, the charts
+ * out_dir/plots/teamtr_success (measured success over stages), teamtr_kl (the per-update D^
+ * distribution before the line search, with delta), teamtr_cumulative (cumulative measured gain and
+ * cumulative bound), teamtr_bound_vs_gain (per-stage bound against measured gain, y = x) and
+ * teamtr_stale_penalty. Folders that are no finished TeamTR run are an error naming them. */
+int m2_report_teamtr(const char *const *runs, int n_runs, const char *out_dir, const char *title, m2_err *err);
 
 /* The figures of results over seeds (m2_report_over_seeds), from every evaluation record and
  * metrics.jsonl of each folder's runs (the folder itself when it has eval/, else its sub-folders

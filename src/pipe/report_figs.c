@@ -273,10 +273,10 @@ static int draw_bars_fig(const void *ud, const char *path, m2_err *err) {
     const bars_fig *b = ud;
     return m2_chart_bars(b->panels, b->n, b->title, path, err);
 }
-typedef struct lines_fig { const m2_line_panel *panels; int n; const char *title; } lines_fig;
-static int draw_lines_fig(const void *ud, const char *path, m2_err *err) {
-    const lines_fig *b = ud;
-    return m2_chart_lines(b->panels, b->n, b->title, path, err);
+typedef struct xy_fig { const m2_xy_panel *panels; int n; const char *title; } xy_fig;
+static int draw_xy_fig(const void *ud, const char *path, m2_err *err) {
+    const xy_fig *b = ud;
+    return m2_chart_xy(b->panels, b->n, b->title, path, err);
 }
 
 /* ---------------------------------------------------------------- the figures */
@@ -396,7 +396,7 @@ static int fig_buckets(const fig_data *d, const cell *c, int nc, int n_folders, 
                     if (!any) continue;
                     double mean, se;
                     int m;
-                    m2_report_mean_se(per, n_folders, &mean, &se, &m);
+                    m2_mean_se(per, n_folders, &mean, &se, &m);
                     bars[k++] = (m2_bar){.group = t >= 0 ? d->types.s[t] : UNTYPED, .series = d->series.s[s],
                                          .value = mean, .err = se};
                 }
@@ -462,8 +462,8 @@ static int fig_tokens(const fig_data *d, int n_folders, const char *out_dir, m2_
                 if (!any) continue;
                 double m1, se1, m2, se2;
                 int c1, c2;
-                m2_report_mean_se(per, n_folders, &m1, &se1, &c1);
-                m2_report_mean_se(per + n_folders, n_folders, &m2, &se2, &c2);
+                m2_mean_se(per, n_folders, &m1, &se1, &c1);
+                m2_mean_se(per + n_folders, n_folders, &m2, &se2, &c2);
                 bars[k] = (m2_bar){.group = groups[g], .series = d->series.s[s], .value = m1, .err = se1};
                 bars[nb + k] = (m2_bar){.group = groups[g], .series = d->series.s[s], .value = m2, .err = se2};
                 k++;
@@ -496,8 +496,8 @@ static int cmp_double(const void *a, const void *b) {
  * folders at each logged epoch, whiskers +- the standard error. */
 static int fig_online(const fig_data *d, int n_folders, const char *out_dir, m2_strbuf *md, m2_err *err) {
     int np = d->envs.n * 2, nl = np * d->series.n, rc = -1, n_panels = 0;
-    m2_line_panel *panels = calloc((size_t)(np ? np : 1), sizeof *panels);
-    m2_line *lines = calloc((size_t)(nl ? nl : 1), sizeof *lines);
+    m2_xy_panel *panels = calloc((size_t)(np ? np : 1), sizeof *panels);
+    m2_xy_series *lines = calloc((size_t)(nl ? nl : 1), sizeof *lines);
     char (*titles)[160] = calloc((size_t)(np ? np : 1), sizeof *titles);
     /* per line: x, y, err over the distinct epochs (at most the points there are) */
     double *xs = malloc((size_t)(d->n_pt + 1) * 3 * (size_t)(nl ? nl : 1) * sizeof *xs);
@@ -527,19 +527,19 @@ static int fig_online(const fig_data *d, int n_folders, const char *out_dir, m2_
                     for (int i = 0; i < d->n_pt; i++)
                         if (d->pt[i].env == e && d->pt[i].series == s && d->pt[i].epoch == x[j]) per[d->pt[i].folder] = scale * d->pt[i].v[vi];
                     int m;
-                    m2_report_mean_se(per, n_folders, &y[j], &se[j], &m);
+                    m2_mean_se(per, n_folders, &y[j], &se[j], &m);
                 }
                 used += (size_t)3 * u;
-                lines[k++] = (m2_line){.series = d->series.s[s], .x = x, .y = y, .err = se, .n = u};
+                lines[k++] = (m2_xy_series){.name = d->series.s[s], .x = x, .y = y, .err = se, .n = u};
             }
             if (k == first) continue;
             snprintf(titles[n_panels], sizeof titles[n_panels], "%s %s: greedy %s", d->envs.s[e], CURVE_SPLITS[sp], what);
-            panels[n_panels] = (m2_line_panel){.title = titles[n_panels], .x_label = "online epoch", .lines = lines + first,
-                                               .n = k - first, .y_min = 0, .y_max = scale};
+            panels[n_panels] = (m2_xy_panel){.title = titles[n_panels], .x_label = "online epoch", .series = lines + first,
+                                             .n_series = k - first, .vline = NAN, .hline = NAN, .y_min = 0, .y_max = scale};
             n_panels++;
         }
-    lines_fig f = {.panels = panels, .n = n_panels, .title = "online learning curves: mean over seeds +- s.e."};
-    rc = write_figure(out_dir, "online", n_panels > 0, draw_lines_fig, &f, err);
+    xy_fig f = {.panels = panels, .n = n_panels, .title = "online learning curves: mean over seeds +- s.e."};
+    rc = write_figure(out_dir, "online", n_panels > 0, draw_xy_fig, &f, err);
     if (rc == 0)
         m2_strbuf_puts(md, n_panels ? "- `plots/online.svg|png`: the online stage's greedy evaluations on the first "
                                       "`sys2.online.eval_episodes` ID and OOD episodes, before its first epoch and after "

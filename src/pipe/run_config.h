@@ -21,11 +21,12 @@
 #define M2_METHOD_LIST(X) \
   X(MULTI2, "multi2") X(FLAT, "flat") X(SHARED_ADAPTER, "shared_adapter") X(SFT_ONLY, "sft_only") \
   X(OFFLINE_ONLY, "offline_only") X(RL_ONLY, "rl_only") X(ROLE_SWAP, "role_swap") X(NO_ANCHOR, "no_anchor") \
-  X(NO_KL, "no_kl") X(TEAMTR, "teamtr")
+  X(NO_KL, "no_kl") X(TEAMTR, "teamtr") X(TEAMTR_HIER, "teamtr_hier")
 /* The stages in plan order (pipe/plan.c holds the one stage table: function, help, keys read). */
 #define M2_STAGE_LIST(X) \
   X(PRETRAIN, "pretrain") X(DATA, "data") X(SYS1_SFT, "sys1_sft") X(SYS2_WARMUP, "sys2_warmup") \
-  X(SYS2_OFFLINE, "sys2_offline") X(SYS2_ONLINE, "sys2_online") X(TEAMTR, "teamtr") X(EVAL, "eval") X(REPORT, "report")
+  X(SYS2_OFFLINE, "sys2_offline") X(SYS2_ONLINE, "sys2_online") X(TEAMTR, "teamtr") X(TEAMTR_HIER, "teamtr_hier") \
+  X(EVAL, "eval") X(REPORT, "report")
 #define M2_RUN_PROGRESS_LIST(X) X(AUTO, "auto") X(ON, "on") X(OFF, "off")
 #define M2_BASE_DTYPE_LIST(X) X(F32, "f32") X(BF16, "bf16") X(F16, "f16") X(Q8_0, "q8_0")
 #define M2_OFFLINE_ANCHOR_LIST(X) X(SAMPLED, "sampled") X(RELU_WEIGHT, "relu-weight")
@@ -38,6 +39,8 @@
 #define M2_TEAMTR_PROTOCOL_LIST(X) X(CHAIN, "chain") X(ROUTER, "router")
 #define M2_TEAMTR_ORDER_LIST(X) X(ROUND_ROBIN, "round_robin") X(RANDOM, "random")
 #define M2_TEAMTR_SIGMA_LIST(X) X(RANDOM, "random") X(FIXED, "fixed")
+/* The hierarchical team (method teamtr_hier): System 1 trained with System 2, or frozen. */
+#define M2_TEAMTR_HIER_SYS1_LIST(X) X(TRAIN, "train") X(FROZEN, "frozen")
 
 #define M2_ENUM_CHOICE_(id, name) "|" name
 /* "a|b|c" from a list: the joined "|a|b|c" without its first character (an address constant). */
@@ -53,6 +56,7 @@
 #define M2_TEAMTR_PROTOCOL_ID_(id, name) M2_TEAMTR_PROTOCOL_##id,
 #define M2_TEAMTR_ORDER_ID_(id, name) M2_TEAMTR_ORDER_##id,
 #define M2_TEAMTR_SIGMA_ID_(id, name) M2_TEAMTR_SIGMA_##id,
+#define M2_TEAMTR_HIER_SYS1_ID_(id, name) M2_TEAMTR_HIER_SYS1_##id,
 typedef enum m2_method { M2_METHOD_LIST(M2_METHOD_ID_) M2_N_METHODS } m2_method;
 typedef enum m2_stage_id { M2_STAGE_LIST(M2_STAGE_ID_) M2_N_STAGES } m2_stage_id;
 typedef enum m2_run_progress { M2_RUN_PROGRESS_LIST(M2_RUN_PROGRESS_ID_) M2_N_RUN_PROGRESS } m2_run_progress;
@@ -64,6 +68,7 @@ typedef enum m2_teamtr_task { M2_TEAMTR_TASK_LIST(M2_TEAMTR_TASK_ID_) M2_N_TEAMT
 typedef enum m2_teamtr_protocol { M2_TEAMTR_PROTOCOL_LIST(M2_TEAMTR_PROTOCOL_ID_) M2_N_TEAMTR_PROTOCOLS } m2_teamtr_protocol;
 typedef enum m2_teamtr_order { M2_TEAMTR_ORDER_LIST(M2_TEAMTR_ORDER_ID_) M2_N_TEAMTR_ORDERS } m2_teamtr_order;
 typedef enum m2_teamtr_sigma { M2_TEAMTR_SIGMA_LIST(M2_TEAMTR_SIGMA_ID_) M2_N_TEAMTR_SIGMAS } m2_teamtr_sigma;
+typedef enum m2_teamtr_hier_sys1 { M2_TEAMTR_HIER_SYS1_LIST(M2_TEAMTR_HIER_SYS1_ID_) M2_N_TEAMTR_HIER_SYS1S } m2_teamtr_hier_sys1;
 /* Names by value (pipe/run_config.c). */
 extern const char *const m2_method_names[M2_N_METHODS];
 extern const char *const m2_stage_names[M2_N_STAGES];
@@ -237,6 +242,7 @@ extern const char *const m2_action_mode_names[M2_N_ACTION_MODES];
   X(INT,   teamtr_task_max_ops, "teamtr.task.max_ops", "4",  1, 16, NULL, "arithmetic: most operations per question") \
   X(STR,   teamtr_task_path,    "teamtr.task.path",  "",     1, 0, NULL, "jsonl: the training questions file") \
   X(STR,   teamtr_task_test_path, "teamtr.task.test_path", "", 1, 0, NULL, "jsonl: the test questions file") \
+  X(ENUM,  teamtr_hier_sys1,    "teamtr.hier.sys1",  "train", 1, 0, M2_CHOICES(M2_TEAMTR_HIER_SYS1_LIST), "method teamtr_hier: System 1 (the planner) trained under TeamTR with System 2 (train), or frozen (only System 2 trained, as Multi2's online stage)") \
   /* evaluation */ \
   X(INT,   eval_episodes,       "eval.episodes",     "50",   1, M2_INF, NULL, "episodes per split") \
   X(INT,   eval_step_limit,     "eval.step_limit",   "50",   1, M2_INF, NULL, "environment steps per episode (low-level steps)") \

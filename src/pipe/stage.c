@@ -391,7 +391,7 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
             return m2_errorf(err, M2_EUNSUPPORTED, "stage %s not implemented yet (plan of method %s: run.stages "
                              "selects a subset)", plan[i], m2_method_names[cfg->method]);
     }
-    if (!m2_dist_alone(dist) && m2_method_of(cfg)->team)
+    if (!m2_dist_alone(dist) && (m2_method_of(cfg)->team || m2_method_of(cfg)->hier_team))
         return m2_errorf(err, M2_EUNSUPPORTED, "method %s: TeamTR runs in one process only (its rollouts and "
                          "updates are not sharded across ranks yet); run it without mpirun",
                          m2_method_names[cfg->method]);

@@ -1,24 +1,15 @@
-/* The TeamTR pipeline (issue #16): the task family's questions and pre-training transcripts, and the
- * `teamtr` stage: teamtr.stages stages of agent-by-agent updates (algo/team_train.h), each followed by
- * the team's measured gain on fresh evaluation rollouts beside the stage's certificate.
- *
- * Global steps: one per agent update (stage s, position j: base + s*n + j + 1). Metrics per update
- * under teamtr/agentK/ (K = 1..n): surrogate_gain (L^), kl (D^), kl_raw (before the line search),
- * out_of_region, backtracks, rolled_back, reward, loss, clip_frac, tokens. Per stage (at its last
- * update's step) under teamtr/: certificate, measured_gain, eval_success, rollouts, cum_bound,
- * cum_gain, out_of_region_rate, rank_corr and violation_rate over the stages so far.
- *
- * Checkpoints at every stage end (the stale variants' cached rollouts live within a stage, so a
- * stage boundary holds no rollouts): every agent's adapter with its AdamW moments and step, the
- * stages done, the last measured success and the per-stage history. Every random stream is derived
- * from run.seed, the stage and the position in it, so nothing else is needed to continue bit for
- * bit. run.ckpt_every is not used: a stage end is the only point without cached rollouts. */
+/* The TeamTR pipeline of a shared-context team over questions (issue #16): the task family's
+ * questions and pre-training transcripts, and the `teamtr` stage: teamtr.stages stages of
+ * agent-by-agent updates (pipe/team_run.h: metrics, checkpoints, the certificate beside the measured
+ * gain), then every agent's PEFT folder and the greedy evaluation of the chain, each agent alone and
+ * the best of them, with the measured success per difficulty (worked steps), in eval.json. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "io/io.h"
 #include "pipe/pipe.h"
+#include "pipe/team_run.h"
 #include "pipe/world.h"
 
 /* ---------------------------------------------------------------- tasks and the team's shape */
@@ -124,122 +115,7 @@ int pw_team_pretrain_set(const m2_run_config *cfg, const m2_tok_iface *tok, int 
     return rc;
 }
 
-/* ---------------------------------------------------------------- the stage */
-
-typedef struct tt_run {
-    const m2_run_config *cfg;
-    m2_team team;
-    m2_teamtr tt;
-    int n, stages, done;        /* agents, stages in all, stages done */
-    int64_t base;               /* global step before the first update */
-    double J;                   /* the last measured success */
-    double J0;                  /* before the first stage */
-    double *cert, *gain;        /* [stages] */
-    long updates, outside;      /* updates so far, of which out of the region */
-} tt_run;
-
-static m2_teamtr_cfg loop_cfg(const m2_run_config *cfg) {
-    int v = cfg->teamtr_variant;
-    m2_teamtr_cfg c = {
-        .mode = v == M2_TEAMTR_VARIANT_STALE ? M2_TT_STALE
-              : v == M2_TEAMTR_VARIANT_STALE_HAPPO ? M2_TT_STALE_HAPPO
-              : v == M2_TEAMTR_VARIANT_JOINT ? M2_TT_JOINT : M2_TT_FRESH,
-        .group = (int)cfg->teamtr_group,
-        .epochs = (int)cfg->teamtr_epochs,
-        .lr = (float)cfg->teamtr_lr,
-        .weight_decay = (float)cfg->teamtr_weight_decay,
-        .grad_clip = (float)cfg->optim_grad_clip,
-        .beta1 = (float)cfg->optim_beta1,
-        .beta2 = (float)cfg->optim_beta2,
-        .eps = (float)cfg->optim_eps,
-        .clip = (float)cfg->teamtr_clip,
-        .kl_init = (float)cfg->teamtr_kl_init,
-        .delta = v == M2_TEAMTR_VARIANT_NO_TR ? INFINITY : cfg->teamtr_delta,
-        .backtrack = (int)cfg->teamtr_backtrack,
-        .a_max = (float)cfg->teamtr_a_max,
-        .adv_eps = 1e-6f,   /* GRPO's epsilon in (R - mean) / (std + eps) */
-        .max_tokens = (int)cfg->model_max_seq_len,
-        .gen = {.sampler = {.temperature = (float)cfg->teamtr_temperature, .top_p = (float)cfg->teamtr_top_p},
-                .max_new_tokens = (int)cfg->teamtr_max_new_tokens, .seed = pw_seed(cfg, PW_SEED_TEAM_ROLLOUTS)},
-    };
-    return c;
-}
-
-/* The measured-gain rollouts: the same test questions and sampling streams at every stage (common
- * random numbers: the difference between two stages is the team's, not the draw's). */
-static int measure(tt_run *r, const m2_qa_set *test, double *J, m2_err *err) {
-    const m2_run_config *cfg = r->cfg;
-    m2_team_gen g = {.sampler = {.temperature = (float)cfg->teamtr_temperature, .top_p = (float)cfg->teamtr_top_p},
-                     .max_new_tokens = (int)cfg->teamtr_max_new_tokens, .seed = pw_seed(cfg, PW_SEED_TEAM_EVAL)};
-    return m2_team_success(&r->team, test, (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_eval_samples, &g, J, err);
-}
-
-static int tt_fill(tt_run *r, m2_ckpt *c, m2_err *err) {
-    char name[32];
-    for (int k = 0; k < r->n; k++) {
-        snprintf(name, sizeof name, "agent%d", k + 1);
-        if (pw_ck_add_params(c, name, &r->team.agent[k].adapter->params, err)) return -1;
-    }
-    int64_t ns = r->stages;
-    if (m2_ckpt_add_copy(c, "teamtr.cert", M2_CKPT_F64, r->cert, 1, &ns, err) ||
-        m2_ckpt_add_copy(c, "teamtr.gain", M2_CKPT_F64, r->gain, 1, &ns, err))
-        return -1;
-    double js[2] = {r->J, r->J0};
-    int64_t two = 2;
-    if (m2_ckpt_add_copy(c, "teamtr.J", M2_CKPT_F64, js, 1, &two, err)) return -1;
-    cJSON *s = m2_ckpt_state(c);
-    cJSON_AddNumberToObject(s, "stages_done", r->done);
-    cJSON_AddNumberToObject(s, "base_step", (double)r->base);
-    cJSON_AddNumberToObject(s, "updates", (double)r->updates);
-    cJSON_AddNumberToObject(s, "outside", (double)r->outside);
-    return 0;
-}
-
-static int tt_restore(tt_run *r, const m2_ckpt *c, m2_err *err) {
-    char name[32];
-    for (int k = 0; k < r->n; k++) {
-        snprintf(name, sizeof name, "agent%d", k + 1);
-        if (pw_ck_read_params(c, name, &r->team.agent[k].adapter->params, err)) return -1;
-    }
-    int64_t ns = r->stages, two = 2;
-    double js[2];
-    if (m2_ckpt_read(c, "teamtr.cert", M2_CKPT_F64, r->cert, 1, &ns, err) ||
-        m2_ckpt_read(c, "teamtr.gain", M2_CKPT_F64, r->gain, 1, &ns, err) ||
-        m2_ckpt_read(c, "teamtr.J", M2_CKPT_F64, js, 1, &two, err))
-        return -1;
-    r->J = js[0];
-    r->J0 = js[1];
-    const cJSON *s = ((m2_ckpt *)c)->state;
-    static const char *keys[4] = {"stages_done", "base_step", "updates", "outside"};
-    double v[4];
-    for (int i = 0; i < 4; i++) {
-        const cJSON *x = s ? cJSON_GetObjectItemCaseSensitive(s, keys[i]) : NULL;
-        if (!cJSON_IsNumber(x)) return m2_errorf(err, M2_EFORMAT, "checkpoint %s: teamtr state has no \"%s\"", c->dir, keys[i]);
-        v[i] = x->valuedouble;
-    }
-    r->done = (int)v[0];
-    r->base = (int64_t)v[1];
-    r->updates = (long)v[2];
-    r->outside = (long)v[3];
-    if (r->done < 0 || r->done > r->stages)
-        return m2_errorf(err, M2_EFORMAT, "checkpoint %s: %d stages done of %d", c->dir, r->done, r->stages);
-    return 0;
-}
-
-/* Per-update metrics of agent k (1-based in the names). */
-static int log_update(m2_stage_ctx *ctx, const m2_teamtr_update *u, m2_err *err) {
-    static const char *const keys[10] = {"surrogate_gain", "kl", "kl_raw", "out_of_region", "backtracks",
-                                         "rolled_back", "reward", "loss", "clip_frac", "tokens"};
-    const double v[10] = {u->L, u->D, u->D_raw, u->out_of_region, u->backtracks, u->rolled_back,
-                          u->reward_mean, u->loss, u->clip_frac, u->n_tokens};
-    char names[10][64];
-    m2_scalar s[10];
-    for (int i = 0; i < 10; i++) {
-        snprintf(names[i], sizeof names[i], "teamtr/agent%d/%s", u->agent + 1, keys[i]);
-        s[i] = (m2_scalar){names[i], v[i]};
-    }
-    return m2_stage_log(ctx, s, 10, err);
-}
+/* ---------------------------------------------------------------- evaluation */
 
 /* A JSONL record of one played question. */
 static int write_record(FILE *f, int index, const m2_qa *q, const m2_team_sample *s) {
@@ -294,42 +170,27 @@ static int greedy_eval(const m2_team *team, const m2_qa_set *test, int n, int ma
     return rc;
 }
 
-/* The final greedy evaluation, written to artifacts/teamtr/eval.json with the per-stage history. */
-static int final_eval(tt_run *r, const m2_qa_set *test, m2_stage_ctx *ctx, m2_err *err) {
+/* The final greedy evaluation, written with the stages' summary to artifacts/teamtr/eval.json. */
+static int final_eval(pw_team_run *r, const m2_team *team, const m2_qa_set *test, m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = r->cfg;
     m2_team_eval ev;
-    if (greedy_eval(&r->team, test, (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_max_new_tokens, NULL, &ev, err)) return -1;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "variant", m2_teamtr_variant_names[cfg->teamtr_variant]);
-    cJSON_AddNumberToObject(o, "agents", r->n);
-    cJSON_AddNumberToObject(o, "questions", ev.questions);
-    cJSON_AddNumberToObject(o, "chain", ev.chain);
-    cJSON *a = cJSON_AddArrayToObject(o, "alone");
-    for (int k = 0; k < r->n; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ev.alone[k]));
-    cJSON_AddNumberToObject(o, "best_of", ev.best_of);
-    cJSON_AddNumberToObject(o, "success_before", r->J0);
-    cJSON_AddNumberToObject(o, "success_after", r->J);
-    cJSON *cs = cJSON_AddArrayToObject(o, "certificate"), *gs = cJSON_AddArrayToObject(o, "measured_gain");
-    for (int i = 0; i < r->stages; i++) {
-        cJSON_AddItemToArray(cs, cJSON_CreateNumber(r->cert[i]));
-        cJSON_AddItemToArray(gs, cJSON_CreateNumber(r->gain[i]));
+    if (greedy_eval(team, test, (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_max_new_tokens, NULL, &ev, err)) return -1;
+    cJSON *o = pw_team_run_summary(r);
+    if (o) {
+        cJSON_AddNumberToObject(o, "questions", ev.questions);
+        cJSON_AddNumberToObject(o, "chain", ev.chain);
+        cJSON *a = cJSON_AddArrayToObject(o, "alone");
+        for (int k = 0; k < team->n; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ev.alone[k]));
+        cJSON_AddNumberToObject(o, "best_of", ev.best_of);
     }
-    cJSON_AddNumberToObject(o, "rank_corr", m2_rank_correlation(r->cert, r->gain, r->stages));
-    cJSON_AddNumberToObject(o, "violation_rate", m2_violation_rate(r->cert, r->gain, r->stages));
-    cJSON_AddNumberToObject(o, "out_of_region_rate", r->updates ? (double)r->outside / r->updates : 0.0);
-    char *txt = cJSON_Print(o);
-    cJSON_Delete(o);
-    char path[1400];
-    snprintf(path, sizeof path, "%s/eval.json", ctx->artifacts);
-    int rc = txt ? m2_write_file_atomic(path, txt, strlen(txt), err) : m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
-    free(txt);
-    if (!rc && ctx->out) {
+    if (pw_team_write_summary(ctx, o, err)) return -1;
+    if (ctx->out) {
         fprintf(ctx->out, "teamtr: greedy test success (%d questions): chain %.3f, best of agents alone %.3f, alone",
                 ev.questions, ev.chain, ev.best_of);
-        for (int k = 0; k < r->n; k++) fprintf(ctx->out, " %.3f", ev.alone[k]);
-        fprintf(ctx->out, " -> %s\n", path);
+        for (int k = 0; k < team->n; k++) fprintf(ctx->out, " %.3f", ev.alone[k]);
+        fprintf(ctx->out, " -> %s/eval.json\n", ctx->artifacts);
     }
-    return rc;
+    return 0;
 }
 
 int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval *out, m2_err *err) {
@@ -367,28 +228,29 @@ int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval 
     return rc;
 }
 
+/* "N steps": the difficulty label of a question (its worked steps; a JSONL item has none). */
+static char *steps_label(const m2_qa *q) {
+    char b[32];
+    snprintf(b, sizeof b, "%d step%s", q->n_steps, q->n_steps == 1 ? "" : "s");
+    return strdup(b);
+}
+
 int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = ctx->cfg;
     pw_world w;
     if (pw_open(&w, cfg, ctx->run->dir, 1, err)) return -1;
-    tt_run r = {.cfg = cfg, .stages = (int)cfg->teamtr_stages};
-    team_shape(cfg, &r.team);
-    r.n = r.team.n;
-    r.tt.team = &r.team;
+    pw_team_run r = {.cfg = cfg, .loop = pw_team_loop_cfg(cfg)};
+    m2_team team;
+    team_shape(cfg, &team);
     m2_qa_set train, test;
     m2_qa_set_init(&train);
     m2_qa_set_init(&test);
-    int *perm = NULL, *tasks = NULL, rc = -1;
-    m2_teamtr_cfg lc = loop_cfg(cfg);
+    m2_team_qa qa_train = {.team = &team, .qs = &train}, qa_test = {.team = &team, .qs = &test};
+    char **labels = NULL;
+    int rc = -1;
     if (pw_team_tasks(cfg, M2_QA_SPLIT_TRAIN, &train, err) || pw_team_tasks(cfg, M2_QA_SPLIT_TEST, &test, err)) goto out;
-    r.cert = calloc((size_t)r.stages, sizeof *r.cert);
-    r.gain = calloc((size_t)r.stages, sizeof *r.gain);
-    int T = (int)cfg->teamtr_tasks_per_stage;
-    perm = malloc((size_t)train.n * sizeof *perm);
-    tasks = malloc((size_t)T * sizeof *tasks);
-    if (!r.cert || !r.gain || !perm || !tasks) { m2_errorf(err, M2_ENOMEM, "teamtr: out of memory"); goto out; }
     /* the agents: an adapter each on the shared base, a frozen snapshot, and the initial policy for kl_init */
-    for (int k = 0; k < r.n; k++) {
+    for (int k = 0; k < team.n; k++) {
         m2_lora_config lo = {.rank = (int)cfg->teamtr_lora_rank, .alpha = (float)cfg->teamtr_lora_alpha};
         if (m2_lora_parse_targets(cfg->teamtr_lora_targets, &lo.targets) != 0 || !lo.targets) lo.targets = M2_LORA_Q | M2_LORA_V;
         snprintf(lo.name, sizeof lo.name, "agent%d", k + 1);
@@ -396,8 +258,9 @@ int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err) {
         snprintf(lo.name, sizeof lo.name, "agent%d_old", k + 1);
         m2_adapter *o = a ? m2_adapter_add(w.m, &lo, 0, err) : NULL;
         if (!o || m2_adapter_set_trainable(o, 0, err)) goto out;
-        r.team.agent[k] = (m2_team_agent){.model = w.m, .adapter = a, .tok = &w.tok};
+        team.agent[k] = (m2_team_agent){.model = w.m, .adapter = a, .tok = &w.tok};
         r.tt.old[k] = o;
+        r.update[k] = k;
         if (cfg->teamtr_kl_init > 0) {
             snprintf(lo.name, sizeof lo.name, "agent%d_init", k + 1);
             m2_adapter *i0 = m2_adapter_add(w.m, &lo, 0, err);
@@ -405,103 +268,30 @@ int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err) {
             r.tt.init[k] = i0;
         }
     }
-    /* the stages walk one permutation of the training questions */
-    {
-        m2_rng pr;
-        m2_rng_seed(&pr, pw_seed(cfg, PW_SEED_TEAM_CURSOR));
-        uint32_t *p32 = malloc((size_t)train.n * sizeof *p32);
-        if (!p32) { m2_errorf(err, M2_ENOMEM, "teamtr: out of memory"); goto out; }
-        for (int i = 0; i < train.n; i++) p32[i] = (uint32_t)i;
-        m2_rng_shuffle_u32(&pr, p32, (uint32_t)train.n);
-        for (int i = 0; i < train.n; i++) perm[i] = (int)p32[i];
-        free(p32);
-    }
-    if (ctx->resume) {
-        if (tt_restore(&r, ctx->resume, err)) goto out;
-    } else {
-        r.base = ctx->step;
-        if (measure(&r, &test, &r.J, err)) goto out;
-        r.J0 = r.J;
-    }
-    ctx->total = r.base + (int64_t)r.stages * r.n;
-    if (ctx->out)
-        fprintf(ctx->out, "teamtr: %s, %d agent%s (%s, %s), %d train / %d test questions, %d stages of %d questions x %d "
-                          "rollouts, delta %g; success before %.3f\n",
-                m2_teamtr_variant_names[cfg->teamtr_variant], r.n, r.n == 1 ? "" : "s",
-                r.team.protocol == M2_TEAM_ROUTER ? "router" : "chain", r.team.order == M2_TEAM_RANDOM ? "random" : "round robin",
-                train.n, test.n, r.stages, T, lc.group, lc.delta, r.J0);
-    m2_progress bar;
-    m2_progress_begin(&bar, ctx->out, "teamtr", r.stages, m2_run_progress_names[cfg->run_progress]);
-    m2_progress_update(&bar, r.done, NULL);
-    for (int s = r.done; s < r.stages; s++) {
-        for (int i = 0; i < T; i++) tasks[i] = perm[(int)(((int64_t)s * T + i) % train.n)];
-        int sigma[M2_TEAM_MAX];
-        for (int k = 0; k < r.n; k++) sigma[k] = k;
-        if (cfg->teamtr_update_order == M2_TEAMTR_SIGMA_RANDOM) {
-            m2_rng sr;
-            m2_rng_seed_stream(&sr, pw_seed(cfg, PW_SEED_TEAM_SIGMA), (uint64_t)s);
-            uint32_t p[M2_TEAM_MAX];
-            for (int k = 0; k < r.n; k++) p[k] = (uint32_t)k;
-            m2_rng_shuffle_u32(&sr, p, (uint32_t)r.n);
-            for (int k = 0; k < r.n; k++) sigma[k] = (int)p[k];
-        }
-        m2_teamtr_stage_stats st;
-        if (m2_teamtr_stage(&r.tt, &train, tasks, T, sigma, (uint64_t)s + 1, &lc, &st, err)) goto out_bar;
-        float L[M2_TEAM_MAX], D[M2_TEAM_MAX];
-        for (int j = 0; j < st.n; j++) {
-            ctx->step = r.base + (int64_t)s * r.n + j + 1;
-            if (log_update(ctx, &st.u[j], err)) goto out_bar;
-            L[j] = (float)st.u[j].L;
-            D[j] = (float)st.u[j].D;
-            r.updates++;
-            r.outside += st.u[j].out_of_region;
-        }
-        double J;
-        if (measure(&r, &test, &J, err)) goto out_bar;
-        r.cert[s] = m2_stage_certificate(L, D, st.n, (float)cfg->teamtr_cert_c);
-        r.gain[s] = J - r.J;
-        r.J = J;
-        r.done = s + 1;
-        double cb = 0, cg = 0;
-        for (int i = 0; i <= s; i++) { cb += r.cert[i]; cg += r.gain[i]; }
-        const m2_scalar sc[9] = {
-            {"teamtr/certificate", r.cert[s]}, {"teamtr/measured_gain", r.gain[s]}, {"teamtr/eval_success", J},
-            {"teamtr/rollouts", (double)st.rollouts}, {"teamtr/cum_bound", cb}, {"teamtr/cum_gain", cg},
-            {"teamtr/out_of_region_rate", r.updates ? (double)r.outside / r.updates : 0.0},
-            {"teamtr/rank_corr", m2_rank_correlation(r.cert, r.gain, r.done)},
-            {"teamtr/violation_rate", m2_violation_rate(r.cert, r.gain, r.done)},
-        };
-        ctx->step = r.base + (int64_t)(s + 1) * r.n;
-        if (m2_stage_log(ctx, sc, 9, err)) goto out_bar;
-        char extra[96];
-        snprintf(extra, sizeof extra, "success %.3f  bound %+.3f  gain %+.3f", J, r.cert[s], r.gain[s]);
-        m2_progress_update(&bar, r.done, extra);
-        m2_ckpt *c = m2_ckpt_new(0, "");
-        if (!c) { m2_errorf(err, M2_ENOMEM, "checkpoint: out of memory"); goto out_bar; }
-        int sr = tt_fill(&r, c, err);
-        if (!sr) sr = m2_stage_save(ctx, c, err);
-        m2_ckpt_free(c);
-        if (sr) goto out_bar;
-        if (cfg->run_stop_at_step == ctx->step) {
-            m2_errorf(err, M2_ESTOPPED, "stopped after the checkpoint of step %lld (run.stop_at_step)", (long long)ctx->step);
-            goto out_bar;
-        }
-    }
-    m2_progress_end(&bar, NULL);
-    ctx->step = r.base + (int64_t)r.stages * r.n;
-    for (int k = 0; k < r.n; k++)
-        if (pw_save_adapter(&w, r.team.agent[k].adapter, ctx->artifacts, err)) goto out;
-    if (final_eval(&r, &test, ctx, err)) goto out;
+    m2_teamtr_set_team(&r.tt, &team);
+    r.n_update = team.n;
+    r.tt.src = m2_team_qa_source(&qa_train);
+    r.n_train = train.n;
+    r.test = m2_team_qa_source(&qa_test);
+    r.n_test = cfg->teamtr_eval_tasks > 0 && cfg->teamtr_eval_tasks < test.n ? (int)cfg->teamtr_eval_tasks : test.n;
+    if (!(labels = calloc((size_t)(r.n_test > 0 ? r.n_test : 1), sizeof *labels))) { m2_errorf(err, M2_ENOMEM, "teamtr: out of memory"); goto out; }
+    for (int i = 0; i < r.n_test; i++)
+        if (!(labels[i] = steps_label(&test.q[i]))) { m2_errorf(err, M2_ENOMEM, "teamtr: out of memory"); goto out; }
+    r.test_label = (const char *const *)labels;
+    char label[96];
+    snprintf(label, sizeof label, "%d agent%s (%s, %s)", team.n, team.n == 1 ? "" : "s",
+             team.protocol == M2_TEAM_ROUTER ? "router" : "chain", team.order == M2_TEAM_RANDOM ? "random" : "round robin");
+    if (pw_team_run_stages(ctx, &r, label, err)) goto out;
+    for (int k = 0; k < team.n; k++)
+        if (pw_save_adapter(&w, team.agent[k].adapter, ctx->artifacts, err)) goto out;
+    if (final_eval(&r, &team, &test, ctx, err)) goto out;
     rc = 0;
-    goto out;
-out_bar:
-    m2_progress_end(&bar, NULL);
 out:
-    m2_teamtr_free(&r.tt);
-    free(r.cert);
-    free(r.gain);
-    free(perm);
-    free(tasks);
+    pw_team_run_free(&r);
+    m2_team_qa_free(&qa_train);
+    m2_team_qa_free(&qa_test);
+    for (int i = 0; labels && i < r.n_test; i++) free(labels[i]);
+    free(labels);
     m2_qa_set_free(&train);
     m2_qa_set_free(&test);
     pw_close(&w);
