@@ -222,7 +222,7 @@ static void simd_equals_portable(void **st) {
             float *x = rand_floats(C, &r);
             if (rep == 2) for (int i = 0; i < C; i++) x[i] = i % 2 ? 3.0f : -3.0f;
             void *qa = malloc(m2_qdot_act_bytes(t, C));
-            m2_qdot_quantize_act(t, x, qa, C);
+            m2_qdot_quantize_act(t, x, qa, C, M2_QDOT_PORTABLE);
             float ref = m2_qdot_row(t, wq, qa, C, M2_QDOT_PORTABLE);
             for (int p = 0; p < 2; p++) {
                 if (!m2_qdot_path_available(paths[p])) continue;
@@ -237,6 +237,43 @@ static void simd_equals_portable(void **st) {
     for (int p = 0; p < 2; p++)
         printf("  %s: %s\n", m2_qdot_path_name(paths[p]), m2_qdot_path_available(paths[p]) ? "compared" : "not on this CPU (not run)");
     (void)ran;
+}
+
+/* The activation rounding gives the same bytes on every path: random rows, exact ties (x / d =
+ * k + 1/2 rounds to even), NaN (-> 0, ignored by the max), infinities, subnormals and zeros. */
+static void act_simd_equals_portable(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 13);
+    enum { C = 512 };
+    m2_qdot_path paths[] = {M2_QDOT_AVX2, M2_QDOT_AVX512};
+    m2_dtype ts[] = {M2_DT_Q8_0, M2_DT_Q4_K};
+    for (int rep = 0; rep < 5; rep++) {
+        float *x = rand_floats(C, &r);
+        if (rep == 1)   /* amax 127 -> d = 1: halves are ties */
+            for (int i = 0; i < C; i++) x[i] = i % 32 == 0 ? 127.0f : (float)(i % 17) - 8.5f;
+        if (rep == 2) { x[3] = NAN; x[40] = -NAN; x[300] = NAN; }
+        if (rep == 3) { x[5] = INFINITY; x[290] = -INFINITY; }
+        if (rep == 4)
+            for (int i = 0; i < C; i++) x[i] = i < 64 ? 0.0f : i < 320 ? 1e-41f * (float)(i % 5) : x[i] * 1e30f;
+        for (int k = 0; k < 2; k++) {
+            size_t nb = m2_qdot_act_bytes(ts[k], C);
+            unsigned char *ref = malloc(nb), *got = malloc(nb);
+            m2_qdot_quantize_act(ts[k], x, ref, C, M2_QDOT_PORTABLE);
+            if (rep == 1 && k == 0) {   /* block 0: 1 - 8.5 = -7.5 -> -8, 2 - 8.5 = -6.5 -> -6 */
+                const signed char *q = (const signed char *)ref + 8;
+                assert_int_equal(q[1], -8);
+                assert_int_equal(q[2], -6);
+            }
+            for (int p = 0; p < 2; p++) {
+                if (!m2_qdot_path_available(paths[p])) continue;
+                memset(got, 0x55, nb);
+                m2_qdot_quantize_act(ts[k], x, got, C, paths[p]);
+                if (memcmp(got, ref, nb)) fail_msg("%s rep %d: %s activation bytes differ from portable", m2_dtype_name(ts[k]), rep, m2_qdot_path_name(paths[p]));
+            }
+            free(ref); free(got);
+        }
+        free(x);
+    }
 }
 
 /* Q4_K from f32 (a plain min/max fit): every value within its group's half step (plus the f16
@@ -593,6 +630,7 @@ int main(void) {
         cmocka_unit_test(dequant_reference),
         cmocka_unit_test(qdot_vs_f32),
         cmocka_unit_test(simd_equals_portable),
+        cmocka_unit_test(act_simd_equals_portable),
         cmocka_unit_test(q4_k_encoder),
         cmocka_unit_test(mixed_files_load),
         cmocka_unit_test(split_files),
