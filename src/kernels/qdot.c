@@ -209,11 +209,15 @@ static inline float dotk_portable(m2_dtype t, const uint8_t *w, const q8k_block 
     return min ? hsum8(acc) - hsum8(accm) : hsum8(acc);
 }
 
-/* A row product: nb blocks of weights against nb activation blocks. */
-typedef float (*rowdot_fn)(const uint8_t *w, const void *qa, int nb);
+/* Row products: out[r] = weight row r (nb blocks, rows w_row bytes apart) . the activation row
+ * (nb blocks), for r < nrows. Several rows per call keep the call and set-up out of the row loop
+ * (the rows of a 512-wide matrix are two K-quant super-blocks each). */
+typedef void (*rowdot_fn)(const uint8_t *w, size_t w_row, const void *qa, int nb, int nrows, float *out);
 
 #define DEF_PORTABLE(name, t, fn)                                                                   \
-    static float name(const uint8_t *w, const void *qa, int nb) { return fn(t, w, qa, nb); }
+    static void name(const uint8_t *w, size_t w_row, const void *qa, int nb, int nrows, float *out) { \
+        for (int r = 0; r < nrows; r++) out[r] = fn(t, w + r * w_row, qa, nb);                      \
+    }
 DEF_PORTABLE(p_q8_0, M2_DT_Q8_0, dot32_portable)
 DEF_PORTABLE(p_q4_0, M2_DT_Q4_0, dot32_portable)
 DEF_PORTABLE(p_q4_1, M2_DT_Q4_1, dot32_portable)
@@ -304,16 +308,19 @@ AVX2_TARGET static inline __m256i w_iq4_nl(const uint8_t *b) {
 /* dot32_portable's steps, one block per iteration: the 8 lane sums, one fma into 8 float lanes
  * (and the min term of Q4_1 / Q5_1 in scalar code, as there). */
 #define DEF_DOT32(name, target, unpack, sums, bytes, min)                                           \
-    target static float name(const uint8_t *w, const void *qa, int nb) {                            \
+    target static void name(const uint8_t *w0, size_t w_row, const void *qa, int nb, int nrows, float *out) { \
         const q8a_block *a = qa;                                                                    \
-        __m256 acc = _mm256_setzero_ps();                                                           \
-        float accm = 0;                                                                             \
-        for (int b = 0; b < nb; b++, w += (bytes)) {                                                \
-            __m256i s = sums(unpack(w), _mm256_loadu_si256((const __m256i *)a[b].qs));               \
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16_x86(w) * a[b].d), _mm256_cvtepi32_ps(s), acc); \
-            if (min) accm += f16_x86(w + 2) * (a[b].d * (float)a[b].sum);                           \
+        for (int r = 0; r < nrows; r++) {                                                           \
+            const uint8_t *w = w0 + r * w_row;                                                      \
+            __m256 acc = _mm256_setzero_ps();                                                       \
+            float accm = 0;                                                                         \
+            for (int b = 0; b < nb; b++, w += (bytes)) {                                            \
+                __m256i s = sums(unpack(w), _mm256_loadu_si256((const __m256i *)a[b].qs));           \
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(f16_x86(w) * a[b].d), _mm256_cvtepi32_ps(s), acc); \
+                if (min) accm += f16_x86(w + 2) * (a[b].d * (float)a[b].sum);                       \
+            }                                                                                       \
+            out[r] = (min) ? hsum8_x86(acc) + accm : hsum8_x86(acc);                                \
         }                                                                                           \
-        return (min) ? hsum8_x86(acc) + accm : hsum8_x86(acc);                                      \
     }
 DEF_DOT32(a_q8_0, AVX2_TARGET, w_q8_0, sums_s8_avx2, 34, 0)
 DEF_DOT32(a_q4_0, AVX2_TARGET, w_q4_0, sums_s8_avx2, 18, 0)
@@ -438,15 +445,18 @@ AVX2_TARGET static inline __m256i q3k_lanes(const uint8_t *b, const q8k_block *a
 
 /* dotk_portable's steps, one super-block per iteration. */
 #define DEF_DOTK(name, lanes, bytes, doff, min)                                                     \
-    AVX2_TARGET static float name(const uint8_t *w, const void *qa, int nb) {                       \
+    AVX2_TARGET static void name(const uint8_t *w0, size_t w_row, const void *qa, int nb, int nrows, float *out) { \
         const q8k_block *a = qa;                                                                    \
-        __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                               \
-        for (int b = 0; b < nb; b++, w += (bytes)) {                                                \
-            __m256i ml, s = lanes(w, &a[b], &ml);                                                   \
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16_x86(w + (doff)) * a[b].d), _mm256_cvtepi32_ps(s), acc); \
-            if (min) accm = _mm256_fmadd_ps(_mm256_set1_ps(f16_x86(w + (doff) + 2) * a[b].d), _mm256_cvtepi32_ps(ml), accm); \
+        for (int r = 0; r < nrows; r++) {                                                           \
+            const uint8_t *w = w0 + r * w_row;                                                      \
+            __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                           \
+            for (int b = 0; b < nb; b++, w += (bytes)) {                                            \
+                __m256i ml, s = lanes(w, &a[b], &ml);                                               \
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(f16_x86(w + (doff)) * a[b].d), _mm256_cvtepi32_ps(s), acc); \
+                if (min) accm = _mm256_fmadd_ps(_mm256_set1_ps(f16_x86(w + (doff) + 2) * a[b].d), _mm256_cvtepi32_ps(ml), accm); \
+            }                                                                                       \
+            out[r] = (min) ? hsum8_x86(acc) - hsum8_x86(accm) : hsum8_x86(acc);                     \
         }                                                                                           \
-        return (min) ? hsum8_x86(acc) - hsum8_x86(accm) : hsum8_x86(acc);                           \
     }
 DEF_DOTK(a_q2_k, q2k_lanes, 84, 80, 1)
 DEF_DOTK(a_q3_k, q3k_lanes, 110, 108, 0)
@@ -570,7 +580,9 @@ void m2_qdot_quantize_act(m2_dtype t, const float *x, void *qa, int n, m2_qdot_p
 }
 
 float m2_qdot_row(m2_dtype t, const void *wrow, const void *qa, int n, m2_qdot_path path) {
-    return row_fn(t, resolve(path))(wrow, qa, n / m2_dtype_info_of(t)->block);
+    float v;
+    row_fn(t, resolve(path))(wrow, 0, qa, n / m2_dtype_info_of(t)->block, 1, &v);
+    return v;
 }
 
 size_t m2_qmatmul_scratch_bytes(m2_wref w, int N) { return (size_t)N * m2_qdot_act_bytes(w.dtype, w.cols); }
@@ -585,16 +597,20 @@ typedef struct {
     rowdot_fn dot;
 } qmm_job;
 
+/* Output rows handled per kernel call: their weights (a few KiB) stay in cache while every
+ * activation row of a small batch passes over them. */
+#define QMM_ROWS 16
+
 static void qmm_part(void *vp, long b, long e, int tid) {
     const qmm_job *j = vp;
     (void)tid;
-    for (long o = b; o < e; o++) {
-        const unsigned char *wr = j->w + (size_t)o * j->w_row;
-        float bo = j->bias ? j->bias[o] : 0.0f;
+    float d[QMM_ROWS];
+    for (long o0 = b; o0 < e; o0 += QMM_ROWS) {
+        int nr = e - o0 < QMM_ROWS ? (int)(e - o0) : QMM_ROWS;
         for (int n = 0; n < j->N; n++) {
-            float d = j->dot(wr, j->qa + (size_t)n * j->qa_row, j->nb);
-            float *c = j->out + (size_t)n * j->ldo + o;
-            *c = (j->acc ? *c : 0.0f) + (bo + d);
+            j->dot(j->w + (size_t)o0 * j->w_row, j->w_row, j->qa + (size_t)n * j->qa_row, j->nb, nr, d);
+            float *c = j->out + (size_t)n * j->ldo + o0;
+            for (int r = 0; r < nr; r++) c[r] = (j->acc ? c[r] : 0.0f) + ((j->bias ? j->bias[o0 + r] : 0.0f) + d[r]);
         }
     }
 }
