@@ -196,6 +196,63 @@ static void qdot_vs_f32(void **st) {
     m2_pool_destroy(pool);
 }
 
+/* Prompt-sized products (qgemm.h), every type: the kernel gives the portable reference's bits
+ * (row and activation counts that leave partial tiles: 21 rows, 19 and 40 activation rows), 1 and
+ * 2 threads the same bits, and the reference stays within the activation-rounding bound of the f32
+ * product of the dequantised weights (blocks of 32); bias and accumulate mode as m2_qmatmul. */
+static void qgemm_matches(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 17);
+    enum { OC = 21, C = 512, NMAX = 40 };
+    int ns[] = {19, NMAX};
+    m2_pool *pool = m2_pool_create(2, NULL);
+    for (int k = 0; k < N_BLOCK_TYPES; k++) {
+        m2_dtype t = block_types[k];
+        void *wq = rand_blocks(t, (size_t)OC * C, 0.01f, &r);
+        float *wf = malloc(sizeof(float) * OC * C), *x = rand_floats((size_t)NMAX * C, &r), bias[OC];
+        for (int o = 0; o < OC; o++) bias[o] = 0.05f * (float)o;
+        m2_dequantize(t, wq, wf, (size_t)OC * C);
+        m2_wref w = {t, wq, OC, C};
+        void *scr = malloc(m2_qgemm_scratch_bytes(w, NMAX, 2));
+        float *ref = malloc(sizeof(float) * NMAX * OC), *got = malloc(sizeof(float) * NMAX * OC), *one = malloc(sizeof(float) * NMAX * OC);
+        double worst = 0;
+        for (int ni = 0; ni < 2; ni++) {
+            int N = ns[ni];
+            m2_qgemm(ref, OC, x, w, bias, N, 0, scr, M2_QDOT_PORTABLE, pool);
+            m2_qgemm(got, OC, x, w, bias, N, 0, scr, M2_QDOT_AUTO, pool);
+            m2_qgemm(one, OC, x, w, bias, N, 0, scr, M2_QDOT_AUTO, NULL);
+            for (int i = 0; i < N * OC; i++) {
+                if (memcmp(&got[i], &ref[i], sizeof(float)))
+                    fail_msg("%s N %d out %d: kernel %.9g != portable %.9g", m2_dtype_name(t), N, i, got[i], ref[i]);
+                if (memcmp(&one[i], &got[i], sizeof(float))) fail_msg("%s N %d out %d: 1 thread != 2 threads", m2_dtype_name(t), N, i);
+            }
+            for (int n = 0; n < N; n++)
+                for (int o = 0; o < OC; o++) {
+                    double f = bias[o], bound = 0, mag = 0;
+                    for (int b0 = 0; b0 < C; b0 += 32) {
+                        float amax = 0;
+                        for (int i = b0; i < b0 + 32; i++) amax = fmaxf(amax, fabsf(x[n * C + i]));
+                        for (int i = b0; i < b0 + 32; i++) {
+                            double wv = wf[(size_t)o * C + i];
+                            f += wv * x[n * C + i];
+                            bound += fabs(wv) * amax / 127.0 / 2.0;
+                            mag += fabs(wv * x[n * C + i]);
+                        }
+                    }
+                    double e = fabs(ref[n * OC + o] - f), lim = bound + 1e-5 * mag + 1e-6;
+                    if (e > lim) fail_msg("%s: row %d col %d: %.6g vs f32 %.6g (error %.3g > bound %.3g)", m2_dtype_name(t), n, o, ref[n * OC + o], f, e, lim);
+                    if (e / lim > worst) worst = e / lim;
+                }
+        }
+        for (int i = 0; i < NMAX * OC; i++) one[i] = 1.0f;
+        m2_qgemm(one, OC, x, w, bias, NMAX, 1, scr, M2_QDOT_AUTO, pool);
+        for (int i = 0; i < NMAX * OC; i++) assert_true(one[i] == 1.0f + got[i]);
+        printf("  %-6s within %.0f%% of its bound; kernel %s\n", m2_dtype_name(t), 100 * worst, m2_qgemm_fast() ? "compared bit for bit" : "not on this CPU");
+        free(wq); free(wf); free(x); free(scr); free(ref); free(got); free(one);
+    }
+    m2_pool_destroy(pool);
+}
+
 /* Every SIMD path this CPU has gives the portable path's bits, for every type, also for extreme
  * quants (-128 in Q8_0, all-ones bytes) and rows of several blocks. */
 static void simd_equals_portable(void **st) {
@@ -631,6 +688,7 @@ int main(void) {
         cmocka_unit_test(qdot_vs_f32),
         cmocka_unit_test(simd_equals_portable),
         cmocka_unit_test(act_simd_equals_portable),
+        cmocka_unit_test(qgemm_matches),
         cmocka_unit_test(q4_k_encoder),
         cmocka_unit_test(mixed_files_load),
         cmocka_unit_test(split_files),

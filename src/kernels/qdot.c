@@ -3,19 +3,12 @@
  * (CMakeLists.txt): every float step is written out (fmaf where the SIMD paths fuse), so every
  * path performs the same float operations in the same order. */
 #include "kernels/qdot.h"
+#include "kernels/qblock.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define M2_QDOT_X86 1
-#endif
 
-/* Activation blocks. For the 32-value types: scale, sum of the quants (for the types with a
- * min), 32 quants. For the K-quants: scale, sums of each 16 quants, 256 quants. */
-typedef struct { float d; int32_t sum; int8_t qs[M2_QK]; } q8a_block;
-typedef struct { float d; int16_t bsums[M2_QK_K / 16]; int8_t qs[M2_QK_K]; } q8k_block;
 
 static int is_k(m2_dtype t) { return m2_dtype_info_of(t)->block == M2_QK_K; }
 
@@ -39,19 +32,7 @@ static inline float hsum8(const float v[LANES]) {
     return (t0 + t2) + (t1 + t3);
 }
 
-static inline float h2f(const uint8_t *p) { return m2_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 
-static int has_min32(m2_dtype t) { return t == M2_DT_Q4_1 || t == M2_DT_Q5_1; }
-static int has_mink(m2_dtype t) { return t == M2_DT_Q2_K || t == M2_DT_Q4_K || t == M2_DT_Q5_K; }
-/* Byte offset of a K-quant block's f16 scale d (its dmin, where it has one, follows it). */
-static int k_d_offset(m2_dtype t) {
-    switch (t) {
-    case M2_DT_Q2_K: return 80;
-    case M2_DT_Q3_K: return 108;
-    case M2_DT_Q6_K: return 208;
-    default: return 0;   /* Q4_K, Q5_K */
-    }
-}
 
 /* ---- activation rounding ---------------------------------------------------------------------
  * d = max|x| / 127 (NaN ignored), q = rint(x / d) (to nearest, ties to even) after clamping x / d
@@ -96,38 +77,9 @@ static void quantize_act_portable(m2_dtype t, const float *x, void *qa, int n) {
 
 /* ---- portable: the block formulas of quant.c in integers ------------------------------------ */
 
-/* The 32 quants of a 32-value block as integers (Q4_0/Q5_0 centred, Q4_1/Q5_1 not, IQ4_NL
- * through its table); *dw, *mw its scale and min (0 when it has none). */
-static void unpack32(m2_dtype t, const uint8_t *b, int q[M2_QK], float *dw, float *mw) {
-    *mw = 0;
-    *dw = h2f(b);
-    switch (t) {
-    case M2_DT_Q8_0: for (int j = 0; j < 32; j++) q[j] = (int8_t)b[2 + j]; break;
-    case M2_DT_Q4_0: for (int j = 0; j < 16; j++) { q[j] = (b[2 + j] & 15) - 8; q[j + 16] = (b[2 + j] >> 4) - 8; } break;
-    case M2_DT_Q4_1:
-        *mw = h2f(b + 2);
-        for (int j = 0; j < 16; j++) { q[j] = b[4 + j] & 15; q[j + 16] = b[4 + j] >> 4; }
-        break;
-    case M2_DT_IQ4_NL:
-        for (int j = 0; j < 16; j++) { q[j] = m2_iq4nl_values[b[2 + j] & 15]; q[j + 16] = m2_iq4nl_values[b[2 + j] >> 4]; }
-        break;
-    case M2_DT_Q5_0: case M2_DT_Q5_1: {
-        int off = t == M2_DT_Q5_1 ? 2 : 0, centre = t == M2_DT_Q5_1 ? 0 : 16;
-        if (off) *mw = h2f(b + 2);
-        const uint8_t *h = b + 2 + off, *qs = h + 4;
-        uint32_t qh = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
-        for (int j = 0; j < 16; j++) {
-            q[j] = ((qs[j] & 15) | (int)((qh >> j) & 1) << 4) - centre;
-            q[j + 16] = ((qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4) - centre;
-        }
-        break;
-    }
-    default: break;
-    }
-}
 
 static inline float dot32_portable(m2_dtype t, const uint8_t *w, const q8a_block *a, int nb) {
-    int bytes = m2_dtype_info_of(t)->bytes, q[M2_QK], min = has_min32(t);
+    int bytes = m2_dtype_info_of(t)->bytes, q[M2_QK], min = qb_has_min(t);
     float acc[LANES] = {0}, accm = 0, dw, mw;
     for (int b = 0; b < nb; b++, w += bytes) {
         unpack32(t, w, q, &dw, &mw);
@@ -147,54 +99,24 @@ static inline float dot32_portable(m2_dtype t, const uint8_t *w, const q8a_block
  * Q2_K min_2k bsum_2k + min_2k+1 bsum_2k+1 (groups of 16). Q6_K's centre 32 is taken out of its
  * lanes the same way: lane[k] -= 32 (sc_2k bsum_2k + sc_2k+1 bsum_2k+1). */
 static void kblock_lanes(m2_dtype t, const uint8_t *b, const q8k_block *a, int lane[LANES], int ml[LANES]) {
-    const int8_t *x = a->qs;
+    int gl = kq_group(t), sc, mn;
     for (int k = 0; k < LANES; k++) lane[k] = ml[k] = 0;
-    switch (t) {
-    case M2_DT_Q2_K:
-        for (int i = 0; i < M2_QK_K; i++) {
-            int r = i % 128, q = (b[16 + 32 * (i / 128) + r % 32] >> (2 * (r / 32))) & 3;
-            lane[(i % 32) / 4] += (b[i / 16] & 15) * q * x[i];
-        }
-        for (int k = 0; k < LANES; k++) ml[k] = (b[2 * k] >> 4) * a->bsums[2 * k] + (b[2 * k + 1] >> 4) * a->bsums[2 * k + 1];
-        break;
-    case M2_DT_Q3_K:
-        for (int i = 0; i < M2_QK_K; i++) {
-            int r = i % 128;
-            int q = ((b[32 + 32 * (i / 128) + r % 32] >> (2 * (r / 32))) & 3) - ((b[i % 32] >> (i / 32)) & 1 ? 0 : 4);
-            lane[(i % 32) / 4] += m2_q3k_scale(b + 96, i / 16) * q * x[i];
-        }
-        break;
-    case M2_DT_Q4_K: case M2_DT_Q5_K: {
-        int five = t == M2_DT_Q5_K;
-        const uint8_t *qh = b + 16, *qs = b + (five ? 48 : 16);
-        for (int g = 0; g < 8; g++) {
-            int sc, mn;
-            m2_k4_scale_min(b + 4, g, &sc, &mn);
-            for (int l = 0; l < 32; l++) {
-                int q = (qs[32 * (g / 2) + l] >> (4 * (g % 2))) & 15;
-                if (five) q |= ((qh[l] >> g) & 1) << 4;
-                lane[l / 4] += sc * q * x[32 * g + l];
-            }
-            ml[g] = mn * (a->bsums[2 * g] + a->bsums[2 * g + 1]);
-        }
-        break;
+    for (int g = 0; g < M2_QK_K / gl; g++) {
+        kq_scale(t, b, g, &sc, &mn);
+        for (int i = g * gl; i < (g + 1) * gl; i++) lane[(i % 32) / 4] += sc * kq_value(t, b, i) * a->qs[i];
+        if (gl == 32) ml[g] = mn * (a->bsums[2 * g] + a->bsums[2 * g + 1]);   /* Q4_K, Q5_K */
+        else ml[g / 2] += mn * a->bsums[g];                                    /* Q2_K (0 for Q3_K, Q6_K) */
     }
-    case M2_DT_Q6_K: {
-        const int8_t *sc = (const int8_t *)(b + 192);
-        for (int i = 0; i < M2_QK_K; i++) {
-            int h = i / 128, r = i % 128, k = r / 32, j = r % 32;
-            int q = ((b[64 * h + j + 32 * (k % 2)] >> (4 * (k / 2))) & 15) | ((b[128 + 32 * h + j] >> (2 * k)) & 3) << 4;
-            lane[j / 4] += sc[i / 16] * q * x[i];
+    if (t == M2_DT_Q6_K)
+        for (int k = 0; k < LANES; k++) {
+            int s2 = 0;
+            for (int g = 2 * k; g < 2 * k + 2; g++) { kq_scale(t, b, g, &sc, &mn); s2 += sc * a->bsums[g]; }
+            lane[k] -= 32 * s2;
         }
-        for (int k = 0; k < LANES; k++) lane[k] -= 32 * (sc[2 * k] * a->bsums[2 * k] + sc[2 * k + 1] * a->bsums[2 * k + 1]);
-        break;
-    }
-    default: break;
-    }
 }
 
 static inline float dotk_portable(m2_dtype t, const uint8_t *w, const q8k_block *a, int nb) {
-    int bytes = m2_dtype_info_of(t)->bytes, min = has_mink(t), doff = k_d_offset(t);
+    int bytes = m2_dtype_info_of(t)->bytes, min = qb_has_min(t), doff = kq_d_offset(t);
     float acc[LANES] = {0}, accm[LANES] = {0};
     for (int b = 0; b < nb; b++, w += bytes) {
         int lane[LANES], ml[LANES];
@@ -238,10 +160,7 @@ static const rowdot_fn portable_fns[M2_DT_COUNT] = {
 
 /* ---- AVX2 (and AVX-512 VNNI for the byte products) ------------------------------------------ */
 #ifdef M2_QDOT_X86
-#define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
-#define VNNI_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
-AVX2_TARGET static inline float f16_x86(const uint8_t *p) { return _cvtsh_ss((unsigned short)(p[0] | p[1] << 8)); }
 
 AVX2_TARGET static inline int hsum_i32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -274,36 +193,6 @@ VNNI_TARGET static inline __m256i sums_u8_vnni(__m256i w, __m256i a) {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a);
 }
 
-/* The 32 nibbles of 16 bytes, low nibbles first (values 0-15 then 16-31 of a 32-value block). */
-AVX2_TARGET static inline __m256i nibbles32(const uint8_t *p) {
-    __m128i q = _mm_loadu_si128((const __m128i *)p);
-    __m256i v = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);
-    return _mm256_and_si256(v, _mm256_set1_epi8(15));
-}
-
-/* 0x10 in byte j where bit j of the little-endian u32 at p is set (the fifth bits of Q5_0/Q5_1):
- * byte j takes source byte j / 8 and tests its bit j % 8. */
-AVX2_TARGET static inline __m256i fifth_bits(const uint8_t *p) {
-    uint32_t u;
-    memcpy(&u, p, 4);
-    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)u),
-                                    _mm256_setr_epi64x(0, 0x0101010101010101LL, 0x0202020202020202LL, 0x0303030303030303LL));
-    __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit), _mm256_set1_epi8(0x10));
-}
-
-/* Each 32-value type's quants as 32 bytes (signed where centred, as unpack32). */
-AVX2_TARGET static inline __m256i w_q8_0(const uint8_t *b) { return _mm256_loadu_si256((const __m256i *)(b + 2)); }
-AVX2_TARGET static inline __m256i w_q4_0(const uint8_t *b) { return _mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8)); }
-AVX2_TARGET static inline __m256i w_q4_1(const uint8_t *b) { return nibbles32(b + 4); }
-AVX2_TARGET static inline __m256i w_q5_0(const uint8_t *b) {
-    return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b + 6), fifth_bits(b + 2)), _mm256_set1_epi8(16));
-}
-AVX2_TARGET static inline __m256i w_q5_1(const uint8_t *b) { return _mm256_or_si256(nibbles32(b + 8), fifth_bits(b + 4)); }
-AVX2_TARGET static inline __m256i w_iq4_nl(const uint8_t *b) {
-    __m128i t = _mm_loadu_si128((const __m128i *)m2_iq4nl_values);
-    return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), nibbles32(b + 2));
-}
 
 /* dot32_portable's steps, one block per iteration: the 8 lane sums, one fma into 8 float lanes
  * (and the min term of Q4_1 / Q5_1 in scalar code, as there). */
@@ -343,101 +232,63 @@ AVX2_TARGET static inline __m256i pair_scales(__m128i sc8, int g) {
     return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, idx));
 }
 
-/* Q4_K / Q5_K: chunk c of 32 quant bytes holds groups 2c (low nibbles) and 2c + 1 (high nibbles);
- * Q5_K's fifth bit of value 32 g + l is bit g of qh[l]. The 8 scales and mins unpacked at once
- * (the bytes of m2_k4_scale_min's rule read as three little-endian words). */
-AVX2_TARGET static inline __m256i k45_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml, int five) {
-    uint32_t u[3], o[4];
-    memcpy(u, b + 4, 12);
-    o[0] = u[0] & 0x3f3f3f3fu;
-    o[1] = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 6) & 0x03030303u) << 4;
-    o[2] = u[1] & 0x3f3f3f3fu;
-    o[3] = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 6) & 0x03030303u) << 4;
+/* Q4_K / Q5_K: group g is chunk g; the 8 scales and mins unpacked at once. */
+AVX2_TARGET static inline __m256i k45_lanes(m2_dtype t, const uint8_t *b, const q8k_block *a, __m256i *ml) {
+    uint8_t o[16];
+    k4_scales_mins(b + 4, o);
     __m128i sm = _mm_loadu_si128((const __m128i *)o);   /* scales 0-7, mins 0-7 */
     __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
     __m128i mn = _mm_unpackhi_epi8(sm, sm);              /* each min twice: one per bsum of its group */
     *ml = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mn), _mm256_loadu_si256((const __m256i *)a->bsums));
-    const uint8_t *qs = b + (five ? 48 : 16);
-    __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
-    __m256i m4 = _mm256_set1_epi8(15), sum = _mm256_setzero_si256();
-    for (int c = 0; c < 4; c++) {
-        __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
-        __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-        if (five) {
-            __m256i bit = _mm256_set1_epi8(1);
-            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), bit), 4));
-            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), bit), 4));
-        }
-        __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c)));
-        __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a->qs + 64 * c + 32)));
-        p0 = _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, BCAST16(2 * c)));
-        p1 = _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sc16, BCAST16(2 * c + 1)));
-        sum = _mm256_add_epi32(sum, _mm256_add_epi32(p0, p1));
+    __m256i sum = _mm256_setzero_si256();
+    for (int g = 0; g < 8; g++) {
+        __m256i p = _mm256_maddubs_epi16(kq_chunk(t, b, g), _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, _mm256_shuffle_epi8(sc16, BCAST16(g))));
     }
     return sum;
 }
-AVX2_TARGET static inline __m256i q4k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) { return k45_lanes(b, a, ml, 0); }
-AVX2_TARGET static inline __m256i q5k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) { return k45_lanes(b, a, ml, 1); }
+AVX2_TARGET static inline __m256i q4k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) { return k45_lanes(M2_DT_Q4_K, b, a, ml); }
+AVX2_TARGET static inline __m256i q5k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) { return k45_lanes(M2_DT_Q5_K, b, a, ml); }
 
-/* Q6_K: per half h and k < 4, the 32 values 128 h + 32 k + l are (ql nibble | qh crumb << 4); the
- * two groups of 16 in them take scales 8h + 2k and the next (lower and upper 128-bit lanes). */
+/* Q6_K: chunk c spans groups 2c and 2c + 1 (lower and upper 128-bit lanes); the centre 32 comes
+ * off through the activation sums (kblock_lanes). */
 AVX2_TARGET static inline __m256i q6k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) {
     __m128i sc8 = _mm_loadu_si128((const __m128i *)(b + 192));
     __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), _mm256_cvtepi8_epi16(sc8));
-    __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3), sum = _mm256_setzero_si256();
-    for (int h = 0; h < 2; h++) {
-        __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
-        __m256i ql0 = _mm256_loadu_si256((const __m256i *)(b + 64 * h)), ql1 = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32));
-        for (int k = 0; k < 4; k++) {
-            __m256i l = k % 2 ? ql1 : ql0;
-            if (k / 2) l = _mm256_srli_epi16(l, 4);
-            __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
-            __m256i q = _mm256_or_si256(_mm256_and_si256(l, m4), _mm256_slli_epi16(hb, 4));
-            __m256i p = _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(a->qs + 128 * h + 32 * k)));
-            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, pair_scales(sc8, 8 * h + 2 * k)));
-        }
+    __m256i sum = _mm256_setzero_si256();
+    for (int c = 0; c < 8; c++) {
+        __m256i p = _mm256_maddubs_epi16(kq_chunk(M2_DT_Q6_K, b, c), _mm256_loadu_si256((const __m256i *)(a->qs + 32 * c)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, pair_scales(sc8, 2 * c)));
     }
     *ml = _mm256_setzero_si256();
     return _mm256_sub_epi32(sum, _mm256_slli_epi32(corr, 5));
 }
 
-/* Q2_K: per half h and s < 4, the 32 values 128 h + 32 s + l are crumb s of qs[32 h + l]; scales
- * are the low nibbles of the 16 scale bytes, mins the high ones. */
+/* Q2_K: scales are the low nibbles of the 16 scale bytes, mins the high ones. */
 AVX2_TARGET static inline __m256i q2k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) {
     __m128i raw = _mm_loadu_si128((const __m128i *)b);
     __m128i sc8 = _mm_and_si128(raw, _mm_set1_epi8(15));
     __m128i mn8 = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(15));
     *ml = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mn8), _mm256_loadu_si256((const __m256i *)a->bsums));
-    __m256i m2 = _mm256_set1_epi8(3), sum = _mm256_setzero_si256();
-    for (int h = 0; h < 2; h++) {
-        __m256i qs = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * h));
-        for (int s = 0; s < 4; s++) {
-            __m256i q = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * s), m2);
-            __m256i p = _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(a->qs + 128 * h + 32 * s)));
-            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, pair_scales(sc8, 8 * h + 2 * s)));
-        }
+    __m256i sum = _mm256_setzero_si256();
+    for (int c = 0; c < 8; c++) {
+        __m256i p = _mm256_maddubs_epi16(kq_chunk(M2_DT_Q2_K, b, c), _mm256_loadu_si256((const __m256i *)(a->qs + 32 * c)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, pair_scales(sc8, 2 * c)));
     }
     return sum;
 }
 
-/* Q3_K: Q2_K's crumbs minus 4 where bit 4 h + s of hmask[l] is clear; the signed quants (-4..3)
- * through the sign trick; the 16 signed 6-bit scales unpacked in scalar code. */
+/* Q3_K: the signed quants (-4..3) through the sign trick; the 16 signed 6-bit scales unpacked in
+ * scalar code. */
 AVX2_TARGET static inline __m256i q3k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) {
     int8_t sc[16];
     for (int g = 0; g < 16; g++) sc[g] = (int8_t)m2_q3k_scale(b + 96, g);
     __m128i sc8 = _mm_loadu_si128((const __m128i *)sc);
-    __m256i hm = _mm256_loadu_si256((const __m256i *)b), m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
     __m256i sum = _mm256_setzero_si256();
-    for (int h = 0; h < 2; h++) {
-        __m256i qs = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * h));
-        for (int s = 0; s < 4; s++) {
-            __m256i lo = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * s), m2);
-            __m256i hb = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), one);
-            __m256i q = _mm256_sub_epi8(lo, _mm256_slli_epi16(_mm256_xor_si256(hb, one), 2));
-            __m256i x = _mm256_loadu_si256((const __m256i *)(a->qs + 128 * h + 32 * s));
-            __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q));
-            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, pair_scales(sc8, 8 * h + 2 * s)));
-        }
+    for (int c = 0; c < 8; c++) {
+        __m256i q = kq_chunk(M2_DT_Q3_K, b, c), x = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * c));
+        __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, pair_scales(sc8, 2 * c)));
     }
     *ml = _mm256_setzero_si256();
     return sum;

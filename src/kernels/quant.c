@@ -51,17 +51,6 @@ size_t m2_dtype_bytes(m2_dtype t, size_t n) {
 static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-float m2_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0) {
-        /* zero or subnormal: man * 2^-24 */
-        float f = (float)man * 5.9604644775390625e-8f;
-        return sign ? -f : f;
-    }
-    if (exp == 31) return u2f(sign | 0x7f800000u | (man << 13));
-    return u2f(sign | ((exp + 112) << 23) | (man << 13));
-}
-
 uint16_t m2_f32_to_f16(float f) {
     uint32_t u = f2u(f), sign = (u >> 16) & 0x8000;
     uint32_t a = u & 0x7fffffffu;

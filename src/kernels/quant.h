@@ -3,6 +3,7 @@
 #define M2_QUANT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The block types are ggml's, byte for byte (ggml-common.h); the layouts, each with its
  * dequantisation formula, are described in quant.c beside the code. Only F32/F16/BF16/Q8_0/Q4_0
@@ -73,7 +74,19 @@ int m2_dtype_parse(const char *s, m2_dtype *out);      /* 0 ok, -1 unknown name 
 /* Bytes for n values of type t; 0 when n is not a multiple of the block size (32 or 256). */
 size_t m2_dtype_bytes(m2_dtype t, size_t n);
 
-float m2_f16_to_f32(uint16_t h);
+/* Exact (every f16 is an f32); inline: the quantised products convert a scale per block. */
+static inline float m2_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24 */
+        float f = (float)man * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    u = exp == 31 ? sign | 0x7f800000u | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 uint16_t m2_f32_to_f16(float f);
 float m2_bf16_to_f32(uint16_t h);
 uint16_t m2_f32_to_bf16(float f);

@@ -40,14 +40,39 @@ static float *kv_at(const m2_kv_cache *kv, float *base, int l, int seq, int pos)
 
 typedef struct ws { float *x, *h, *q, *k, *v, *att, *tmp, *g, *u, *t, *wscr, *ascr, *hl; } ws;
 
-/* out[N, W.rows] = x W^T (+ b): a block-type W with few rows (decode steps) reads its blocks
- * directly (qdot.h: activations rounded to 8 bits per block, its stated tolerance); otherwise
- * dequantised tiles through sgemm, exactly as in training. The scratch holds either. */
+/* out[N, W.rows] = x W^T (+ b). A block-type W is read in its blocks, activations rounded to 8
+ * bits per block (qdot.h, qgemm.h: their stated tolerance): with M2_QGEMM_MIN_ROWS rows or more
+ * through the integer GEMM where the CPU has its kernel, with fewer (decode steps) through the
+ * row products; without the kernel, more than M2_QDOT_MAX_ROWS rows go through dequantised tiles
+ * and sgemm, exactly as in training (as does everything with m->gen_tiles). The scratch holds
+ * any of them (kv_scratch_floats). */
 static void base_matmul(const m2_model *m, float *out, const float *x, const m2_tensor *W, const float *bias, int N,
                         float *scr, m2_pool *pool) {
-    if (m2_dtype_is_block(W->dtype) && N <= M2_QDOT_MAX_ROWS && !m->gen_tiles)
-        m2_qmatmul(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool);
-    else m2_matmul_forward_w(out, x, m2_tensor_wref(W), bias, N, 0, scr, pool);
+    if (m2_dtype_is_block(W->dtype) && !m->gen_tiles) {
+        if (N >= M2_QGEMM_MIN_ROWS && m2_qgemm_fast()) {
+            m2_qgemm(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool);
+            return;
+        }
+        if (N <= M2_QDOT_MAX_ROWS) {
+            m2_qmatmul(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool);
+            return;
+        }
+    }
+    m2_matmul_forward_w(out, x, m2_tensor_wref(W), bias, N, 0, scr, pool);
+}
+
+/* Floats of scratch base_matmul needs for matrices of up to maxcols inputs: a tile of dequantised
+ * rows, or the integer GEMM's (its largest: sub-blocks of 16), or the row products'. */
+static size_t kv_scratch_floats(size_t maxcols, long N, m2_pool *pool) {
+    size_t tiles = (size_t)M2_WTILE_ROWS * maxcols;
+    m2_wref wide = {M2_DT_Q6_K, NULL, 1, (int)maxcols}, wide32 = {M2_DT_Q8_0, NULL, 1, (int)maxcols};
+    size_t g = m2_qgemm_scratch_bytes(wide, (int)N, m2_pool_threads(pool));
+    size_t g32 = m2_qgemm_scratch_bytes(wide32, (int)N, m2_pool_threads(pool));
+    size_t r = m2_qmatmul_scratch_bytes(wide32, N < M2_QDOT_MAX_ROWS ? (int)N : M2_QDOT_MAX_ROWS);
+    if (g32 > g) g = g32;
+    if (r > g) g = r;
+    g = (g + sizeof(float) - 1) / sizeof(float);
+    return g > tiles ? g : tiles;
 }
 
 static void lin(const m2_model *m, const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x,
@@ -92,7 +117,7 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     size_t maxcols = C > F ? C : F;
     if ((size_t)QD > maxcols) maxcols = QD;
     size_t sizes[] = {N * C, N * C, N * QD, N * KD, N * KD, N * QD, N * C, N * F, N * F, N * r,
-                      (size_t)M2_WTILE_ROWS * maxcols, 1, (size_t)nseg * C};
+                      kv_scratch_floats(maxcols, N, m->pool), 1, (size_t)nseg * C};
     size_t total = 0;
     for (int i = 0; i < 13; i++) total += (sizes[i] + 15) & ~(size_t)15;
     float *blk = m2_malloc_aligned(total * sizeof(float));
