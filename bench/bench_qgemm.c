@@ -3,21 +3,15 @@
  *   bench_qgemm [ROWS COLS ROUNDS [N,N,...]]      (default 2048 2048 5 1,4,8,16,17,32,128,512)
  * For each N: m2_qmatmul (the row products) where N <= M2_QDOT_MAX_ROWS, m2_qgemm (the integer
  * GEMM) where its kernel runs on this CPU, and m2_matmul_forward_w (tiles), one thread, timed by
- * thread CPU time in interleaved rounds; prints each one's time and the ratios tiles / it (above 1:
+ * CPU time (one thread) in interleaved rounds; prints each one's time and the ratios tiles / it (above 1:
  * faster than the tiles), medians over the rounds. Weights: random bytes with small f16 scales
  * (valid blocks of every type; speed only). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "core/core.h"
 #include "kernels/kernels.h"
 
-static double cpu_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -75,13 +69,13 @@ int main(int argc, char **argv) {
         for (int k = 0; k < nn; k++) {
             int N = ns[k], rows = N <= M2_QDOT_MAX_ROWS, gemm = m2_qgemm_fast();
             for (int r = -1; r < rounds; r++) {
-                double a = cpu_s();
+                double a = m2_process_cpu_s();
                 m2_matmul_forward_w(out, x, wr, NULL, N, 0, tiles, NULL);
-                double b = cpu_s();
+                double b = m2_process_cpu_s();
                 if (rows) m2_qmatmul(out, R, x, wr, NULL, N, 0, scr, M2_QDOT_AUTO, NULL);
-                double c = cpu_s();
+                double c = m2_process_cpu_s();
                 if (gemm) m2_qgemm(out, R, x, wr, NULL, N, 0, scr, M2_QDOT_AUTO, NULL);
-                double d = cpu_s();
+                double d = m2_process_cpu_s();
                 if (r >= 0) { tt[r] = b - a; rq[r] = rows ? (b - a) / (c - b) : 0; rg[r] = gemm ? (b - a) / (d - c) : 0; }
             }
             qsort(tt, rounds, sizeof *tt, cmp_d);

@@ -20,13 +20,9 @@ while getopts t:p:n:r: o; do
 done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || { echo "usage: LLAMA_BENCH=... sh bench/llama_rounds.sh [-t T] [-p N] [-n M] [-r R] FILE.gguf..." >&2; exit 2; }
-here=$(cd "$(dirname "$0")/.." && pwd)
-M2=${M2_BIN:-$here/build/multi2}
-LB=${LLAMA_BENCH:-$(command -v llama-bench || true)}
+. "$(dirname "$0")/llama_common.sh"
 [ -n "$LB" ] && [ -x "$LB" ] || { echo "llama-bench not found: set LLAMA_BENCH" >&2; exit 2; }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-out=$(mktemp) tm=$(mktemp)
+tm=$(mktemp)
 trap 'rm -f "$out" "$tm"' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # llama-bench FILE PROMPT GEN REPS: prints "json<TAB>cpu seconds<TAB>peak KiB"

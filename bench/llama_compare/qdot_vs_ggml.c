@@ -1,7 +1,7 @@
 /* The quantised matrix-vector kernels of multi2 (m2_qmatmul, one activation row) against ggml's
  * (the activation row quantised by the type's from_float, then vec_dot per weight row, as ggml's
  * mul_mat does for one token: the from_float of the type's vec_dot_type), on the same blocks (ggml's quantiser writes them; the layouts are the
- * same bytes), one thread, timed by thread CPU time so that other processes on a shared machine
+ * same bytes), one thread, timed by CPU time so that other processes on a shared machine
  * cost neither side. Built and run by bench/llama_compare/kernels.sh against a llama.cpp build:
  *   qdot_vs_ggml [ROWS COLS MATRICES ROUNDS [TYPES]]
  * MATRICES distinct matrices are cycled so that the weights come from memory, not cache (the
@@ -13,16 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "ggml.h"
 #include "ggml-cpu.h"
+#include "core/timer.h"
 #include "kernels/qdot.h"
 
-static double cpu_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -54,7 +49,7 @@ int main(int argc, char **argv) {
     srand(1);
     for (size_t i = 0; i < (size_t)R * C; i++) src[i] = ((float)rand() / RAND_MAX - 0.5f) * (1.0f + (float)(i % 7));
     for (int i = 0; i < C; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
-    printf("%d x %d, %d matrices, %d rounds, multi2 path %s; thread CPU time per matrix-vector product\n", R, C, M,
+    printf("%d x %d, %d matrices, %d rounds, multi2 path %s; CPU time per matrix-vector product\n", R, C, M,
            rounds, m2_qdot_path_name(m2_qdot_best()));
     printf("%-7s %10s %10s %12s %8s %8s %12s\n", "type", "ggml us", "multi2 us", "multi2/ggml", "min", "max", "max |diff|");
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
@@ -71,7 +66,7 @@ int main(int argc, char **argv) {
             double t[2] = {0, 0};
             for (int side = 0; side < 2; side++) {
                 int s = (r + side) & 1 ? 1 : 0;   /* alternate which side goes first */
-                double a = cpu_s();
+                double a = m2_process_cpu_s();
                 for (int m = 0; m < M; m++) {
                     const unsigned char *wm = w + rb * R * m;
                     if (s == 0) {
@@ -82,7 +77,7 @@ int main(int argc, char **argv) {
                         m2_qmatmul(o2, R, x, wr, NULL, 1, 0, scr, M2_QDOT_AUTO, NULL);
                     }
                 }
-                t[s] = (cpu_s() - a) / M;
+                t[s] = (m2_process_cpu_s() - a) / M;
             }
             if (r >= 0) { ratio[r] = t[0] / t[1]; tg += t[0]; tm += t[1]; }
         }

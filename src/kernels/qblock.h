@@ -98,6 +98,19 @@ static inline void k4_scales_mins(const uint8_t *s, uint8_t out[16]) {
     memcpy(out, o, 16);
 }
 
+/* All 16 scales of a Q3_K block (signed) from its 12 scale bytes s: m2_q3k_scale's rule on three
+ * little-endian words at once (word j of the result holds groups 4j..4j+3: low nibbles from
+ * bytes 0-7, the two high bits from bits 2j, 2j+1 of bytes 8-11). */
+static inline void q3k_scales(const uint8_t *s, int8_t out[16]) {
+    uint32_t u[3], o[4];
+    memcpy(u, s, 12);
+    uint32_t lo[4] = {u[0] & 0x0f0f0f0fu, u[1] & 0x0f0f0f0fu, (u[0] >> 4) & 0x0f0f0f0fu, (u[1] >> 4) & 0x0f0f0f0fu};
+    for (int j = 0; j < 4; j++) o[j] = lo[j] | ((u[2] >> (2 * j)) & 0x03030303u) << 4;
+    uint8_t b[16];
+    memcpy(b, o, 16);
+    for (int g = 0; g < 16; g++) out[g] = (int8_t)(b[g] - 32);
+}
+
 /* Byte offset of a K-quant block's f16 scale d (its dmin, where it has one, follows it). */
 static inline int kq_d_offset(m2_dtype t) {
     switch (t) {

@@ -278,11 +278,10 @@ AVX2_TARGET static inline __m256i q2k_lanes(const uint8_t *b, const q8k_block *a
     return sum;
 }
 
-/* Q3_K: the signed quants (-4..3) through the sign trick; the 16 signed 6-bit scales unpacked in
- * scalar code. */
+/* Q3_K: the signed quants (-4..3) through the sign trick. */
 AVX2_TARGET static inline __m256i q3k_lanes(const uint8_t *b, const q8k_block *a, __m256i *ml) {
     int8_t sc[16];
-    for (int g = 0; g < 16; g++) sc[g] = (int8_t)m2_q3k_scale(b + 96, g);
+    q3k_scales(b + 96, sc);
     __m128i sc8 = _mm_loadu_si128((const __m128i *)sc);
     __m256i sum = _mm256_setzero_si256();
     for (int c = 0; c < 8; c++) {

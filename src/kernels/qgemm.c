@@ -114,11 +114,11 @@ __attribute__((noinline)) static void build_act(act_panels *ap, const float *x, 
         case M2_DT_Q3_K: case M2_DT_Q6_K:                                                           \
             for (int b = 0; b < nb; b++) {                                                          \
                 const uint8_t *bb = row + (size_t)b * bytes;                                        \
+                int8_t sc[16];                                                                      \
+                if (t == M2_DT_Q3_K) q3k_scales(bb + 96, sc);                                       \
+                else memcpy(sc, bb + 192, 16);                                                      \
                 float d = cvt(bb + kq_d_offset(t));                                                 \
-                for (int g = 0; g < 16; g++) {                                                      \
-                    int sc = t == M2_DT_Q6_K ? (int8_t)bb[192 + g] : m2_q3k_scale(bb + 96, g);      \
-                    dw[16 * b + g] = d * (float)sc;                                                 \
-                }                                                                                   \
+                for (int g = 0; g < 16; g++) dw[16 * b + g] = d * (float)sc[g];                     \
             }                                                                                       \
             return;                                                                                 \
         default: /* Q8_0, Q4_0, Q5_0, IQ4_NL: the block's scale */                                 \

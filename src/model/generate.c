@@ -85,6 +85,9 @@ static void lin(const m2_model *m, const ws *w, m2_pool *pool, m2_adapter *a, fl
     m2_sgemm(pool, 0, 1, N, p->out, r, a->scale, w->t, r, p->B, r, 1.0f, out, p->out);
 }
 
+/* Values (rows x width) below which kv_forward runs a row-wise op on the calling thread. */
+#define KV_POOL_OP_VALUES 65536
+
 /* Rows whose log-probs m2_kv_score computes at once: bounds the logits scratch to this many rows
  * of the vocabulary, whatever the number of candidate tokens. */
 #define KV_SCORE_ROWS 64
@@ -131,16 +134,20 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     for (int i = 0, o = 0; i < nseg; i++)
         for (int j = 0; j < seg_len[i]; j++) pos[o++] = kv->len[seqs[i]] + j;
     m2_pool *pool = m->pool;
+    /* the row-wise ops of a few rows (decode steps) run on the calling thread: handing a 512-value
+     * row norm to the pool costs more than the norm, and every hand-off is a chance to wait for a
+     * worker the OS has not scheduled (row-wise ops: the bits do not depend on the split) */
+    m2_pool *opool = N * (long)(C > F ? C : F) >= KV_POOL_OP_VALUES ? pool : NULL;
     m2_embedding_forward(w.x, tokens, m2_tensor_wref(m->tok_embd), (int)N);
     for (int l = 0; l < cf->n_layers; l++) {
         const m2_layer *ly = &m->layers[l];
         int sl = l * M2_LORA_N_TARGETS;
-        m2_rmsnorm_forward(w.h, NULL, w.x, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
+        m2_rmsnorm_forward(w.h, NULL, w.x, ly->attn_norm->data, (int)N, C, cf->norm_eps, opool);
         lin(m, &w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
         lin(m, &w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
         lin(m, &w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
-        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
-        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, opool);
+        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, opool);
         for (int i = 0, o = 0; i < nseg; i++) {
             int s = seqs[i], p0 = kv->len[s], n = seg_len[i];
             memcpy(kv_at(kv, kv->k, l, s, p0), w.k + (size_t)o * KD, (size_t)n * KD * sizeof(float));
@@ -157,10 +164,10 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
         }
         lin(m, &w, pool, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
         m2_acc(w.x, w.tmp, N * C);
-        m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
+        m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, opool);
         lin(m, &w, pool, a, w.g, w.h, ly->wg, NULL, sl + 4, (int)N);
         lin(m, &w, pool, a, w.u, w.h, ly->wu, NULL, sl + 5, (int)N);
-        m2_swiglu_forward(w.g, w.g, w.u, N * F, pool);
+        m2_swiglu_forward(w.g, w.g, w.u, N * F, opool);
         lin(m, &w, pool, a, w.tmp, w.g, ly->wd, NULL, sl + 6, (int)N);
         m2_acc(w.x, w.tmp, N * C);
     }
