@@ -130,10 +130,10 @@ static void dq_q8_0(const uint8_t *b, float *y) {
 static void dq_q2_k(const uint8_t *b, float *y) {
     const uint8_t *sc = b, *qs = b + 16;
     float d = h2f(b + 80), dmin = h2f(b + 82);
-    for (int i = 0; i < 256; i++) {
-        int h = i / 128, r = i % 128, g = i / 16;
-        int q = (qs[32 * h + r % 32] >> (2 * (r / 32))) & 3;
-        y[i] = d * (float)(sc[g] & 15) * (float)q - dmin * (float)(sc[g] >> 4);
+    for (int g = 0; g < 16; g++) {   /* value 16 g + l: half g / 8, crumb k, byte 16 (g % 2) + l */
+        int h = g / 8, k = (g % 8) / 2, j0 = 16 * (g % 2);
+        float dl = d * (float)(sc[g] & 15), ml = dmin * (float)(sc[g] >> 4);
+        for (int l = 0; l < 16; l++) y[16 * g + l] = dl * (float)((qs[32 * h + j0 + l] >> (2 * k)) & 3) - ml;
     }
 }
 /* Q3_K {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: low 2 bits of value i as Q2_K; the third
@@ -141,10 +141,13 @@ static void dq_q2_k(const uint8_t *b, float *y) {
 static void dq_q3_k(const uint8_t *b, float *y) {
     const uint8_t *hm = b, *qs = b + 32, *sc = b + 96;
     float d = h2f(b + 108);
-    for (int i = 0; i < 256; i++) {
-        int h = i / 128, r = i % 128;
-        int q = ((qs[32 * h + r % 32] >> (2 * (r / 32))) & 3) - ((hm[i % 32] >> (i / 32)) & 1 ? 0 : 4);
-        y[i] = d * (float)m2_q3k_scale(sc, i / 16) * (float)q;
+    for (int g = 0; g < 16; g++) {   /* as Q2_K; the high bit of value i is bit i / 32 of hm[i % 32] */
+        int h = g / 8, k = (g % 8) / 2, j0 = 16 * (g % 2);
+        float dl = d * (float)m2_q3k_scale(sc, g);
+        for (int l = 0; l < 16; l++) {
+            int j = j0 + l, q = ((qs[32 * h + j] >> (2 * k)) & 3) - ((hm[j] >> (g / 2)) & 1 ? 0 : 4);
+            y[16 * g + l] = dl * (float)q;
+        }
     }
 }
 /* Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}: value i is in qs[32 (i / 64) + i % 32], low
@@ -184,10 +187,14 @@ static void dq_q6_k(const uint8_t *b, float *y) {
     const uint8_t *ql = b, *qh = b + 128;
     const int8_t *sc = (const int8_t *)(b + 192);
     float d = h2f(b + 208);
-    for (int i = 0; i < 256; i++) {
-        int h = i / 128, r = i % 128, k = r / 32, l = r % 32;
-        int q = ((ql[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2))) & 15) | ((qh[32 * h + l] >> (2 * k)) & 3) << 4;
-        y[i] = d * (float)sc[i / 16] * (float)(q - 32);
+    for (int g = 0; g < 16; g++) {   /* value 16 g + l = 128 h + 32 k + j */
+        int h = g / 8, k = (g % 8) / 2, j0 = 16 * (g % 2);
+        float dl = d * (float)sc[g];
+        for (int l = 0; l < 16; l++) {
+            int j = j0 + l;
+            int q = ((ql[64 * h + j + 32 * (k % 2)] >> (4 * (k / 2))) & 15) | ((qh[32 * h + j] >> (2 * k)) & 3) << 4;
+            y[16 * g + l] = dl * (float)(q - 32);
+        }
     }
 }
 /* IQ4_NL {f16 d; u8 qs[16]}: nibbles as Q4_0 index a fixed non-linear table; x = d table[q]. */
