@@ -357,7 +357,34 @@ static void q4_k_encoder(void **st) {
     m2_dequantize(M2_DT_Q4_K, q, y, 256);
     for (int i = 0; i < 256; i++) assert_true(y[i] == 0.0f);
     /* the types without an encoder say so */
-    assert_int_equal(m2_quantize(M2_DT_Q6_K, z, q, 256), -1);
+    assert_int_equal(m2_quantize(M2_DT_Q5_K, z, q, 256), -1);
+    free(x);
+}
+
+/* Q6_K from f32 (a symmetric fit per group of 16): every value within 1.5 of its group's step
+ * max|x| / 31 (half a step, plus the 8-bit and f16 rounding of the step), zeros exactly 0, and a
+ * group of large values beside small ones keeps both within their steps. */
+static void q6_k_encoder(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 6);
+    enum { N = 1024 };
+    float *x = rand_floats(N, &r), y[N];
+    for (int i = 0; i < 16; i++) x[i] *= 20.0f;   /* one group 20x the others */
+    unsigned char q[4 * 210];
+    assert_int_equal(m2_quantize(M2_DT_Q6_K, x, q, N), 0);
+    m2_dequantize(M2_DT_Q6_K, q, y, N);
+    for (int g = 0; g < N / 16; g++) {
+        float amax = 0;
+        for (int l = 0; l < 16; l++) amax = fmaxf(amax, fabsf(x[16 * g + l]));
+        float step = amax / 31;
+        for (int l = 0; l < 16; l++)
+            if (fabsf(x[16 * g + l] - y[16 * g + l]) > 1.5f * step + 1e-6f)
+                fail_msg("value %d: %g -> %g (step %g)", 16 * g + l, x[16 * g + l], y[16 * g + l], step);
+    }
+    float z[256] = {0};
+    assert_int_equal(m2_quantize(M2_DT_Q6_K, z, q, 256), 0);
+    m2_dequantize(M2_DT_Q6_K, q, y, 256);
+    for (int i = 0; i < 256; i++) assert_true(y[i] == 0.0f);
     free(x);
 }
 
@@ -690,6 +717,7 @@ int main(void) {
         cmocka_unit_test(act_simd_equals_portable),
         cmocka_unit_test(qgemm_matches),
         cmocka_unit_test(q4_k_encoder),
+        cmocka_unit_test(q6_k_encoder),
         cmocka_unit_test(mixed_files_load),
         cmocka_unit_test(split_files),
         cmocka_unit_test(mapped_copy_on_write),

@@ -17,7 +17,7 @@ static const m2_dtype_info dtype_table[M2_DT_COUNT] = {
     [M2_DT_Q3_K] = {"q3_k", 11, M2_QK_K, 32 + 64 + 12 + 2, 0},
     [M2_DT_Q4_K] = {"q4_k", 12, M2_QK_K, 2 + 2 + 12 + 128, 1},
     [M2_DT_Q5_K] = {"q5_k", 13, M2_QK_K, 2 + 2 + 12 + 32 + 128, 0},
-    [M2_DT_Q6_K] = {"q6_k", 14, M2_QK_K, 128 + 64 + 16 + 2, 0},
+    [M2_DT_Q6_K] = {"q6_k", 14, M2_QK_K, 128 + 64 + 16 + 2, 1},
     [M2_DT_IQ4_NL] = {"iq4_nl", 20, M2_QK, 2 + 16, 0},
 };
 
@@ -278,6 +278,37 @@ static void q_q4_k(const float *x, uint8_t *b) {
     }
 }
 
+/* Q6_K from f32, a plain symmetric fit (not ggml's search either): group g of 16 gets the step
+ * max|x| / 31 (values -31..31 around the centre 32), the 16 steps quantised to 8 bits (rounded
+ * up) against the super-block's largest (d = largest / 127, f16), then each value rounded on its
+ * group's grid as the f16-rounded d gives it. Packing inverts dq_q6_k's layout. */
+static void q_q6_k(const float *x, uint8_t *b) {
+    float step[16], maxs = 0;
+    for (int g = 0; g < 16; g++) {
+        float amax = 0;
+        for (int l = 0; l < 16; l++) amax = fmaxf(amax, fabsf(x[16 * g + l]));
+        step[g] = amax / 31.f;
+        maxs = fmaxf(maxs, step[g]);
+    }
+    uint16_t hd = m2_f32_to_f16(maxs / 127.f);
+    b[208] = (uint8_t)hd; b[209] = (uint8_t)(hd >> 8);
+    float d = m2_f16_to_f32(hd);
+    memset(b, 0, 192);
+    uint8_t *ql = b, *qh = b + 128;
+    for (int g = 0; g < 16; g++) {
+        /* rounded up: a grid never narrower than the group (no value clamped) */
+        int sc = d > 0 ? (int)fminf(ceilf(step[g] / d), 127.f) : 0;
+        b[192 + g] = (uint8_t)sc;
+        float dl = d * (float)sc;
+        for (int l = 0; l < 16; l++) {
+            int i = 16 * g + l, h = i / 128, k = (i % 128) / 32, j = i % 32;
+            int q = (dl > 0 ? clamp_round(x[i] / dl, -32, 31) : 0) + 32;
+            ql[64 * h + j + 32 * (k % 2)] |= (uint8_t)((q & 15) << (4 * (k / 2)));
+            qh[32 * h + j] |= (uint8_t)((q >> 4) << (2 * k));
+        }
+    }
+}
+
 int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n) {
     switch (t) {
     case M2_DT_F32: memcpy(dst, src, n * 4); return 0;
@@ -318,6 +349,9 @@ int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n) {
     }
     case M2_DT_Q4_K:
         for (size_t k = 0; k < n / M2_QK_K; k++) q_q4_k(src + k * M2_QK_K, (uint8_t *)dst + k * dtype_table[t].bytes);
+        return 0;
+    case M2_DT_Q6_K:
+        for (size_t k = 0; k < n / M2_QK_K; k++) q_q6_k(src + k * M2_QK_K, (uint8_t *)dst + k * dtype_table[t].bytes);
         return 0;
     default: return -1;
     }

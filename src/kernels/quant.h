@@ -6,9 +6,9 @@
 #include <string.h>
 
 /* The block types are ggml's, byte for byte (ggml-common.h); the layouts, each with its
- * dequantisation formula, are described in quant.c beside the code. Only F32/F16/BF16/Q8_0/Q4_0
- * and Q4_K can be produced from f32 here (m2_dtype_info.quantize); the others come from files as
- * stored. */
+ * dequantisation formula, are described in quant.c beside the code. Only F32/F16/BF16/Q8_0/Q4_0,
+ * Q4_K and Q6_K can be produced from f32 here (m2_dtype_info.quantize); the others come from
+ * files as stored. */
 typedef enum m2_dtype {
     M2_DT_F32 = 0,
     M2_DT_F16 = 1,    /* IEEE half */
@@ -94,7 +94,7 @@ uint16_t m2_f32_to_bf16(float f);
 /* dst[n] = dequantised src (n values of type t, a whole number of blocks; src 2-byte aligned). */
 void m2_dequantize(m2_dtype t, const void *src, float *dst, size_t n);
 /* dst = src converted to type t (Q8_0: d = amax/127, qs = round(x/d); Q4_0: d = max/-8, as
- * ggml's reference quantisers; Q4_K: a plain min/max fit, see quant.c). -1 (nothing written) for
+ * ggml's reference quantisers; Q4_K: a plain min/max fit; Q6_K: a plain symmetric fit; see quant.c). -1 (nothing written) for
  * a type without an encoder. */
 int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n);
 
