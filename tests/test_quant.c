@@ -196,6 +196,38 @@ static void qdot_vs_f32(void **st) {
     m2_pool_destroy(pool);
 }
 
+/* m2_qmatmul_many (q, k, v in one call) gives each item m2_qmatmul's bits: items of both
+ * activation formats (Q4_0, Q6_K, Q4_K), with and without bias, accumulating or not, 2 threads. */
+static void qmatmul_many_matches(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 19);
+    enum { C = 512, N = 3 };
+    m2_dtype ts[3] = {M2_DT_Q4_0, M2_DT_Q6_K, M2_DT_Q4_K};
+    int rows[3] = {40, 24, 33};
+    m2_pool *pool = m2_pool_create(2, NULL);
+    float *x = rand_floats((size_t)N * C, &r), bias[40];
+    for (int o = 0; o < 40; o++) bias[o] = 0.01f * (float)o;
+    m2_qmm_item it[3];
+    void *wq[3];
+    float *one[3], *many[3];
+    for (int i = 0; i < 3; i++) {
+        wq[i] = rand_blocks(ts[i], (size_t)rows[i] * C, 0.01f, &r);
+        one[i] = malloc(sizeof(float) * N * rows[i]);
+        many[i] = malloc(sizeof(float) * N * rows[i]);
+        for (int k = 0; k < N * rows[i]; k++) one[i][k] = many[i][k] = (float)k;
+        it[i] = (m2_qmm_item){.out = many[i], .ldo = rows[i], .w = {ts[i], wq[i], rows[i], C}, .bias = i == 1 ? NULL : bias, .acc = i == 2};
+    }
+    void *scr = malloc(m2_qmatmul_many_scratch_bytes(it, 3, N) + m2_qmatmul_scratch_bytes(it[1].w, N));
+    m2_qmatmul_many(it, 3, x, N, scr, M2_QDOT_AUTO, pool);
+    for (int i = 0; i < 3; i++) {
+        m2_qmatmul(one[i], rows[i], x, it[i].w, it[i].bias, N, it[i].acc, scr, M2_QDOT_AUTO, NULL);
+        if (memcmp(one[i], many[i], sizeof(float) * N * rows[i])) fail_msg("item %d (%s): differs from its own m2_qmatmul", i, m2_dtype_name(ts[i]));
+        free(wq[i]); free(one[i]); free(many[i]);
+    }
+    free(scr); free(x);
+    m2_pool_destroy(pool);
+}
+
 /* Prompt-sized products (qgemm.h), every type: the kernel gives the portable reference's bits
  * (row and activation counts that leave partial tiles: 21 rows, 19 and 40 activation rows), 1 and
  * 2 threads the same bits, and the reference stays within the activation-rounding bound of the f32
@@ -715,6 +747,7 @@ int main(void) {
         cmocka_unit_test(qdot_vs_f32),
         cmocka_unit_test(simd_equals_portable),
         cmocka_unit_test(act_simd_equals_portable),
+        cmocka_unit_test(qmatmul_many_matches),
         cmocka_unit_test(qgemm_matches),
         cmocka_unit_test(q4_k_encoder),
         cmocka_unit_test(q6_k_encoder),

@@ -437,44 +437,88 @@ float m2_qdot_row(m2_dtype t, const void *wrow, const void *qa, int n, m2_qdot_p
 
 size_t m2_qmatmul_scratch_bytes(m2_wref w, int N) { return (size_t)N * m2_qdot_act_bytes(w.dtype, w.cols); }
 
+/* Same activation rows for items a and b (the same block format and width). */
+static int same_act(m2_wref a, m2_wref b) { return is_k(a.dtype) == is_k(b.dtype) && a.cols == b.cols; }
+
+size_t m2_qmatmul_many_scratch_bytes(const m2_qmm_item *it, int n, int N) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < i && !same_act(it[k].w, it[i].w)) k++;
+        if (k == i) total += m2_qmatmul_scratch_bytes(it[i].w, N);
+    }
+    return total;
+}
+
+/* One item's share: its rows start at `first` in the items' joint row numbering. */
 typedef struct {
     float *out;
-    int ldo, N, acc, nb;
+    int ldo, acc, nb;
+    long first, rows;
     const unsigned char *w;
     const float *bias;
     const unsigned char *qa;
     size_t qa_row, w_row;
     rowdot_fn dot;
-} qmm_job;
+} qmm_part_item;
+
+typedef struct { int n, N; qmm_part_item it[M2_QMM_MAX_ITEMS]; } qmm_job;
 
 /* Output rows handled per kernel call: their weights (a few KiB) stay in cache while every
  * activation row of a small batch passes over them. */
 #define QMM_ROWS 16
 
+/* Rows [b, e) of the items' joint numbering. */
 static void qmm_part(void *vp, long b, long e, int tid) {
-    const qmm_job *j = vp;
+    const qmm_job *jb = vp;
     (void)tid;
     float d[QMM_ROWS];
-    for (long o0 = b; o0 < e; o0 += QMM_ROWS) {
-        int nr = e - o0 < QMM_ROWS ? (int)(e - o0) : QMM_ROWS;
-        for (int n = 0; n < j->N; n++) {
-            j->dot(j->w + (size_t)o0 * j->w_row, j->w_row, j->qa + (size_t)n * j->qa_row, j->nb, nr, d);
-            float *c = j->out + (size_t)n * j->ldo + o0;
-            for (int r = 0; r < nr; r++) c[r] = (j->acc ? c[r] : 0.0f) + ((j->bias ? j->bias[o0 + r] : 0.0f) + d[r]);
+    for (int i = 0; i < jb->n; i++) {
+        const qmm_part_item *j = &jb->it[i];
+        long lo = b > j->first ? b - j->first : 0, hi = e < j->first + j->rows ? e - j->first : j->rows;
+        for (long o0 = lo; o0 < hi; o0 += QMM_ROWS) {
+            int nr = hi - o0 < QMM_ROWS ? (int)(hi - o0) : QMM_ROWS;
+            for (int n = 0; n < jb->N; n++) {
+                j->dot(j->w + (size_t)o0 * j->w_row, j->w_row, j->qa + (size_t)n * j->qa_row, j->nb, nr, d);
+                float *c = j->out + (size_t)n * j->ldo + o0;
+                for (int r = 0; r < nr; r++) c[r] = (j->acc ? c[r] : 0.0f) + ((j->bias ? j->bias[o0 + r] : 0.0f) + d[r]);
+            }
         }
     }
 }
 
+void m2_qmatmul_many(const m2_qmm_item *it, int n, const float *x, int N, void *scratch, m2_qdot_path path,
+                     m2_pool *pool) {
+    if (N <= 0 || n <= 0) return;
+    path = resolve(path);
+    qmm_job j = {.n = n, .N = N};
+    unsigned char *next = scratch;
+    long rows = 0;
+    double work = 0;
+    for (int i = 0; i < n && i < M2_QMM_MAX_ITEMS; i++) {
+        m2_wref w = it[i].w;
+        size_t qa_row = m2_qdot_act_bytes(w.dtype, w.cols);
+        int k = 0;
+        while (k < i && !same_act(it[k].w, w)) k++;
+        const unsigned char *qa = k < i ? j.it[k].qa : next;
+        if (k == i) {   /* the first item of its activation format: quantise x for it */
+            for (int r = 0; r < N; r++) m2_qdot_quantize_act(w.dtype, x + (size_t)r * w.cols, next + (size_t)r * qa_row, w.cols, path);
+            next += (size_t)N * qa_row;
+        }
+        j.it[i] = (qmm_part_item){.out = it[i].out, .ldo = it[i].ldo, .acc = it[i].acc,
+                                  .nb = w.cols / m2_dtype_info_of(w.dtype)->block, .first = rows, .rows = w.rows,
+                                  .w = w.data, .bias = it[i].bias, .qa = qa, .qa_row = qa_row,
+                                  .w_row = m2_dtype_bytes(w.dtype, (size_t)w.cols), .dot = row_fn(w.dtype, path)};
+        rows += w.rows;
+        work += (double)w.rows * w.cols * N;
+    }
+    if (rows <= 0) return;
+    if (pool && work >= 65536.0) m2_pool_for(pool, rows, qmm_part, &j);
+    else qmm_part(&j, 0, rows, 0);
+}
+
 void m2_qmatmul(float *out, int ldo, const float *x, m2_wref w, const float *bias, int N, int acc,
                 void *scratch, m2_qdot_path path, m2_pool *pool) {
-    if (N <= 0 || w.rows <= 0) return;
-    path = resolve(path);
-    size_t qa_row = m2_qdot_act_bytes(w.dtype, w.cols);
-    for (int n = 0; n < N; n++)
-        m2_qdot_quantize_act(w.dtype, x + (size_t)n * w.cols, (unsigned char *)scratch + (size_t)n * qa_row, w.cols, path);
-    qmm_job j = {.out = out, .ldo = ldo, .N = N, .acc = acc, .nb = w.cols / m2_dtype_info_of(w.dtype)->block,
-                 .w = w.data, .bias = bias, .qa = scratch, .qa_row = qa_row,
-                 .w_row = m2_dtype_bytes(w.dtype, (size_t)w.cols), .dot = row_fn(w.dtype, path)};
-    if (pool && (double)w.rows * w.cols * N >= 65536.0) m2_pool_for(pool, w.rows, qmm_part, &j);
-    else qmm_part(&j, 0, w.rows, 0);
+    m2_qmm_item one = {.out = out, .ldo = ldo, .w = w, .bias = bias, .acc = acc};
+    m2_qmatmul_many(&one, 1, x, N, scratch, path, pool);
 }

@@ -47,4 +47,19 @@ size_t m2_qmatmul_scratch_bytes(m2_wref w, int N);
 void m2_qmatmul(float *out, int ldo, const float *x, m2_wref w, const float *bias, int N, int acc,
                 void *scratch, m2_qdot_path path, m2_pool *pool);
 
+/* Several matrices times the same activation rows (q, k and v; gate and up): x quantised once per
+ * activation format, one hand-off to the pool for all their rows, the same values as one
+ * m2_qmatmul per item. Items beyond M2_QMM_MAX_ITEMS are ignored. */
+#define M2_QMM_MAX_ITEMS 4
+typedef struct m2_qmm_item {
+    float *out;          /* [N, ldo] */
+    int ldo;
+    m2_wref w;           /* a block type; every item's w.cols = x's width */
+    const float *bias;   /* [w.rows] or NULL */
+    int acc;             /* add to out instead of overwriting it */
+} m2_qmm_item;
+size_t m2_qmatmul_many_scratch_bytes(const m2_qmm_item *it, int n, int N);
+void m2_qmatmul_many(const m2_qmm_item *it, int n, const float *x, int N, void *scratch, m2_qdot_path path,
+                     m2_pool *pool);
+
 #endif
