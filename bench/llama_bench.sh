@@ -16,13 +16,7 @@ while getopts t:p:n:r: o; do
 done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || { echo "usage: sh bench/llama_bench.sh [-t T] [-p N] [-n M] [-r R] FILE.gguf..." >&2; exit 2; }
-here=$(cd "$(dirname "$0")/.." && pwd)
-M2=${M2_BIN:-$here/build/multi2}
-LB=${LLAMA_BENCH:-$(command -v llama-bench || true)}
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+. "$(dirname "$0")/llama_common.sh"
 for f in "$@"; do
     m2=$("$M2" bench generate --model "$f" --prompt-tokens "$P" --gen-tokens "$N" --threads "$T" --reps "$R" --json)
     # the same generation through dequantised tiles (the training path): the block products' reference

@@ -196,6 +196,95 @@ static void qdot_vs_f32(void **st) {
     m2_pool_destroy(pool);
 }
 
+/* m2_qmatmul_many (q, k, v in one call) gives each item m2_qmatmul's bits: items of both
+ * activation formats (Q4_0, Q6_K, Q4_K), with and without bias, accumulating or not, 2 threads. */
+static void qmatmul_many_matches(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 19);
+    enum { C = 512, N = 3 };
+    m2_dtype ts[3] = {M2_DT_Q4_0, M2_DT_Q6_K, M2_DT_Q4_K};
+    int rows[3] = {40, 24, 33};
+    m2_pool *pool = m2_pool_create(2, NULL);
+    float *x = rand_floats((size_t)N * C, &r), bias[40];
+    for (int o = 0; o < 40; o++) bias[o] = 0.01f * (float)o;
+    m2_qmm_item it[3];
+    void *wq[3];
+    float *one[3], *many[3];
+    for (int i = 0; i < 3; i++) {
+        wq[i] = rand_blocks(ts[i], (size_t)rows[i] * C, 0.01f, &r);
+        one[i] = malloc(sizeof(float) * N * rows[i]);
+        many[i] = malloc(sizeof(float) * N * rows[i]);
+        for (int k = 0; k < N * rows[i]; k++) one[i][k] = many[i][k] = (float)k;
+        it[i] = (m2_qmm_item){.out = many[i], .ldo = rows[i], .w = {ts[i], wq[i], rows[i], C}, .bias = i == 1 ? NULL : bias, .acc = i == 2};
+    }
+    void *scr = malloc(m2_qmatmul_many_scratch_bytes(it, 3, N) + m2_qmatmul_scratch_bytes(it[1].w, N));
+    m2_qmatmul_many(it, 3, x, N, scr, M2_QDOT_AUTO, pool);
+    for (int i = 0; i < 3; i++) {
+        m2_qmatmul(one[i], rows[i], x, it[i].w, it[i].bias, N, it[i].acc, scr, M2_QDOT_AUTO, NULL);
+        if (memcmp(one[i], many[i], sizeof(float) * N * rows[i])) fail_msg("item %d (%s): differs from its own m2_qmatmul", i, m2_dtype_name(ts[i]));
+        free(wq[i]); free(one[i]); free(many[i]);
+    }
+    free(scr); free(x);
+    m2_pool_destroy(pool);
+}
+
+/* Prompt-sized products (qgemm.h), every type: the kernel gives the portable reference's bits
+ * (row and activation counts that leave partial tiles: 21 rows, 19 and 40 activation rows), 1 and
+ * 2 threads the same bits, and the reference stays within the activation-rounding bound of the f32
+ * product of the dequantised weights (blocks of 32); bias and accumulate mode as m2_qmatmul. */
+static void qgemm_matches(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 17);
+    enum { OC = 21, C = 512, NMAX = 40 };
+    int ns[] = {19, NMAX};
+    m2_pool *pool = m2_pool_create(2, NULL);
+    for (int k = 0; k < N_BLOCK_TYPES; k++) {
+        m2_dtype t = block_types[k];
+        void *wq = rand_blocks(t, (size_t)OC * C, 0.01f, &r);
+        float *wf = malloc(sizeof(float) * OC * C), *x = rand_floats((size_t)NMAX * C, &r), bias[OC];
+        for (int o = 0; o < OC; o++) bias[o] = 0.05f * (float)o;
+        m2_dequantize(t, wq, wf, (size_t)OC * C);
+        m2_wref w = {t, wq, OC, C};
+        void *scr = malloc(m2_qgemm_scratch_bytes(w, NMAX, 2));
+        float *ref = malloc(sizeof(float) * NMAX * OC), *got = malloc(sizeof(float) * NMAX * OC), *one = malloc(sizeof(float) * NMAX * OC);
+        double worst = 0;
+        for (int ni = 0; ni < 2; ni++) {
+            int N = ns[ni];
+            m2_qgemm(ref, OC, x, w, bias, N, 0, scr, M2_QDOT_PORTABLE, pool);
+            m2_qgemm(got, OC, x, w, bias, N, 0, scr, M2_QDOT_AUTO, pool);
+            m2_qgemm(one, OC, x, w, bias, N, 0, scr, M2_QDOT_AUTO, NULL);
+            for (int i = 0; i < N * OC; i++) {
+                if (memcmp(&got[i], &ref[i], sizeof(float)))
+                    fail_msg("%s N %d out %d: kernel %.9g != portable %.9g", m2_dtype_name(t), N, i, got[i], ref[i]);
+                if (memcmp(&one[i], &got[i], sizeof(float))) fail_msg("%s N %d out %d: 1 thread != 2 threads", m2_dtype_name(t), N, i);
+            }
+            for (int n = 0; n < N; n++)
+                for (int o = 0; o < OC; o++) {
+                    double f = bias[o], bound = 0, mag = 0;
+                    for (int b0 = 0; b0 < C; b0 += 32) {
+                        float amax = 0;
+                        for (int i = b0; i < b0 + 32; i++) amax = fmaxf(amax, fabsf(x[n * C + i]));
+                        for (int i = b0; i < b0 + 32; i++) {
+                            double wv = wf[(size_t)o * C + i];
+                            f += wv * x[n * C + i];
+                            bound += fabs(wv) * amax / 127.0 / 2.0;
+                            mag += fabs(wv * x[n * C + i]);
+                        }
+                    }
+                    double e = fabs(ref[n * OC + o] - f), lim = bound + 1e-5 * mag + 1e-6;
+                    if (e > lim) fail_msg("%s: row %d col %d: %.6g vs f32 %.6g (error %.3g > bound %.3g)", m2_dtype_name(t), n, o, ref[n * OC + o], f, e, lim);
+                    if (e / lim > worst) worst = e / lim;
+                }
+        }
+        for (int i = 0; i < NMAX * OC; i++) one[i] = 1.0f;
+        m2_qgemm(one, OC, x, w, bias, NMAX, 1, scr, M2_QDOT_AUTO, pool);
+        for (int i = 0; i < NMAX * OC; i++) assert_true(one[i] == 1.0f + got[i]);
+        printf("  %-6s within %.0f%% of its bound; kernel %s\n", m2_dtype_name(t), 100 * worst, m2_qgemm_fast() ? "compared bit for bit" : "not on this CPU");
+        free(wq); free(wf); free(x); free(scr); free(ref); free(got); free(one);
+    }
+    m2_pool_destroy(pool);
+}
+
 /* Every SIMD path this CPU has gives the portable path's bits, for every type, also for extreme
  * quants (-128 in Q8_0, all-ones bytes) and rows of several blocks. */
 static void simd_equals_portable(void **st) {
@@ -222,7 +311,7 @@ static void simd_equals_portable(void **st) {
             float *x = rand_floats(C, &r);
             if (rep == 2) for (int i = 0; i < C; i++) x[i] = i % 2 ? 3.0f : -3.0f;
             void *qa = malloc(m2_qdot_act_bytes(t, C));
-            m2_qdot_quantize_act(t, x, qa, C);
+            m2_qdot_quantize_act(t, x, qa, C, M2_QDOT_PORTABLE);
             float ref = m2_qdot_row(t, wq, qa, C, M2_QDOT_PORTABLE);
             for (int p = 0; p < 2; p++) {
                 if (!m2_qdot_path_available(paths[p])) continue;
@@ -237,6 +326,43 @@ static void simd_equals_portable(void **st) {
     for (int p = 0; p < 2; p++)
         printf("  %s: %s\n", m2_qdot_path_name(paths[p]), m2_qdot_path_available(paths[p]) ? "compared" : "not on this CPU (not run)");
     (void)ran;
+}
+
+/* The activation rounding gives the same bytes on every path: random rows, exact ties (x / d =
+ * k + 1/2 rounds to even), NaN (-> 0, ignored by the max), infinities, subnormals and zeros. */
+static void act_simd_equals_portable(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 13);
+    enum { C = 512 };
+    m2_qdot_path paths[] = {M2_QDOT_AVX2, M2_QDOT_AVX512};
+    m2_dtype ts[] = {M2_DT_Q8_0, M2_DT_Q4_K};
+    for (int rep = 0; rep < 5; rep++) {
+        float *x = rand_floats(C, &r);
+        if (rep == 1)   /* amax 127 -> d = 1: halves are ties */
+            for (int i = 0; i < C; i++) x[i] = i % 32 == 0 ? 127.0f : (float)(i % 17) - 8.5f;
+        if (rep == 2) { x[3] = NAN; x[40] = -NAN; x[300] = NAN; }
+        if (rep == 3) { x[5] = INFINITY; x[290] = -INFINITY; }
+        if (rep == 4)
+            for (int i = 0; i < C; i++) x[i] = i < 64 ? 0.0f : i < 320 ? 1e-41f * (float)(i % 5) : x[i] * 1e30f;
+        for (int k = 0; k < 2; k++) {
+            size_t nb = m2_qdot_act_bytes(ts[k], C);
+            unsigned char *ref = malloc(nb), *got = malloc(nb);
+            m2_qdot_quantize_act(ts[k], x, ref, C, M2_QDOT_PORTABLE);
+            if (rep == 1 && k == 0) {   /* block 0: 1 - 8.5 = -7.5 -> -8, 2 - 8.5 = -6.5 -> -6 */
+                const signed char *q = (const signed char *)ref + 8;
+                assert_int_equal(q[1], -8);
+                assert_int_equal(q[2], -6);
+            }
+            for (int p = 0; p < 2; p++) {
+                if (!m2_qdot_path_available(paths[p])) continue;
+                memset(got, 0x55, nb);
+                m2_qdot_quantize_act(ts[k], x, got, C, paths[p]);
+                if (memcmp(got, ref, nb)) fail_msg("%s rep %d: %s activation bytes differ from portable", m2_dtype_name(ts[k]), rep, m2_qdot_path_name(paths[p]));
+            }
+            free(ref); free(got);
+        }
+        free(x);
+    }
 }
 
 /* Q4_K from f32 (a plain min/max fit): every value within its group's half step (plus the f16
@@ -263,7 +389,34 @@ static void q4_k_encoder(void **st) {
     m2_dequantize(M2_DT_Q4_K, q, y, 256);
     for (int i = 0; i < 256; i++) assert_true(y[i] == 0.0f);
     /* the types without an encoder say so */
-    assert_int_equal(m2_quantize(M2_DT_Q6_K, z, q, 256), -1);
+    assert_int_equal(m2_quantize(M2_DT_Q5_K, z, q, 256), -1);
+    free(x);
+}
+
+/* Q6_K from f32 (a symmetric fit per group of 16): every value within 1.5 of its group's step
+ * max|x| / 31 (half a step, plus the 8-bit and f16 rounding of the step), zeros exactly 0, and a
+ * group of large values beside small ones keeps both within their steps. */
+static void q6_k_encoder(void **st) {
+    m2_rng r;
+    m2_rng_seed(&r, 6);
+    enum { N = 1024 };
+    float *x = rand_floats(N, &r), y[N];
+    for (int i = 0; i < 16; i++) x[i] *= 20.0f;   /* one group 20x the others */
+    unsigned char q[4 * 210];
+    assert_int_equal(m2_quantize(M2_DT_Q6_K, x, q, N), 0);
+    m2_dequantize(M2_DT_Q6_K, q, y, N);
+    for (int g = 0; g < N / 16; g++) {
+        float amax = 0;
+        for (int l = 0; l < 16; l++) amax = fmaxf(amax, fabsf(x[16 * g + l]));
+        float step = amax / 31;
+        for (int l = 0; l < 16; l++)
+            if (fabsf(x[16 * g + l] - y[16 * g + l]) > 1.5f * step + 1e-6f)
+                fail_msg("value %d: %g -> %g (step %g)", 16 * g + l, x[16 * g + l], y[16 * g + l], step);
+    }
+    float z[256] = {0};
+    assert_int_equal(m2_quantize(M2_DT_Q6_K, z, q, 256), 0);
+    m2_dequantize(M2_DT_Q6_K, q, y, 256);
+    for (int i = 0; i < 256; i++) assert_true(y[i] == 0.0f);
     free(x);
 }
 
@@ -593,7 +746,11 @@ int main(void) {
         cmocka_unit_test(dequant_reference),
         cmocka_unit_test(qdot_vs_f32),
         cmocka_unit_test(simd_equals_portable),
+        cmocka_unit_test(act_simd_equals_portable),
+        cmocka_unit_test(qmatmul_many_matches),
+        cmocka_unit_test(qgemm_matches),
         cmocka_unit_test(q4_k_encoder),
+        cmocka_unit_test(q6_k_encoder),
         cmocka_unit_test(mixed_files_load),
         cmocka_unit_test(split_files),
         cmocka_unit_test(mapped_copy_on_write),

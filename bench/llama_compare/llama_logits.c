@@ -1,7 +1,9 @@
-/* The last-token logits of llama.cpp after feeding 8 fixed token ids one at a time (its decode path),
- * as raw f32 on stdout: bench/llama_compare/compare.sh builds it against a llama.cpp build. */
+/* The last-token logits of llama.cpp after feeding up to 8 fixed token ids one at a time (its
+ * decode path; with "prefill" all in one batch), as raw f32 on stdout:
+ * bench/llama_compare/compare.sh builds it against a llama.cpp build. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "llama.h"
 int main(int argc, char **argv) {
     llama_backend_init();
@@ -13,9 +15,9 @@ int main(int argc, char **argv) {
     struct llama_context *c = llama_init_from_model(m, cp);
     llama_token toks[8] = {11, 500, 7000, 42, 31000, 9, 123, 4567};
     int nt = atoi(argv[2]);
-    for (int i = 0; i < nt; i++) {   /* one token at a time: the decode path */
-        if (llama_decode(c, llama_batch_get_one(&toks[i], 1))) return 2;
-    }
+    int prefill = argc > 3 && !strcmp(argv[3], "prefill");
+    for (int i = 0; i < nt; i += prefill ? nt : 1)   /* one token at a time: the decode path */
+        if (llama_decode(c, llama_batch_get_one(&toks[i], prefill ? nt : 1))) return 2;
     const float *l = llama_get_logits_ith(c, -1);
     int V = llama_vocab_n_tokens(llama_model_get_vocab(m));
     fwrite(l, sizeof(float), V, stdout);

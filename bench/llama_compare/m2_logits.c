@@ -1,7 +1,9 @@
-/* The same as llama_logits.c through multi2 (m2_kv_append one token at a time: the quantised block
- * products), raw f32 logits on stdout. */
+/* The same as llama_logits.c through multi2 (m2_kv_append one token at a time: the row products
+ * of the quantised blocks; with "prefill" all tokens in one call: the integer GEMM where the CPU
+ * has it), raw f32 logits on stdout. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core/core.h"
 #include "io/io.h"
 #include "model/model.h"
@@ -14,7 +16,9 @@ int main(int argc, char **argv) {
     int nt = atoi(argv[2]);
     m2_kv_cache *kv = m2_kv_create(m, 1, 64, &err);
     float *l = malloc(sizeof(float) * m->cfg.vocab_size);
-    for (int i = 0; i < nt; i++) if (m2_kv_append(m, NULL, kv, 0, &toks[i], 1, l, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+    int prefill = argc > 3 && !strcmp(argv[3], "prefill");
+    for (int i = 0; i < nt; i += prefill ? nt : 1)
+        if (m2_kv_append(m, NULL, kv, 0, &toks[i], prefill ? nt : 1, l, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
     fwrite(l, sizeof(float), m->cfg.vocab_size, stdout);
     return 0;
 }

@@ -13,7 +13,7 @@
 static void usage(FILE *f) {
     fprintf(f,
         "usage: multi2 merge --base MODEL [--adapter PATH] --out PATH [--format gguf|hf]\n"
-        "                    [--dtype f32|f16|bf16|q8_0|q4_0|q4_k] [--shard-mb N]\n"
+        "                    [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q6_k] [--shard-mb N]\n"
         "\n"
         "Folds the adapter into the base weights (W += alpha/r * B A, in f32) and writes a real merged\n"
         "model; without --adapter the base is just converted.\n"
@@ -76,7 +76,7 @@ int cmd_merge(int argc, char **argv) {
     uint32_t type;
     if (dtype) {
         m2_ggml_type t;
-        if (m2_ggml_type_parse(dtype, &t)) { fprintf(stderr, "multi2 merge: --dtype: '%s' is not f32, f16, bf16, q8_0, q4_0 or q4_k\n", dtype); return 2; }
+        if (m2_ggml_type_parse(dtype, &t)) { fprintf(stderr, "multi2 merge: --dtype: '%s' is not f32, f16, bf16, q8_0, q4_0, q4_k or q6_k\n", dtype); return 2; }
         type = t;
         if (!gguf_out && type != M2_GGML_F32 && type != M2_GGML_F16 && type != M2_GGML_BF16) {
             fprintf(stderr, "multi2 merge: --dtype %s: safetensors output is f32, f16 or bf16\n", dtype);

@@ -32,8 +32,8 @@ int m2_ggml_type_info(uint32_t type, int *block_elems, int *block_bytes, const c
 }
 
 int m2_ggml_supported(uint32_t t) {
-    return t == M2_GGML_F32 || t == M2_GGML_F16 || t == M2_GGML_BF16 || t == M2_GGML_Q8_0 ||
-           t == M2_GGML_Q4_0 || t == M2_GGML_Q4_K;
+    m2_dtype dt;   /* the kernels' table says which types have an encoder */
+    return !m2_dtype_from_ggml_id(t, &dt) && m2_dtype_info_of(dt)->quantize;
 }
 
 int m2_ggml_readable(uint32_t t) {
@@ -50,7 +50,8 @@ const char *m2_ggml_type_name(uint32_t t) {
 int m2_ggml_type_parse(const char *s, m2_ggml_type *out) {
     static const struct { const char *s; m2_ggml_type t; } names[] = {
         {"f32", M2_GGML_F32}, {"f16", M2_GGML_F16}, {"bf16", M2_GGML_BF16},
-        {"q8_0", M2_GGML_Q8_0}, {"q4_0", M2_GGML_Q4_0}, {"q4_k", M2_GGML_Q4_K}};
+        {"q8_0", M2_GGML_Q8_0}, {"q4_0", M2_GGML_Q4_0}, {"q4_k", M2_GGML_Q4_K},
+        {"q6_k", M2_GGML_Q6_K}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(s, names[i].s)) { *out = names[i].t; return 0; }
     return -1;
@@ -160,8 +161,6 @@ int m2_ggml_quantize(uint32_t type, const float *src, void *dst, uint64_t n, m2_
     case M2_GGML_F32: memcpy(d8, src, n * 4); return 0;
     case M2_GGML_F16: for (uint64_t i = 0; i < n; i++) wr16(d8 + 2 * i, m2_ggml_f32_to_f16(src[i])); return 0;
     case M2_GGML_BF16: for (uint64_t i = 0; i < n; i++) wr16(d8 + 2 * i, m2_ggml_f32_to_bf16(src[i])); return 0;
-    case M2_GGML_Q8_0: case M2_GGML_Q4_0: case M2_GGML_Q4_K: return block_convert(type, src, NULL, dst, n, err);
-    default:
-        return m2_errorf(err, M2_EUNSUPPORTED, "cannot encode dtype %s (%u)", m2_ggml_type_name(type), type);
+    default: return block_convert(type, src, NULL, dst, n, err);   /* an error for the types without an encoder */
     }
 }

@@ -31,13 +31,15 @@ typedef enum m2_ggml_type {
 /* Layout of any ggml type id (also the ones we only skip over): values per block and bytes per
  * block. Returns 0 for unknown ids. name is "F32", "Q4_K", ... ("?" when unknown). */
 int m2_ggml_type_info(uint32_t type, int *block_elems, int *block_bytes, const char **name);
-/* True for the types this project writes (encodes from f32): F32, F16, BF16, Q8_0, Q4_0, Q4_K. */
+/* True for the types this project writes (encodes from f32: m2_dtype_info.quantize): F32, F16,
+ * BF16, Q8_0, Q4_0, Q4_K, Q6_K. */
 int m2_ggml_supported(uint32_t type);
 /* True for the types this project reads (decodes to f32 and computes with): the above and Q4_1,
  * Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL. */
 int m2_ggml_readable(uint32_t type);
 const char *m2_ggml_type_name(uint32_t type);
-/* Parses "f32", "F16", "bf16", "q8_0", "Q4_0", "q4_k". Returns 0 or -1. */
+/* Parses "f32", "F16", "bf16", "q8_0", "Q4_0", "q4_k", "q6_k" (the types the writers encode).
+ * Returns 0 or -1. */
 int m2_ggml_type_parse(const char *s, m2_ggml_type *out);
 /* Bytes of n values of type t (n a multiple of the block size), overflow-checked: -1 on overflow
  * or when n is not a whole number of blocks. */

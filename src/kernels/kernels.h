@@ -7,6 +7,7 @@
 #include "kernels/quant.h"
 #include "kernels/matmul.h"
 #include "kernels/qdot.h"
+#include "kernels/qgemm.h"
 #include "kernels/ops.h"
 #include "kernels/attention.h"
 #include "kernels/loss.h"

@@ -10,8 +10,10 @@ void m2_blas_single_thread(void) { openblas_set_num_threads(1); }
 const char *m2_blas_better_coretype(void) {
     if (getenv("OPENBLAS_CORETYPE")) return NULL;   /* the user's choice stands */
     const char *core = openblas_get_corename();
-    if (!core || (strcasecmp(core, "Prescott") && strcasecmp(core, "Core2") && strcasecmp(core, "Nehalem")))
-        return NULL;
+    if (!core) return NULL;
+    int generic = !strcasecmp(core, "Prescott") || !strcasecmp(core, "Core2") || !strcasecmp(core, "Nehalem");
+    int avx2_core = !strcasecmp(core, "Haswell") || !strcasecmp(core, "Zen");
+    if (!generic && !avx2_core) return NULL;
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
@@ -20,7 +22,7 @@ const char *m2_blas_better_coretype(void) {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
         return "SKYLAKEX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "HASWELL";
+    if (generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "HASWELL";
 #endif
     return NULL;
 }

@@ -38,8 +38,10 @@ void m2_blas_single_thread(void);
 
 /* The OPENBLAS_CORETYPE that fits this CPU when OpenBLAS (a DYNAMIC_ARCH build such as Debian's
  * 0.3.21) did not recognise it and fell back to its generic SSE3 "Prescott" kernels — measured
- * 5-7x slower sgemm on the project machine (family 6 model 207, AVX-512 + BF16) — and the user
- * has not set OPENBLAS_CORETYPE; NULL otherwise. OpenBLAS reads the variable only when it is
+ * 5-7x slower sgemm on an Intel machine (family 6 model 207, AVX-512 + BF16) — or chose its AVX2
+ * Haswell/Zen kernels on a CPU with AVX-512 (0.3.21 maps AMD Zen 4/5 there: 1.5-2.5x slower
+ * prompt processing measured on an EPYC of family 26), and the user has not set
+ * OPENBLAS_CORETYPE; NULL otherwise. OpenBLAS reads the variable only when it is
  * loaded, so a program must set it and re-execute itself (see src/cli/main.c). */
 const char *m2_blas_better_coretype(void);
 /* For a program's main(), first thing: when m2_blas_better_coretype() names a core, sets

@@ -17,7 +17,7 @@ static const m2_dtype_info dtype_table[M2_DT_COUNT] = {
     [M2_DT_Q3_K] = {"q3_k", 11, M2_QK_K, 32 + 64 + 12 + 2, 0},
     [M2_DT_Q4_K] = {"q4_k", 12, M2_QK_K, 2 + 2 + 12 + 128, 1},
     [M2_DT_Q5_K] = {"q5_k", 13, M2_QK_K, 2 + 2 + 12 + 32 + 128, 0},
-    [M2_DT_Q6_K] = {"q6_k", 14, M2_QK_K, 128 + 64 + 16 + 2, 0},
+    [M2_DT_Q6_K] = {"q6_k", 14, M2_QK_K, 128 + 64 + 16 + 2, 1},
     [M2_DT_IQ4_NL] = {"iq4_nl", 20, M2_QK, 2 + 16, 0},
 };
 
@@ -50,17 +50,6 @@ size_t m2_dtype_bytes(m2_dtype t, size_t n) {
 
 static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-
-float m2_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0) {
-        /* zero or subnormal: man * 2^-24 */
-        float f = (float)man * 5.9604644775390625e-8f;
-        return sign ? -f : f;
-    }
-    if (exp == 31) return u2f(sign | 0x7f800000u | (man << 13));
-    return u2f(sign | ((exp + 112) << 23) | (man << 13));
-}
 
 uint16_t m2_f32_to_f16(float f) {
     uint32_t u = f2u(f), sign = (u >> 16) & 0x8000;
@@ -141,10 +130,10 @@ static void dq_q8_0(const uint8_t *b, float *y) {
 static void dq_q2_k(const uint8_t *b, float *y) {
     const uint8_t *sc = b, *qs = b + 16;
     float d = h2f(b + 80), dmin = h2f(b + 82);
-    for (int i = 0; i < 256; i++) {
-        int h = i / 128, r = i % 128, g = i / 16;
-        int q = (qs[32 * h + r % 32] >> (2 * (r / 32))) & 3;
-        y[i] = d * (float)(sc[g] & 15) * (float)q - dmin * (float)(sc[g] >> 4);
+    for (int g = 0; g < 16; g++) {   /* value 16 g + l: half g / 8, crumb k, byte 16 (g % 2) + l */
+        int h = g / 8, k = (g % 8) / 2, j0 = 16 * (g % 2);
+        float dl = d * (float)(sc[g] & 15), ml = dmin * (float)(sc[g] >> 4);
+        for (int l = 0; l < 16; l++) y[16 * g + l] = dl * (float)((qs[32 * h + j0 + l] >> (2 * k)) & 3) - ml;
     }
 }
 /* Q3_K {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: low 2 bits of value i as Q2_K; the third
@@ -152,10 +141,13 @@ static void dq_q2_k(const uint8_t *b, float *y) {
 static void dq_q3_k(const uint8_t *b, float *y) {
     const uint8_t *hm = b, *qs = b + 32, *sc = b + 96;
     float d = h2f(b + 108);
-    for (int i = 0; i < 256; i++) {
-        int h = i / 128, r = i % 128;
-        int q = ((qs[32 * h + r % 32] >> (2 * (r / 32))) & 3) - ((hm[i % 32] >> (i / 32)) & 1 ? 0 : 4);
-        y[i] = d * (float)m2_q3k_scale(sc, i / 16) * (float)q;
+    for (int g = 0; g < 16; g++) {   /* as Q2_K; the high bit of value i is bit i / 32 of hm[i % 32] */
+        int h = g / 8, k = (g % 8) / 2, j0 = 16 * (g % 2);
+        float dl = d * (float)m2_q3k_scale(sc, g);
+        for (int l = 0; l < 16; l++) {
+            int j = j0 + l, q = ((qs[32 * h + j] >> (2 * k)) & 3) - ((hm[j] >> (g / 2)) & 1 ? 0 : 4);
+            y[16 * g + l] = dl * (float)q;
+        }
     }
 }
 /* Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}: value i is in qs[32 (i / 64) + i % 32], low
@@ -195,10 +187,14 @@ static void dq_q6_k(const uint8_t *b, float *y) {
     const uint8_t *ql = b, *qh = b + 128;
     const int8_t *sc = (const int8_t *)(b + 192);
     float d = h2f(b + 208);
-    for (int i = 0; i < 256; i++) {
-        int h = i / 128, r = i % 128, k = r / 32, l = r % 32;
-        int q = ((ql[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2))) & 15) | ((qh[32 * h + l] >> (2 * k)) & 3) << 4;
-        y[i] = d * (float)sc[i / 16] * (float)(q - 32);
+    for (int g = 0; g < 16; g++) {   /* value 16 g + l = 128 h + 32 k + j */
+        int h = g / 8, k = (g % 8) / 2, j0 = 16 * (g % 2);
+        float dl = d * (float)sc[g];
+        for (int l = 0; l < 16; l++) {
+            int j = j0 + l;
+            int q = ((ql[64 * h + j + 32 * (k % 2)] >> (4 * (k / 2))) & 15) | ((qh[32 * h + j] >> (2 * k)) & 3) << 4;
+            y[16 * g + l] = dl * (float)(q - 32);
+        }
     }
 }
 /* IQ4_NL {f16 d; u8 qs[16]}: nibbles as Q4_0 index a fixed non-linear table; x = d table[q]. */
@@ -282,6 +278,37 @@ static void q_q4_k(const float *x, uint8_t *b) {
     }
 }
 
+/* Q6_K from f32, a plain symmetric fit (not ggml's search either): group g of 16 gets the step
+ * max|x| / 31 (values -31..31 around the centre 32), the 16 steps quantised to 8 bits (rounded
+ * up) against the super-block's largest (d = largest / 127, f16), then each value rounded on its
+ * group's grid as the f16-rounded d gives it. Packing inverts dq_q6_k's layout. */
+static void q_q6_k(const float *x, uint8_t *b) {
+    float step[16], maxs = 0;
+    for (int g = 0; g < 16; g++) {
+        float amax = 0;
+        for (int l = 0; l < 16; l++) amax = fmaxf(amax, fabsf(x[16 * g + l]));
+        step[g] = amax / 31.f;
+        maxs = fmaxf(maxs, step[g]);
+    }
+    uint16_t hd = m2_f32_to_f16(maxs / 127.f);
+    b[208] = (uint8_t)hd; b[209] = (uint8_t)(hd >> 8);
+    float d = m2_f16_to_f32(hd);
+    memset(b, 0, 192);
+    uint8_t *ql = b, *qh = b + 128;
+    for (int g = 0; g < 16; g++) {
+        /* rounded up: a grid never narrower than the group (no value clamped) */
+        int sc = d > 0 ? (int)fminf(ceilf(step[g] / d), 127.f) : 0;
+        b[192 + g] = (uint8_t)sc;
+        float dl = d * (float)sc;
+        for (int l = 0; l < 16; l++) {
+            int i = 16 * g + l, h = i / 128, k = (i % 128) / 32, j = i % 32;
+            int q = (dl > 0 ? clamp_round(x[i] / dl, -32, 31) : 0) + 32;
+            ql[64 * h + j + 32 * (k % 2)] |= (uint8_t)((q & 15) << (4 * (k / 2)));
+            qh[32 * h + j] |= (uint8_t)((q >> 4) << (2 * k));
+        }
+    }
+}
+
 int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n) {
     switch (t) {
     case M2_DT_F32: memcpy(dst, src, n * 4); return 0;
@@ -322,6 +349,9 @@ int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n) {
     }
     case M2_DT_Q4_K:
         for (size_t k = 0; k < n / M2_QK_K; k++) q_q4_k(src + k * M2_QK_K, (uint8_t *)dst + k * dtype_table[t].bytes);
+        return 0;
+    case M2_DT_Q6_K:
+        for (size_t k = 0; k < n / M2_QK_K; k++) q_q6_k(src + k * M2_QK_K, (uint8_t *)dst + k * dtype_table[t].bytes);
         return 0;
     default: return -1;
     }

@@ -3,11 +3,12 @@
 #define M2_QUANT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The block types are ggml's, byte for byte (ggml-common.h); the layouts, each with its
- * dequantisation formula, are described in quant.c beside the code. Only F32/F16/BF16/Q8_0/Q4_0
- * and Q4_K can be produced from f32 here (m2_dtype_info.quantize); the others come from files as
- * stored. */
+ * dequantisation formula, are described in quant.c beside the code. Only F32/F16/BF16/Q8_0/Q4_0,
+ * Q4_K and Q6_K can be produced from f32 here (m2_dtype_info.quantize); the others come from
+ * files as stored. */
 typedef enum m2_dtype {
     M2_DT_F32 = 0,
     M2_DT_F16 = 1,    /* IEEE half */
@@ -73,7 +74,19 @@ int m2_dtype_parse(const char *s, m2_dtype *out);      /* 0 ok, -1 unknown name 
 /* Bytes for n values of type t; 0 when n is not a multiple of the block size (32 or 256). */
 size_t m2_dtype_bytes(m2_dtype t, size_t n);
 
-float m2_f16_to_f32(uint16_t h);
+/* Exact (every f16 is an f32); inline: the quantised products convert a scale per block. */
+static inline float m2_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24 */
+        float f = (float)man * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    u = exp == 31 ? sign | 0x7f800000u | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 uint16_t m2_f32_to_f16(float f);
 float m2_bf16_to_f32(uint16_t h);
 uint16_t m2_f32_to_bf16(float f);
@@ -81,7 +94,7 @@ uint16_t m2_f32_to_bf16(float f);
 /* dst[n] = dequantised src (n values of type t, a whole number of blocks; src 2-byte aligned). */
 void m2_dequantize(m2_dtype t, const void *src, float *dst, size_t n);
 /* dst = src converted to type t (Q8_0: d = amax/127, qs = round(x/d); Q4_0: d = max/-8, as
- * ggml's reference quantisers; Q4_K: a plain min/max fit, see quant.c). -1 (nothing written) for
+ * ggml's reference quantisers; Q4_K: a plain min/max fit; Q6_K: a plain symmetric fit; see quant.c). -1 (nothing written) for
  * a type without an encoder. */
 int m2_quantize(m2_dtype t, const float *src, void *dst, size_t n);
 

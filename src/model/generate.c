@@ -40,25 +40,77 @@ static float *kv_at(const m2_kv_cache *kv, float *base, int l, int seq, int pos)
 
 typedef struct ws { float *x, *h, *q, *k, *v, *att, *tmp, *g, *u, *t, *wscr, *ascr, *hl; } ws;
 
-/* out[N, W.rows] = x W^T (+ b): a block-type W with few rows (decode steps) reads its blocks
- * directly (qdot.h: activations rounded to 8 bits per block, its stated tolerance); otherwise
- * dequantised tiles through sgemm, exactly as in training. The scratch holds either. */
-static void base_matmul(const m2_model *m, float *out, const float *x, const m2_tensor *W, const float *bias, int N,
-                        float *scr, m2_pool *pool) {
-    if (m2_dtype_is_block(W->dtype) && N <= M2_QDOT_MAX_ROWS && !m->gen_tiles)
-        m2_qmatmul(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool);
-    else m2_matmul_forward_w(out, x, m2_tensor_wref(W), bias, N, 0, scr, pool);
+/* out[N, W.rows] = x W^T (+ b). A block-type W is read in its blocks, activations rounded to 8
+ * bits per block (qdot.h, qgemm.h: their stated tolerance): with M2_QGEMM_MIN_ROWS rows or more
+ * through the integer GEMM where the CPU has its kernel, with fewer (decode steps) through the
+ * row products; without the kernel, more than M2_QDOT_MAX_ROWS rows go through dequantised tiles
+ * and sgemm, exactly as in training (as does everything with m->gen_tiles). The scratch holds
+ * any of them (kv_scratch_floats). */
+typedef enum { BY_TILES, BY_ROWS, BY_GEMM } mm_path;
+static mm_path matmul_path(const m2_model *m, const m2_tensor *W, int N) {
+    if (!m2_dtype_is_block(W->dtype) || m->gen_tiles) return BY_TILES;
+    if (N >= M2_QGEMM_MIN_ROWS && m2_qgemm_fast()) return BY_GEMM;
+    return N <= M2_QDOT_MAX_ROWS ? BY_ROWS : BY_TILES;
 }
 
-static void lin(const m2_model *m, const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x,
-                const m2_tensor *W, const m2_tensor *b, int slot, int N) {
-    base_matmul(m, out, x, W, b ? b->data : NULL, N, w->wscr, pool);
+static void base_matmul(const m2_model *m, float *out, const float *x, const m2_tensor *W, const float *bias, int N,
+                        float *scr, m2_pool *pool) {
+    switch (matmul_path(m, W, N)) {
+    case BY_GEMM: m2_qgemm(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool); return;
+    case BY_ROWS: m2_qmatmul(out, W->rows, x, m2_tensor_wref(W), bias, N, 0, scr, M2_QDOT_AUTO, pool); return;
+    default: m2_matmul_forward_w(out, x, m2_tensor_wref(W), bias, N, 0, scr, pool); return;
+    }
+}
+
+/* Floats of scratch base_matmul needs for matrices of up to maxcols inputs: a tile of dequantised
+ * rows, or the integer GEMM's (its largest: sub-blocks of 16), or the row products'. */
+static size_t kv_scratch_floats(size_t maxcols, long N, m2_pool *pool) {
+    size_t tiles = (size_t)M2_WTILE_ROWS * maxcols;
+    m2_wref wide = {M2_DT_Q6_K, NULL, 1, (int)maxcols}, wide32 = {M2_DT_Q8_0, NULL, 1, (int)maxcols};
+    size_t g = m2_qgemm_scratch_bytes(wide, (int)N, m2_pool_threads(pool));
+    size_t g32 = m2_qgemm_scratch_bytes(wide32, (int)N, m2_pool_threads(pool));
+    int rn = N < M2_QDOT_MAX_ROWS ? (int)N : M2_QDOT_MAX_ROWS;   /* lin_many: both activation formats */
+    size_t r = m2_qmatmul_scratch_bytes(wide32, rn) + m2_qmatmul_scratch_bytes(wide, rn);
+    if (g32 > g) g = g32;
+    if (r > g) g = r;
+    g = (g + sizeof(float) - 1) / sizeof(float);
+    return g > tiles ? g : tiles;
+}
+
+/* out += s (x A^T) B^T: the adapter's pair in slot (nothing without one). */
+static void lora_add(const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x, int slot, int N) {
     if (!a || !a->pairs[slot].A) return;
     m2_lora_pair *p = &a->pairs[slot];
     int r = a->cfg.rank;
     m2_sgemm(pool, 0, 1, N, r, p->in, 1.0f, x, p->in, p->A, p->in, 0.0f, w->t, r);
     m2_sgemm(pool, 0, 1, N, p->out, r, a->scale, w->t, r, p->B, r, 1.0f, out, p->out);
 }
+
+static void lin(const m2_model *m, const ws *w, m2_pool *pool, m2_adapter *a, float *out, const float *x,
+                const m2_tensor *W, const m2_tensor *b, int slot, int N) {
+    base_matmul(m, out, x, W, b ? b->data : NULL, N, w->wscr, pool);
+    lora_add(w, pool, a, out, x, slot, N);
+}
+
+/* n (<= M2_QMM_MAX_ITEMS) linear layers over the same input (q, k, v; gate, up) in adapter slots
+ * slot0...: when every matrix goes through the row products, one call for all of them (x
+ * quantised once per format, one hand-off to the pool instead of n); the same values as n lin(). */
+static void lin_many(const m2_model *m, const ws *w, m2_pool *pool, m2_adapter *a, float *const *outs, const float *x,
+                     const m2_tensor *const *Ws, const m2_tensor *const *bs, int slot0, int n, int N) {
+    int rows = 1;
+    for (int i = 0; i < n; i++) rows &= matmul_path(m, Ws[i], N) == BY_ROWS;
+    if (rows) {
+        m2_qmm_item it[M2_QMM_MAX_ITEMS];
+        for (int i = 0; i < n; i++)
+            it[i] = (m2_qmm_item){.out = outs[i], .ldo = Ws[i]->rows, .w = m2_tensor_wref(Ws[i]), .bias = bs[i] ? bs[i]->data : NULL};
+        m2_qmatmul_many(it, n, x, N, w->wscr, M2_QDOT_AUTO, pool);
+    } else
+        for (int i = 0; i < n; i++) base_matmul(m, outs[i], x, Ws[i], bs[i] ? bs[i]->data : NULL, N, w->wscr, pool);
+    for (int i = 0; i < n; i++) lora_add(w, pool, a, outs[i], x, slot0 + i, N);
+}
+
+/* Values (rows x width) below which kv_forward runs a row-wise op on the calling thread. */
+#define KV_POOL_OP_VALUES 65536
 
 /* Rows whose log-probs m2_kv_score computes at once: bounds the logits scratch to this many rows
  * of the vocabulary, whatever the number of candidate tokens. */
@@ -92,7 +144,7 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     size_t maxcols = C > F ? C : F;
     if ((size_t)QD > maxcols) maxcols = QD;
     size_t sizes[] = {N * C, N * C, N * QD, N * KD, N * KD, N * QD, N * C, N * F, N * F, N * r,
-                      (size_t)M2_WTILE_ROWS * maxcols, 1, (size_t)nseg * C};
+                      kv_scratch_floats(maxcols, N, m->pool), 1, (size_t)nseg * C};
     size_t total = 0;
     for (int i = 0; i < 13; i++) total += (sizes[i] + 15) & ~(size_t)15;
     float *blk = m2_malloc_aligned(total * sizeof(float));
@@ -106,16 +158,20 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
     for (int i = 0, o = 0; i < nseg; i++)
         for (int j = 0; j < seg_len[i]; j++) pos[o++] = kv->len[seqs[i]] + j;
     m2_pool *pool = m->pool;
+    /* the row-wise ops of a few rows (decode steps) run on the calling thread: handing a 512-value
+     * row norm to the pool costs more than the norm, and every hand-off is a chance to wait for a
+     * worker the OS has not scheduled (row-wise ops: the bits do not depend on the split) */
+    m2_pool *opool = N * (long)(C > F ? C : F) >= KV_POOL_OP_VALUES ? pool : NULL;
     m2_embedding_forward(w.x, tokens, m2_tensor_wref(m->tok_embd), (int)N);
     for (int l = 0; l < cf->n_layers; l++) {
         const m2_layer *ly = &m->layers[l];
         int sl = l * M2_LORA_N_TARGETS;
-        m2_rmsnorm_forward(w.h, NULL, w.x, ly->attn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin(m, &w, pool, a, w.q, w.h, ly->wq, ly->bq, sl + 0, (int)N);
-        lin(m, &w, pool, a, w.k, w.h, ly->wk, ly->bk, sl + 1, (int)N);
-        lin(m, &w, pool, a, w.v, w.h, ly->wv, ly->bv, sl + 2, (int)N);
-        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, pool);
-        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, pool);
+        m2_rmsnorm_forward(w.h, NULL, w.x, ly->attn_norm->data, (int)N, C, cf->norm_eps, opool);
+        float *qkv[] = {w.q, w.k, w.v};
+        const m2_tensor *wqkv[] = {ly->wq, ly->wk, ly->wv}, *bqkv[] = {ly->bq, ly->bk, ly->bv};
+        lin_many(m, &w, pool, a, qkv, w.h, wqkv, bqkv, sl + 0, 3, (int)N);
+        m2_rope_forward(w.q, pos, m->rope_freq, (int)N, H, D, QD, cf->rope_layout, &m->rope_tab, opool);
+        m2_rope_forward(w.k, pos, m->rope_freq, (int)N, KVH, D, KD, cf->rope_layout, &m->rope_tab, opool);
         for (int i = 0, o = 0; i < nseg; i++) {
             int s = seqs[i], p0 = kv->len[s], n = seg_len[i];
             memcpy(kv_at(kv, kv->k, l, s, p0), w.k + (size_t)o * KD, (size_t)n * KD * sizeof(float));
@@ -132,10 +188,11 @@ static int kv_forward(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int nseg, con
         }
         lin(m, &w, pool, a, w.tmp, w.att, ly->wo, NULL, sl + 3, (int)N);
         m2_acc(w.x, w.tmp, N * C);
-        m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, pool);
-        lin(m, &w, pool, a, w.g, w.h, ly->wg, NULL, sl + 4, (int)N);
-        lin(m, &w, pool, a, w.u, w.h, ly->wu, NULL, sl + 5, (int)N);
-        m2_swiglu_forward(w.g, w.g, w.u, N * F, pool);
+        m2_rmsnorm_forward(w.h, NULL, w.x, ly->ffn_norm->data, (int)N, C, cf->norm_eps, opool);
+        float *gu[] = {w.g, w.u};
+        const m2_tensor *wgu[] = {ly->wg, ly->wu}, *nob[] = {NULL, NULL};
+        lin_many(m, &w, pool, a, gu, w.h, wgu, nob, sl + 4, 2, (int)N);
+        m2_swiglu_forward(w.g, w.g, w.u, N * F, opool);
         lin(m, &w, pool, a, w.tmp, w.g, ly->wd, NULL, sl + 6, (int)N);
         m2_acc(w.x, w.tmp, N * C);
     }
