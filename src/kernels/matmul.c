@@ -59,15 +59,25 @@ static void gemm_part(void *vp, long b, long e, int tid) {
  * input row; BLAS would repack the whole weight per call. Parallel over output columns. */
 typedef struct { int M, K, lda, ldb, ldc; float alpha, beta; const float *A, *B; float *C; } skinny_job;
 
+static void skinny_store(const skinny_job *j, int m, long o, float d) {
+    float *c = j->C + (long)m * j->ldc + o;
+    *c = j->beta == 0.0f ? j->alpha * d : j->beta * *c + j->alpha * d;
+}
+
 static void skinny_part(void *vp, long b, long e, int tid) {
     skinny_job *j = vp;
-    for (long o = b; o < e; o++) {
+    long o = b;
+    for (; o + 4 <= e; o += 4) {   /* four weight rows at a time: the same values as one by one */
         const float *w = j->B + o * (long)j->ldb;
         for (int m = 0; m < j->M; m++) {
-            float d = j->alpha * m2_vdot(j->A + (long)m * j->lda, w, j->K);
-            float *c = j->C + (long)m * j->ldc + o;
-            *c = j->beta == 0.0f ? d : j->beta * *c + d;
+            float d[4];
+            m2_vdot4(j->A + (long)m * j->lda, w, w + j->ldb, w + 2 * (long)j->ldb, w + 3 * (long)j->ldb, j->K, d);
+            for (int r = 0; r < 4; r++) skinny_store(j, m, o + r, d[r]);
         }
+    }
+    for (; o < e; o++) {
+        const float *w = j->B + o * (long)j->ldb;
+        for (int m = 0; m < j->M; m++) skinny_store(j, m, o, m2_vdot(j->A + (long)m * j->lda, w, j->K));
     }
 }
 
