@@ -283,7 +283,7 @@ int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err) {
              team.protocol == M2_TEAM_ROUTER ? "router" : "chain", team.order == M2_TEAM_RANDOM ? "random" : "round robin");
     if (pw_team_run_stages(ctx, &r, label, err)) goto out;
     for (int k = 0; k < team.n; k++)
-        if (pw_save_adapter(&w, team.agent[k].adapter, ctx->artifacts, err)) goto out;
+        if (m2_stage_writes(ctx) && pw_save_adapter(&w, team.agent[k].adapter, ctx->artifacts, err)) goto out;
     if (final_eval(&r, &team, &test, ctx, err)) goto out;
     rc = 0;
 out:
