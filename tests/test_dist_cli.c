@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/fsutil.h"
+#include "tiny_run.h"
 #include "tmpdir.h"
 
 /* relative (to max(1, |value|)); measured differences < 1e-6 (2 partial gradient sums vs one GEMM's
@@ -57,30 +58,6 @@ static const char *yaml =
     "  offline: {epochs: 1, max_steps: 4, batch: 4, anchor_states: 1}\n"
     "  online: {epochs: 3, episodes_per_epoch: 3, updates_per_epoch: 2, batch: 2, buffer_capacity: 40, seed_offline: 10}\n"
     "eval: {episodes: 3, splits: [id, ood], max_new_tokens: 8, step_limit: 6}\n";
-
-/* TeamTR's shared-context team: tests/test_team_run.c's config, with the k3 term to the initial
- * policy on (its reference log-probs are sharded too) */
-static const char *team_yaml =
-    "method: teamtr\n"
-    "run: {seed: 5, keep_last: 2, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"
-    "model:\n"
-    "  base: tiny\n"
-    "  max_seq_len: 192\n"
-    "  tiny: {vocab: 300, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}\n"
-    "pretrain: {steps: 60, lr: 1e-2, warmup: 2, batch: 4, seq_len: 128}\n"
-    "teamtr:\n"
-    "  agents: 2\n"
-    "  stages: 4\n"
-    "  tasks_per_stage: 4\n"
-    "  group: 4\n"
-    "  epochs: 2\n"
-    "  lr: 0.05\n"
-    "  kl_init: 0.1\n"
-    "  max_new_tokens: 6\n"
-    "  eval_tasks: 8\n"
-    "  eval_samples: 2\n"
-    "  lora: {rank: 2, alpha: 4, targets: [q, v]}\n"
-    "  task: {train: 200, test: 16, min_ops: 2, max_ops: 2}\n";
 
 static char root[256], cfg_path[300], team_path[300];
 static const char *bin;
@@ -132,7 +109,7 @@ static int setup(void **state) {
     fclose(f);
     snprintf(team_path, sizeof team_path, "%s/team.yaml", root);
     if (!(f = fopen(team_path, "w"))) return -1;
-    fputs(team_yaml, f);
+    fputs(M2T_TINY_TEAM_YAML, f);
     fclose(f);
     return 0;
 }
@@ -381,10 +358,11 @@ static void same_team_eval(const char *a, const char *b, const char *file) {
     free(y);
 }
 
-/* a team run of team.yaml: 1 process or 2 ranks, with more overrides; its exit status */
+/* a team run of tests/test_team_run.c's config with the k3 term to the initial policy on (its
+ * reference log-probs are sharded too): 1 process or 2 ranks, with more overrides; its exit status */
 static int team_run(int ranks, const char *name, const char *more) {
-    return sh(ENV " %s %s train %s run.out_dir=%s run.name=%s %s >%s/%s.log 2>&1", ranks == 2 ? MPIRUN : "", bin,
-              team_path, root, name, more, root, name);
+    return sh(ENV " %s %s train %s run.out_dir=%s run.name=%s teamtr.kl_init=0.1 %s >%s/%s.log 2>&1",
+              ranks == 2 ? MPIRUN : "", bin, team_path, root, name, more, root, name);
 }
 
 /* every variant at 2 ranks plays the rollouts one process plays and follows its updates */
@@ -457,8 +435,8 @@ static void team_resume_at_any_size(void **state) {
     assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/ts >%s/tsr.log 2>&1", bin, root, root), 0);
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) same_file("t2_teamtr", "ts", files[i]);
     /* rank 1 fails in the third stage (its 175th collective, after the step-64 checkpoint) */
-    assert_int_equal(sh("M2_DIST_FAIL=1:175 " ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=tc >%s/tc.log "
-                        "2>%s/tc.err", bin, team_path, root, root, root), 1);
+    assert_int_equal(sh("M2_DIST_FAIL=1:175 " ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=tc teamtr.kl_init=0.1 "
+                        ">%s/tc.log 2>%s/tc.err", bin, team_path, root, root, root), 1);
     char *e = slurp("", "tc.err");
     if (!strstr(e, "rank 1 of 2") || !strstr(e, "stage teamtr") || !strstr(e, "injected failure at collective 175"))
         fail_msg("the failure message names no rank, stage or reason: %s", e);
