@@ -11,7 +11,13 @@
  *    records and results, every metric within LOSS_TOL;
  *  - eval --run (greedy and sampled), eval --policy on 2 ranks write what one process writes,
  *    byte for byte, and a 2-rank demo's run ends with the 1-process run's records and results;
- *    other commands refuse several ranks. */
+ *    other commands refuse several ranks;
+ *  - TeamTR (method teamtr, every variant, and teamtr_hier): a 2-rank run's rollouts are one
+ *    process's (the metrics the rollouts alone decide are equal, eval.json equal but for the
+ *    certificates, which agree within LOSS_TOL, every other metric too), its greedy evaluation
+ *    records byte-identical, `eval --run` of a team run the same at 1 and 2 ranks; a stopped 2-rank
+ *    run resumes at 2 ranks byte for byte, a cut one at 1 rank and a stopped 1-process run at 2
+ *    ranks say what changes and end with the same rollouts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/fsutil.h"
+#include "tiny_run.h"
 #include "tmpdir.h"
 
 /* relative (to max(1, |value|)); measured differences < 1e-6 (2 partial gradient sums vs one GEMM's
@@ -52,7 +59,7 @@ static const char *yaml =
     "  online: {epochs: 3, episodes_per_epoch: 3, updates_per_epoch: 2, batch: 2, buffer_capacity: 40, seed_offline: 10}\n"
     "eval: {episodes: 3, splits: [id, ood], max_new_tokens: 8, step_limit: 6}\n";
 
-static char root[256], cfg_path[300];
+static char root[256], cfg_path[300], team_path[300];
 static const char *bin;
 
 /* runs a shell command line; its exit status */
@@ -100,6 +107,10 @@ static int setup(void **state) {
     if (!f) return -1;
     fputs(yaml, f);
     fclose(f);
+    snprintf(team_path, sizeof team_path, "%s/team.yaml", root);
+    if (!(f = fopen(team_path, "w"))) return -1;
+    fputs(M2T_TINY_TEAM_YAML, f);
+    fclose(f);
     return 0;
 }
 
@@ -108,7 +119,19 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* 1 process and 2 ranks: metrics line by line (same steps and names, values within LOSS_TOL) */
+/* TeamTR's metrics that the rollouts alone decide (their rewards, counts, the measured success):
+ * equal at any world size, not merely close */
+static int rollout_metric(const char *key) {
+    static const char *const ends[] = {"/reward", "/tokens", "/eval_success", "/measured_gain", "/rollouts", "/cum_gain"};
+    size_t n = strlen(key);
+    if (strncmp(key, "teamtr/", 7)) return 0;
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++)
+        if (n >= strlen(ends[i]) && !strcmp(key + n - strlen(ends[i]), ends[i])) return 1;
+    return 0;
+}
+
+/* 1 process and 2 ranks: metrics line by line (same steps and names, values within LOSS_TOL; a
+ * TeamTR rollout metric equal) */
 static void metrics_close(const char *a, const char *b) {
     char *x = slurp(a, "metrics.jsonl"), *y = slurp(b, "metrics.jsonl");
     char *sx, *sy;
@@ -125,6 +148,8 @@ static void metrics_close(const char *a, const char *b) {
             const cJSON *o = cJSON_GetObjectItem(dy, e->string);
             if (!o) fail_msg("line %d: %s missing at 2 ranks", lines + 1, e->string);
             double u = e->valuedouble, v = o->valuedouble;
+            if (rollout_metric(e->string) && u != v)
+                fail_msg("line %d: %s = %.17g (1 process) vs %.17g (2 ranks): other rollouts", lines + 1, e->string, u, v);
             if (!(fabs(u - v) <= LOSS_TOL * fmax(1.0, fabs(u))))
                 fail_msg("line %d: %s = %.9g (1 process) vs %.9g (2 ranks)", lines + 1, e->string, u, v);
         }
@@ -303,12 +328,146 @@ static void other_commands_refuse_ranks(void **state) {
     free(e);
 }
 
+/* ---------------------------------------------------------------- TeamTR */
+
+#define TEAM_EVAL "artifacts/teamtr/eval.json"
+
+/* A TeamTR eval.json of run a and b: the same but for the per-stage certificates (the agents'
+ * L^ and D^, sums over the ranks' tokens), which agree within LOSS_TOL. */
+static void same_team_eval(const char *a, const char *b, const char *file) {
+    char *x = slurp(a, file), *y = slurp(b, file);
+    cJSON *jx = cJSON_Parse(x), *jy = cJSON_Parse(y);
+    assert_non_null(jx);
+    assert_non_null(jy);
+    cJSON *cx = cJSON_DetachItemFromObject(jx, "certificate"), *cy = cJSON_DetachItemFromObject(jy, "certificate");
+    assert_non_null(cx);
+    assert_int_equal(cJSON_GetArraySize(cx), cJSON_GetArraySize(cy));
+    for (int i = 0; i < cJSON_GetArraySize(cx); i++) {
+        double u = cJSON_GetArrayItem(cx, i)->valuedouble, v = cJSON_GetArrayItem(cy, i)->valuedouble;
+        if (!(fabs(u - v) <= LOSS_TOL * fmax(1.0, fabs(u)))) fail_msg("%s: certificate %d: %.9g vs %.9g", file, i, u, v);
+    }
+    char *px = cJSON_PrintUnformatted(jx), *py = cJSON_PrintUnformatted(jy);
+    if (strcmp(px, py)) fail_msg("%s differs between %s and %s:\n%s\n%s", file, a, b, px, py);
+    free(px);
+    free(py);
+    cJSON_Delete(cx);
+    cJSON_Delete(cy);
+    cJSON_Delete(jx);
+    cJSON_Delete(jy);
+    free(x);
+    free(y);
+}
+
+/* a team run of tests/test_team_run.c's config with the k3 term to the initial policy on (its
+ * reference log-probs are sharded too): 1 process or 2 ranks, with more overrides; its exit status */
+static int team_run(int ranks, const char *name, const char *more) {
+    return sh(ENV " %s %s train %s run.out_dir=%s run.name=%s teamtr.kl_init=0.1 %s >%s/%s.log 2>&1",
+              ranks == 2 ? MPIRUN : "", bin, team_path, root, name, more, root, name);
+}
+
+/* every variant at 2 ranks plays the rollouts one process plays and follows its updates */
+static void team_two_ranks_match_one(void **state) {
+    if (!have_mpi()) { skip(); return; }
+    static const char *const variants[] = {"teamtr", "stale", "stale_happo", "joint", "no_tr"};
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        char a[64], b[64], over[64];
+        snprintf(a, sizeof a, "t1_%s", variants[v]);
+        snprintf(b, sizeof b, "t2_%s", variants[v]);
+        snprintf(over, sizeof over, "teamtr.variant=%s", variants[v]);
+        assert_int_equal(team_run(1, a, over), 0);
+        assert_int_equal(team_run(2, b, over), 0);
+        same_team_eval(a, b, TEAM_EVAL);
+        metrics_close(a, b);
+    }
+    /* the updates moved the agents (the region was reached: the line search ran on both) */
+    char *m = slurp("t2_teamtr", "metrics.jsonl");
+    assert_non_null(strstr(m, "\"teamtr/agent1/backtracks\":1"));
+    free(m);
+    /* eval --run of a team run: its questions split across the ranks, the same records and output */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "eval --run %s/t1_teamtr --json", root);
+    same_at_two_ranks(cmd, "team");
+    /* ... and the 2-rank run's agents answer as the 1-process run's, question by question */
+    assert_int_equal(sh(ENV " %s eval --run %s/t2_teamtr --out %s/team_t2.jsonl >/dev/null 2>&1", bin, root, root), 0);
+    char *x = slurp("", "team_1.jsonl"), *y = slurp("", "team_t2.jsonl");
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+}
+
+/* the hierarchy as a team (teamtr_hier) at 2 ranks: its episodes, evaluation records and results are
+ * one process's */
+static void team_hier_two_ranks_match_one(void **state) {
+    if (!have_mpi()) { skip(); return; }
+    static const char *const over = "method=teamtr_hier teamtr.stages=3 teamtr.tasks_per_stage=3 teamtr.group=2 "
+                                    "teamtr.epochs=2 teamtr.lr=0.05 teamtr.weight_decay=0.5 teamtr.eval_tasks=3 "
+                                    "teamtr.eval_samples=1 eval.temperature=0.8";
+    assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=h1 %s >%s/h1.log 2>&1", bin, cfg_path, root, over, root), 0);
+    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=h2 %s >%s/h2.log 2>&1", bin, cfg_path, root,
+                        over, root), 0);
+    same_file("h1", "h2", "eval/id.jsonl");
+    same_file("h1", "h2", "results.json");
+    same_team_eval("h1", "h2", "artifacts/teamtr_hier/eval.json");
+    metrics_close("h1", "h2");
+    /* stopped after its first TeamTR stage (steps 14, 15) at 2 ranks, resumed at 2: the same bits */
+    assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=hs %s run.stop_at_step=15 >%s/hs.log 2>&1",
+                        bin, cfg_path, root, over, root), 0);
+    latest_is("hs", "step_15");
+    assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/hs >%s/hsr.log 2>&1", bin, root, root), 0);
+    static const char *const files[] = {"metrics.jsonl", "eval/id.jsonl", "results.json", "artifacts/teamtr_hier/eval.json",
+                                        "artifacts/teamtr_hier/adapter_sys2/adapter_model.safetensors"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) same_file("h2", "hs", files[i]);
+}
+
+/* A stopped 2-rank team run resumes at 2 ranks byte for byte; a cut one at 1 rank, and a stopped
+ * 1-process one at 2 ranks, to the same rollouts. Step 64: the checkpoint of the second TeamTR
+ * stage (60 pre-training steps, 2 updates a stage). */
+static void team_resume_at_any_size(void **state) {
+    if (!have_mpi()) { skip(); return; }
+    char p[400];
+    snprintf(p, sizeof p, "%s/t2_teamtr/" TEAM_EVAL, root);
+    if (!m2_path_exists(p)) fail_msg("no reference run %s (team_two_ranks_match_one failed?)", p);
+    static const char *const files[] = {"metrics.jsonl", TEAM_EVAL, "stages.json",
+                                        "artifacts/teamtr/adapter_agent1/adapter_model.safetensors",
+                                        "artifacts/teamtr/adapter_agent2/adapter_model.safetensors"};
+    assert_int_equal(team_run(2, "ts", "run.stop_at_step=64"), 0);
+    latest_is("ts", "step_64");
+    assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/ts >%s/tsr.log 2>&1", bin, root, root), 0);
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) same_file("t2_teamtr", "ts", files[i]);
+    /* rank 1 fails in the third stage (its 175th collective, after the step-64 checkpoint) */
+    assert_int_equal(sh("M2_DIST_FAIL=1:175 " ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=tc teamtr.kl_init=0.1 "
+                        ">%s/tc.log 2>%s/tc.err", bin, team_path, root, root, root), 1);
+    char *e = slurp("", "tc.err");
+    if (!strstr(e, "rank 1 of 2") || !strstr(e, "stage teamtr") || !strstr(e, "injected failure at collective 175"))
+        fail_msg("the failure message names no rank, stage or reason: %s", e);
+    free(e);
+    latest_is("tc", "step_64");
+    assert_int_equal(sh(ENV " %s train --resume %s/tc >%s/tcr.log 2>&1", bin, root, root), 0);
+    char *log = slurp("", "tcr.log");
+    if (!strstr(log, "resuming step 64, written by 2 ranks, on 1 rank")) fail_msg("no statement of what changes: %s", log);
+    free(log);
+    same_team_eval("t2_teamtr", "tc", TEAM_EVAL);
+    metrics_close("t2_teamtr", "tc");
+    /* 1 process stopped, 2 ranks resume */
+    assert_int_equal(team_run(1, "th", "run.stop_at_step=64"), 0);
+    latest_is("th", "step_64");
+    assert_int_equal(sh(ENV " " MPIRUN " %s train --resume %s/th >%s/thr.log 2>&1", bin, root, root), 0);
+    log = slurp("", "thr.log");
+    if (!strstr(log, "resuming step 64, written by 1 rank, on 2 ranks")) fail_msg("no statement of what changes: %s", log);
+    free(log);
+    same_team_eval("t1_teamtr", "th", TEAM_EVAL);
+    metrics_close("t1_teamtr", "th");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_ranks_match_one),
         cmocka_unit_test(failure_and_resume_at_any_size),
         cmocka_unit_test(eval_and_demo_on_two_ranks),
         cmocka_unit_test(other_commands_refuse_ranks),
+        cmocka_unit_test(team_two_ranks_match_one),
+        cmocka_unit_test(team_hier_two_ranks_match_one),
+        cmocka_unit_test(team_resume_at_any_size),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

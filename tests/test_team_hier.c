@@ -122,7 +122,7 @@ static void token_sets(void **state) {
     const int tasks[2] = {0, 3};
     float R[4];
     assert_int_equal(f->h.n, 0);
-    assert_int_equal(f->tt.src.play(f->tt.src.ud, tasks, 2, 2, 100, &gen, R, &err), 0);
+    assert_int_equal(f->tt.src.play(f->tt.src.ud, tasks, 2, 2, 100, 0, 4, &gen, R, &err), 0);
     assert_int_equal(f->h.n, 4);
     int32_t *want = malloc(65536 * sizeof *want), *got = malloc(65536 * sizeof *got);
     int planner_subgoals = 0, executor_steps = 0;
@@ -173,9 +173,9 @@ static void episodes_follow_ids(void **state) {
     m2_err err = {0};
     const int t1[1] = {2}, t2[2] = {5, 2};
     float R[4];
-    assert_int_equal(f->tt.src.play(f->tt.src.ud, t1, 1, 2, 40, &gen, R, &err), 0);
+    assert_int_equal(f->tt.src.play(f->tt.src.ud, t1, 1, 2, 40, 0, 2, &gen, R, &err), 0);
     char *a = m2_episode_to_json(&f->h.ep[1]);
-    assert_int_equal(f->tt.src.play(f->tt.src.ud, t2, 2, 2, 38, &gen, R, &err), 0);
+    assert_int_equal(f->tt.src.play(f->tt.src.ud, t2, 2, 2, 38, 0, 4, &gen, R, &err), 0);
     char *b = m2_episode_to_json(&f->h.ep[3]);   /* id 41, task 2 */
     char *c = m2_episode_to_json(&f->h.ep[2]);   /* id 40, task 2 */
     assert_string_equal(a, b);

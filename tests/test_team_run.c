@@ -27,26 +27,7 @@ static char root[128];
 #define AGENTS 2
 #define STAGES 4
 
-static const char *yaml =
-    "method: teamtr\n"
-    "run: {seed: 5, keep_last: 2, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"
-    "model:\n"
-    "  base: tiny\n"
-    "  max_seq_len: 192\n"
-    "  tiny: {vocab: 300, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}\n"
-    "pretrain: {steps: 60, lr: 1e-2, warmup: 2, batch: 4, seq_len: 128}\n"
-    "teamtr:\n"
-    "  agents: 2\n"
-    "  stages: 4\n"
-    "  tasks_per_stage: 4\n"
-    "  group: 4\n"
-    "  epochs: 2\n"
-    "  lr: 0.05\n"
-    "  max_new_tokens: 6\n"
-    "  eval_tasks: 8\n"
-    "  eval_samples: 2\n"
-    "  lora: {rank: 2, alpha: 4, targets: [q, v]}\n"
-    "  task: {train: 200, test: 16, min_ops: 2, max_ops: 2}\n";
+static const char *yaml = M2T_TINY_TEAM_YAML;
 
 static int setup(void **state) {
     (void)state;

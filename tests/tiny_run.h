@@ -26,6 +26,29 @@
     "  warmup: {lr: 1e-3, epochs: 1, batch: 8}\n"                                                                    \
     "  offline: {epochs: 1, max_steps: 4, batch: 4, anchor_states: 1}\n"
 
+/* The tiny TeamTR run (method teamtr): a 2-agent chain on two-operation arithmetic, pre-trained in
+ * 60 steps, 4 stages of 4 tasks x 4 rollouts (tests/test_team_run.c, tests/test_dist_cli.c). */
+#define M2T_TINY_TEAM_YAML                                                                                          \
+    "method: teamtr\n"                                                                                               \
+    "run: {seed: 5, keep_last: 2, log_every: 1000, threads: 1, tensorboard: false, progress: off, plots: false}\n"   \
+    "model:\n"                                                                                                       \
+    "  base: tiny\n"                                                                                                 \
+    "  max_seq_len: 192\n"                                                                                           \
+    "  tiny: {vocab: 300, dim: 16, layers: 1, heads: 2, kv_heads: 1, ffn: 32}\n"                                     \
+    "pretrain: {steps: 60, lr: 1e-2, warmup: 2, batch: 4, seq_len: 128}\n"                                           \
+    "teamtr:\n"                                                                                                      \
+    "  agents: 2\n"                                                                                                  \
+    "  stages: 4\n"                                                                                                  \
+    "  tasks_per_stage: 4\n"                                                                                         \
+    "  group: 4\n"                                                                                                   \
+    "  epochs: 2\n"                                                                                                  \
+    "  lr: 0.05\n"                                                                                                   \
+    "  max_new_tokens: 6\n"                                                                                          \
+    "  eval_tasks: 8\n"                                                                                              \
+    "  eval_samples: 2\n"                                                                                            \
+    "  lora: {rank: 2, alpha: 4, targets: [q, v]}\n"                                                                 \
+    "  task: {train: 200, test: 16, min_ops: 2, max_ops: 2}\n"
+
 /* cfg = defaults, then yaml, then run.out_dir / run.name, then over[0..n); checked. */
 static inline void m2t_load_yaml(m2_run_config *cfg, const char *yaml, const char *out_dir, const char *name, int n,
                                  const char **over) {

@@ -96,6 +96,13 @@ static char *message_of(const m2_tok_iface *tok, const m2_gen_result *r, m2_err 
 }
 
 int m2_team_play(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n, const m2_team_gen *g, m2_err *err) {
+    return m2_team_play_block(t, qs, s, n, 0, n, g, err);
+}
+
+int m2_team_play_block(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n, int first, int count,
+                       const m2_team_gen *g, m2_err *err) {
+    if (first < 0 || count < 0 || first + count > n)
+        return m2_errorf(err, M2_EINVAL, "team: block [%d, %d) of a batch of %d", first, first + count, n);
     int max_turns = 0;
     for (int i = 0; i < n; i++) {
         if (s[i].task < 0 || s[i].task >= qs->n) return m2_errorf(err, M2_EINVAL, "team: sample %d has task %d of %d", i, s[i].task, qs->n);
@@ -107,16 +114,20 @@ int m2_team_play(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n
     }
     int32_t **prompts = calloc((size_t)(n ? n : 1), sizeof *prompts);
     int *plen = calloc((size_t)(n ? n : 1), sizeof *plen), *who = calloc((size_t)(n ? n : 1), sizeof *who);
+    uint64_t *stream = calloc((size_t)(n ? n : 1), sizeof *stream);
     m2_gen_result *res = calloc((size_t)(n ? n : 1), sizeof *res);
     int rc = 0;
-    if (!prompts || !plen || !who || !res) rc = m2_errorf(err, M2_ENOMEM, "team: out of memory");
+    if (!prompts || !plen || !who || !stream || !res) rc = m2_errorf(err, M2_ENOMEM, "team: out of memory");
     static const char *const newline[1] = {"\n"};
     for (int j = 0; j < max_turns && !rc; j++) {
         for (int k = 0; k < t->n && !rc; k++) {
             const m2_team_agent *ag = &t->agent[k];
             int m = 0;
+            uint64_t row = 0;   /* the sample's row in this turn's batch of agent k over the WHOLE batch */
             for (int i = 0; i < n && !rc; i++) {
                 if (j >= s[i].n_turns || s[i].speaker[j] != k) continue;
+                if (i < first || i >= first + count) { row++; continue; }
+                stream[m] = row++;
                 m2_traj tr;
                 if ((rc = m2_team_context(qs->q[s[i].task].question, &s[i], j, &tr, err))) break;
                 int max_ctx = ag->model->cfg.max_seq_len - g->max_new_tokens;
@@ -128,7 +139,8 @@ int m2_team_play(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n
             m2_gen_config gc = {.max_new_tokens = g->max_new_tokens, .sampler = g->sampler,
                                 .seed = g->seed * 0x9E3779B97F4A7C15ull + (uint64_t)j * M2_TEAM_MAX + (uint64_t)k,
                                 .stop_tokens = &ag->tok->eos_id, .n_stop_tokens = 1, .stop_strings = newline,
-                                .n_stop_strings = 1, .token_text = token_text, .ud = (void *)ag->tok};
+                                .n_stop_strings = 1, .token_text = token_text, .ud = (void *)ag->tok,
+                                .streams = stream};
             rc = m2_generate(ag->model, ag->adapter, m, (const int32_t *const *)prompts, plen, &gc, res, err);
             for (int i = 0; i < m; i++) {
                 free(prompts[i]);
@@ -138,12 +150,13 @@ int m2_team_play(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n
             }
         }
     }
-    for (int i = 0; i < n && !rc; i++)
+    for (int i = first; i < first + count && !rc; i++)
         s[i].reward = s[i].n_turns > 0 && m2_qa_check(&qs->q[s[i].task], s[i].msg[s[i].n_turns - 1]) ? 1.f : 0.f;
     if (rc) for (int i = 0; i < n; i++) m2_team_sample_free(&s[i]);
     free(prompts);
     free(plen);
     free(who);
+    free(stream);
     free(res);
     return rc;
 }
@@ -162,7 +175,7 @@ int m2_team_pack(const m2_team *t, int agent, const m2_qa_set *qs, const m2_team
         m2_traj_free(&tr);
         if (!rc) np++;
     }
-    if (!rc) rc = m2_packed_batch_build(p, np, out, err);
+    if (!rc && np > 0) rc = m2_packed_batch_build(p, np, out, err);   /* no sample (an empty block): an empty batch */
     for (int i = 0; i < np; i++) m2_packed_free(&p[i]);
     free(p);
     if (rc) return rc;
@@ -178,31 +191,9 @@ int m2_team_pack(const m2_team *t, int agent, const m2_qa_set *qs, const m2_team
 
 /* ---------------------------------------------------------------- rollout sources */
 
-int m2_team_source_success(const m2_team_source *src, int n_tasks, int samples, const m2_team_gen *g, double *mean,
-                           double *per_task, m2_err *err) {
-    if (samples < 1) samples = 1;
-    int total = n_tasks * samples;
-    int *tasks = malloc((size_t)(n_tasks > 0 ? n_tasks : 1) * sizeof *tasks);
-    float *R = malloc((size_t)(total > 0 ? total : 1) * sizeof *R);
-    int rc = !tasks || !R ? m2_errorf(err, M2_ENOMEM, "team: out of memory") : 0;
-    for (int i = 0; i < n_tasks && !rc; i++) tasks[i] = i;
-    if (!rc && n_tasks > 0) rc = src->play(src->ud, tasks, n_tasks, samples, 0, g, R, err);
-    double sum = 0;
-    for (int t = 0; t < n_tasks && !rc; t++) {
-        double st = 0;
-        for (int k = 0; k < samples; k++) st += R[t * samples + k];
-        sum += st;
-        if (per_task) per_task[t] = st / samples;
-    }
-    *mean = total > 0 && !rc ? sum / total : 0;
-    free(tasks);
-    free(R);
-    return rc;
-}
-
 static void qa_drop(m2_team_qa *q) {
     for (int i = 0; i < q->n; i++) m2_team_sample_free(&q->s[i]);
-    q->n = 0;
+    q->n = q->first = q->count = 0;
 }
 
 void m2_team_qa_free(m2_team_qa *q) {
@@ -212,8 +203,8 @@ void m2_team_qa_free(m2_team_qa *q) {
     q->cap = 0;
 }
 
-static int qa_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, const m2_team_gen *g, float *R,
-                   m2_err *err) {
+static int qa_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, int first, int count,
+                   const m2_team_gen *g, float *R, m2_err *err) {
     m2_team_qa *q = ud;
     int n = n_tasks * G;
     qa_drop(q);
@@ -224,9 +215,11 @@ static int qa_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0,
         q->cap = n;
     }
     for (int i = 0; i < n; i++) q->s[i] = (m2_team_sample){.task = tasks[i / G], .id = id0 + (uint64_t)i};
-    if (m2_team_play(q->team, q->qs, q->s, n, g, err)) return -1;
+    if (m2_team_play_block(q->team, q->qs, q->s, n, first, count, g, err)) return -1;
     q->n = n;
-    for (int i = 0; i < n; i++) {
+    q->first = first;
+    q->count = count;
+    for (int i = first; i < first + count; i++) {
         if (q->reward) q->s[i].reward = q->reward(q->reward_ud, &q->qs->q[q->s[i].task], &q->s[i]);
         R[i] = q->s[i].reward;
     }
@@ -236,13 +229,13 @@ static int qa_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0,
 static int qa_pack(void *ud, int agent, int max_tokens, m2_packed_batch *pb, int **seq_sample, m2_err *err) {
     m2_team_qa *q = ud;
     *seq_sample = NULL;
-    if (m2_team_pack(q->team, agent, q->qs, q->s, q->n, max_tokens, pb, err)) return -1;
+    if (m2_team_pack(q->team, agent, q->qs, q->s + q->first, q->count, max_tokens, pb, err)) return -1;
     int *map = malloc((size_t)(pb->n_seq > 0 ? pb->n_seq : 1) * sizeof *map);
     if (!map) {
         m2_packed_batch_free(pb);
         return m2_errorf(err, M2_ENOMEM, "team: out of memory");
     }
-    for (int i = 0; i < pb->n_seq; i++) map[i] = i;   /* one sequence a sample */
+    for (int i = 0; i < pb->n_seq; i++) map[i] = q->first + i;   /* one sequence a sample */
     *seq_sample = map;
     return 0;
 }

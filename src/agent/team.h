@@ -76,11 +76,18 @@ typedef struct m2_team_gen {
  * in ONE batch with agent k's model and adapter; then every sample's reward is the exact checker
  * on its last message (m2_qa_check). */
 int m2_team_play(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n, const m2_team_gen *g, m2_err *err);
+/* The same for the block s[first..first+count) of the batch s[0..n) alone (a rank's part of it,
+ * dist/dist.h m2_dist_shard): each of its samples samples from the stream its row has when the
+ * whole batch is played (the rows are numbered from the schedules, which depend on the ids alone),
+ * so the block's messages and rewards are the whole batch's whatever the other samples are. The
+ * samples outside the block get their schedule and no message. m2_team_play is the block [0, n). */
+int m2_team_play_block(const m2_team *t, const m2_qa_set *qs, m2_team_sample *s, int n, int first, int count,
+                       const m2_team_gen *g, m2_err *err);
 
 /* Packs the transcripts of s[0..n) with agent `agent`'s tokenizer into one batch whose action rows
  * (tok_action >= 0, tok_mask 1) are the tokens of that agent's messages only; the other agents'
- * messages are context. Sequences longer than max_tokens (> 0) are cut (data/pack.h's rule).
- * seq_of_action (may be NULL) receives nothing; the batch's act_seq maps actions to samples. */
+ * messages are context. Sequences longer than max_tokens (> 0) are cut (data/pack.h's rule); no
+ * sample (n = 0) gives an empty batch (N = 0). seq_of_action (may be NULL) receives nothing; the batch's act_seq maps actions to samples. */
 int m2_team_pack(const m2_team *t, int agent, const m2_qa_set *qs, const m2_team_sample *s, int n, int max_tokens,
                  m2_packed_batch *out, m2_err *err);
 
@@ -91,24 +98,22 @@ int m2_team_pack(const m2_team *t, int agent, const m2_qa_set *qs, const m2_team
  * environment (agent/team_hier.h). */
 typedef struct m2_team_source {
     void *ud;
-    /* Plays n = n_tasks * G samples with the agents' current weights: sample i plays task
-     * tasks[i / G] (an index into the source's task set) with id id0 + i; R[i] its reward in
-     * [0, 1]. Sampling follows g (temperature, tokens per message, the batch's seed). The batch is
-     * kept for pack until the next play. */
-    int (*play)(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, const m2_team_gen *g, float *R,
-                m2_err *err);
-    /* Agent k's tokens of the kept batch: its outputs are the action rows (tok_action >= 0, mask
+    /* Of a batch of n = n_tasks * G samples (sample i plays task tasks[i / G], an index into the
+     * source's task set, with id id0 + i), plays the block i in [first, first + count) with the
+     * agents' current weights; R[i] its reward in [0, 1] (R has n entries; those outside the block
+     * are left alone). Sampling follows g (temperature, tokens per message, the batch's seed), and
+     * a sample's draws depend on its place in the whole batch, never on the block: the block
+     * [0, n) played by one process and the blocks of several ranks play the same samples. The
+     * block is kept for pack until the next play. */
+    int (*play)(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, int first, int count,
+                const m2_team_gen *g, float *R, m2_err *err);
+    /* Agent k's tokens of the kept block: its outputs are the action rows (tok_action >= 0, mask
      * 1); everything else is context. *seq_sample (malloc'd, pb->n_seq entries) maps each packed
-     * sequence to its sample (a sample may give several sequences). Sequences longer than
-     * max_tokens (> 0) are cut (data/pack.h's rule); a batch with nothing of the agent is empty
-     * (pb->N == 0: the loop leaves that agent as it is). */
+     * sequence to its sample's index in the whole batch (a sample may give several sequences).
+     * Sequences longer than max_tokens (> 0) are cut (data/pack.h's rule); a block with nothing of
+     * the agent is empty (pb->N == 0). */
     int (*pack)(void *ud, int agent, int max_tokens, m2_packed_batch *pb, int **seq_sample, m2_err *err);
 } m2_team_source;
-
-/* Mean reward of the team over `samples` plays of each of the first n_tasks tasks of src (sample i:
- * task i / samples, id i); per_task (may be NULL) receives each task's mean. */
-int m2_team_source_success(const m2_team_source *src, int n_tasks, int samples, const m2_team_gen *g, double *mean,
-                           double *per_task, m2_err *err);
 
 /* The shared-context team over questions as a source: play = m2_team_play, pack = m2_team_pack (one
  * sequence a sample). */
@@ -119,8 +124,8 @@ typedef struct m2_team_qa {
      * sets it); e.g. partial credit, or a shaped reward in tests. */
     float (*reward)(void *ud, const m2_qa *q, const m2_team_sample *s);
     void *reward_ud;
-    m2_team_sample *s;          /* the kept batch */
-    int n, cap;
+    m2_team_sample *s;          /* the last batch played, its block [first, first + count) kept */
+    int n, cap, first, count;
 } m2_team_qa;
 
 m2_team_source m2_team_qa_source(m2_team_qa *q);

@@ -20,11 +20,14 @@ void m2_team_hier_free(m2_team_hier *h) {
     h->cap = 0;
 }
 
-static int hier_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, const m2_team_gen *g, float *R,
-                     m2_err *err) {
+static int hier_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id0, int first, int count,
+                     const m2_team_gen *g, float *R, m2_err *err) {
     m2_team_hier *h = ud;
-    int n = n_tasks * G;
+    int n = count;   /* the block's episodes, kept at ep[i - first] */
     drop(h);
+    if (first < 0 || count < 0 || first + count > n_tasks * G)
+        return m2_errorf(err, M2_EINVAL, "team: block [%d, %d) of a batch of %d", first, first + count, n_tasks * G);
+    h->first = first;
     if (h->loop.action_mode != M2_ACTION_MODE_GENERATE)
         return m2_errorf(err, M2_ECONFIG, "sys2.action_mode: the hierarchical team trains generated actions (generate), "
                                           "not a choice among candidates");
@@ -40,16 +43,17 @@ static int hier_play(void *ud, const int *tasks, int n_tasks, int G, uint64_t id
                            .max_new_tokens = g->max_new_tokens};
     m2_policy p1 = m2_model_policy_as(&mp1), p2 = m2_model_policy_as(&mp2);
     int rc = 0;
-    for (int i = 0; i < n && !rc; i++) {
+    for (int l = 0; l < n && !rc; l++) {   /* the episode of sample i depends on i alone */
+        int i = first + l;
         const m2_episode_ref *ref = m2_episode_order_at(h->order, tasks[i / G]);
         uint64_t id = id0 + (uint64_t)i;
         mp1.seed = role_seed(g->seed, id, M2_TEAM_HIER_PLANNER);
         mp2.seed = role_seed(g->seed, id, M2_TEAM_HIER_EXECUTOR);
         mp1.calls = mp2.calls = 0;
-        rc = m2_run_episode(h->env, ref->task, h->split, ref->index, id, &p1, &p2, &h->loop, &h->ep[i], err);
+        rc = m2_run_episode(h->env, ref->task, h->split, ref->index, id, &p1, &p2, &h->loop, &h->ep[l], err);
         if (rc) break;
-        h->n = i + 1;
-        R[i] = h->reward ? h->reward(h->reward_ud, &h->ep[i]) : (float)m2_env_unit_score(h->env->cls->name, h->ep[i].score);
+        h->n = l + 1;
+        R[i] = h->reward ? h->reward(h->reward_ud, &h->ep[l]) : (float)m2_env_unit_score(h->env->cls->name, h->ep[l].score);
     }
     m2_model_policy_free(&mp1);
     m2_model_policy_free(&mp2);
@@ -87,14 +91,14 @@ static int hier_pack(void *ud, int agent, int max_tokens, m2_packed_batch *pb, i
         if (agent == M2_TEAM_HIER_PLANNER) {
             m2_traj tr;
             if ((rc = m2_episode_planner_traj(&h->ep[i], &h->loop, &tr, err))) break;
-            rc = pack_one(h, &tr, max_tokens, i, p, map, &np, err);
+            rc = pack_one(h, &tr, max_tokens, h->first + i, p, map, &np, err);
             m2_traj_free(&tr);
         } else {
             m2_traj *segs = NULL;
             int ns = 0;
             if ((rc = m2_episode_segments(&h->ep[i], &h->loop, &segs, &ns, err))) break;
             for (int k = 0; k < ns; k++) {
-                if (!rc) rc = pack_one(h, &segs[k], max_tokens, i, p, map, &np, err);
+                if (!rc) rc = pack_one(h, &segs[k], max_tokens, h->first + i, p, map, &np, err);
                 m2_traj_free(&segs[k]);
             }
             free(segs);

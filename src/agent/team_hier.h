@@ -35,8 +35,8 @@ typedef struct m2_team_hier {
      * reward in tests. */
     float (*reward)(void *ud, const m2_episode *ep);
     void *reward_ud;
-    m2_episode *ep;                  /* the kept batch */
-    int n, cap;
+    m2_episode *ep;                  /* the kept block: ep[l] is sample first + l of the batch */
+    int n, cap, first;
 } m2_team_hier;
 
 m2_team_source m2_team_hier_source(m2_team_hier *h);

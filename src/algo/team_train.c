@@ -4,6 +4,7 @@
 #include <string.h>
 #include "algo/steps.h"
 #include "algo/teamtr.h"
+#include "algo/train.h"
 #include "model/optim.h"
 
 /* Training and scoring ctxs of one model, grown when a batch needs more tokens. */
@@ -56,16 +57,19 @@ static struct m2_teamtr_ctx *ctx_for(m2_teamtr *tt, m2_model *m, int N, m2_err *
     return c->b ? c : NULL;
 }
 
-/* One agent's update in progress (its batch and the arrays over its rows). */
+/* One agent's update in progress (its batch and the arrays over its rows). Under MPI pb holds this
+ * rank's part of the update batch: the agent's tokens of the samples this rank played. */
 typedef struct agent_job {
     int agent;
     m2_adapter *a, *old;
-    struct m2_teamtr_ctx *c;
+    struct m2_teamtr_ctx *c;  /* NULL while this rank holds no token of the agent */
+    m2_dist *dist;
     m2_packed_batch pb;
-    int *seq_sample;          /* packed sequence -> sample */
+    int *seq_sample;          /* packed sequence -> sample (its index in the whole batch) */
     float *adv, *logp_old, *logp_ref, *logp_new;
     float *w0;                /* the last iterate inside the region */
-    int n_tok;
+    int n_tok;                /* the agent's token states over every rank: whether it is updated at all */
+    int n_mine;               /* ... of which in pb (alone: n_tok) */
 } agent_job;
 
 static void job_free(agent_job *j) {
@@ -87,10 +91,16 @@ static int job_begin(m2_teamtr *tt, int k, const float *adv_seq, const double *l
     j->agent = k;
     j->a = tt->adapter[k];
     j->old = tt->old[k];
+    j->dist = tt->dist;
     if (!j->a || !j->old) return m2_errorf(err, M2_EINVAL, "teamtr: agent %d has no adapter or snapshot", k + 1);
     if (tt->src.pack(tt->src.ud, k, cfg->max_tokens, &j->pb, &j->seq_sample, err)) return -1;
-    if (j->pb.N == 0) return 0;   /* no token of this agent in the batch (none fitted max_tokens): no update */
-    if (!(j->c = ctx_for(tt, tt->model[k], j->pb.N, err))) return -1;
+    int64_t n_tok = 0;
+    for (int r = 0; r < j->pb.N; r++) n_tok += j->pb.tok_action[r] >= 0;
+    j->n_mine = (int)n_tok;
+    if (!m2_dist_alone(j->dist) && m2_dist_sum_i64(j->dist, &n_tok, 1, err)) return -1;
+    j->n_tok = (int)n_tok;
+    if (j->n_tok == 0) return 0;   /* no token of this agent in the batch (none fitted max_tokens): no update */
+    if (j->n_mine > 0 && !(j->c = ctx_for(tt, tt->model[k], j->pb.N, err))) return -1;
     int N = j->pb.N ? j->pb.N : 1;
     j->adv = calloc((size_t)N, sizeof *j->adv);
     j->logp_old = calloc((size_t)N, sizeof *j->logp_old);
@@ -106,36 +116,47 @@ static int job_begin(m2_teamtr *tt, int k, const float *adv_seq, const double *l
         int i = j->seq_sample[j->pb.act_seq[a]];
         double lf = logfac ? logfac[i] : 0.0, lim = log(M2_HAPPO_FACTOR_MAX);
         j->adv[r] = adv_seq[i] * (float)exp(lf > lim ? lim : (lf < -lim ? -lim : lf));
-        j->n_tok++;
     }
+    /* a rank without tokens of the agent still steps it (the global gradient) and line-searches */
     if (m2_adapter_copy_weights(j->old, j->a, err)) return -1;
     memcpy(j->w0, j->a->params.w, j->a->params.n * sizeof *j->w0);
-    if (j->n_tok == 0) return 0;
+    if (j->n_mine == 0) return 0;
     if (m2_score_logprobs(j->c->a, j->a, &j->pb, j->logp_old, err)) return -1;
     if (with_ref && m2_score_logprobs(j->c->a, tt->init[k], &j->pb, j->logp_ref, err)) return -1;
     return 0;
 }
 
-/* One PPO-clip epoch (one optimiser step on the whole batch). */
+/* One PPO-clip epoch (one optimiser step on the whole batch: under MPI this rank's gradient of its
+ * tokens' mean, weighted by its share of the tokens and summed over the ranks, algo/train.h). */
 static int job_epoch(agent_job *j, const m2_teamtr_cfg *cfg, m2_teamtr_update *u, m2_err *err) {
     if (j->n_tok == 0) return 0;
     m2_ppo_cfg pc = {.eps_clip = cfg->clip, .kl_coef = cfg->kl_init};
-    m2_step_stats st;
+    m2_step_stats st = {0};
     m2_params_zero_grad(&j->a->params);
-    if (m2_ppo_step(j->c->train, j->a, &j->pb, j->adv, j->logp_old, j->logp_ref, &pc, 1, &st, err)) return -1;
+    if (j->n_mine > 0 && m2_ppo_step(j->c->train, j->a, &j->pb, j->adv, j->logp_old, j->logp_ref, &pc, 1, &st, err))
+        return -1;
     m2_params *g = &j->a->params;
+    double means[2] = {st.loss, st.clip_frac};
+    if (m2_dp_reduce(j->dist, &g, 1, j->n_mine, means, 2, NULL, 0, NULL, err)) return -1;
     m2_clip_grads(&g, 1, cfg->grad_clip);
     m2_adamw opt = {.beta1 = cfg->beta1, .beta2 = cfg->beta2, .eps = cfg->eps, .weight_decay = cfg->weight_decay};
     if (m2_adamw_step(&j->a->params, &opt, cfg->lr, err)) return -1;
-    u->loss = st.loss;
-    u->clip_frac = st.clip_frac;
+    u->loss = means[0];
+    u->clip_frac = means[1];
     return 0;
 }
 
+/* A mean over this rank's n_mine token states made the mean over every rank's (alone: as it is). */
+static int job_all_mean(agent_job *j, double *v, m2_err *err) {
+    return m2_dp_reduce(j->dist, NULL, 0, j->n_mine, v, 1, NULL, 0, NULL, err);
+}
+
+/* D^ over every rank's tokens: the same number, so the same region decision, on every rank */
 static int job_divergence(agent_job *j, double *D, m2_err *err) {
     *D = 0;
     if (j->n_tok == 0) return 0;
-    return m2_token_divergence(j->c->a, j->c->b, j->old, j->a, &j->pb, D, err);
+    if (j->n_mine > 0 && m2_token_divergence(j->c->a, j->c->b, j->old, j->a, &j->pb, D, err)) return -1;
+    return job_all_mean(j, D, err);
 }
 
 /* w = w0 + f (w1 - w0) for the job's adapter; w1 is the iterate before the line search. */
@@ -150,12 +171,16 @@ static int job_finish(agent_job *j, m2_teamtr_update *u, m2_err *err) {
     u->n_tokens = j->n_tok;
     if (j->n_tok == 0) return 0;
     if (job_divergence(j, &u->D, err)) return -1;
-    if (m2_score_logprobs(j->c->a, j->a, &j->pb, j->logp_new, err)) return -1;
-    u->L = m2_surrogate_gain(j->logp_new, j->logp_old, j->adv, j->pb.tok_mask, j->pb.N);
-    return 0;
+    u->L = 0;
+    if (j->n_mine > 0) {
+        if (m2_score_logprobs(j->c->a, j->a, &j->pb, j->logp_new, err)) return -1;
+        u->L = m2_surrogate_gain(j->logp_new, j->logp_old, j->adv, j->pb.tok_mask, j->pb.N);
+    }
+    return job_all_mean(j, &u->L, err);
 }
 
-/* Per sequence: the sum over agent j's tokens of log pi_new - log pi_old (HAPPO's factor). */
+/* Per sample: the sum over agent j's tokens of log pi_new - log pi_old (HAPPO's factor); under MPI
+ * over the samples this rank played, the only ones whose tokens it trains on. */
 static void job_log_ratio(const agent_job *j, double *logfac) {
     for (int r = 0; r < j->pb.N; r++) {
         int a = j->pb.tok_action[r];
@@ -245,14 +270,57 @@ static int update_joint(agent_job *jobs, int n, const m2_teamtr_cfg *cfg, m2_tea
 /* Sample ids of the batch played at position j of a stage: distinct across positions and stages. */
 static uint64_t batch_id0(uint64_t stage_seed, int j) { return stage_seed * 0x100000001B3ull + (uint64_t)j * 0x10000u; }
 
-/* G rollouts of each task from the team as it is now (kept by the source); rewards into R,
- * advantages into adv. */
+int m2_teamtr_play(const m2_team_source *src, m2_dist *d, const int *tasks, int n_tasks, int G, uint64_t id0,
+                   const m2_team_gen *g, float *R, m2_err *err) {
+    int64_t n = (int64_t)n_tasks * G, lo, cnt;
+    m2_dist_shard(n, d ? d->rank : 0, d ? d->world : 1, &lo, &cnt);
+    if (src->play(src->ud, tasks, n_tasks, G, id0, (int)lo, (int)cnt, g, R, err)) return -1;
+    if (m2_dist_alone(d)) return 0;
+    /* every rank's rewards: the blocks concatenated in rank order are the samples in order */
+    size_t *lens = malloc((size_t)d->world * sizeof *lens);
+    char *all = NULL;
+    int rc = lens ? m2_dist_allgather(d, R + lo, (size_t)cnt * sizeof *R, &all, lens, err)
+                  : m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+    size_t tot = 0;
+    for (int r = 0; !rc && r < d->world; r++) tot += lens[r];
+    if (!rc && tot != (size_t)n * sizeof *R)
+        rc = m2_errorf(err, M2_EINVAL, "teamtr: %zu bytes of rewards gathered for %lld samples", tot, (long long)n);
+    if (!rc) memcpy(R, all, tot);
+    free(all);
+    free(lens);
+    return rc;
+}
+
+int m2_teamtr_success(const m2_team_source *src, m2_dist *d, int n_tasks, int samples, const m2_team_gen *g,
+                      double *mean, double *per_task, m2_err *err) {
+    if (samples < 1) samples = 1;
+    int total = n_tasks * samples;
+    int *tasks = malloc((size_t)(n_tasks > 0 ? n_tasks : 1) * sizeof *tasks);
+    float *R = malloc((size_t)(total > 0 ? total : 1) * sizeof *R);
+    int rc = !tasks || !R ? m2_errorf(err, M2_ENOMEM, "team: out of memory") : 0;
+    for (int i = 0; i < n_tasks && !rc; i++) tasks[i] = i;
+    if (!rc && n_tasks > 0) rc = m2_teamtr_play(src, d, tasks, n_tasks, samples, 0, g, R, err);
+    double sum = 0;
+    for (int t = 0; t < n_tasks && !rc; t++) {
+        double st = 0;
+        for (int k = 0; k < samples; k++) st += R[t * samples + k];
+        sum += st;
+        if (per_task) per_task[t] = st / samples;
+    }
+    *mean = total > 0 && !rc ? sum / total : 0;
+    free(tasks);
+    free(R);
+    return rc;
+}
+
+/* G rollouts of each task from the team as it is now (this rank's block kept by the source);
+ * every sample's reward into R, advantages into adv. */
 static int play_batch(m2_teamtr *tt, const int *tasks, int n_tasks, uint64_t stage_seed, int j, const m2_teamtr_cfg *cfg,
                       float *adv, float *R, m2_teamtr_stage_stats *st, m2_err *err) {
     int G = cfg->group, n = n_tasks * G;
     m2_team_gen g = cfg->gen;
     g.seed = cfg->gen.seed ^ batch_id0(stage_seed, j);
-    if (tt->src.play(tt->src.ud, tasks, n_tasks, G, batch_id0(stage_seed, j), &g, R, err)) return -1;
+    if (m2_teamtr_play(&tt->src, tt->dist, tasks, n_tasks, G, batch_id0(stage_seed, j), &g, R, err)) return -1;
     st->rollouts += n;
     m2_group_advantages(R, n_tasks, G, cfg->adv_eps, cfg->a_max, adv);
     return 0;

@@ -30,11 +30,24 @@
  *
  * Randomness: every rollout batch samples from streams derived from (cfg->gen.seed, stage seed,
  * position j), so nothing but the weights carries over between stages (a resumed run needs the
- * adapters and AdamW moments only). */
+ * adapters and AdamW moments only).
+ *
+ * Data parallel (docs/dist.md, m2_teamtr.dist): every rollout batch is split across the ranks by
+ * m2_dist_shard over its samples; rank r plays its block (each sample's draws depend on its place in
+ * the whole batch, agent/team.h, so the samples are one process's) and the rewards are gathered in
+ * sample order, so every rank computes the same advantages. A rank then trains on the tokens of
+ * the samples it played (the update batch sharded by the rollouts' owner, no transcript travels):
+ * each PPO-clip step's gradient of its tokens' mean is weighted by its share of the agent's tokens
+ * and summed in the one all-reduce of the training loops (algo/train.h m2_dp_reduce), clipping and
+ * AdamW run on the global gradient on every rank; D^, L^ and the logged means are means over every
+ * rank's tokens (one deterministic sum each), so the line search and roll-back decide alike on
+ * every rank and the ranks' weights stay bit-identical. HAPPO's factors belong to samples, so each
+ * rank's stay with it. Against one process only the order of the sums differs (float rounding). */
 #ifndef M2_ALGO_TEAM_TRAIN_H
 #define M2_ALGO_TEAM_TRAIN_H
 #include <stdint.h>
 #include "agent/team.h"
+#include "dist/dist.h"
 #include "model/model.h"
 
 /* HAPPO's product of ratios is clipped to [1/x, x] so one sequence cannot dominate the batch */
@@ -86,7 +99,20 @@ typedef struct m2_teamtr {
     m2_adapter *init[M2_TEAM_MAX];           /* per agent: its initial policy for kl_init (NULL: none) */
     m2_team_source src;                      /* the team's rollouts */
     struct m2_teamtr_ctx *ctx[M2_TEAM_MAX];  /* per distinct model: training and scoring ctxs */
+    m2_dist *dist;                           /* the ranks running the loop in lock-step (NULL: alone) */
 } m2_teamtr;
+
+/* Plays a batch of n = n_tasks * G samples of src (sample i: task tasks[i / G], id id0 + i) over the
+ * ranks of d (NULL: alone, the whole batch here): rank r plays its block (m2_dist_shard), which src
+ * keeps for pack, and R[0..n) receives every sample's reward on every rank, in sample order. */
+int m2_teamtr_play(const m2_team_source *src, m2_dist *d, const int *tasks, int n_tasks, int G, uint64_t id0,
+                   const m2_team_gen *g, float *R, m2_err *err);
+
+/* Mean reward of the team over `samples` plays of each of the first n_tasks tasks of src (sample i:
+ * task i / samples, id i), played over the ranks of d as above; per_task (may be NULL) receives each
+ * task's mean. */
+int m2_teamtr_success(const m2_team_source *src, m2_dist *d, int n_tasks, int samples, const m2_team_gen *g,
+                      double *mean, double *per_task, m2_err *err);
 
 /* The agents of a shared-context team (model and adapter of each) into tt. */
 void m2_teamtr_set_team(m2_teamtr *tt, const m2_team *t);

@@ -49,13 +49,8 @@ static int call_epoch_end(const m2_train_hooks *h, int64_t epochs_done, int64_t 
 /* the most per-step numbers one reduction carries */
 #define DP_MAX_STATS 16
 
-/* Turns this rank's gradient of its block's mean loss (over n_local counted items) into the global
- * batch's gradient in every group of g[0..k) (groups without grads are skipped): g <- sum_r
- * (n_r / N) g_r, all groups packed into ONE deterministic all-reduce. means[0..n_means) are this
- * block's means and become the global batch's (weighted by n_r / N); sums[0..n_sums) are summed.
- * *n_total (may be NULL) receives N. Alone: nothing changes (*n_total = n_local). */
-static int dp_reduce(m2_dist *d, m2_params *const *g, int k, double n_local, double *means, int n_means,
-                     double *sums, int n_sums, double *n_total, m2_err *err) {
+int m2_dp_reduce(m2_dist *d, m2_params *const *g, int k, double n_local, double *means, int n_means,
+                 double *sums, int n_sums, double *n_total, m2_err *err) {
     if (n_total) *n_total = n_local;
     if (m2_dist_alone(d)) return 0;
     if (n_means + n_sums + 1 > DP_MAX_STATS + 1) return m2_errorf(err, M2_EINVAL, "data parallel: too many step statistics");
@@ -72,6 +67,7 @@ static int dp_reduce(m2_dist *d, m2_params *const *g, int k, double n_local, dou
     size_t tot = 0;
     int with = 0;
     for (int j = 0; j < k; j++) if (g[j]->g) { tot += g[j]->n; with++; }
+    if (with == 0) return 0;   /* numbers only (k = 0) */
     if (with == 1) {   /* one arena: reduce it in place */
         for (int j = 0; j < k; j++) if (g[j]->g) {
             for (size_t i = 0; i < g[j]->n; i++) g[j]->g[i] *= share;
@@ -123,7 +119,7 @@ static int dp_step_stats(m2_dist *d, m2_adapter *a, m2_head *q, m2_head *v, m2_s
     m2_params *g[3] = {&a->params, &q->params, &v->params};
     double st[DP_STEP_STATS];
     stats_out(ss, st);
-    if (dp_reduce(d, g, 3, ss->n_actions, st, DP_STEP_STATS, NULL, 0, n_total, err)) return -1;
+    if (m2_dp_reduce(d, g, 3, ss->n_actions, st, DP_STEP_STATS, NULL, 0, n_total, err)) return -1;
     stats_in(ss, st);
     return 0;
 }
@@ -195,7 +191,7 @@ static int lm_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err 
     if (m2_lm_step(l->c, l->a, pb, 1, &ss, err)) return -1;   /* a rank's block may be empty */
     double mean[1] = {ss.loss}, sum[1] = {pb->N};
     m2_dist *d = dist_of(l->h);
-    if (dp_reduce(d, &p, 1, ss.n_tokens, mean, 1, sum, 1, NULL, err)) return -1;
+    if (m2_dp_reduce(d, &p, 1, ss.n_tokens, mean, 1, sum, 1, NULL, err)) return -1;
     float gn, lr;
     if (group_update(p, &l->o->opt, step, &gn, &lr, err)) return -1;
     l->loss = mean[0];
@@ -300,7 +296,7 @@ static int sft_step_fn(void *ud, const m2_packed_batch *pb, int64_t step, m2_err
     double mean[1] = {ss.loss};
     m2_params *g[1] = {&l->a->params};
     m2_dist *d = dist_of(l->h);
-    if (dp_reduce(d, g, 1, ss.n_actions, mean, 1, NULL, 0, NULL, err)) return -1;
+    if (m2_dp_reduce(d, g, 1, ss.n_actions, mean, 1, NULL, 0, NULL, err)) return -1;
     if (group_update(&l->a->params, &l->o->opt, step, NULL, NULL, err)) return -1;
     l->loss = mean[0];
     return 0;

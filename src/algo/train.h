@@ -42,6 +42,16 @@ typedef struct m2_train_hooks {
     m2_dist *dist;
 } m2_train_hooks;
 
+/* The data-parallel reduction of one step (the one all-reduce every training loop uses, TeamTR's
+ * too): turns this rank's gradient of its block's mean loss (over n_local counted items) into the
+ * global batch's gradient in every group of g[0..k) (groups without grads are skipped): g <- sum_r
+ * (n_r / N) g_r, all groups packed into ONE deterministic all-reduce. means[0..n_means) are this
+ * block's means and become the global batch's (weighted by n_r / N); sums[0..n_sums) are summed.
+ * *n_total (may be NULL) receives N. k = 0 reduces the numbers alone. Alone (d NULL or one rank):
+ * nothing changes (*n_total = n_local), so a 1-process run computes what it did without MPI. */
+int m2_dp_reduce(m2_dist *d, m2_params *const *g, int k, double n_local, double *means, int n_means,
+                 double *sums, int n_sums, double *n_total, m2_err *err);
+
 typedef struct m2_train_state {
     int64_t step;        /* optimiser steps done in this stage */
     int64_t epoch;       /* data cursor: epoch ... */

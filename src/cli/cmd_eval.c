@@ -69,12 +69,13 @@ static void print_types(const m2_eval_agg *agg, const char *split) {
 }
 
 /* --run DIR of a TeamTR run: greedy test success of the chain, of each agent alone, best of them. */
-static int eval_team(const env_opts *o) {
+static int eval_team(const env_opts *o, m2_dist *dist) {
     FILE *out = NULL;
-    if (o->out && !(out = fopen(o->out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o->out); return 1; }
+    int writer = m2_dist_alone(dist) || dist->rank == 0;
+    if (writer && o->out && !(out = fopen(o->out, "w"))) { fprintf(stderr, "multi2 eval: %s: cannot create\n", o->out); return 1; }
     m2_team_eval ev;
     m2_err err = {0};
-    int rc = m2_pipe_eval_team_run(o->run, o->episodes, out, &ev, &err);
+    int rc = m2_pipe_eval_team_run_dist(o->run, o->episodes, out, &ev, dist, &err);
     if (out && fclose(out) && !rc) { fprintf(stderr, "multi2 eval: %s: write failed\n", o->out); return 1; }
     if (rc) { fprintf(stderr, "multi2 eval: %s\n", err.msg); return 1; }
     if (o->json) {
@@ -112,13 +113,7 @@ static int eval_run(const env_opts *o, m2_dist *dist) {
     }
     if (m2_method_of(cfg)->team) {   /* a TeamTR run: its team on the test questions of its task family */
         free(cfg);
-        if (!m2_dist_alone(dist)) {
-            if (dist->rank == 0)
-                fprintf(stderr, "multi2 eval: %s is a TeamTR run, evaluated in one process only (its rollouts are not "
-                        "split across ranks); run it without mpirun\n", o->run);
-            return 2;
-        }
-        return eval_team(o);
+        return eval_team(o, dist);
     }
     if (o->env && strcmp(o->env, cfg->env_name)) {
         fprintf(stderr, "multi2 eval: --env %s, but %s was trained on %s\n", o->env, o->run, cfg->env_name);

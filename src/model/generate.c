@@ -313,7 +313,7 @@ static int decode_loop(m2_model *m, m2_adapter *a, m2_kv_cache *kv, int n_seq, f
         out[i].tokens = malloc((size_t)(maxnew + 1) * sizeof(int32_t));
         out[i].logps = malloc((size_t)(maxnew + 1) * sizeof(float));
         if (!out[i].tokens || !out[i].logps) { rc = m2_errorf(err, M2_ENOMEM, "generate: out of memory"); goto done; }
-        m2_rng_seed_stream(&rng[i], g->seed, (uint64_t)i);
+        m2_rng_seed_stream(&rng[i], g->seed, g->streams ? g->streams[i] : (uint64_t)i);
         active[i] = 1;
         if (maxnew == 0) { active[i] = 0; out[i].stop_reason = M2_STOP_MAX_TOKENS; }
     }

@@ -44,7 +44,11 @@ enum { M2_STOP_NONE = 0, M2_STOP_MAX_TOKENS = 1, M2_STOP_TOKEN = 2, M2_STOP_STRI
 typedef struct m2_gen_config {
     int max_new_tokens;
     m2_sampler sampler;
-    uint64_t seed;                      /* sequence i samples from stream (seed, i) */
+    uint64_t seed;                      /* sequence i samples from stream (seed, i) ... */
+    /* ... or (seed, streams[i]) when not NULL [n_seq]: a caller generating part of a larger batch
+     * (a rank's block of it) names each sequence's stream in the whole batch, so what it samples
+     * does not depend on which other sequences share the call */
+    const uint64_t *streams;
     const int32_t *stop_tokens; int n_stop_tokens;     /* e.g. EOS, <|im_end|> (kept in output) */
     const char *const *stop_strings; int n_stop_strings; /* matched on the detokenized output */
     /* Detokenizer hook for stop strings: writes the text of one token, returns its length. */

@@ -66,6 +66,9 @@ typedef struct m2_team_eval {
     double chain, best_of, alone[16];
 } m2_team_eval;
 int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval *out, m2_err *err);
+/* The same with the questions split across the ranks of dist (docs/dist.md), every rank calling it:
+ * every rank gets the same numbers, rank 0 alone writes jsonl (the others pass NULL). */
+int m2_pipe_eval_team_run_dist(const char *run_dir, int n, FILE *jsonl, m2_team_eval *out, m2_dist *dist, m2_err *err);
 
 
 /* Evaluates the trained policy of a run folder (its config.yaml and artifacts) on `split` of its

@@ -18,11 +18,13 @@ void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap) {
     snprintf(out, cap, "%s/%s", cfg->run_out_dir, cfg->run_name);
 }
 
+int m2_stage_writes(const m2_stage_ctx *ctx) { return ctx->writer || m2_dist_alone(ctx->dist); }
+
 int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err) {
     c->step = ctx->step;
     snprintf(c->stage, sizeof c->stage, "%s", ctx->name);
     /* every rank holds rank 0's state (docs/dist.md): rank 0's checkpoint is the job's */
-    if (!ctx->writer && !m2_dist_alone(ctx->dist)) return 0;
+    if (!m2_stage_writes(ctx)) return 0;
     if (!m2_dist_alone(ctx->dist)) {
         cJSON *st = m2_ckpt_state(c);
         if (!st || !cJSON_AddNumberToObject(st, "world", ctx->dist->world))
@@ -34,7 +36,7 @@ int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err) {
 }
 
 int m2_stage_log(m2_stage_ctx *ctx, const m2_scalar *s, int n, m2_err *err) {
-    if (!ctx->writer && !m2_dist_alone(ctx->dist)) return 0;   /* rank 0 logs the global numbers */
+    if (!m2_stage_writes(ctx)) return 0;   /* rank 0 logs the global numbers */
     if (m2_run_log(ctx->run, ctx->step, s, n, err) != 0) return -1;
     int64_t every = ctx->cfg->run_log_every > 0 ? ctx->cfg->run_log_every : 1;
     if (ctx->step % every == 0 || (ctx->total > 0 && ctx->step == ctx->total)) {
@@ -391,10 +393,6 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
             return m2_errorf(err, M2_EUNSUPPORTED, "stage %s not implemented yet (plan of method %s: run.stages "
                              "selects a subset)", plan[i], m2_method_names[cfg->method]);
     }
-    if (!m2_dist_alone(dist) && (m2_method_of(cfg)->team || m2_method_of(cfg)->hier_team))
-        return m2_errorf(err, M2_EUNSUPPORTED, "method %s: TeamTR runs in one process only (its rollouts and "
-                         "updates are not sharded across ranks yet); run it without mpirun",
-                         m2_method_names[cfg->method]);
     int writer = m2_dist_alone(dist) || dist->rank == 0;
     run_start rs;
     memset(&rs, 0, sizeof rs);

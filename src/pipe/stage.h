@@ -48,6 +48,10 @@ typedef struct m2_stage {
     int rank0_only;            /* under MPI only rank 0 runs it (it only writes files the others read later) */
 } m2_stage;
 
+/* 1 on the rank that writes the run's files: rank 0 under MPI (docs/dist.md), or a process alone
+ * (a ctx made outside the runner too). */
+int m2_stage_writes(const m2_stage_ctx *ctx);
+
 /* Saves c as this stage's checkpoint at ctx->step (stage name and step are set here), keeping
  * run.keep_last checkpoints. */
 int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err);

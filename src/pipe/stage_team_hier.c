@@ -89,7 +89,7 @@ int m2_stage_teamtr_hier(m2_stage_ctx *ctx, m2_err *err) {
     snprintf(label, sizeof label, "the hierarchy on %s (System 1 %s)", cfg->env_name, frozen ? "frozen" : "trained");
     if (pw_team_run_stages(ctx, &r, label, err)) goto out;
     for (int k = 0; k < M2_TEAM_HIER_AGENTS; k++)
-        if (pw_save_adapter(&w, a[k], ctx->artifacts, err)) goto out;
+        if (m2_stage_writes(ctx) && pw_save_adapter(&w, a[k], ctx->artifacts, err)) goto out;
     cJSON *o = pw_team_run_summary(&r);
     if (o) {
         cJSON_AddStringToObject(o, "env", cfg->env_name);

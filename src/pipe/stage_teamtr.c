@@ -117,8 +117,8 @@ int pw_team_pretrain_set(const m2_run_config *cfg, const m2_tok_iface *tok, int 
 
 /* ---------------------------------------------------------------- evaluation */
 
-/* A JSONL record of one played question. */
-static int write_record(FILE *f, int index, const m2_qa *q, const m2_team_sample *s) {
+/* The JSONL record of one played question (one line, no newline; malloc'd, NULL: out of memory). */
+static char *record_of(int index, const m2_qa *q, const m2_team_sample *s) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", index);
     cJSON_AddStringToObject(o, "question", q->question);
@@ -131,15 +131,38 @@ static int write_record(FILE *f, int index, const m2_qa *q, const m2_team_sample
     cJSON_AddBoolToObject(o, "success", s->reward > 0);
     char *t = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    int rc = t && fprintf(f, "%s\n", t) > 0 ? 0 : -1;
-    free(t);
+    return t;
+}
+
+/* Team t plays the first n test questions greedily over the ranks of d (NULL: alone): rank r plays
+ * its block (m2_dist_shard), and every rank receives every question's record, in question order, as
+ * lines of *all (malloc'd). */
+static int play_records(const m2_team *t, const m2_qa_set *test, int n, const m2_team_gen *g, m2_team_sample *s,
+                        m2_dist *d, char **all, m2_err *err) {
+    int64_t lo, cnt;
+    m2_dist_shard(n, d ? d->rank : 0, d ? d->world : 1, &lo, &cnt);
+    for (int i = 0; i < n; i++) s[i] = (m2_team_sample){.task = i, .id = (uint64_t)i};
+    if (m2_team_play_block(t, test, s, n, (int)lo, (int)cnt, g, err)) return -1;
+    m2_strbuf sb = {0};
+    for (int i = (int)lo; i < lo + cnt; i++) {
+        char *line = record_of(i, &test->q[i], &s[i]);
+        if (!line || m2_strbuf_puts(&sb, line) || m2_strbuf_putc(&sb, '\n')) sb.oom = 1;
+        free(line);
+    }
+    for (int i = 0; i < n; i++) m2_team_sample_free(&s[i]);
+    size_t *lens = malloc((size_t)(d ? d->world : 1) * sizeof *lens);
+    int rc = sb.oom || !lens ? m2_errorf(err, M2_ENOMEM, "teamtr: out of memory")
+                             : m2_dist_allgather(d, sb.len ? m2_strbuf_str(&sb) : "", sb.len, all, lens, err);
+    m2_strbuf_free(&sb);
+    free(lens);
     return rc;
 }
 
 /* Greedy test success of the chain, of each agent alone (a team of one) and of the best of the
- * agents alone per question, over the first n questions; chain records to jsonl (may be NULL). */
-static int greedy_eval(const m2_team *team, const m2_qa_set *test, int n, int max_new, FILE *jsonl, m2_team_eval *ev,
-                       m2_err *err) {
+ * agents alone per question, over the first n questions, the questions split across the ranks of d;
+ * chain records to jsonl (may be NULL; under MPI rank 0's). */
+static int greedy_eval(const m2_team *team, const m2_qa_set *test, int n, int max_new, FILE *jsonl, m2_dist *d,
+                       m2_team_eval *ev, m2_err *err) {
     memset(ev, 0, sizeof *ev);
     if (n <= 0 || n > test->n) n = test->n;
     ev->n_agents = team->n;
@@ -151,18 +174,23 @@ static int greedy_eval(const m2_team *team, const m2_qa_set *test, int n, int ma
     for (int k = -1; k < team->n && !rc; k++) {   /* k = -1: the chain */
         m2_team one = {.n = 1, .protocol = M2_TEAM_CHAIN};
         if (k >= 0) one.agent[0] = team->agent[k];
-        for (int i = 0; i < n; i++) s[i] = (m2_team_sample){.task = i, .id = (uint64_t)i};
-        if ((rc = m2_team_play(k < 0 ? team : &one, test, s, n, &g, err))) break;
-        for (int i = 0; i < n; i++) {
+        char *all = NULL, *line, *save = NULL;
+        if ((rc = play_records(k < 0 ? team : &one, test, n, &g, s, d, &all, err))) break;
+        line = strtok_r(all, "\n", &save);
+        for (int i = 0; i < n && !rc; i++, line = strtok_r(NULL, "\n", &save)) {
+            cJSON *o = line ? cJSON_Parse(line) : NULL;
+            if (!o) { rc = m2_errorf(err, M2_EFORMAT, "teamtr: question %d: no record", i); break; }
+            float won = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "success")) ? 1.f : 0.f;
+            cJSON_Delete(o);
             if (k < 0) {
-                ev->chain += s[i].reward / n;
-                if (jsonl && !rc && write_record(jsonl, i, &test->q[i], &s[i])) rc = m2_errorf(err, M2_EIO, "eval records: write failed");
+                ev->chain += won / n;
+                if (jsonl && fprintf(jsonl, "%s\n", line) < 0) rc = m2_errorf(err, M2_EIO, "eval records: write failed");
             } else {
-                ev->alone[k] += s[i].reward / n;
-                solved[i] |= s[i].reward > 0;
+                ev->alone[k] += won / n;
+                solved[i] |= won > 0;
             }
-            m2_team_sample_free(&s[i]);
         }
+        free(all);
     }
     for (int i = 0; i < n && !rc; i++) ev->best_of += solved[i] / (double)n;
     free(solved);
@@ -174,7 +202,8 @@ static int greedy_eval(const m2_team *team, const m2_qa_set *test, int n, int ma
 static int final_eval(pw_team_run *r, const m2_team *team, const m2_qa_set *test, m2_stage_ctx *ctx, m2_err *err) {
     const m2_run_config *cfg = r->cfg;
     m2_team_eval ev;
-    if (greedy_eval(team, test, (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_max_new_tokens, NULL, &ev, err)) return -1;
+    if (greedy_eval(team, test, (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_max_new_tokens, NULL, ctx->dist, &ev, err))
+        return -1;
     cJSON *o = pw_team_run_summary(r);
     if (o) {
         cJSON_AddNumberToObject(o, "questions", ev.questions);
@@ -194,6 +223,10 @@ static int final_eval(pw_team_run *r, const m2_team *team, const m2_qa_set *test
 }
 
 int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval *out, m2_err *err) {
+    return m2_pipe_eval_team_run_dist(run_dir, n, jsonl, out, NULL, err);
+}
+
+int m2_pipe_eval_team_run_dist(const char *run_dir, int n, FILE *jsonl, m2_team_eval *out, m2_dist *dist, m2_err *err) {
     char path[1300];
     snprintf(path, sizeof path, "%s/config.yaml", run_dir);
     m2_run_config *cfg = malloc(sizeof *cfg);
@@ -221,7 +254,7 @@ int m2_pipe_eval_team_run(const char *run_dir, int n, FILE *jsonl, m2_team_eval 
         team.agent[k] = (m2_team_agent){.model = w.m, .adapter = a, .tok = &w.tok};
     }
     if (!rc) rc = greedy_eval(&team, &test, n > 0 ? n : (int)cfg->teamtr_eval_tasks, (int)cfg->teamtr_max_new_tokens,
-                              jsonl, out, err);
+                              jsonl, dist, out, err);
     m2_qa_set_free(&test);
     pw_close(&w);
     free(cfg);
@@ -283,7 +316,7 @@ int m2_stage_teamtr(m2_stage_ctx *ctx, m2_err *err) {
              team.protocol == M2_TEAM_ROUTER ? "router" : "chain", team.order == M2_TEAM_RANDOM ? "random" : "round robin");
     if (pw_team_run_stages(ctx, &r, label, err)) goto out;
     for (int k = 0; k < team.n; k++)
-        if (pw_save_adapter(&w, team.agent[k].adapter, ctx->artifacts, err)) goto out;
+        if (m2_stage_writes(ctx) && pw_save_adapter(&w, team.agent[k].adapter, ctx->artifacts, err)) goto out;
     if (final_eval(&r, &team, &test, ctx, err)) goto out;
     rc = 0;
 out:

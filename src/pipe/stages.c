@@ -56,8 +56,6 @@ static m2_train_hooks hooks_of(hook_ud *h) {
     return (m2_train_hooks){.ud = h, .log = hook_log, .after_step = hook_after, .dist = h->ctx->dist};
 }
 
-/* Under MPI only rank 0 writes files (docs/dist.md); a ctx made outside the runner writes. */
-static int writes(const m2_stage_ctx *ctx) { return ctx->writer || m2_dist_alone(ctx->dist); }
 
 /* The RL-stage diagnostics (pipe/probe.h) at the end of a stage: logged, printed, and written to the
  * stage's artifacts beside its adapter. */
@@ -73,7 +71,7 @@ static int probe_finish(m2_stage_ctx *ctx, pw_probe *p, m2_adapter *a, m2_err *e
     if (ctx->out)
         fprintf(ctx->out, "%s: greedy action changed on %d of %d probe states; KL(start || end) %.4g per action token%s\n",
                 ctx->name, r.changed, r.n_states, r.kl, r.changed == 0 ? " (this stage changed no greedy decision)" : "");
-    return writes(ctx) ? pw_probe_write(&r, ctx->artifacts, err) : 0;
+    return m2_stage_writes(ctx) ? pw_probe_write(&r, ctx->artifacts, err) : 0;
 }
 
 /* A stage's optimiser at a constant learning rate. */
@@ -260,7 +258,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     int team = m2_method_of(cfg)->team;   /* a team run pre-trains on its task family's transcripts */
     char corpus_dir[1400];
     snprintf(corpus_dir, sizeof corpus_dir, "%s/corpus", ctx->artifacts);
-    if (!team && writes(ctx) &&
+    if (!team && m2_stage_writes(ctx) &&
         (pw_data_ensure(cfg, run_dir, ctx->out, err) || pw_corpus_ensure(cfg, corpus_dir, ctx->out, err)))
         return -1;
     if (m2_dist_barrier(ctx->dist, err)) return -1;   /* the data rank 0 wrote, for every rank */
@@ -286,7 +284,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
          * tokenizer from these files, and must save the same base.gguf as a run that trained it */
         char cfg_path[1400];
         snprintf(cfg_path, sizeof cfg_path, "%s/tokenizer_config.json", ctx->artifacts);
-        if (tk && writes(ctx) &&
+        if (tk && m2_stage_writes(ctx) &&
             (m2_tokenizer_save_config_json(tk, cfg_path, err) || m2_tokenizer_save_json(tk, tok_path, err))) {
             m2_tokenizer_free(tk);
             free(dirs);
@@ -393,7 +391,7 @@ int m2_stage_pretrain(m2_stage_ctx *ctx, m2_err *err) {
     m2_train_hooks hk = hooks_of(&h);
     if (m2_train_lm(m, c, NULL, &set, idx, set.n, &lo, &st, &hk, err)) goto out;
     ctx->step = h.base + st.step;
-    if (writes(ctx) && (m2_model_save_gguf_tok(m, base_path, M2_GGML_F32, NULL, tk, err) ||
+    if (m2_stage_writes(ctx) && (m2_model_save_gguf_tok(m, base_path, M2_GGML_F32, NULL, tk, err) ||
                         check_saved_base(m, &set, base_path, tok_path, err)))
         goto out;
     if (ctx->out) fprintf(ctx->out, "pretrain: base -> %s (reloaded: same logits)\n", base_path);
@@ -486,7 +484,7 @@ static int sft_stage(m2_stage_ctx *ctx, const char *kind, const char *adapter_na
     if (m2_train_sft(c, cv, a, &set, tr, nt, va, nv, &o, &st, best, &hk, err)) goto out;
     ctx->step = h.base + st.step;
     if (st.stopped && ctx->out) fprintf(ctx->out, "%s: early stop at step %lld (best validation loss %.4f)\n", ctx->name, (long long)st.step, st.best_val);
-    if (writes(ctx) && pw_save_adapter(&w, a, ctx->artifacts, err)) goto out;
+    if (m2_stage_writes(ctx) && pw_save_adapter(&w, a, ctx->artifacts, err)) goto out;
     rc = 0;
 out:
     free(best);
@@ -636,7 +634,7 @@ int m2_stage_sys2_offline(m2_stage_ctx *ctx, m2_err *err) {
     m2_train_hooks hk = hooks_of(&h);
     if (m2_train_offline(w.m, c, a, q, v, &set, idx, set.n, &o, &st, &rng, &hk, err)) goto out;
     ctx->step = h.base + st.step;
-    if (writes(ctx) && (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
+    if (m2_stage_writes(ctx) && (pw_save_adapter(&w, a, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
     if (probe_finish(ctx, probe, a, err)) goto out;
     rc = 0;
 out:
@@ -682,7 +680,7 @@ static int hook_epoch_end(void *ud, int64_t epochs_done, int64_t step, m2_err *e
         m2_eval_agg agg;
         m2_eval_agg_init(&agg);
         n[k] = eval_split(h->world, &play, splits[k], (int)cfg->sys2_online_eval_episodes, NULL, NULL, NULL, NULL, &agg,
-                          ctx->dist, writes(ctx), err);
+                          ctx->dist, m2_stage_writes(ctx), err);
         const m2_eval_cell *c = n[k] > 0 ? m2_eval_agg_find(&agg, m2_split_name(splits[k]), "all") : NULL;
         s[1 + 2 * k] = (m2_scalar){names[1 + 2 * k], c && c->n ? (double)c->success / c->n : NAN};
         s[2 + 2 * k] = (m2_scalar){names[2 + 2 * k], c && c->n ? c->score / c->n : NAN};
@@ -806,7 +804,7 @@ int m2_stage_sys2_online(m2_stage_ctx *ctx, m2_err *err) {
     if (m2_train_online(w.m, con, coff, on, off, q, v, w.env, flat ? &p2 : &p1, &p2, &lc, &buf, &w.tok, &o, &st, &hk, err))
         goto out;
     ctx->step = h.base + st.step;
-    if (writes(ctx) && (pw_save_adapter(&w, on, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
+    if (m2_stage_writes(ctx) && (pw_save_adapter(&w, on, ctx->artifacts, err) || pw_save_heads(q, v, ctx->artifacts, err))) goto out;
     if (probe_finish(ctx, probe, on, err)) goto out;
     rc = 0;
 out:
@@ -955,12 +953,12 @@ static int eval_mode(m2_stage_ctx *ctx, pw_world *w, m2_action_mode mode, m2_eva
         m2_eval_file_stem(split, suffix, stem, sizeof stem);
         m2_jsonl jl;
         memset(&jl, 0, sizeof jl);
-        if (writes(ctx) && m2_run_eval_open(ctx->run, stem, 1, &jl, err)) return -1;
+        if (m2_stage_writes(ctx) && m2_run_eval_open(ctx->run, stem, 1, &jl, err)) return -1;
         char label[600];
         snprintf(label, sizeof label, "eval %s/%s%s%s", cfg->env_name, split, suffix ? " " : "", suffix ? suffix : "");
-        int n = eval_split(w, &play, (m2_split)sp, (int)cfg->eval_episodes, ctx->out, label, writes(ctx) ? &jl : NULL,
-                           NULL, agg, ctx->dist, writes(ctx), err);
-        if (writes(ctx)) m2_jsonl_close(&jl);
+        int n = eval_split(w, &play, (m2_split)sp, (int)cfg->eval_episodes, ctx->out, label, m2_stage_writes(ctx) ? &jl : NULL,
+                           NULL, agg, ctx->dist, m2_stage_writes(ctx), err);
+        if (m2_stage_writes(ctx)) m2_jsonl_close(&jl);
         if (n < 0) return -1;
         const m2_eval_cell *cell = m2_eval_agg_find(agg, split, "all");
         if (!cell || cell->n == 0) continue;
@@ -999,7 +997,7 @@ int m2_stage_eval(m2_stage_ctx *ctx, m2_err *err) {
         m2_eval_agg agg;
         m2_eval_agg_init(&agg);
         rc = eval_mode(ctx, &w, (m2_action_mode)modes[i], &agg, err);
-        if (rc == 0 && writes(ctx)) {
+        if (rc == 0 && m2_stage_writes(ctx)) {
             char *j = m2_eval_agg_to_json(&agg), stem[64], path[1400];
             m2_eval_file_stem("eval_summary", i ? m2_action_mode_names[modes[i]] : NULL, stem, sizeof stem);
             snprintf(path, sizeof path, "%s/%s.json", ctx->artifacts, stem);

@@ -38,7 +38,7 @@ static int measure(pw_team_run *r, double *J, double *per_task, m2_err *err) {
     const m2_run_config *cfg = r->cfg;
     m2_team_gen g = r->loop.gen;
     g.seed = pw_seed(cfg, PW_SEED_TEAM_EVAL);
-    return m2_team_source_success(&r->test, r->n_test, (int)cfg->teamtr_eval_samples, &g, J, per_task, err);
+    return m2_teamtr_success(&r->test, r->tt.dist, r->n_test, (int)cfg->teamtr_eval_samples, &g, J, per_task, err);
 }
 
 static const char *agent_name(const pw_team_run *r, int k, char *buf, size_t cap) {
@@ -135,6 +135,7 @@ static void stage_sigma(const pw_team_run *r, int s, int *sigma) {
 int pw_team_run_stages(m2_stage_ctx *ctx, pw_team_run *r, const char *label, m2_err *err) {
     const m2_run_config *cfg = r->cfg;
     r->stages = (int)cfg->teamtr_stages;
+    r->tt.dist = ctx->dist;   /* rollouts and updates over the ranks (algo/team_train.h) */
     int T = (int)cfg->teamtr_tasks_per_stage, rc = -1, nt = r->n_test > 0 ? r->n_test : 1;
     if (r->n_update < 1 || r->n_train < 1 || r->n_test < 1)
         return m2_errorf(err, M2_ECONFIG, "teamtr: %d agents to train, %d train and %d test tasks", r->n_update,
@@ -273,6 +274,7 @@ cJSON *pw_team_run_summary(const pw_team_run *r) {
 }
 
 int pw_team_write_summary(m2_stage_ctx *ctx, cJSON *o, m2_err *err) {
+    if (!m2_stage_writes(ctx)) { cJSON_Delete(o); return 0; }   /* every rank holds the same numbers */
     char *txt = o ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     char path[1400];

@@ -54,7 +54,7 @@ int pw_team_run_stages(m2_stage_ctx *ctx, pw_team_run *r, const char *label, m2_
  * label), per-stage certificates and gains, rank correlation, violation rate, out-of-region rate. */
 cJSON *pw_team_run_summary(const pw_team_run *r);
 
-/* Writes o (consumed) to artifacts/<stage>/eval.json. */
+/* Writes o (consumed) to artifacts/<stage>/eval.json (rank 0 under MPI; the others drop it). */
 int pw_team_write_summary(m2_stage_ctx *ctx, cJSON *o, m2_err *err);
 
 void pw_team_run_free(pw_team_run *r);   /* the state arrays and the loop's ctxs */
