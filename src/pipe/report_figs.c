@@ -409,7 +409,7 @@ static int fig_buckets(const fig_data *d, const cell *c, int nc, int n_folders, 
         if (!n_panels) continue;
         char name[NAME_CAP + 16], title[NAME_CAP + 80];
         snprintf(name, sizeof name, "buckets_%s", d->envs.s[e]);
-        snprintf(title, sizeof title, "%s by task type: mean over seeds +- s.e.", d->envs.s[e]);
+        snprintf(title, sizeof title, "%s by task type (mean +- s.e.)", d->envs.s[e]);
         bars_fig f = {.panels = panels, .n = n_panels, .title = title};
         rc = write_figure(out_dir, name, 1, draw_bars_fig, &f, err);
         files++;
