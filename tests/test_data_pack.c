@@ -192,6 +192,38 @@ static void batch_positions(void **state) {
     assert_int_equal(ids[14 + 5], 258);
     assert_int_equal(ids[14 + 13], 258);
     free(ids);
+    /* a part (TeamTR's update in parts): sequence 1 alone is the batch built from it, renumbered
+     * from 0, still placed in b (its key 1, its action 2 of 3); sequence 0 alone keeps actions 0, 1 */
+    m2_packed_batch q, one;
+    assert_int_equal(m2_packed_batch_part(&b, 1, 2, &q, &err), 0);
+    assert_int_equal(m2_packed_batch_build(&p[1], 1, &one, &err), 0);
+    assert_int_equal(q.N, 5);
+    assert_int_equal(q.n_seq, 1);
+    assert_int_equal(q.n_actions, 1);
+    assert_memory_equal(q.tokens, one.tokens, 5 * sizeof(int32_t));
+    assert_memory_equal(q.targets, one.targets, 5 * sizeof(int32_t));
+    assert_memory_equal(q.tok_action, one.tok_action, 5 * sizeof(int32_t));
+    assert_memory_equal(q.tok_mask, one.tok_mask, 5 * sizeof(float));
+    assert_int_equal(q.seq_off[0], 0);
+    assert_int_equal(q.act_seq[0], 0);
+    assert_int_equal(q.q_pos[0], one.q_pos[0]);
+    assert_int_equal(q.v_pos[0], one.v_pos[0]);
+    assert_int_equal(q.next_v_pos[0], -1);
+    assert_true(q.reward[0] == 0.5f && q.done[0] == 1.f);
+    assert_int_equal(q.seq_key[0], 1);
+    assert_int_equal(q.act_base, 2);
+    assert_int_equal(q.act_total, 3);
+    m2_packed_batch_free(&q);
+    m2_packed_batch_free(&one);
+    assert_int_equal(m2_packed_batch_part(&b, 0, 1, &q, &err), 0);
+    assert_int_equal(q.N, 14);
+    assert_int_equal(q.n_actions, 2);
+    assert_memory_equal(q.tok_action, b.tok_action, 14 * sizeof(int32_t));
+    assert_int_equal(q.next_v_pos[0], 8);
+    assert_int_equal(q.act_base, 0);
+    m2_packed_batch_free(&q);
+    assert_int_equal(m2_packed_batch_part(&b, 1, 1, &q, &err), -1);   /* empty */
+    assert_int_equal(m2_packed_batch_part(&b, 1, 3, &q, &err), -1);   /* past the end */
     m2_packed_batch_free(&b);
     m2_packed_free(&p[0]);
     m2_packed_free(&p[1]);

@@ -368,11 +368,12 @@ static int team_run(int ranks, const char *name, const char *more) {
 /* every variant at 2 ranks plays the rollouts one process plays and follows its updates */
 static void team_two_ranks_match_one(void **state) {
     if (!have_mpi()) { skip(); return; }
-    static const char *const variants[] = {"teamtr", "stale", "stale_happo", "joint", "no_tr"};
+    /* the last: updates in parts (a rank's part of the batch split again, the all-reduce after its last part) */
+    static const char *const variants[] = {"teamtr", "stale", "stale_happo", "joint", "no_tr", "teamtr teamtr.max_batch_tokens=64"};
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
-        char a[64], b[64], over[64];
-        snprintf(a, sizeof a, "t1_%s", variants[v]);
-        snprintf(b, sizeof b, "t2_%s", variants[v]);
+        char a[64], b[64], over[96];
+        snprintf(a, sizeof a, "t1_%s", v == 5 ? "parts" : variants[v]);
+        snprintf(b, sizeof b, "t2_%s", v == 5 ? "parts" : variants[v]);
         snprintf(over, sizeof over, "teamtr.variant=%s", variants[v]);
         assert_int_equal(team_run(1, a, over), 0);
         assert_int_equal(team_run(2, b, over), 0);
@@ -395,13 +396,13 @@ static void team_two_ranks_match_one(void **state) {
     free(y);
 }
 
-/* the hierarchy as a team (teamtr_hier) at 2 ranks: its episodes, evaluation records and results are
- * one process's */
+/* the hierarchy as a team (teamtr_hier) at 2 ranks, its updates in parts of <= 256 tokens: its
+ * episodes, evaluation records and results are one process's */
 static void team_hier_two_ranks_match_one(void **state) {
     if (!have_mpi()) { skip(); return; }
     static const char *const over = "method=teamtr_hier teamtr.stages=3 teamtr.tasks_per_stage=3 teamtr.group=2 "
                                     "teamtr.epochs=2 teamtr.lr=0.05 teamtr.weight_decay=0.5 teamtr.eval_tasks=3 "
-                                    "teamtr.eval_samples=1 eval.temperature=0.8";
+                                    "teamtr.eval_samples=1 eval.temperature=0.8 teamtr.max_batch_tokens=256";
     assert_int_equal(sh(ENV " %s train %s run.out_dir=%s run.name=h1 %s >%s/h1.log 2>&1", bin, cfg_path, root, over, root), 0);
     assert_int_equal(sh(ENV " " MPIRUN " %s train %s run.out_dir=%s run.name=h2 %s >%s/h2.log 2>&1", bin, cfg_path, root,
                         over, root), 0);

@@ -262,6 +262,69 @@ static void joint_stale_happo(void **state) {
     snap_free(&ss, 2);
 }
 
+/* An update trained and scored in parts (cfg.max_batch_tokens: ~2 sequences a part, and 1 token:
+ * every sequence a part alone, longer than the budget) is the one-part update up to float rounding:
+ * the gradient summed over the parts in another order gives the same weights within 1e-6 (measured
+ * 3e-8), D^ before and after the line search within 1e-3 relative (measured up to 1.2e-4 over
+ * stage seeds 11-13: D^ ~1e-3 is a small difference of log-probs), L^ and the loss within 1e-4
+ * (measured 5e-6), and the same line-search path (out of the region, halvings, roll-back).
+ * STALE: both agents see the same rollouts whatever the first agent's weights, so the two updates
+ * compare. Stage seed 12: the batch's last group has rewards that differ, so its last part carries
+ * gradient (with seed 11 it had none, and a loop that dropped the last part went unseen). */
+static void parts_equal_one_batch(void **state) {
+    fx *f = *state;
+    m2_err err = {0};
+    const int sigma[2] = {0, 1};
+    m2_teamtr_cfg cfg = base_cfg();
+    cfg.mode = M2_TT_STALE;
+    cfg.lr = 0.02f;   /* every update leaves the region and the line search brings it back (D^ ~6e-4, 2 halvings) */
+    cfg.delta = 1e-3;
+    cfg.epochs = 3;
+    const int budget[3] = {0, 100, 1};
+    snap s0, s[3];
+    m2_teamtr_stage_stats st[3];
+    snap_take(f, &s0);
+    for (int b = 0; b < 3; b++) {
+        snap_restore(f, &s0);
+        cfg.max_batch_tokens = budget[b];
+        assert_int_equal(m2_teamtr_stage(&f->tt, tasks, 4, sigma, f->team.n, 12, &cfg, &st[b], &err), 0);
+        snap_take(f, &s[b]);
+    }
+    int searched = 0;
+    for (int b = 1; b < 3; b++) {
+        assert_int_equal(st[b].n, 2);
+        for (int j = 0; j < 2; j++) {
+            const m2_teamtr_update *u = &st[b].u[j], *u0 = &st[0].u[j];
+            assert_int_equal(u->n_tokens, u0->n_tokens);
+            assert_int_equal(u->out_of_region, u0->out_of_region);
+            assert_int_equal(u->backtracks, u0->backtracks);
+            assert_int_equal(u->rolled_back, u0->rolled_back);
+            searched += u->backtracks;
+            if (getenv("M2T_VERBOSE"))
+                fprintf(stderr, "budget %d update %d: D_raw %.9g (%.9g) D %.9g (%.9g) L %.9g (%.9g) halvings %d\n", budget[b],
+                        j, u->D_raw, u0->D_raw, u->D, u0->D, u->L, u0->L, u->backtracks);
+            assert_true(fabs(u->D_raw - u0->D_raw) <= 1e-3 * u0->D_raw);
+            assert_true(fabs(u->D - u0->D) <= 1e-3 * u0->D);
+            assert_true(fabs(u->L - u0->L) <= 1e-4 * fabs(u0->L));
+            assert_true(fabs(u->loss - u0->loss) <= 1e-4 * fabs(u0->loss) + 1e-9);
+        }
+        for (int k = 0; k < 2; k++) {
+            double dmax = 0;
+            for (size_t i = 0; i < s0.n[k]; i++) {
+                double d = fabs((double)s[b].w[k][i] - s[0].w[k][i]);
+                if (d > dmax) dmax = d;
+            }
+            if (getenv("M2T_VERBOSE")) fprintf(stderr, "budget %d agent %d: max |dw| %.3g\n", budget[b], k, dmax);
+            assert_true(dmax <= 1e-6);
+        }
+    }
+    assert_true(searched > 0);   /* the line search did act, alike in every partition */
+    /* the update moved the weights (the comparison above is not of two unchanged adapters) */
+    assert_memory_not_equal(s[0].w[0], s0.w[0], s0.n[0] * sizeof(float));
+    snap_free(&s0, 2);
+    for (int b = 0; b < 3; b++) snap_free(&s[b], 2);
+}
+
 /* Spearman by hand: x = (1, 2, 3, 4), y = (10, 30, 20, 40): ranks (1,2,3,4) vs (1,3,2,4),
  * d^2 = 0+1+1+0 = 2, rho = 1 - 6*2/(4*15) = 0.8. Ties: y = (1, 1, 2, 2) -> ranks (1.5,1.5,3.5,3.5),
  * rho = cov/sd = 0.894427. Violations: certificates above the gains. */
@@ -285,6 +348,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(rollout_counts, setup3, teardown),
         cmocka_unit_test_setup_teardown(fresh_resamples, setup3, teardown),
         cmocka_unit_test_setup_teardown(joint_stale_happo, setup2, teardown),
+        cmocka_unit_test_setup_teardown(parts_equal_one_batch, setup2, teardown),
         cmocka_unit_test(summaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -486,6 +486,8 @@ int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float
     float loss = m2_ppo_clip_forward(lp, logp_old, tok_adv, logp_ref, pb->tok_mask, N, cfg->eps_clip, cfg->kl_coef, &ps);
     if (backward) {
         m2_ppo_clip_backward(lp, logp_old, tok_adv, logp_ref, pb->tok_mask, N, cfg->eps_clip, cfg->kl_coef, dlp);
+        if (cfg->grad_scale > 0 && cfg->grad_scale != 1.0)
+            for (int u = 0; u < N; u++) dlp[u] = (float)(dlp[u] * cfg->grad_scale);
         m2_ctx_logprobs_backward(c, tg, dlp);
         if (m2_backward(c, err)) goto out;
     }
@@ -503,16 +505,23 @@ out:
     return rc;
 }
 
+int m2_token_kl_rows(m2_ctx *c_old, m2_ctx *c_new, m2_adapter *old, m2_adapter *neu, const m2_packed_batch *pb,
+                     float *kl, m2_err *err) {
+    if (pb->N <= 0) return 0;
+    m2_batch b = m2_packed_batch_view(pb);
+    if (m2_forward(c_old, &b, old, 0, err) || m2_forward(c_new, &b, neu, 0, err)) return -1;
+    m2_ctx_kl(c_old, c_new, NULL, kl, 0, 0);   /* KL(old || new) at every row */
+    return 0;
+}
+
 int m2_token_divergence(m2_ctx *c_old, m2_ctx *c_new, m2_adapter *old, m2_adapter *neu,
                         const m2_packed_batch *pb, double *D, m2_err *err) {
-    m2_batch b = m2_packed_batch_view(pb);
     *D = 0;
     if (pb->N <= 0) return 0;
-    if (m2_forward(c_old, &b, old, 0, err) || m2_forward(c_new, &b, neu, 0, err)) return -1;
     float *kl = malloc((size_t)pb->N * sizeof *kl);
     if (!kl) return m2_errorf(err, M2_ENOMEM, "token divergence: out of memory");
-    m2_ctx_kl(c_old, c_new, NULL, kl, 0, 0);   /* KL(old || new) at every row */
-    *D = m2_token_divergence_mean(kl, pb->tok_mask, pb->N);
+    int rc = m2_token_kl_rows(c_old, c_new, old, neu, pb, kl, err);
+    if (!rc) *D = m2_token_divergence_mean(kl, pb->tok_mask, pb->N);
     free(kl);
-    return 0;
+    return rc;
 }

@@ -127,6 +127,10 @@ int m2_online_step(m2_model *m, m2_ctx *c_on, m2_ctx *c_off, m2_adapter *on, m2_
 typedef struct m2_ppo_cfg {
     float eps_clip;   /* 0.2 */
     float kl_coef;    /* k3 to the reference (0.001 in the released config; 0 = off) */
+    /* The backward's gradient times this (0 or 1: as it is). A part of a larger batch passes its
+     * share of the batch's token states, so that the parts' gradients of their own means sum to
+     * the gradient of the whole batch's mean (TeamTR's update in parts, algo/team_train.c). */
+    double grad_scale;
 } m2_ppo_cfg;
 
 /* Scoring forward (no grads): logp[N] at action rows, 0 elsewhere. */
@@ -143,5 +147,9 @@ int m2_ppo_step(m2_ctx *c, m2_adapter *a, const m2_packed_batch *pb, const float
  * batch (m2_ctx_kl). Equal adapters give exactly 0; the value is never negative. */
 int m2_token_divergence(m2_ctx *c_old, m2_ctx *c_new, m2_adapter *old, m2_adapter *neu,
                         const m2_packed_batch *pb, double *D, m2_err *err);
+/* Its terms: kl[N] = KL(pi_old(.|s) || pi_new(.|s)) at every row of pb (D^ is their mean over the
+ * action rows, m2_token_divergence_mean), for a caller that scores a batch part by part. */
+int m2_token_kl_rows(m2_ctx *c_old, m2_ctx *c_new, m2_adapter *old, m2_adapter *neu, const m2_packed_batch *pb,
+                     float *kl, m2_err *err);
 
 #endif

@@ -7,7 +7,7 @@
 #include "algo/train.h"
 #include "model/optim.h"
 
-/* Training and scoring ctxs of one model, grown when a batch needs more tokens. */
+/* Training and scoring ctxs of one model, grown when a batch part needs more tokens. */
 struct m2_teamtr_ctx {
     m2_model *m;
     m2_ctx *train, *a, *b;
@@ -34,8 +34,9 @@ void m2_teamtr_free(m2_teamtr *tt) {
     }
 }
 
-/* The ctxs of model m with room for N tokens. */
-static struct m2_teamtr_ctx *ctx_for(m2_teamtr *tt, m2_model *m, int N, m2_err *err) {
+/* The ctxs of model m with room for N tokens; grown by doubling (fewer re-creations) but not past
+ * limit (> 0: the update's token budget) unless N itself is larger. */
+static struct m2_teamtr_ctx *ctx_for(m2_teamtr *tt, m2_model *m, int N, int limit, m2_err *err) {
     int k = 0;
     while (k < M2_TEAM_MAX && tt->ctx[k] && tt->ctx[k]->m != m) k++;
     if (k == M2_TEAM_MAX) { m2_errorf(err, M2_EINVAL, "teamtr: more than %d models", M2_TEAM_MAX); return NULL; }
@@ -47,6 +48,7 @@ static struct m2_teamtr_ctx *ctx_for(m2_teamtr *tt, m2_model *m, int N, m2_err *
     c->m = m;
     if (c->cap >= N && c->train) return c;
     int cap = N > 2 * c->cap ? N : 2 * c->cap;
+    if (limit > 0 && cap > limit) cap = N > limit ? N : limit;
     m2_ctx_free(c->train);
     m2_ctx_free(c->a);
     m2_ctx_free(c->b);
@@ -65,14 +67,27 @@ typedef struct agent_job {
     struct m2_teamtr_ctx *c;  /* NULL while this rank holds no token of the agent */
     m2_dist *dist;
     m2_packed_batch pb;
+    /* pb in n_part parts of whole sequences of at most cfg->max_batch_tokens tokens, trained and
+     * scored one at a time so the ctxs hold a part, not the batch (one part: pb itself, part NULL).
+     * Part p is pb's rows [row[p], row[p] + its N), with part_tok[p] of this agent's token states;
+     * the arrays below stay over pb's rows, each part writing its own rows of them. */
+    int n_part;
+    m2_packed_batch *part;
+    int *row, *part_tok;
     int *seq_sample;          /* packed sequence -> sample (its index in the whole batch) */
     float *adv, *logp_old, *logp_ref, *logp_new;
+    float *kl;                /* the rows' KL(pi_old || pi_new), D^'s terms */
     float *w0;                /* the last iterate inside the region */
     int n_tok;                /* the agent's token states over every rank: whether it is updated at all */
     int n_mine;               /* ... of which in pb (alone: n_tok) */
 } agent_job;
 
 static void job_free(agent_job *j) {
+    for (int p = 0; j->part && p < j->n_part; p++) m2_packed_batch_free(&j->part[p]);
+    free(j->part);
+    free(j->row);
+    free(j->part_tok);
+    free(j->kl);
     m2_packed_batch_free(&j->pb);
     free(j->seq_sample);
     free(j->adv);
@@ -81,6 +96,44 @@ static void job_free(agent_job *j) {
     free(j->logp_new);
     free(j->w0);
     memset(j, 0, sizeof *j);
+}
+
+static const m2_packed_batch *job_part(const agent_job *j, int p) { return j->part ? &j->part[p] : &j->pb; }
+
+/* Cuts j->pb into parts of whole sequences, in order, each of at most budget tokens (0: no limit)
+ * unless one sequence alone is longer; *max_n receives the largest part's tokens. */
+static int job_split(agent_job *j, int budget, int *max_n, m2_err *err) {
+    const m2_packed_batch *b = &j->pb;
+    int *first = malloc((size_t)(b->n_seq + 1) * sizeof *first);   /* part p: sequences [first[p], first[p+1]) */
+    if (!first) return m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
+    int n = 0, cur = 0;
+    *max_n = 0;
+    for (int s = 0; s < b->n_seq; s++) {
+        if (s == 0 || (budget > 0 && cur + b->seq_len[s] > budget)) { first[n++] = s; cur = 0; }
+        cur += b->seq_len[s];
+        if (cur > *max_n) *max_n = cur;
+    }
+    first[n] = b->n_seq;
+    j->n_part = n;
+    j->row = calloc((size_t)(n ? n : 1), sizeof *j->row);
+    j->part_tok = calloc((size_t)(n ? n : 1), sizeof *j->part_tok);
+    if (n > 1) j->part = calloc((size_t)n, sizeof *j->part);
+    int rc = !j->row || !j->part_tok || (n > 1 && !j->part) ? m2_errorf(err, M2_ENOMEM, "teamtr: out of memory") : 0;
+    for (int p = 0; p < n && !rc; p++) {
+        if (n > 1 && (rc = m2_packed_batch_part(b, first[p], first[p + 1], &j->part[p], err))) break;
+        j->row[p] = b->seq_off[first[p]];
+        const m2_packed_batch *q = job_part(j, p);
+        for (int r = 0; r < q->N; r++) j->part_tok[p] += q->tok_action[r] >= 0;
+    }
+    free(first);
+    return rc;
+}
+
+/* Log-probs of adapter a at the action rows of j->pb into logp[N], part by part (scoring ctx). */
+static int job_score(agent_job *j, m2_adapter *a, float *logp, m2_err *err) {
+    for (int p = 0; p < j->n_part; p++)
+        if (j->part_tok[p] > 0 && m2_score_logprobs(j->c->a, a, job_part(j, p), logp + j->row[p], err)) return -1;
+    return 0;
 }
 
 /* Packs agent k's tokens of the source's kept batch, its advantages (adv_seq[sample], times
@@ -100,15 +153,18 @@ static int job_begin(m2_teamtr *tt, int k, const float *adv_seq, const double *l
     if (!m2_dist_alone(j->dist) && m2_dist_sum_i64(j->dist, &n_tok, 1, err)) return -1;
     j->n_tok = (int)n_tok;
     if (j->n_tok == 0) return 0;   /* no token of this agent in the batch (none fitted max_tokens): no update */
-    if (j->n_mine > 0 && !(j->c = ctx_for(tt, tt->model[k], j->pb.N, err))) return -1;
+    int max_n = 0;
+    if (j->n_mine > 0 && job_split(j, cfg->max_batch_tokens, &max_n, err)) return -1;
+    if (j->n_mine > 0 && !(j->c = ctx_for(tt, tt->model[k], max_n, cfg->max_batch_tokens, err))) return -1;
     int N = j->pb.N ? j->pb.N : 1;
     j->adv = calloc((size_t)N, sizeof *j->adv);
     j->logp_old = calloc((size_t)N, sizeof *j->logp_old);
     j->logp_new = calloc((size_t)N, sizeof *j->logp_new);
+    j->kl = calloc((size_t)N, sizeof *j->kl);
     j->w0 = malloc(j->a->params.n * sizeof *j->w0);
     int with_ref = cfg->kl_init > 0 && tt->init[k];
     if (with_ref) j->logp_ref = calloc((size_t)N, sizeof *j->logp_ref);
-    if (!j->adv || !j->logp_old || !j->logp_new || !j->w0 || (with_ref && !j->logp_ref))
+    if (!j->adv || !j->logp_old || !j->logp_new || !j->kl || !j->w0 || (with_ref && !j->logp_ref))
         return m2_errorf(err, M2_ENOMEM, "teamtr: out of memory");
     for (int r = 0; r < j->pb.N; r++) {
         int a = j->pb.tok_action[r];
@@ -121,22 +177,32 @@ static int job_begin(m2_teamtr *tt, int k, const float *adv_seq, const double *l
     if (m2_adapter_copy_weights(j->old, j->a, err)) return -1;
     memcpy(j->w0, j->a->params.w, j->a->params.n * sizeof *j->w0);
     if (j->n_mine == 0) return 0;
-    if (m2_score_logprobs(j->c->a, j->a, &j->pb, j->logp_old, err)) return -1;
-    if (with_ref && m2_score_logprobs(j->c->a, tt->init[k], &j->pb, j->logp_ref, err)) return -1;
+    if (job_score(j, j->a, j->logp_old, err)) return -1;
+    if (with_ref && job_score(j, tt->init[k], j->logp_ref, err)) return -1;
     return 0;
 }
 
 /* One PPO-clip epoch (one optimiser step on the whole batch: under MPI this rank's gradient of its
- * tokens' mean, weighted by its share of the tokens and summed over the ranks, algo/train.h). */
+ * tokens' mean, weighted by its share of the tokens and summed over the ranks, algo/train.h). The
+ * rank's gradient is summed over its parts in order, each part's gradient of its own mean weighted
+ * by its share of the rank's tokens; the one all-reduce follows the last part. */
 static int job_epoch(agent_job *j, const m2_teamtr_cfg *cfg, m2_teamtr_update *u, m2_err *err) {
     if (j->n_tok == 0) return 0;
-    m2_ppo_cfg pc = {.eps_clip = cfg->clip, .kl_coef = cfg->kl_init};
-    m2_step_stats st = {0};
     m2_params_zero_grad(&j->a->params);
-    if (j->n_mine > 0 && m2_ppo_step(j->c->train, j->a, &j->pb, j->adv, j->logp_old, j->logp_ref, &pc, 1, &st, err))
-        return -1;
+    double means[2] = {0, 0};
+    for (int p = 0; p < j->n_part && j->n_mine > 0; p++) {
+        if (j->part_tok[p] == 0) continue;
+        double w = (double)j->part_tok[p] / j->n_mine;   /* one part: exactly 1, the batch's own step */
+        m2_ppo_cfg pc = {.eps_clip = cfg->clip, .kl_coef = cfg->kl_init, .grad_scale = w};
+        m2_step_stats st = {0};
+        int r = j->row[p];
+        if (m2_ppo_step(j->c->train, j->a, job_part(j, p), j->adv + r, j->logp_old + r,
+                        j->logp_ref ? j->logp_ref + r : NULL, &pc, 1, &st, err))
+            return -1;
+        means[0] += w * st.loss;
+        means[1] += w * st.clip_frac;
+    }
     m2_params *g = &j->a->params;
-    double means[2] = {st.loss, st.clip_frac};
     if (m2_dp_reduce(j->dist, &g, 1, j->n_mine, means, 2, NULL, 0, NULL, err)) return -1;
     m2_clip_grads(&g, 1, cfg->grad_clip);
     m2_adamw opt = {.beta1 = cfg->beta1, .beta2 = cfg->beta2, .eps = cfg->eps, .weight_decay = cfg->weight_decay};
@@ -155,7 +221,12 @@ static int job_all_mean(agent_job *j, double *v, m2_err *err) {
 static int job_divergence(agent_job *j, double *D, m2_err *err) {
     *D = 0;
     if (j->n_tok == 0) return 0;
-    if (j->n_mine > 0 && m2_token_divergence(j->c->a, j->c->b, j->old, j->a, &j->pb, D, err)) return -1;
+    if (j->n_mine > 0) {
+        for (int p = 0; p < j->n_part; p++)
+            if (j->part_tok[p] > 0 && m2_token_kl_rows(j->c->a, j->c->b, j->old, j->a, job_part(j, p), j->kl + j->row[p], err))
+                return -1;
+        *D = m2_token_divergence_mean(j->kl, j->pb.tok_mask, j->pb.N);   /* over the rows in order, as one part */
+    }
     return job_all_mean(j, D, err);
 }
 
@@ -173,7 +244,7 @@ static int job_finish(agent_job *j, m2_teamtr_update *u, m2_err *err) {
     if (job_divergence(j, &u->D, err)) return -1;
     u->L = 0;
     if (j->n_mine > 0) {
-        if (m2_score_logprobs(j->c->a, j->a, &j->pb, j->logp_new, err)) return -1;
+        if (job_score(j, j->a, j->logp_new, err)) return -1;
         u->L = m2_surrogate_gain(j->logp_new, j->logp_old, j->adv, j->pb.tok_mask, j->pb.N);
     }
     return job_all_mean(j, &u->L, err);

@@ -66,6 +66,7 @@ typedef struct m2_teamtr_cfg {
     int backtrack;            /* step halvings before a roll back (0: roll back at once) */
     float a_max, adv_eps;     /* advantage clip and std epsilon */
     int max_tokens;           /* transcripts cut to this many tokens (0: no cut) */
+    int max_batch_tokens;     /* an update's batch in parts of at most this many tokens (0: one part) */
     m2_team_gen gen;          /* rollout sampling */
 } m2_teamtr_cfg;
 

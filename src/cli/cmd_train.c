@@ -93,6 +93,17 @@ static void memory_plan(const m2_run_config *c, m2_memplan *m) {
              c->model_recompute ? ", recomputed per layer" : "", c->model_logit_chunk > 0 ? ", chunked logits" : "");
     m2_memplan_add(m, row, (double)m2_ctx_bytes_for_config(&mc, c->run_threads > 0 ? (int)c->run_threads : m2_cpu_count(),
                                                            (int)(B * T), acts, (int)c->model_logit_chunk));
+    if (c->method == M2_METHOD_TEAMTR || c->method == M2_METHOD_TEAMTR_HIER) {
+        /* an agent update's ctxs (algo/team_train.c): one with activations, two scoring ones, sized
+         * to a part of teamtr.max_batch_tokens tokens (the question team's whole batch when smaller;
+         * the update always keeps every layer's activations) */
+        int64_t n = c->teamtr_max_batch_tokens, whole = c->teamtr_tasks_per_stage * c->teamtr_group * c->model_max_seq_len;
+        if (c->method == M2_METHOD_TEAMTR && whole < n) n = whole;
+        int th = c->run_threads > 0 ? (int)c->run_threads : m2_cpu_count();
+        snprintf(row, sizeof row, "TeamTR update ctxs (3, %lld tokens)", (long long)n);
+        m2_memplan_add(m, row, (double)m2_ctx_bytes_for_config(&mc, th, (int)n, M2_ACTS_KEEP, (int)c->model_logit_chunk) +
+                                   2.0 * (double)m2_ctx_bytes_for_config(&mc, th, (int)n, M2_ACTS_NONE, (int)c->model_logit_chunk));
+    }
     double kv_len = T + (double)c->eval_max_new_tokens;
     m2_memplan_add(m, "rollout KV caches (one per role)", 2 * 2 * L * kv_len * KD * 4);
     m2_memplan_add(m, "replay buffer (segments, approx. 4 KiB each)", (double)c->sys2_online_buffer_capacity * 4096);

@@ -328,16 +328,14 @@ void m2_packed_batch_free(m2_packed_batch *b) {
     memset(b, 0, sizeof *b);
 }
 
-int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out, m2_err *err) {
+/* The arrays of a batch of n_seq sequences, N tokens and A actions (out zeroed first). */
+static int batch_alloc(m2_packed_batch *out, int n_seq, long N, long A, m2_err *err) {
     memset(out, 0, sizeof *out);
-    if (n_seq <= 0) return m2_errorf(err, M2_EINVAL, "batch: no sequences");
-    long N = 0, A = 0;
-    for (int s = 0; s < n_seq; s++) { N += seqs[s].n_tok; A += seqs[s].n_actions; }
     if (N > (1L << 30)) return m2_errorf(err, M2_EINVAL, "batch: %ld tokens is too many", N);
     out->n_seq = n_seq;
     out->N = (int)N;
     out->n_actions = (int)A;
-    size_t n = (size_t)N, a = (size_t)(A ? A : 1);
+    size_t n = (size_t)(N ? N : 1), a = (size_t)(A ? A : 1);
     out->tokens = malloc(n * sizeof(int32_t));
     out->targets = malloc(n * sizeof(int32_t));
     out->tok_action = malloc(n * sizeof(int32_t));
@@ -360,6 +358,15 @@ int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out
         m2_packed_batch_free(out);
         return m2_errorf(err, M2_ENOMEM, "batch: out of memory for %ld tokens", N);
     }
+    return 0;
+}
+
+int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out, m2_err *err) {
+    memset(out, 0, sizeof *out);
+    if (n_seq <= 0) return m2_errorf(err, M2_EINVAL, "batch: no sequences");
+    long N = 0, A = 0;
+    for (int s = 0; s < n_seq; s++) { N += seqs[s].n_tok; A += seqs[s].n_actions; }
+    if (batch_alloc(out, n_seq, N, A, err)) return -1;
     int off = 0, ga = 0;
     for (int s = 0; s < n_seq; s++) {
         const m2_packed *p = &seqs[s];
@@ -405,5 +412,43 @@ int m2_packed_batch_padded(const m2_packed_batch *b, int32_t pad_id, int32_t **i
             v[(size_t)s * Tm + p] = p < b->seq_len[s] ? b->tokens[b->seq_off[s] + p] : pad_id;
     *ids = v;
     *T = Tm;
+    return 0;
+}
+
+int m2_packed_batch_part(const m2_packed_batch *b, int s0, int s1, m2_packed_batch *out, m2_err *err) {
+    memset(out, 0, sizeof *out);
+    if (s0 < 0 || s1 > b->n_seq || s0 >= s1)
+        return m2_errorf(err, M2_EINVAL, "batch: part [%d, %d) of %d sequences", s0, s1, b->n_seq);
+    int r0 = b->seq_off[s0], r1 = b->seq_off[s1 - 1] + b->seq_len[s1 - 1];
+    /* the part's actions: a contiguous run, as m2_packed_batch_build numbers them in sequence order */
+    int a0 = 0, a1;
+    while (a0 < b->n_actions && b->act_seq[a0] < s0) a0++;
+    for (a1 = a0; a1 < b->n_actions && b->act_seq[a1] < s1; a1++)
+        if (b->act_seq[a1] < s0) return m2_errorf(err, M2_EINVAL, "batch: actions not in sequence order");
+    if (batch_alloc(out, s1 - s0, r1 - r0, a1 - a0, err)) return -1;
+    size_t n = (size_t)(r1 - r0);
+    memcpy(out->tokens, b->tokens + r0, n * sizeof(int32_t));
+    memcpy(out->targets, b->targets + r0, n * sizeof(int32_t));
+    memcpy(out->tok_mask, b->tok_mask + r0, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) out->tok_action[i] = b->tok_action[r0 + i] >= 0 ? b->tok_action[r0 + i] - a0 : -1;
+    for (int s = s0; s < s1; s++) {
+        out->seq_len[s - s0] = b->seq_len[s];
+        out->seq_off[s - s0] = b->seq_off[s] - r0;
+        out->seq_key[s - s0] = b->seq_key[s];
+    }
+    for (int a = a0; a < a1; a++) {
+        int k = a - a0;
+        out->act_seq[k] = b->act_seq[a] - s0;
+        out->act_step[k] = b->act_step[a];
+        out->act_ntok[k] = b->act_ntok[a];
+        out->q_pos[k] = b->q_pos[a] - r0;
+        out->v_pos[k] = b->v_pos[a] - r0;
+        out->next_v_pos[k] = b->next_v_pos[a] >= 0 ? b->next_v_pos[a] - r0 : -1;
+        out->reward[k] = b->reward[a];
+        out->done[k] = b->done[a];
+        out->q_mask[k] = b->q_mask[a];
+    }
+    out->act_base = b->act_base + a0;
+    out->act_total = b->act_total;
     return 0;
 }

@@ -131,6 +131,10 @@ typedef struct m2_packed_batch {
 
 int m2_packed_batch_build(const m2_packed *seqs, int n_seq, m2_packed_batch *out, m2_err *err);
 void m2_packed_batch_free(m2_packed_batch *b);
+/* Sequences [s0, s1) of b as a batch of their own (copied; flat positions and action indices
+ * renumbered from 0; seq_key, act_base and act_total still place them in b's global batch): a
+ * part of a batch too large for one forward, scored or trained part by part. */
+int m2_packed_batch_part(const m2_packed_batch *b, int s0, int s1, m2_packed_batch *out, m2_err *err);
 /* Right-padded view for consumers that want [n_seq, T] rows: ids[n_seq*T] (pad_id after each
  * sequence), T = longest sequence. *ids is malloc'd. flat index b*T + p <-> seq_off[b] + p. */
 int m2_packed_batch_padded(const m2_packed_batch *b, int32_t pad_id, int32_t **ids, int *T,

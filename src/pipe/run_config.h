@@ -226,6 +226,7 @@ extern const char *const m2_action_mode_names[M2_N_ACTION_MODES];
   X(INT,   teamtr_backtrack,    "teamtr.backtrack",  "5",    0, 64, NULL, "step halvings of an update past delta before it is rolled back to the last iterate inside") \
   X(FLOAT, teamtr_kl_init,      "teamtr.kl_init",    "0",    0, M2_INF, NULL, "k3 penalty to each agent's initial policy (released code: 0.001; 0: off)") \
   X(FLOAT, teamtr_cert_c,       "teamtr.cert_c",     "1",    0, M2_INF, NULL, "c of the stage certificate sum L_i - c sum sqrt(D_i)") \
+  X(INT,   teamtr_max_batch_tokens, "teamtr.max_batch_tokens", "65536", 1, M2_INF, NULL, "an agent update's batch is trained and scored in parts of whole sequences of at most this many tokens (a longer sequence is a part alone), the gradient summed over the parts: the update's three ctxs hold a part, not the batch. The default holds a question team's whole batch (64 tasks x G 4 x 256 tokens: one part, as before); teamtr-hier.yaml sets 8192") \
   X(FLOAT, teamtr_a_max,        "teamtr.a_max",      "5",    0, M2_INF, NULL, "clip of the group-normalised advantages") \
   X(FLOAT, teamtr_temperature,  "teamtr.temperature", "1",   0, 100, NULL, "rollout and measured-gain sampling temperature") \
   X(FLOAT, teamtr_top_p,        "teamtr.top_p",      "1",    0, 1, NULL, "rollout nucleus p (1: off)") \

@@ -26,6 +26,7 @@ m2_teamtr_cfg pw_team_loop_cfg(const m2_run_config *cfg) {
         .a_max = (float)cfg->teamtr_a_max,
         .adv_eps = 1e-6f,   /* GRPO's epsilon in (R - mean) / (std + eps) */
         .max_tokens = (int)cfg->model_max_seq_len,
+        .max_batch_tokens = (int)cfg->teamtr_max_batch_tokens,
         .gen = {.sampler = {.temperature = (float)cfg->teamtr_temperature, .top_p = (float)cfg->teamtr_top_p},
                 .max_new_tokens = (int)cfg->teamtr_max_new_tokens, .seed = pw_seed(cfg, PW_SEED_TEAM_ROLLOUTS)},
     };
