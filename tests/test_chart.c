@@ -697,6 +697,49 @@ static void line_chart_rises_with_its_whisker(void **state) {
     free(svg);
 }
 
+/* The panel's y range: the same line 10 -> 90 on an axis to 100 and on one to 1000 (y_max): on the
+ * wider axis it rises about a tenth as far; and a NaN point breaks the line (no ink between the
+ * points either side of it). */
+static void xy_panel_y_range_and_breaks(void **state) {
+    (void)state;
+    static const double x[3] = {0, 1, 2}, y[3] = {10, 50, 90};
+    m2_err err = {0};
+    char p[256];
+    double rise[2];
+    for (int k = 0; k < 2; k++) {
+        const m2_xy_series line = {.name = "A", .x = x, .y = y, .n = 3};
+        const m2_xy_panel panel = {.title = "t", .series = &line, .n_series = 1, .vline = NAN, .hline = NAN,
+                                   .y_min = 0, .y_max = k ? 1000 : 100};
+        path_in_tmp(p, sizeof p, "range.png");
+        assert_int_equal(m2_chart_xy(&panel, 1, "range", p, &err), 0);
+        image im = load_png(p);
+        int x0 = im.w, x1 = -1;
+        for (int yy = 80; yy < im.h; yy++)
+            for (int xx = 0; xx < im.w; xx++)
+                if (near(pixel(&im, xx, yy), COLOR0, LINE_TOL)) { if (xx < x0) x0 = xx; if (xx > x1) x1 = xx; }
+        rise[k] = mean_y_in_columns(&im, COLOR0, LINE_TOL, x0, x0 + 20) - mean_y_in_columns(&im, COLOR0, LINE_TOL, x1 - 20, x1 + 1);
+        cairo_surface_destroy(im.s);
+    }
+    if (!(rise[0] > 100 && rise[1] > 0 && rise[1] < rise[0] / 5))
+        fail_msg("rise on an axis to 100: %.1f px, to 1000: %.1f px", rise[0], rise[1]);
+    static const double xb[5] = {0, 1, 2, 3, 4}, yb[5] = {10, 30, NAN, 70, 90};
+    const m2_xy_series broken = {.name = "A", .x = xb, .y = yb, .n = 5};
+    const m2_xy_panel panel = {.title = "t", .series = &broken, .n_series = 1, .vline = NAN, .hline = NAN, .y_min = 0, .y_max = 100};
+    path_in_tmp(p, sizeof p, "broken.png");
+    assert_int_equal(m2_chart_xy(&panel, 1, "broken", p, &err), 0);
+    image im = load_png(p);
+    int x0 = im.w, x1 = -1, mid_ink = 0;
+    for (int yy = 80; yy < im.h; yy++)
+        for (int xx = 0; xx < im.w; xx++)
+            if (near(pixel(&im, xx, yy), COLOR0, LINE_TOL)) { if (xx < x0) x0 = xx; if (xx > x1) x1 = xx; }
+    assert_true(x1 - x0 > 200);   /* both segments drawn: ink from x = 0 to x = 4 */
+    /* nothing between x = 1.5 and x = 2.5 (the middle fifth of the line's extent) */
+    for (int yy = 80; yy < im.h; yy++)
+        for (int xx = x0 + 3 * (x1 - x0) / 8; xx < x1 - 3 * (x1 - x0) / 8; xx++) mid_ink |= near(pixel(&im, xx, yy), COLOR0, LINE_TOL);
+    cairo_surface_destroy(im.s);
+    if (mid_ink) fail_msg("a line drawn across the NaN point");
+}
+
 static void same_input_same_bytes(void **state) {
     static test_series s = {.key = "loss"};
     for (int i = 0; i < 30; i++) { s.step[i] = i; s.value[i] = sin(i / 4.0); }
@@ -741,6 +784,7 @@ int main(void) {
         cmocka_unit_test(box_stats_by_hand),
         cmocka_unit_test(box_plot_marks_are_where_the_values_are),
         cmocka_unit_test(line_chart_rises_with_its_whisker),
+        cmocka_unit_test(xy_panel_y_range_and_breaks),
         cmocka_unit_test(same_input_same_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

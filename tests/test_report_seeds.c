@@ -16,6 +16,7 @@
 #include "core/strbuf.h"
 #include "pipe/report.h"
 #include "run_schema.h"
+#include "json_file.h"
 #include "tmpdir.h"
 
 static void put_results(const char *dir, const char *json) {
@@ -35,17 +36,6 @@ static char *row(const char *method, const char *split, double success, double s
              "\"steps\":20,\"tokens_per_episode\":1000}",
              method, split, success, score);
     return b;
-}
-
-static cJSON *read_json(const char *dir) {
-    m2_err err = {0};
-    char p[600], *text = NULL;
-    snprintf(p, sizeof p, "%s/results.json", dir);
-    assert_int_equal(m2_read_file(p, &text, NULL, &err), 0);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    assert_non_null(j);
-    return j;
 }
 
 static const cJSON *find_row(const cJSON *j, const char *method, const char *split) {
@@ -77,7 +67,7 @@ static void means_and_standard_errors(void **state) {
     char why[1024], jp[600];
     snprintf(jp, sizeof jp, "%s/results.json", out);
     if (m2s_check_json_file(jp, &m2s_seeds, why, sizeof why)) fail_msg("%s", why);   /* docs/runs.md's format */
-    cJSON *j = read_json(out);
+    cJSON *j = m2t_read_json(out, "results.json");
     /* multi2: 0.2, 0.4, 0.9 -> mean 0.5, sample sd sqrt(0.13) = 0.360555, se 0.208167 */
     const cJSON *m = find_row(j, "multi2", "id");
     assert_int_equal(cJSON_GetObjectItem(m, "seeds")->valueint, 3);
@@ -102,7 +92,7 @@ static void means_and_standard_errors(void **state) {
     assert_true(m2_path_exists(p));
     /* written again into its own folder: allowed; one folder: no standard error */
     assert_int_equal(m2_report_over_seeds(f, 1, out, "one seed", &err), 0);
-    j = read_json(out);
+    j = m2t_read_json(out, "results.json");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(find_row(j, "multi2", "id"), "success_se")));
     cJSON_Delete(j);
     snprintf(p, sizeof p, "%s/results.md", out);

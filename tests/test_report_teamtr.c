@@ -15,6 +15,7 @@
 #include <string.h>
 #include "core/core.h"
 #include "pipe/report.h"
+#include "json_file.h"
 #include "tmpdir.h"
 
 static char root[128];
@@ -71,17 +72,6 @@ static void make_run(const char *name, const char *variant, int seed, double J0,
     put(dir, "metrics.jsonl", m);
 }
 
-static cJSON *read_report(const char *out) {
-    m2_err err = {0};
-    char p[600], *text = NULL;
-    snprintf(p, sizeof p, "%s/teamtr.json", out);
-    assert_int_equal(m2_read_file(p, &text, NULL, &err), 0);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    assert_non_null(j);
-    return j;
-}
-
 static const cJSON *group(const cJSON *j, const char *variant) {
     for (const cJSON *o = cJSON_GetObjectItem(j, "groups")->child; o; o = o->next)
         if (!strcmp(cJSON_GetObjectItem(o, "variant")->valuestring, variant)) return o;
@@ -116,7 +106,7 @@ static void numbers_by_hand(void **state) {
     }
     m2_err err = {0};
     if (m2_report_teamtr(dirs, 5, out, "test", &err)) fail_msg("%s", err.msg);
-    cJSON *j = read_report(out);
+    cJSON *j = m2t_read_json(out, "teamtr.json");
     const cJSON *t = group(j, "teamtr"), *s = group(j, "stale");
     assert_int_equal((int)num(t, "seeds"), 2);
     assert_int_equal((int)num(s, "seeds"), 3);
@@ -186,7 +176,7 @@ static void evaluation_and_refusals(void **state) {
     const char *dirs[2] = {dir, ref};
     m2_err err = {0};
     if (m2_report_teamtr(dirs, 2, out, NULL, &err)) fail_msg("%s", err.msg);
-    cJSON *j = read_report(out);
+    cJSON *j = m2t_read_json(out, "teamtr.json");
     const cJSON *e = cJSON_GetObjectItem(j, "evaluation");
     assert_int_equal(cJSON_GetArraySize(e), 2);
     const cJSON *h = cJSON_GetArrayItem(e, 0), *m = cJSON_GetArrayItem(e, 1);
