@@ -87,10 +87,19 @@ static const m2s_field m2s_seed_row_f[] = {
     M2S_F("seeds", M2S_INT, 1),
     M2S_F("episodes", M2S_NUM, 1), M2S_F("success", M2S_NUM, 1), M2S_F("success_se", M2S_NUM_OR_NULL, 1),
     M2S_F("score", M2S_NUM, 1), M2S_F("score_se", M2S_NUM_OR_NULL, 1), M2S_F("steps", M2S_NUM, 1),
-    M2S_F("tokens_per_episode", M2S_NUM, 1), M2S_L("success_per_seed", M2S_ARR, 1, M2S_NUM_OR_NULL, NULL),
+    M2S_F("tokens_per_episode", M2S_NUM, 1), M2S_F("sys1_calls", M2S_NUM_OR_NULL, 1), M2S_F("invalid_rate", M2S_NUM_OR_NULL, 1),
+    M2S_L("success_per_seed", M2S_ARR, 1, M2S_NUM_OR_NULL, NULL),
 };
 static const m2s_obj m2s_seed_row = M2S_OBJ_OF(m2s_seed_row_f, "results-over-seeds row");
-static const m2s_field m2s_seeds_f[] = {M2S_L("rows", M2S_ARR, 1, M2S_OBJ, &m2s_seed_row), M2S_L("folders", M2S_ARR, 1, M2S_STR, NULL)};
+static const m2s_field m2s_seed_rl_f[] = {
+    M2S_F("method", M2S_STR, 1), M2S_F("env", M2S_STR, 1), M2S_F("stage", M2S_STR, 1), M2S_F("seeds", M2S_INT, 1),
+    M2S_F("probe_changed_pct", M2S_NUM_OR_NULL, 1), M2S_F("probe_changed_pct_se", M2S_NUM_OR_NULL, 1),
+    M2S_F("probe_kl", M2S_NUM_OR_NULL, 1), M2S_F("probe_kl_se", M2S_NUM_OR_NULL, 1), M2S_F("adv_std", M2S_NUM_OR_NULL, 1),
+    M2S_F("w_std", M2S_NUM_OR_NULL, 1), M2S_F("online_share", M2S_NUM_OR_NULL, 1), M2S_F("unchanged_seeds", M2S_INT, 1),
+};
+static const m2s_obj m2s_seed_rl = M2S_OBJ_OF(m2s_seed_rl_f, "results-over-seeds RL stage");
+static const m2s_field m2s_seeds_f[] = {M2S_L("rows", M2S_ARR, 1, M2S_OBJ, &m2s_seed_row), M2S_L("folders", M2S_ARR, 1, M2S_STR, NULL),
+                                        M2S_L("rl_stages", M2S_ARR, 0, M2S_OBJ, &m2s_seed_rl)};
 static const m2s_obj m2s_seeds = M2S_OBJ_OF(m2s_seeds_f, "results over seeds");
 
 /* ---- metrics.jsonl: one line per log call */

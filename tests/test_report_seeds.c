@@ -85,7 +85,7 @@ static void means_and_standard_errors(void **state) {
     char p[600], *md = NULL;
     snprintf(p, sizeof p, "%s/results.md", out);
     assert_int_equal(m2_read_file(p, &md, NULL, &err), 0);
-    assert_non_null(strstr(md, "| multi2 | textcraft | id | 3 | 10 | 50.0 ± 20.8 | 0.500 ± 0.144 | 20.0 | 1000 | 20.0 40.0 90.0 |"));
+    assert_non_null(strstr(md, "| multi2 | textcraft | id | 3 | 10 | 50.0 ± 20.8 | 0.500 ± 0.144 | 20.0 | 1000 | - | - | 20.0 40.0 90.0 |"));
     assert_non_null(strstr(md, "| flat | textcraft | id | 2 | 10 | 20.0 ± 10.0 |"));
     free(md);
     snprintf(p, sizeof p, "%s/plots/results.svg", out);
@@ -335,6 +335,89 @@ static void action_modes_stay_apart(void **state) {
     m2_remove_tree(dir);
 }
 
+/* A probe record of an RL stage (pipe/probe.h) in run_dir/artifacts/<stage>/probe.json. */
+static void put_probe(const char *run_dir, const char *stage, int changed, double kl) {
+    char name[200], js[300];
+    snprintf(name, sizeof name, "artifacts/%s/probe.json", stage);
+    snprintf(js, sizeof js, "{\"n_states\":32,\"changed\":%d,\"changed_frac\":%g,\"kl\":%g,\"kl_tokens\":100}\n", changed,
+             changed / 32.0, kl);
+    put_file(run_dir, name, js);
+}
+
+/* The RL stages over seeds and the per-row System 1 calls and invalid rate, by hand over two demo-like
+ * folders:
+ *  sys2_offline changed 2 and 6 of 32 probe states -> 6.25 %, 18.75 %: 12.5 +- 6.25; KL 0.01, 0.03 ->
+ *    0.02 +- 0.01; advantage std per seed the mean of its logged steps (0.1, 0.3 -> 0.2) and 0.4 -> 0.3
+ *  sys2_online changed none in either -> "2 of 2" and named as changing nothing in any folder; its online
+ *    share is the last logged value per seed (0.2 then 0.5 -> 0.5; 0.7) -> 0.60
+ *  System 1 calls 2 and 4 -> 3.00, invalid rate 0.1 and 0.3 -> 20.0 % */
+static void rl_stages_and_calls_over_seeds(void **state) {
+    (void)state;
+    char dir[256], f[2][300], out[300], d[1000];
+    m2_err err = {0};
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "seeds_rl"), 0);
+    static const int off_changed[2] = {2, 6};
+    static const double off_kl[2] = {0.01, 0.03}, on_kl[2] = {0.03, 0.05};
+    static const char *const metrics[2] = {
+        "{\"step\":1,\"data\":{\"sys2/adv_std\":0.1,\"sys2/w_std\":1}}\n{\"step\":2,\"data\":{\"sys2/adv_std\":0.3,\"sys2/w_std\":1}}\n"
+        "{\"step\":3,\"data\":{\"sys2_online/adv_std\":0.05,\"sys2_online/buffer_online_frac\":0.2}}\n"
+        "{\"step\":4,\"data\":{\"sys2_online/adv_std\":0.05,\"sys2_online/buffer_online_frac\":0.5}}\n",
+        "{\"step\":1,\"data\":{\"sys2/adv_std\":0.4,\"sys2/w_std\":3}}\n"
+        "{\"step\":3,\"data\":{\"sys2_online/adv_std\":0.15,\"sys2_online/buffer_online_frac\":0.7}}\n"};
+    for (int s = 0; s < 2; s++) {
+        snprintf(f[s], sizeof f[s], "%s/s%d", dir, s);
+        char js[600];
+        snprintf(js, sizeof js,
+                 "{\"rows\":[{\"method\":\"multi2\",\"env\":\"textcraft\",\"split\":\"id\",\"episodes\":1,\"success\":1,"
+                 "\"score\":1,\"steps\":5,\"tokens_per_episode\":100,\"sys1_calls\":%d,\"invalid_rate\":%g}]}",
+                 2 + 2 * s, 0.1 + 0.2 * s);
+        put_results(f[s], js);
+        m2_strbuf b = {0};
+        record(&b, "textcraft", "multi2", "depth 1", 1, 1, 10, 100);
+        snprintf(d, sizeof d, "%s/textcraft/multi2", f[s]);
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+        put_file(d, "config.yaml", "method: multi2\nenv: {name: textcraft}\n");
+        put_file(d, "metrics.jsonl", metrics[s]);
+        put_probe(d, "sys2_offline", off_changed[s], off_kl[s]);
+        put_probe(d, "sys2_online", 0, on_kl[s]);
+        snprintf(d, sizeof d, "%s/textcraft/oracle", f[s]);   /* a run without RL stages adds no row */
+        record(&b, "textcraft", "oracle", "depth 1", 1, 1, 0, 0);
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+    }
+    snprintf(out, sizeof out, "%s/over", dir);
+    const char *fl[2] = {f[0], f[1]};
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
+    const char *want[4] = {
+        "| multi2 | textcraft | id | 2 | 1 | 100.0 ± 0.0 | 1.000 ± 0.000 | 5.0 | 100 | 3.00 | 20.0 | 100.0 100.0 |",
+        "| multi2 | textcraft | sys2_offline | 2 | 12.5 ± 6.2 | 0.02 ± 0.01 | 0.3 | 2 | - | 0 of 2 |",
+        "| multi2 | textcraft | sys2_online | 2 | 0.0 ± 0.0 | 0.04 ± 0.01 | 0.1 | - | 0.60 | 2 of 2 |",
+        "in any folder: multi2 textcraft sys2_online. "};
+    tables_hold(out, &m2s_seeds, want, 4);
+    char *md = read_text(out, "results.md");
+    assert_null(strstr(md, "| oracle | textcraft | sys2_"));
+    free(md);
+    cJSON *j = m2t_read_json(out, "results.json");
+    const cJSON *rl = cJSON_GetObjectItem(j, "rl_stages");
+    assert_int_equal(cJSON_GetArraySize(rl), 2);
+    const cJSON *off = cJSON_GetArrayItem(rl, 0);
+    assert_string_equal(cJSON_GetObjectItem(off, "stage")->valuestring, "sys2_offline");
+    assert_true(fabs(cJSON_GetObjectItem(off, "probe_changed_pct")->valuedouble - 12.5) < 1e-12);
+    assert_true(fabs(cJSON_GetObjectItem(off, "probe_changed_pct_se")->valuedouble - 6.25) < 1e-12);
+    assert_true(fabs(cJSON_GetObjectItem(off, "adv_std")->valuedouble - 0.3) < 1e-12);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(off, "online_share")));
+    const cJSON *row0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rows"), 0);
+    assert_true(fabs(cJSON_GetObjectItem(row0, "invalid_rate")->valuedouble - 0.2) < 1e-12);
+    cJSON_Delete(j);
+    /* a damaged probe record is named */
+    snprintf(d, sizeof d, "%s/textcraft/multi2", f[1]);
+    put_file(d, "artifacts/sys2_online/probe.json", "{\"n_states\":32}");
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "s1/textcraft/multi2/artifacts/sys2_online/probe.json: not a probe record"));
+    m2_remove_tree(dir);
+}
+
 static void cli_usage(void **state) {
     (void)state;
     const char *bin = getenv("M2_BIN");
@@ -354,6 +437,7 @@ int main(void) {
         cmocka_unit_test(bad_inputs_and_folders_are_refused),
         cmocka_unit_test(figures_from_records),
         cmocka_unit_test(action_modes_stay_apart),
+        cmocka_unit_test(rl_stages_and_calls_over_seeds),
         cmocka_unit_test(cli_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

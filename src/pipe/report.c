@@ -82,15 +82,17 @@ static int cmp_name(const void *a, const void *b) {
     return ox != oy ? oy - ox : strcmp(x, y);
 }
 
-/* The method and sys2.action_mode of run_dir/config.yaml. */
-static int run_method_mode(const char *run_dir, char *method, size_t mcap, char *mode, size_t ocap, m2_err *err) {
+/* The method, environment and sys2.action_mode of run_dir/config.yaml (env, mode may be NULL). */
+static int run_identity(const char *run_dir, char *method, size_t mcap, char *env, size_t ecap, char *mode, size_t ocap,
+                        m2_err *err) {
     m2_run_config *cfg = malloc(sizeof *cfg);
     char p[1300];
     snprintf(p, sizeof p, "%s/config.yaml", run_dir);
     if (!cfg) return m2_errorf(err, M2_ENOMEM, "out of memory");
     if (m2_run_config_load(cfg, p, 0, NULL, err) != 0) { free(cfg); return -1; }
     snprintf(method, mcap, "%s", m2_method_names[cfg->method]);
-    snprintf(mode, ocap, "%s", m2_action_mode_names[cfg->sys2_action_mode]);
+    if (env) snprintf(env, ecap, "%.*s", (int)ecap - 1, cfg->env_name);
+    if (mode) snprintf(mode, ocap, "%s", m2_action_mode_names[cfg->sys2_action_mode]);
     free(cfg);
     return 0;
 }
@@ -129,7 +131,7 @@ int m2_report_eval_files(const char *run_dir, m2_eval_file **files, int *n, m2_e
     /* another mode's records: every file names its mode, the run's own from its config */
     char method[64], own[16] = "", p[1300];
     snprintf(p, sizeof p, "%s/config.yaml", run_dir);
-    if (rc == 0 && other_modes && m2_path_exists(p)) rc = run_method_mode(run_dir, method, sizeof method, own, sizeof own, err);
+    if (rc == 0 && other_modes && m2_path_exists(p)) rc = run_identity(run_dir, method, sizeof method, NULL, 0, own, sizeof own, err);
     for (int i = 0; rc == 0 && i < k; i++)
         if (!f[i].action_mode[0]) snprintf(f[i].action_mode, sizeof f[i].action_mode, "%s", own);
     if (rc) { free(f); return -1; }
@@ -143,7 +145,7 @@ int m2_report_collect(const char *run_dir, const char *method, m2_result_row **r
     *n = 0;
     char m[64] = "?", own_mode[16];
     if (method) snprintf(m, sizeof m, "%s", method);
-    else if (run_method_mode(run_dir, m, sizeof m, own_mode, sizeof own_mode, err)) return -1;
+    else if (run_identity(run_dir, m, sizeof m, NULL, 0, own_mode, sizeof own_mode, err)) return -1;
     m2_eval_file *files;
     int nf;
     if (m2_report_eval_files(run_dir, &files, &nf, err)) return -1;
@@ -343,12 +345,235 @@ int m2_report_write_task_types(const char *run_dir, const char *method, const ch
     return rc;
 }
 
+/* ---------------------------------------------------------------- what the RL stages changed */
+
+static const char *const RL_STAGES[2] = {"sys2_offline", "sys2_online"};
+static const char *const RL_PREFIX[2] = {"sys2", "sys2_online"};   /* their metrics' keys (algo/train.c) */
+
+/* What one RL stage of a run changed. */
+typedef struct rl_measure {
+    pw_probe_result probe;    /* artifacts/<stage>/probe.json */
+    double adv_std, w_std;    /* means over the stage's logged steps (NaN: not logged) */
+    double online_share;      /* the online stage's last buffer_online_frac (NaN: none) */
+} rl_measure;
+
+/* Mean of a metrics series (each key names its stage: "sys2_online/adv_std"); NAN when absent. */
+static double series_mean(const m2_series *s) {
+    double sum = 0;
+    for (int i = 0; s && i < s->n; i++) sum += s->value[i];
+    return s && s->n ? sum / s->n : NAN;
+}
+
+static double series_last(const m2_series *s) { return s && s->n ? s->value[s->n - 1] : NAN; }
+
+/* 1 and *m when run_dir holds RL stage k's probe record, 0 when it does not, -1 on error; ms: the
+ * run's metrics.jsonl (empty when it has none). */
+static int rl_measure_read(const char *run_dir, int k, const m2_series_set *ms, rl_measure *m, m2_err *err) {
+    char d[1400], key[96];
+    snprintf(d, sizeof d, "%s/artifacts/%s", run_dir, RL_STAGES[k]);
+    int have = pw_probe_read(d, &m->probe, err);
+    if (have <= 0) return have;
+    snprintf(key, sizeof key, "%s/adv_std", RL_PREFIX[k]);
+    m->adv_std = series_mean(m2_series_find(ms, key));
+    snprintf(key, sizeof key, "%s/w_std", RL_PREFIX[k]);
+    m->w_std = series_mean(m2_series_find(ms, key));
+    m->online_share = k == 1 ? series_last(m2_series_find(ms, "sys2_online/buffer_online_frac")) : NAN;
+    return 1;
+}
+
+/* run_dir/metrics.jsonl into *ms (left empty when there is none). */
+static int run_metrics(const char *run_dir, m2_series_set *ms, m2_err *err) {
+    char p[1400];
+    snprintf(p, sizeof p, "%s/metrics.jsonl", run_dir);
+    memset(ms, 0, sizeof *ms);
+    return m2_path_exists(p) ? m2_metrics_load(p, ms, err) : 0;
+}
+
+static double changed_pct(const pw_probe_result *r) { return r->n_states ? 100.0 * r->changed / r->n_states : 0.0; }
+
+/* " mean ± se |" (fmt formats one number; no "±" part without a standard error) */
+static void put_pm(m2_strbuf *b, double mean, double se, double scale, const char *fmt) {
+    m2_strbuf_putc(b, ' ');
+    m2_strbuf_appendf(b, fmt, scale * mean);
+    if (isfinite(se)) { m2_strbuf_puts(b, " ± "); m2_strbuf_appendf(b, fmt, scale * se); }
+    m2_strbuf_puts(b, " |");
+}
+
+static void put_num(m2_strbuf *b, double v, const char *fmt) {
+    if (isnan(v)) m2_strbuf_puts(b, " - |");
+    else m2_strbuf_appendf(b, fmt, v);
+}
+
+static const char RL_TABLE_INTRO[] =
+    "Each RL stage against its start, on a fixed probe set of states from the low-level data "
+    "(`sys2.probe_states`): the share of states whose greedy action changed and KL(start || end) "
+    "per action token; the spread (standard deviation) of the advantages and of the actor's "
+    "weights, averaged over the stage's logged steps; the online share of the replay buffer at "
+    "the stage's end.";
+static const char RL_IDLE_WHY[] =
+    "Such a stage leaves the evaluation's choices as the stage before it made them (a KL near 0 says the "
+    "policy barely moved; a KL well above 0 with no changed decision says it moved only away from the argmax).";
+
+int m2_report_append_rl_stages(const char *md_path, const m2_report_run *runs, int n_runs, m2_err *err) {
+    m2_strbuf t = {0}, idle = {0};
+    int rows = 0, rc = -1;
+    char *md = NULL;
+    m2_strbuf_appendf(&t, "\n## RL stages: what they changed\n\n%s\n\n"
+                          "| method | env | stage | probe states | greedy changed %% | KL per token | advantage std | "
+                          "weight std | online share of buffer |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n",
+                      RL_TABLE_INTRO);
+    for (int r = 0; r < n_runs; r++) {
+        m2_series_set ms;
+        if (run_metrics(runs[r].dir, &ms, err)) goto out;
+        for (int k = 0; k < 2; k++) {
+            rl_measure m;
+            int have = rl_measure_read(runs[r].dir, k, &ms, &m, err);
+            if (have < 0) { m2_series_free(&ms); goto out; }
+            if (!have) continue;
+            m2_strbuf_appendf(&t, "| %s | %s | %s | %d | %.1f | %.4g |", runs[r].method, runs[r].env, RL_STAGES[k],
+                              m.probe.n_states, changed_pct(&m.probe), m.probe.kl);
+            put_num(&t, m.adv_std, " %.4g |");
+            put_num(&t, m.w_std, " %.4g |");
+            put_num(&t, m.online_share, " %.2f |");
+            m2_strbuf_puts(&t, "\n");
+            if (m.probe.changed == 0)
+                m2_strbuf_appendf(&idle, "%s%s %s %s", idle.len ? "; " : "", runs[r].method, runs[r].env, RL_STAGES[k]);
+            rows++;
+        }
+        m2_series_free(&ms);
+    }
+    if (!rows) { rc = 0; goto out; }
+    if (idle.len) m2_strbuf_appendf(&t, "\nChanged no greedy decision on the probe set: %s. %s\n", m2_strbuf_str(&idle), RL_IDLE_WHY);
+    size_t len = 0;
+    if (m2_read_file(md_path, &md, &len, err)) goto out;
+    m2_strbuf all = {0};
+    m2_strbuf_append(&all, md, len);
+    m2_strbuf_append(&all, t.p, t.len);
+    rc = all.oom || t.oom || idle.oom ? m2_errorf(err, M2_ENOMEM, "out of memory")
+                                      : m2_write_file_atomic(md_path, all.p, all.len, err);
+    m2_strbuf_free(&all);
+out:
+    free(md);
+    m2_strbuf_free(&t);
+    m2_strbuf_free(&idle);
+    return rc;
+}
+
+/* One (method, env, RL stage) over the seed folders: each folder's measures (NaN: absent). */
+typedef struct rl_group {
+    char method[64], env[64];
+    int stage;
+    double *v;   /* [RL_NV][n_folders]: changed %, KL, advantage std, weight std, online share */
+} rl_group;
+enum { RL_CHANGED, RL_KL, RL_ADV, RL_W, RL_SHARE, RL_NV };
+
+static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+/* Appends to md the table "RL stages over seeds" and to j the array "rl_stages" (docs/runs.md): per
+ * (method, env, RL stage) found in the folders' runs, the mean over folders +- standard error of the
+ * probe set's changed share and KL, the mean spreads and online share, and how many folders' stage
+ * changed no greedy decision. Nothing is added when no run holds an RL stage's record. */
+static int rl_stages_over_seeds(const char *const *folders, int nf, m2_strbuf *md, cJSON *j, m2_err *err) {
+    rl_group *g = NULL;
+    int ng = 0, rc = 0;
+    for (int f = 0; f < nf && rc == 0; f++) {
+        char **runs;
+        int nr;
+        if (m2_report_folder_runs(folders[f], &runs, &nr, err)) { rc = -1; break; }
+        for (int r = 0; r < nr && rc == 0; r++) {
+            m2_series_set ms;
+            if (run_metrics(runs[r], &ms, err)) { rc = -1; break; }
+            char method[64] = "", env[64] = "";
+            for (int k = 0; k < 2 && rc == 0; k++) {
+                rl_measure m;
+                int have = rl_measure_read(runs[r], k, &ms, &m, err);
+                if (have <= 0) { rc = have; continue; }
+                if (!*method && run_identity(runs[r], method, sizeof method, env, sizeof env, NULL, 0, err)) { rc = -1; break; }
+                int i = 0;
+                while (i < ng && (g[i].stage != k || strcmp(g[i].method, method) || strcmp(g[i].env, env))) i++;
+                if (i == ng) {
+                    rl_group *q = realloc(g, (size_t)(ng + 1) * sizeof *q);
+                    double *v = malloc((size_t)RL_NV * nf * sizeof *v);
+                    if (!q || !v) { free(v); if (q) g = q; rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+                    g = q;
+                    g[ng] = (rl_group){.stage = k, .v = v};
+                    snprintf(g[ng].method, sizeof g[ng].method, "%s", method);
+                    snprintf(g[ng].env, sizeof g[ng].env, "%s", env);
+                    for (int x = 0; x < RL_NV * nf; x++) v[x] = NAN;
+                    ng++;
+                }
+                double *v = g[i].v;
+                if (isfinite(v[RL_CHANGED * nf + f])) {
+                    rc = m2_errorf(err, M2_EFORMAT, "%s: a second run of %s on %s with a %s stage", folders[f], method, env,
+                                   RL_STAGES[k]);
+                    break;
+                }
+                v[RL_CHANGED * nf + f] = changed_pct(&m.probe);
+                v[RL_KL * nf + f] = m.probe.kl;
+                v[RL_ADV * nf + f] = m.adv_std;
+                v[RL_W * nf + f] = m.w_std;
+                v[RL_SHARE * nf + f] = m.online_share;
+            }
+            m2_series_free(&ms);
+        }
+        m2_report_folder_runs_free(runs, nr);
+    }
+    if (rc == 0 && ng) {
+        cJSON *arr = cJSON_AddArrayToObject(j, "rl_stages");
+        m2_strbuf idle = {0};
+        m2_strbuf_appendf(md, "\n## RL stages over seeds: what they changed\n\n%s Mean over the folders ± standard "
+                              "error; the last column counts the folders whose stage changed no greedy decision.\n\n"
+                              "| method | env | stage | seeds | greedy changed %% | KL per token | advantage std | weight std | "
+                              "online share of buffer | changed nothing |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                          RL_TABLE_INTRO);
+        for (int i = 0; i < ng; i++) {
+            double mean[RL_NV], se[RL_NV];
+            int seeds = 0, idle_n = 0, c;
+            for (int x = 0; x < RL_NV; x++) m2_mean_se(g[i].v + x * nf, nf, &mean[x], &se[x], x == RL_CHANGED ? &seeds : &c);
+            for (int f = 0; f < nf; f++) idle_n += g[i].v[RL_CHANGED * nf + f] == 0;
+            m2_strbuf_appendf(md, "| %s | %s | %s | %d |", g[i].method, g[i].env, RL_STAGES[g[i].stage], seeds);
+            put_pm(md, mean[RL_CHANGED], se[RL_CHANGED], 1, "%.1f");
+            put_pm(md, mean[RL_KL], se[RL_KL], 1, "%.4g");
+            put_num(md, seeds && isfinite(mean[RL_ADV]) ? mean[RL_ADV] : NAN, " %.4g |");
+            put_num(md, seeds && isfinite(mean[RL_W]) ? mean[RL_W] : NAN, " %.4g |");
+            put_num(md, seeds && isfinite(mean[RL_SHARE]) ? mean[RL_SHARE] : NAN, " %.2f |");
+            m2_strbuf_appendf(md, " %d of %d |\n", idle_n, seeds);
+            if (idle_n == seeds)
+                m2_strbuf_appendf(&idle, "%s%s %s %s", idle.len ? "; " : "", g[i].method, g[i].env, RL_STAGES[g[i].stage]);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "method", g[i].method);
+            cJSON_AddStringToObject(o, "env", g[i].env);
+            cJSON_AddStringToObject(o, "stage", RL_STAGES[g[i].stage]);
+            cJSON_AddNumberToObject(o, "seeds", seeds);
+            static const char *const keys[RL_NV] = {"probe_changed_pct", "probe_kl", "adv_std", "w_std", "online_share"};
+            for (int x = 0; x < RL_NV; x++) {
+                char k[48];
+                cJSON_AddItemToObject(o, keys[x], num_or_null(mean[x]));
+                if (x <= RL_KL) {
+                    snprintf(k, sizeof k, "%s_se", keys[x]);
+                    cJSON_AddItemToObject(o, k, num_or_null(se[x]));
+                }
+            }
+            cJSON_AddNumberToObject(o, "unchanged_seeds", idle_n);
+            cJSON_AddItemToArray(arr, o);
+        }
+        if (idle.len) m2_strbuf_appendf(md, "\nChanged no greedy decision on the probe set in any folder: %s. %s\n", m2_strbuf_str(&idle), RL_IDLE_WHY);
+        if (idle.oom) rc = m2_errorf(err, M2_ENOMEM, "out of memory");
+        m2_strbuf_free(&idle);
+    }
+    for (int i = 0; i < ng; i++) free(g[i].v);
+    free(g);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- results over seeds */
 
 typedef struct seed_row {
     char method[64], env[64], split[32], action_mode[16];   /* action_mode "": the folders' own */
     int n;                            /* folders holding the row */
     double episodes, steps, tokens;   /* sums over those folders */
+    double sys1_calls, invalid;       /* sums over the n_extra folders whose row has sys1_calls, invalid_rate */
+    int n_extra;
     double *success, *score;          /* [n_folders] each folder's value (NaN: absent) */
 } seed_row;
 
@@ -440,6 +665,12 @@ static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, i
             rows[r].episodes += ep;
             rows[r].steps += st;
             rows[r].tokens += tk;
+            double calls, inv;   /* optional: results written before they existed lack them */
+            if (!json_num(o, "sys1_calls", &calls) && !json_num(o, "invalid_rate", &inv)) {
+                rows[r].sys1_calls += calls;
+                rows[r].invalid += inv;
+                rows[r].n_extra++;
+            }
         }
         cJSON_Delete(j);
     }
@@ -453,13 +684,6 @@ static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, i
     return 0;
 }
 
-/* " mean ± se |" (fmt formats one number; no "±" part without a standard error) */
-static void put_pm(m2_strbuf *b, double mean, double se, double scale, const char *fmt) {
-    m2_strbuf_putc(b, ' ');
-    m2_strbuf_appendf(b, fmt, scale * mean);
-    if (isfinite(se)) { m2_strbuf_puts(b, " ± "); m2_strbuf_appendf(b, fmt, scale * se); }
-    m2_strbuf_puts(b, " |");
-}
 
 int m2_report_over_seeds(const char *const *folders, int n_folders, const char *out_dir, const char *title,
                          m2_err *err) {
@@ -489,7 +713,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
     int modes = 0;   /* an action-mode column only when a row names its mode */
     for (int r = 0; r < n; r++) modes |= *rows[r].action_mode != 0;
     m2_strbuf_appendf(&md, "\n\n| method | env | split |%s seeds | episodes per seed | success %% | score | steps | "
-                           "tokens/episode | success %% per seed |\n|---|---|---|%s---:|---:|---:|---:|---:|---:|---|\n",
+                           "tokens/episode | System 1 calls | invalid %% | success %% per seed |\n"
+                           "|---|---|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
                       modes ? " action mode |" : "", modes ? "---|" : "");
     for (int r = 0; r < n; r++) {
         const seed_row *R = &rows[r];
@@ -503,6 +728,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         put_pm(&md, sm, sse, 100, "%.1f");
         put_pm(&md, cm, cse, 1, "%.3f");
         m2_strbuf_appendf(&md, " %.1f | %.0f |", R->steps / R->n, R->tokens / R->n);
+        if (R->n_extra) m2_strbuf_appendf(&md, " %.2f | %.1f |", R->sys1_calls / R->n_extra, 100 * R->invalid / R->n_extra);
+        else m2_strbuf_puts(&md, " - | - |");
         for (int f = 0; f < n_folders; f++) {
             if (isfinite(R->success[f])) m2_strbuf_appendf(&md, " %.1f", 100 * R->success[f]);
             else m2_strbuf_puts(&md, " -");
@@ -521,6 +748,13 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         if (isfinite(cse)) cJSON_AddNumberToObject(o, "score_se", cse); else cJSON_AddNullToObject(o, "score_se");
         cJSON_AddNumberToObject(o, "steps", R->steps / R->n);
         cJSON_AddNumberToObject(o, "tokens_per_episode", R->tokens / R->n);
+        if (R->n_extra) {
+            cJSON_AddNumberToObject(o, "sys1_calls", R->sys1_calls / R->n_extra);
+            cJSON_AddNumberToObject(o, "invalid_rate", R->invalid / R->n_extra);
+        } else {
+            cJSON_AddNullToObject(o, "sys1_calls");
+            cJSON_AddNullToObject(o, "invalid_rate");
+        }
         for (int f = 0; f < n_folders; f++)
             cJSON_AddItemToArray(per, isfinite(R->success[f]) ? cJSON_CreateNumber(R->success[f]) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "success_per_seed", per);
@@ -530,6 +764,7 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         bars[r] = (m2_bar){.group = groups[r], .series = series[r], .value = 100 * sm, .err = 100 * sse};
         bars[n + r] = (m2_bar){.group = groups[r], .series = series[r], .value = cm, .err = cse};
     }
+    if (rl_stages_over_seeds(folders, n_folders, &md, j, err)) goto out;
     if (md.oom) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
     snprintf(p, sizeof p, "%s/plots", out_dir);
     if (m2_mkdir_p(p, err)) goto out;
@@ -575,85 +810,6 @@ out:
     free(series);
     for (int r = 0; r < n; r++) free(rows[r].success);
     free(rows);
-    return rc;
-}
-
-/* Mean of a metrics series (each key names its stage: "sys2_online/adv_std"); NAN when absent. */
-static double series_mean(const m2_series *s) {
-    double sum = 0;
-    for (int i = 0; s && i < s->n; i++) sum += s->value[i];
-    return s && s->n ? sum / s->n : NAN;
-}
-
-static double series_last(const m2_series *s) { return s && s->n ? s->value[s->n - 1] : NAN; }
-
-static void put_num(m2_strbuf *b, double v, const char *fmt) {
-    if (isnan(v)) m2_strbuf_puts(b, " - |");
-    else m2_strbuf_appendf(b, fmt, v);
-}
-
-int m2_report_append_rl_stages(const char *md_path, const m2_report_run *runs, int n_runs, m2_err *err) {
-    static const char *const stages[] = {"sys2_offline", "sys2_online"};
-    static const char *const prefix[] = {"sys2", "sys2_online"};   /* their metrics' keys (algo/train.c) */
-    m2_strbuf t = {0}, idle = {0};
-    int rows = 0, rc = -1;
-    char *md = NULL;
-    m2_strbuf_puts(&t, "\n## RL stages: what they changed\n\n"
-                       "Each RL stage against its start, on a fixed probe set of states from the low-level data "
-                       "(`sys2.probe_states`): the share of states whose greedy action changed and KL(start || end) "
-                       "per action token; the spread (standard deviation) of the advantages and of the actor's "
-                       "weights, averaged over the stage's logged steps; the online share of the replay buffer at "
-                       "the stage's end.\n\n"
-                       "| method | env | stage | probe states | greedy changed % | KL per token | advantage std | "
-                       "weight std | online share of buffer |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n");
-    for (int r = 0; r < n_runs; r++) {
-        char p[1400];
-        snprintf(p, sizeof p, "%s/metrics.jsonl", runs[r].dir);
-        m2_series_set ms = {0};
-        if (m2_path_exists(p) && m2_metrics_load(p, &ms, err)) goto out;
-        for (int k = 0; k < 2; k++) {
-            char d[1400], key[96];
-            snprintf(d, sizeof d, "%s/artifacts/%s", runs[r].dir, stages[k]);
-            pw_probe_result pr;
-            int have = pw_probe_read(d, &pr, err);
-            if (have < 0) { m2_series_free(&ms); goto out; }
-            if (!have) continue;
-            snprintf(key, sizeof key, "%s/adv_std", prefix[k]);
-            double adv = series_mean(m2_series_find(&ms, key));
-            snprintf(key, sizeof key, "%s/w_std", prefix[k]);
-            double wsd = series_mean(m2_series_find(&ms, key));
-            double share = NAN;
-            if (k == 1) share = series_last(m2_series_find(&ms, "sys2_online/buffer_online_frac"));
-            m2_strbuf_appendf(&t, "| %s | %s | %s | %d | %.1f | %.4g |", runs[r].method, runs[r].env, stages[k], pr.n_states,
-                             pr.n_states ? 100.0 * pr.changed / pr.n_states : 0.0, pr.kl);
-            put_num(&t, adv, " %.4g |");
-            put_num(&t, wsd, " %.4g |");
-            put_num(&t, share, " %.2f |");
-            m2_strbuf_puts(&t, "\n");
-            if (pr.changed == 0)
-                m2_strbuf_appendf(&idle, "%s%s %s %s", idle.len ? "; " : "", runs[r].method, runs[r].env, stages[k]);
-            rows++;
-        }
-        m2_series_free(&ms);
-    }
-    if (!rows) { rc = 0; goto out; }
-    if (idle.len)
-        m2_strbuf_appendf(&t, "\nChanged no greedy decision on the probe set: %s. Such a stage leaves the evaluation's "
-                             "choices as the stage before it made them (a KL near 0 says the policy barely moved; a "
-                             "KL well above 0 with no changed decision says it moved only away from the argmax).\n",
-                         m2_strbuf_str(&idle));
-    size_t len = 0;
-    if (m2_read_file(md_path, &md, &len, err)) goto out;
-    m2_strbuf all = {0};
-    m2_strbuf_append(&all, md, len);
-    m2_strbuf_append(&all, t.p, t.len);
-    rc = all.oom || t.oom || idle.oom ? m2_errorf(err, M2_ENOMEM, "out of memory")
-                                      : m2_write_file_atomic(md_path, all.p, all.len, err);
-    m2_strbuf_free(&all);
-out:
-    free(md);
-    m2_strbuf_free(&t);
-    m2_strbuf_free(&idle);
     return rc;
 }
 

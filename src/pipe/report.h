@@ -108,6 +108,12 @@ int m2_report_teamtr(const char *const *runs, int n_runs, const char *out_dir, c
 int m2_report_figures(const char *const *folders, int n_folders, const char *const *series, const char *const *envs,
                       int n_rows, const char *out_dir, m2_strbuf *md, m2_err *err);
 
+/* The runs of a results folder: the folder itself when it holds eval/, else every FOLDER/a/b holding
+ * eval/ (a demo's FOLDER/<env>/<method>), sorted. *dirs (malloc'd paths) is freed with
+ * m2_report_folder_runs_free. A folder without runs gives 0. */
+int m2_report_folder_runs(const char *folder, char ***dirs, int *n, m2_err *err);
+void m2_report_folder_runs_free(char **dirs, int n);
+
 /* One run of an RL-stage table: its folder and the names its rows carry. */
 typedef struct m2_report_run {
     const char *dir, *method, *env;

@@ -198,29 +198,56 @@ static void free_names(char **v, int n) {
     free(v);
 }
 
-/* A folder's runs: itself when it holds eval/, else FOLDER/a/b for every such sub-folder (a demo). */
-static int read_folder(fig_data *d, const char *folder, m2_err *err) {
-    char p[1400];
-    snprintf(p, sizeof p, "%s/eval", folder);
-    if (is_dir(p)) return read_run(d, folder, err);
-    char **a;
-    int na, rc = 0;
-    sub_folders(folder, &a, &na);
-    for (int i = 0; i < na && rc == 0; i++) {
-        char pa[1400], **b;
-        int nb;
-        snprintf(pa, sizeof pa, "%s/%s", folder, a[i]);
-        sub_folders(pa, &b, &nb);
-        for (int j = 0; j < nb && rc == 0; j++) {
-            char pb[2000];
-            snprintf(pb, sizeof pb, "%s/%s/eval", pa, b[j]);
-            if (!is_dir(pb)) continue;
-            snprintf(pb, sizeof pb, "%s/%s", pa, b[j]);
-            rc = read_run(d, pb, err);
-        }
-        free_names(b, nb);
+/* Appends a copy of dir to *dirs when dir/eval is a folder. */
+static int add_run_dir(const char *dir, char ***dirs, int *n, int *cap, m2_err *err) {
+    char p[2100];
+    snprintf(p, sizeof p, "%s/eval", dir);
+    if (!is_dir(p)) return 0;
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 16;
+        char **q = realloc(*dirs, (size_t)c * sizeof *q);
+        if (!q) return m2_errorf(err, M2_ENOMEM, "out of memory");
+        *dirs = q;
+        *cap = c;
     }
-    free_names(a, na);
+    if (!((*dirs)[*n] = strdup(dir))) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    (*n)++;
+    return 0;
+}
+
+int m2_report_folder_runs(const char *folder, char ***dirs, int *n, m2_err *err) {
+    *dirs = NULL;
+    *n = 0;
+    int cap = 0, rc = add_run_dir(folder, dirs, n, &cap, err);
+    if (rc == 0 && *n == 0) {   /* not a run: a demo's FOLDER/<env>/<method> */
+        char **a;
+        int na;
+        sub_folders(folder, &a, &na);
+        for (int i = 0; i < na && rc == 0; i++) {
+            char pa[1400], **b;
+            int nb;
+            snprintf(pa, sizeof pa, "%s/%s", folder, a[i]);
+            sub_folders(pa, &b, &nb);
+            for (int j = 0; j < nb && rc == 0; j++) {
+                char pb[2000];
+                snprintf(pb, sizeof pb, "%s/%s", pa, b[j]);
+                rc = add_run_dir(pb, dirs, n, &cap, err);
+            }
+            free_names(b, nb);
+        }
+        free_names(a, na);
+    }
+    if (rc) { free_names(*dirs, *n); *dirs = NULL; *n = 0; }
+    return rc;
+}
+
+void m2_report_folder_runs_free(char **dirs, int n) { free_names(dirs, n); }
+
+static int read_folder(fig_data *d, const char *folder, m2_err *err) {
+    char **runs;
+    int n, rc = m2_report_folder_runs(folder, &runs, &n, err);
+    for (int i = 0; i < n && rc == 0; i++) rc = read_run(d, runs[i], err);
+    free_names(runs, n);
     return rc;
 }
 
