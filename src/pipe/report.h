@@ -60,9 +60,12 @@ int m2_report_write_task_types(const char *run_dir, const char *method, const ch
  * folder holding results.json, e.g. `multi2 demo --out runs/s23 run.seed=23`), aggregated per
  * (method, env, split, action mode): the mean over the folders of each one's success rate and mean
  * score, their standard error (sample standard deviation / sqrt(n); none for one folder), the folders' mean
- * steps and tokens per episode, and every folder's own success rate. Writes out_dir/results.md,
- * out_dir/results.json ({"rows": [{method, env, split, seeds, episodes, success, success_se, score,
- * score_se, steps, tokens_per_episode, success_per_seed[]}], "folders": [...]}, docs/runs.md) and
+ * steps, tokens, System 1 calls and invalid-action rate per episode, and every folder's own success
+ * rate; and per (method, env, RL stage) of the folders' runs what the stage changed (probe decisions
+ * and KL, mean +- SE over folders; advantage and weight spread; online buffer share). Writes
+ * out_dir/results.md, out_dir/results.json ({"rows": [{method, env, split, seeds, episodes, success,
+ * success_se, score, score_se, steps, tokens_per_episode, sys1_calls, invalid_rate,
+ * success_per_seed[]}], "folders": [...], "rl_stages": [...]}, docs/runs.md) and
  * out_dir/plots/results.svg|png (means with standard-error bars), and the figures of
  * m2_report_figures. A row missing from some folder is
  * aggregated over the folders that have it (its `seeds` says how many). out_dir must be absent,
