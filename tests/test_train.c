@@ -607,6 +607,28 @@ static void report_aggregates_eval_files(void **state) {
     assert_non_null(strstr(md, "| multi2 | textcraft | id | depth 2 | 1 | 100.0 | 1.000 |"));
     assert_non_null(strstr(md, "| multi2 | textcraft | id | depth 3 | 2 | 0.0 | 0.000 |"));
     free(md);
+    /* evaluated in a second action mode too (eval.action_modes): a row per mode, the plain summary the
+     * run's own mode (config.yaml), eval_summary.score.json the other */
+    m2_eval_agg_init(&agg);
+    ep.task_type = "depth 2";
+    assert_int_equal(m2_eval_agg_add(&agg, &ep, &err), 0);
+    js = m2_eval_agg_to_json(&agg);
+    snprintf(p, sizeof p, "%s/artifacts/eval/eval_summary.score.json", dir);
+    assert_int_equal(m2_write_file_atomic(p, js, strlen(js), &err), 0);
+    free(js);
+    m2_eval_agg_free(&agg);
+    snprintf(p, sizeof p, "%s/config.yaml", dir);
+    const char *cfg = "method: multi2\nenv: {name: textcraft}\nsys2: {action_mode: generate}\n";
+    assert_int_equal(m2_write_file_atomic(p, cfg, strlen(cfg), &err), 0);
+    assert_int_equal(m2_report_write_task_types(dir, "multi2", "textcraft", &err), 0);
+    md = slurp(dir, "results.md");
+    const char *last = strstr(md, "## Per task type\n\n| method | env | split | action mode | task type |");
+    assert_non_null(last);
+    assert_non_null(strstr(last, "| multi2 | textcraft | id | generate | depth 2 | 1 | 100.0 | 1.000 |"));
+    assert_non_null(strstr(last, "| multi2 | textcraft | id | generate | depth 3 | 2 | 0.0 | 0.000 |"));
+    assert_non_null(strstr(last, "| multi2 | textcraft | id | score | depth 2 | 1 | 0.0 | 0.000 |"));
+    free(md);
+    remove(p);
     /* ScienceWorld: a failure (-100) counts 0, scores are divided by 100 (DESIGN.md section 7) */
     snprintf(p, sizeof p, "%s/eval/id.jsonl", dir);
     f = fopen(p, "w");

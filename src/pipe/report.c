@@ -307,41 +307,53 @@ void m2_report_print(const m2_result_row *rows, int n, FILE *f) {
 }
 
 int m2_report_write_task_types(const char *run_dir, const char *method, const char *env, m2_err *err) {
-    char p[1400];
-    snprintf(p, sizeof p, "%s/artifacts/eval/eval_summary.json", run_dir);
-    if (!m2_path_exists(p)) return 0;   /* no eval stage in this run */
-    char *js = NULL, *md = NULL;
-    if (m2_read_file(p, &js, NULL, err)) return -1;
-    cJSON *sum = cJSON_Parse(js);
-    free(js);
-    if (!sum) return m2_errorf(err, M2_EFORMAT, "%s: not JSON", p);
+    /* the eval stage's aggregates (agent/eval.h): artifacts/eval/eval_summary.json for the run's own
+     * action mode, eval_summary.<mode>.json for each other mode of eval.action_modes */
+    char paths[M2_N_ACTION_MODES + 1][1400], modes[M2_N_ACTION_MODES + 1][16];
+    int nf = 0;
+    for (int m = -1; m < M2_N_ACTION_MODES; m++) {
+        char stem[64];
+        m2_eval_file_stem("eval_summary", m < 0 ? NULL : m2_action_mode_names[m], stem, sizeof stem);
+        snprintf(paths[nf], sizeof paths[nf], "%s/artifacts/eval/%s.json", run_dir, stem);
+        snprintf(modes[nf], sizeof modes[nf], "%s", m < 0 ? "" : m2_action_mode_names[m]);
+        if (m2_path_exists(paths[nf])) nf++;
+    }
+    if (nf == 0) return 0;   /* no eval stage in this run */
+    if (nf > 1 && !*modes[0]) {   /* several modes: the plain file is the run's own */
+        char m[64];
+        if (run_identity(run_dir, m, sizeof m, NULL, 0, modes[0], sizeof modes[0], err)) return -1;
+    }
+    char p[1400], *md = NULL;
     snprintf(p, sizeof p, "%s/results.md", run_dir);
     size_t len = 0;
-    if (m2_read_file(p, &md, &len, err)) { cJSON_Delete(sum); return -1; }
-    /* the eval stage's aggregate per split and task type (agent/eval.h), as a second table */
-    size_t cap = len + 256;
-    for (const cJSON *sp = sum->child; sp; sp = sp->next) {
-        const cJSON *types = cJSON_GetObjectItemCaseSensitive(sp, "task_types");
-        for (const cJSON *t = types ? types->child : NULL; t; t = t->next) cap += 256 + strlen(t->string);
-    }
-    char *out = malloc(cap);
-    if (!out) { free(md); cJSON_Delete(sum); return m2_errorf(err, M2_ENOMEM, "out of memory"); }
-    size_t k = (size_t)snprintf(out, cap, "%s\n## Per task type\n\n| method | env | split | task type | episodes | success %% | score |\n"
-                                          "|---|---|---|---|---:|---:|---:|\n", md);
+    if (m2_read_file(p, &md, &len, err)) return -1;
+    m2_strbuf out = {0};
+    m2_strbuf_append(&out, md, len);
     free(md);
-    for (const cJSON *sp = sum->child; sp; sp = sp->next) {
-        const cJSON *types = cJSON_GetObjectItemCaseSensitive(sp, "task_types");
-        for (const cJSON *t = types ? types->child : NULL; t && k < cap; t = t->next) {
-            const cJSON *ep = cJSON_GetObjectItemCaseSensitive(t, "episodes"), *su = cJSON_GetObjectItemCaseSensitive(t, "pass@1"),
-                        *sc = cJSON_GetObjectItemCaseSensitive(t, "score");
-            k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | %s | %.0f | %.1f | %.3f |\n", method, env, sp->string,
-                                  t->string, cJSON_IsNumber(ep) ? ep->valuedouble : 0, cJSON_IsNumber(su) ? 100 * su->valuedouble : 0,
-                                  cJSON_IsNumber(sc) ? sc->valuedouble : 0);
+    m2_strbuf_appendf(&out, "\n## Per task type\n\n| method | env | split |%s task type | episodes | success %% | score |\n"
+                            "|---|---|---|%s---|---:|---:|---:|\n", nf > 1 ? " action mode |" : "", nf > 1 ? "---|" : "");
+    int rc = 0;
+    for (int f = 0; f < nf && rc == 0; f++) {
+        char *js = NULL;
+        if (m2_read_file(paths[f], &js, NULL, err)) { rc = -1; break; }
+        cJSON *sum = cJSON_Parse(js);
+        free(js);
+        if (!sum) { rc = m2_errorf(err, M2_EFORMAT, "%s: not JSON", paths[f]); break; }
+        for (const cJSON *sp = sum->child; sp; sp = sp->next) {
+            const cJSON *types = cJSON_GetObjectItemCaseSensitive(sp, "task_types");
+            for (const cJSON *t = types ? types->child : NULL; t; t = t->next) {
+                const cJSON *ep = cJSON_GetObjectItemCaseSensitive(t, "episodes"),
+                            *su = cJSON_GetObjectItemCaseSensitive(t, "pass@1"), *sc = cJSON_GetObjectItemCaseSensitive(t, "score");
+                m2_strbuf_appendf(&out, "| %s | %s | %s |", method, env, sp->string);
+                if (nf > 1) m2_strbuf_appendf(&out, " %s |", modes[f]);
+                m2_strbuf_appendf(&out, " %s | %.0f | %.1f | %.3f |\n", t->string, cJSON_IsNumber(ep) ? ep->valuedouble : 0,
+                                  cJSON_IsNumber(su) ? 100 * su->valuedouble : 0, cJSON_IsNumber(sc) ? sc->valuedouble : 0);
+            }
         }
+        cJSON_Delete(sum);
     }
-    cJSON_Delete(sum);
-    int rc = m2_write_file_atomic(p, out, strlen(out), err);
-    free(out);
+    if (rc == 0) rc = out.oom ? m2_errorf(err, M2_ENOMEM, "out of memory") : m2_write_file_atomic(p, out.p, out.len, err);
+    m2_strbuf_free(&out);
     return rc;
 }
 
