@@ -252,6 +252,14 @@ static void figures_from_records(void **state) {
     free(online);
     char *md = read_text(out, "results.md");
     assert_non_null(strstr(md, "## Figures"));
+    /* the task-type numbers as a table, after the figures' list */
+    const char *by_type = strstr(md, "## By task type");
+    assert_non_null(by_type);
+    assert_true(by_type > strstr(md, "`plots/online.svg|png`"));
+    assert_non_null(strstr(by_type, "| textcraft | id | depth 1 | multi2 | 3 | 83.3 ± 16.7 | 100.0 50.0 100.0 |"));
+    assert_non_null(strstr(by_type, "| textcraft | id | depth 2 | multi2 | 3 | 16.7 ± 16.7 | 50.0 0.0 0.0 |"));
+    assert_non_null(strstr(by_type, "| textcraft | id | (no type) | oracle | 3 | 83.3 ± 16.7 | 100.0 100.0 50.0 |"));
+    assert_non_null(strstr(by_type, "| scienceworld | id | boil | multi2 | 3 | 0.500 ± 0.144 | 0.500 0.250 0.750 |"));
     assert_non_null(strstr(md, "`plots/online.svg|png`"));
     assert_non_null(strstr(md, "`plots/buckets_<env>.svg|png`"));
     free(md);

@@ -384,7 +384,7 @@ static void remove_figures(const char *out_dir, const char *prefix) {
  * task type, a bar per series with the mean over folders of each folder's per-type measure +- its
  * standard error. */
 static int fig_buckets(const fig_data *d, const cell *c, int nc, int n_folders, const char *out_dir, m2_strbuf *md,
-                       m2_err *err) {
+                       m2_strbuf *table, m2_err *err) {
     int nt = d->types.n + 1;   /* + UNTYPED */
     int nb = d->splits.n * d->series.n * nt, np = d->splits.n ? d->splits.n : 1, rc = -1, files = 0;
     m2_bar *bars = calloc((size_t)(nb ? nb : 1), sizeof *bars);
@@ -409,6 +409,7 @@ static int fig_buckets(const fig_data *d, const cell *c, int nc, int n_folders, 
         double scale;
         int dec, k = 0, n_panels = 0;
         measure_of(d->envs.s[e], &what, &scale, &dec);
+        int tdec = dec ? dec : 1;   /* the table's decimals: success % to one place */
         for (int sp = 0; sp < d->splits.n; sp++) {
             int first = k;
             for (int ti = 0; ti < nt; ti++)
@@ -426,6 +427,21 @@ static int fig_buckets(const fig_data *d, const cell *c, int nc, int n_folders, 
                     m2_mean_se(per, n_folders, &mean, &se, &m);
                     bars[k++] = (m2_bar){.group = t >= 0 ? d->types.s[t] : UNTYPED, .series = d->series.s[s],
                                          .value = mean, .err = se};
+                    if (!table->len)
+                        m2_strbuf_puts(table, "\n## By task type\n\nThe numbers of `plots/buckets_<env>`: per environment, "
+                                              "split, task type and method, the mean over seed folders of each folder's "
+                                              "success rate in % (ScienceWorld: mean score) on that type ± standard error, "
+                                              "and each folder's value.\n\n| env | split | task type | method | seeds | "
+                                              "mean | per seed |\n|---|---|---|---|---:|---:|---|\n");
+                    m2_strbuf_appendf(table, "| %s | %s | %s | %s | %d | %.*f", d->envs.s[e], d->splits.s[sp],
+                                      t >= 0 ? d->types.s[t] : UNTYPED, d->series.s[s], m, tdec, mean);
+                    if (isfinite(se)) m2_strbuf_appendf(table, " ± %.*f", tdec, se);
+                    m2_strbuf_puts(table, " |");
+                    for (int f = 0; f < n_folders; f++) {
+                        if (isfinite(per[f])) m2_strbuf_appendf(table, " %.*f", tdec, per[f]);
+                        else m2_strbuf_puts(table, " -");
+                    }
+                    m2_strbuf_puts(table, " |\n");
                 }
             if (k == first) continue;
             snprintf(titles[n_panels], sizeof titles[n_panels], "%s %s: %s by task type", d->envs.s[e], d->splits.s[sp], what);
@@ -587,6 +603,7 @@ int m2_report_figures(const char *const *folders, int n_folders, const char *con
                       int n_rows, const char *out_dir, m2_strbuf *md, m2_err *err) {
     fig_data d = {0};
     cell *c = NULL;
+    m2_strbuf table = {0};   /* the task-type numbers, after the figures' list */
     int nc = 0, cap = 0, rc = -1;
     for (int i = 0; i < n_rows; i++)
         if (intern(&d.series, series[i]) < 0 || intern(&d.envs, envs[i]) < 0) {
@@ -610,11 +627,13 @@ int m2_report_figures(const char *const *folders, int n_folders, const char *con
     m2_strbuf_puts(md, "\n## Figures\n\nFrom every evaluation record and `metrics.jsonl` of the folders' runs; each "
                        "as SVG and PNG.\n\n");
     if (!d.n_ep) m2_strbuf_puts(md, "- No box plots, task-type bars or token charts: the folders hold no evaluation records.\n");
-    if (fig_boxes(&d, c, nc, out_dir, md, err) || fig_buckets(&d, c, nc, n_folders, out_dir, md, err) ||
+    if (fig_boxes(&d, c, nc, out_dir, md, err) || fig_buckets(&d, c, nc, n_folders, out_dir, md, &table, err) ||
         fig_tokens(&d, n_folders, out_dir, md, err) || fig_online(&d, n_folders, out_dir, md, err))
         goto out;
-    rc = md->oom ? m2_errorf(err, M2_ENOMEM, "out of memory") : 0;
+    m2_strbuf_append(md, table.p, table.len);
+    rc = md->oom || table.oom ? m2_errorf(err, M2_ENOMEM, "out of memory") : 0;
 out:
+    m2_strbuf_free(&table);
     free(c);
     free(d.ep);
     free(d.pt);
