@@ -20,11 +20,23 @@ void m2_run_dir_for(const m2_run_config *cfg, char *out, size_t cap) {
 
 int m2_stage_writes(const m2_stage_ctx *ctx) { return ctx->writer || m2_dist_alone(ctx->dist); }
 
+static long count_lines(const char *path);
+
+/* The checkpoint state's count of metrics.jsonl lines logged up to the checkpoint. */
+#define CKPT_METRICS_LINES "run_metrics_lines"
+
 int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err) {
     c->step = ctx->step;
     snprintf(c->stage, sizeof c->stage, "%s", ctx->name);
     /* every rank holds rank 0's state (docs/dist.md): rank 0's checkpoint is the job's */
     if (!m2_stage_writes(ctx)) return 0;
+    /* a resume keeps exactly the metrics lines logged so far: a line logged at this very step after
+     * the checkpoint (the online stage's epoch line) would otherwise be kept and logged again */
+    char mp[1300];
+    snprintf(mp, sizeof mp, "%s/metrics.jsonl", ctx->run->dir);
+    cJSON *state = m2_ckpt_state(c);
+    if (!state || !cJSON_AddNumberToObject(state, CKPT_METRICS_LINES, (double)count_lines(mp)))
+        return m2_errorf(err, M2_ENOMEM, "checkpoint: out of memory");
     if (!m2_dist_alone(ctx->dist)) {
         cJSON *st = m2_ckpt_state(c);
         if (!st || !cJSON_AddNumberToObject(st, "world", ctx->dist->world))
@@ -331,6 +343,12 @@ static int prepare(const m2_run_config *cfg, const char *const *plan, int n, con
             ck = NULL;
         }
         if (ck) step = ck->step;
+        const cJSON *ml = ck ? cJSON_GetObjectItemCaseSensitive(ck->state, CKPT_METRICS_LINES) : NULL;
+        if (cJSON_IsNumber(ml)) {   /* older checkpoints lack it: m2_run_open cuts by step alone */
+            char mp[1300];
+            snprintf(mp, sizeof mp, "%s/metrics.jsonl", run_dir);
+            if (keep_first_lines(mp, mp, (long)ml->valuedouble, err) != 0) { m2_ckpt_free(ck); return -1; }
+        }
         if (!ck && start > 0 && lines_of(&prog, plan[start - 1]) >= 0) {
             /* starting the stage afresh: drop whatever it logged before it was killed */
             char mp[1300];
