@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "io/io.h"
 #include "model/model.h"
+#include "json_file.h"
 #include "tmpdir.h"
 
 static char tmpdir[64];
@@ -73,13 +74,7 @@ static void peft_folder(void **state) {
         m2_err err = {0};
         assert_int_equal(m2_peft_save(m, a, dir, "Qwen/Qwen2.5-3B", &err), 0);
         /* the config has PEFT's keys and values */
-        snprintf(p, sizeof p, "%s/adapter_config.json", dir);
-        char *text;
-        size_t len;
-        assert_int_equal(m2_read_file(p, &text, &len, &err), 0);
-        cJSON *j = cJSON_Parse(text);
-        free(text);
-        assert_non_null(j);
+        cJSON *j = m2t_read_json(dir, "adapter_config.json");
         assert_string_equal(cJSON_GetObjectItem(j, "peft_type")->valuestring, "LORA");
         assert_string_equal(cJSON_GetObjectItem(j, "task_type")->valuestring, "CAUSAL_LM");
         assert_string_equal(cJSON_GetObjectItem(j, "bias")->valuestring, "none");
