@@ -169,9 +169,16 @@ static void golden_texts(void **state) {
     assert_string_equal(step(e, "inventory", &r), "In your inventory, you see:\n\tnothing");
     assert_string_equal(step(e, "pick up metal pot", &r), "No known action matches that input.");
     assert_int_equal(r.valid, 0);
+    /* words are whole tokens (InputParser): run together, they match nothing */
+    assert_string_equal(step(e, "opencupboard", &r), "No known action matches that input.");
+    assert_int_equal(r.valid, 0);
+    assert_string_equal(step(e, "look atsink", &r), "No known action matches that input.");
+    assert_int_equal(r.valid, 0);
     assert_string_equal(step(e, "open cupboard", &r), "The cupboard is now open.");
     assert_string_equal(step(e, "pick up metal pot", &r), "You move the metal pot to the inventory.");
     assert_string_equal(step(e, "inventory", &r), "In your inventory, you see:\n\ta metal pot (containing nothing)");
+    assert_string_equal(step(e, "move metal pot totable", &r), "No known action matches that input.");
+    assert_int_equal(r.valid, 0);
     assert_string_equal(step(e, "move metal pot to table", &r), "You move the metal pot to the table.");
     assert_string_equal(step(e, "look at table", &r),
         "a table. On the table is: \n\ta glass cup (containing nothing)\n\ta metal pot (containing nothing)");

@@ -407,6 +407,10 @@ static void push_match(match_set *ms, int action, const int *objs, int nobj) {
 
 static const char *skip_spaces(const char *s) { while (*s == ' ') s++; return s; }
 
+/* in starts with the L characters of w as whole words: what follows is a space or the end (the
+ * original matches tokens, so "opencupboard" is no "open cupboard") */
+static int starts_words(const char *in, const char *w, size_t L) { return !strncmp(in, w, L) && (in[L] == ' ' || !in[L]); }
+
 static void match_rec(m2_sw_session *s, int action, int pi, const char *in, int *objs, int nobj, match_set *ms) {
     const action_def *a = &actions[action];
     if (pi >= a->npat || pi >= 4) {
@@ -419,7 +423,7 @@ static void match_rec(m2_sw_session *s, int action, int pi, const char *in, int 
             for (int k = 0; k < s->refs[i].n; k++) {
                 const char *ref = s->refs[i].r[k];
                 size_t L = strlen(ref);
-                if (strncmp(in, ref, L)) continue;
+                if (!starts_words(in, ref, L)) continue;
                 objs[nobj] = s->vis[i];
                 match_rec(s, action, pi + 1, skip_spaces(in + L), objs, nobj + 1, ms);
             }
@@ -429,7 +433,7 @@ static void match_rec(m2_sw_session *s, int action, int pi, const char *in, int 
     while (*p) {
         const char *e = strchr(p, '|');
         size_t L = e ? (size_t)(e - p) : strlen(p);
-        if (!strncmp(in, p, L)) match_rec(s, action, pi + 1, skip_spaces(in + L), objs, nobj, ms);
+        if (starts_words(in, p, L)) match_rec(s, action, pi + 1, skip_spaces(in + L), objs, nobj, ms);
         p += L;
         if (*p == '|') p++;
     }
