@@ -98,8 +98,15 @@ static const m2s_field m2s_seed_rl_f[] = {
     M2S_F("w_std", M2S_NUM_OR_NULL, 1), M2S_F("online_share", M2S_NUM_OR_NULL, 1), M2S_F("unchanged_seeds", M2S_INT, 1),
 };
 static const m2s_obj m2s_seed_rl = M2S_OBJ_OF(m2s_seed_rl_f, "results-over-seeds RL stage");
+static const m2s_field m2s_seed_order_f[] = {
+    M2S_F("claim", M2S_STR, 1), M2S_F("better", M2S_STR, 1), M2S_F("worse", M2S_STR, 1), M2S_F("env", M2S_STR, 1),
+    M2S_F("split", M2S_STR, 1), M2S_F("action_mode", M2S_STR, 0), M2S_F("measure", M2S_STR, 1), M2S_F("seeds", M2S_INT, 1),
+    M2S_F("diff", M2S_NUM_OR_NULL, 1), M2S_F("diff_se", M2S_NUM_OR_NULL, 1), M2S_F("verdict", M2S_STR, 1),
+};
+static const m2s_obj m2s_seed_order = M2S_OBJ_OF(m2s_seed_order_f, "results-over-seeds ordering");
 static const m2s_field m2s_seeds_f[] = {M2S_L("rows", M2S_ARR, 1, M2S_OBJ, &m2s_seed_row), M2S_L("folders", M2S_ARR, 1, M2S_STR, NULL),
-                                        M2S_L("rl_stages", M2S_ARR, 0, M2S_OBJ, &m2s_seed_rl)};
+                                        M2S_L("rl_stages", M2S_ARR, 0, M2S_OBJ, &m2s_seed_rl),
+                                        M2S_L("orderings", M2S_ARR, 0, M2S_OBJ, &m2s_seed_order)};
 static const m2s_obj m2s_seeds = M2S_OBJ_OF(m2s_seeds_f, "results over seeds");
 
 /* ---- metrics.jsonl: one line per log call */

@@ -426,6 +426,72 @@ static void rl_stages_and_calls_over_seeds(void **state) {
     m2_remove_tree(dir);
 }
 
+/* A results row of any env and action mode ("" for none). */
+static void mode_row(m2_strbuf *b, const char *method, const char *env, const char *mode, double success, double score) {
+    m2_strbuf_appendf(b, "%s{\"method\":\"%s\",\"env\":\"%s\",\"split\":\"id\",", b->len > 9 ? "," : "", method, env);
+    if (*mode) m2_strbuf_appendf(b, "\"action_mode\":\"%s\",", mode);
+    m2_strbuf_appendf(b, "\"episodes\":10,\"success\":%g,\"score\":%g,\"steps\":5,\"tokens_per_episode\":10}", success, score);
+}
+
+/* The paper's orderings, by hand over three folders (differences paired by folder):
+ *  textcraft generate: multi2 .5 .6 .7 - flat .2 .3 .4 = .3 each -> +30.0 ± 0.0, holds;
+ *    - random (no mode: stands for both) .6 .5 .8 -> -.1 .1 -.1: -3.3 ± 6.7, not resolved;
+ *    role swap .9 .8 .9 above multi2: -26.7 ± 6.7, reversed; and above flat: -56.7 ± 6.7
+ *  textcraft score: multi2 .5 .5 .5 against random: -.1 0 -.3 -> -13.3 ± 8.8, reversed; no flat row
+ *    in score mode, so no flat claim there
+ *  scienceworld (scores, no mode): multi2 .30 .25 .20 - flat .10 .15 .20 -> +0.100 ± 0.058, holds */
+static void paper_orderings(void **state) {
+    (void)state;
+    char dir[256], f[3][300], out[300];
+    m2_err err = {0};
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "seeds_order"), 0);
+    static const double m2g[3] = {.5, .6, .7}, flat[3] = {.2, .3, .4}, rnd[3] = {.6, .5, .8}, swap[3] = {.9, .8, .9},
+                        swm[3] = {.30, .25, .20}, swf[3] = {.10, .15, .20};
+    for (int k = 0; k < 3; k++) {
+        snprintf(f[k], sizeof f[k], "%s/s%d", dir, k);
+        m2_strbuf b = {0};
+        m2_strbuf_puts(&b, "{\"rows\":[");
+        mode_row(&b, "multi2", "textcraft", "generate", m2g[k], m2g[k]);
+        mode_row(&b, "multi2", "textcraft", "score", .5, .5);
+        mode_row(&b, "flat", "textcraft", "generate", flat[k], flat[k]);
+        mode_row(&b, "random", "textcraft", "", rnd[k], rnd[k]);
+        mode_row(&b, "role_swap", "textcraft", "generate", swap[k], swap[k]);
+        mode_row(&b, "multi2", "scienceworld", "", 0, swm[k]);
+        mode_row(&b, "flat", "scienceworld", "", 0, swf[k]);
+        m2_strbuf_puts(&b, "]}");
+        put_results(f[k], m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+    }
+    snprintf(out, sizeof out, "%s/over", dir);
+    const char *fl[3] = {f[0], f[1], f[2]};
+    assert_int_equal(m2_report_over_seeds(fl, 3, out, NULL, &err), 0);
+    const char *want[8] = {
+        "| Multi² above the flat single model | textcraft | id | generate | success % | flat | 3 | +30.0 ± 0.0 | holds |",
+        "| Multi² above random play | textcraft | id | generate | success % | random | 3 | -3.3 ± 6.7 | not resolved |",
+        "| role swap the worst: multi2 above it | textcraft | id | generate | success % | role_swap | 3 | -26.7 ± 6.7 | reversed |",
+        "| Multi² above random play | textcraft | id | score | success % | random | 3 | -13.3 ± 8.8 | reversed |",
+        "| role swap the worst: flat above it | textcraft | id | generate | success % | role_swap | 3 | -56.7 ± 6.7 | reversed |",
+        "| Multi² above the flat single model | scienceworld | id | - | score | flat | 3 | +0.100 ± 0.058 | holds |",
+        "## The paper's orderings",
+        "| difference | verdict |"};
+    tables_hold(out, &m2s_seeds, want, 8);
+    char *md = read_text(out, "results.md");
+    assert_null(strstr(md, "| Multi² above the flat single model | textcraft | id | score |"));   /* no flat score row */
+    assert_null(strstr(md, "random above it"));   /* a reference is not a learned method */
+    free(md);
+    cJSON *j = m2t_read_json(out, "results.json");
+    const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "orderings"), 0);
+    assert_string_equal(cJSON_GetObjectItem(o, "verdict")->valuestring, "holds");
+    assert_true(fabs(cJSON_GetObjectItem(o, "diff")->valuedouble - 0.3) < 1e-12);
+    cJSON_Delete(j);
+    /* one folder: no verdict */
+    assert_int_equal(m2_report_over_seeds(fl, 1, out, NULL, &err), 0);
+    md = read_text(out, "results.md");
+    assert_non_null(strstr(md, "| flat | 1 | +30.0 | one seed: no verdict |"));
+    free(md);
+    m2_remove_tree(dir);
+}
+
 static void cli_usage(void **state) {
     (void)state;
     const char *bin = getenv("M2_BIN");
@@ -446,6 +512,7 @@ int main(void) {
         cmocka_unit_test(figures_from_records),
         cmocka_unit_test(action_modes_stay_apart),
         cmocka_unit_test(rl_stages_and_calls_over_seeds),
+        cmocka_unit_test(paper_orderings),
         cmocka_unit_test(cli_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

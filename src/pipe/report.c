@@ -697,6 +697,112 @@ static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, i
 }
 
 
+/* ---------------------------------------------------------------- the paper's orderings */
+
+/* A claim of the paper that one method does better than another (Multi², reference/paper.md). */
+typedef struct ordering { const char *claim, *better, *worse; } ordering;
+static const ordering ORDERINGS[] = {
+    {"Multi² above the flat single model", "multi2", "flat"},
+    {"Multi² above the shared adapter", "multi2", "shared_adapter"},
+    {"Multi² above random play", "multi2", "random"},
+    {"online RL above offline only", "multi2", "offline_only"},
+    {"the anchor term helps", "multi2", "no_anchor"},
+    {"the KL term helps", "multi2", "no_kl"},
+    {"SFT planner + RL executor above only SFT", "multi2", "sft_only"},
+    {"SFT planner + RL executor above only RL", "multi2", "rl_only"},
+};
+/* "role swap the worst": every learned method of the folders above it */
+static const char ROLE_SWAP[] = "role_swap";
+static const char *const REFERENCE_METHODS[] = {"oracle", "random"};
+
+static int is_reference(const char *method) {
+    for (size_t i = 0; i < sizeof REFERENCE_METHODS / sizeof *REFERENCE_METHODS; i++)
+        if (!strcmp(method, REFERENCE_METHODS[i])) return 1;
+    return 0;
+}
+
+/* The row of method on (env, split) in action mode `mode`; a reference policy's rows (no model, no
+ * mode) stand for every mode. */
+static const seed_row *find_seed_row(const seed_row *rows, int n, const char *method, const char *env, const char *split,
+                                     const char *mode) {
+    for (int r = 0; r < n; r++)
+        if (!strcmp(rows[r].method, method) && !strcmp(rows[r].env, env) && !strcmp(rows[r].split, split) &&
+            (!strcmp(rows[r].action_mode, mode) || !*rows[r].action_mode))
+            return &rows[r];
+    return NULL;
+}
+
+/* One claim on one (env, split, mode): the per-seed difference better - worse of the environment's
+ * measure (success; ScienceWorld: mean score), paired by folder, its mean and standard error, and
+ * the verdict: holds when the mean exceeds its standard error, reversed when it is below minus it. */
+static void put_ordering(m2_strbuf *md, cJSON *arr, const char *claim, const seed_row *b, const seed_row *w, int nf,
+                         double *diff) {
+    const m2_env_class *ec = m2_env_find(b->env);
+    int scored = ec && ec->score_max > 1;
+    const double *vb = scored ? b->score : b->success, *vw = scored ? w->score : w->success;
+    for (int f = 0; f < nf; f++) diff[f] = isfinite(vb[f]) && isfinite(vw[f]) ? vb[f] - vw[f] : NAN;
+    double mean, se;
+    int k;
+    m2_mean_se(diff, nf, &mean, &se, &k);
+    const char *verdict = k < 2 ? "one seed: no verdict" : mean > se ? "holds" : mean < -se ? "reversed" : "not resolved";
+    double scale = scored ? 1 : 100;
+    m2_strbuf_appendf(md, "| %s | %s | %s | %s | %s | %s | %d |", claim, b->env, b->split, *b->action_mode ? b->action_mode : "-",
+                      scored ? "score" : "success %", w->method, k);
+    int dec = scored ? 3 : 1;
+    if (k) m2_strbuf_appendf(md, " %+.*f", dec, scale * mean);
+    else m2_strbuf_puts(md, " -");
+    if (isfinite(se)) m2_strbuf_appendf(md, " ± %.*f", dec, scale * se);
+    m2_strbuf_appendf(md, " | %s |\n", verdict);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "claim", claim);
+    cJSON_AddStringToObject(o, "better", b->method);
+    cJSON_AddStringToObject(o, "worse", w->method);
+    cJSON_AddStringToObject(o, "env", b->env);
+    cJSON_AddStringToObject(o, "split", b->split);
+    if (*b->action_mode) cJSON_AddStringToObject(o, "action_mode", b->action_mode);
+    cJSON_AddStringToObject(o, "measure", scored ? "score" : "success");
+    cJSON_AddNumberToObject(o, "seeds", k);
+    cJSON_AddItemToObject(o, "diff", num_or_null(k ? mean : NAN));
+    cJSON_AddItemToObject(o, "diff_se", num_or_null(se));
+    cJSON_AddStringToObject(o, "verdict", verdict);
+    cJSON_AddItemToArray(arr, o);
+}
+
+/* Appends to md the table "The paper's orderings" and to j the array "orderings" (docs/runs.md):
+ * every claim of ORDERINGS whose two methods the rows hold, and role swap below every other learned
+ * method, per environment, split and action mode of the better method. Nothing without such a pair. */
+static int orderings_over_seeds(const seed_row *rows, int n, int nf, m2_strbuf *md, cJSON *j, m2_err *err) {
+    double *diff = malloc((size_t)(nf ? nf : 1) * sizeof *diff);
+    if (!diff) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    cJSON *arr = NULL;
+    for (int r = 0; r < n; r++) {   /* each row of a better method in turn: the table keeps the rows' order */
+        const seed_row *b = &rows[r];
+        for (size_t c = 0; c <= sizeof ORDERINGS / sizeof *ORDERINGS; c++) {
+            int swap = c == sizeof ORDERINGS / sizeof *ORDERINGS;
+            if (swap ? is_reference(b->method) || !strcmp(b->method, ROLE_SWAP) : strcmp(b->method, ORDERINGS[c].better))
+                continue;
+            const seed_row *w = find_seed_row(rows, n, swap ? ROLE_SWAP : ORDERINGS[c].worse, b->env, b->split, b->action_mode);
+            if (!w) continue;
+            if (!arr) {
+                arr = cJSON_AddArrayToObject(j, "orderings");
+                m2_strbuf_puts(md, "\n## The paper's orderings\n\nEach claim as the difference better − worse of the "
+                                   "environment's measure (success in points; ScienceWorld: mean score), paired by seed "
+                                   "folder: mean ± its standard error. It **holds** when the mean exceeds its standard "
+                                   "error, is **reversed** below minus it, and is **not resolved** between; one folder "
+                                   "gives no verdict. A reference policy (random, oracle) has no action mode and stands "
+                                   "against both.\n\n| claim | env | split | action mode | measure | against | seeds | "
+                                   "difference | verdict |\n|---|---|---|---|---|---|---:|---:|---|\n");
+            }
+            char claim[160];
+            if (swap) snprintf(claim, sizeof claim, "role swap the worst: %s above it", b->method);
+            else snprintf(claim, sizeof claim, "%s", ORDERINGS[c].claim);
+            put_ordering(md, arr, claim, b, w, nf, diff);
+        }
+    }
+    free(diff);
+    return 0;
+}
+
 int m2_report_over_seeds(const char *const *folders, int n_folders, const char *out_dir, const char *title,
                          m2_err *err) {
     if (n_folders < 1) return m2_errorf(err, M2_EINVAL, "results over seeds: no folder given");
@@ -776,7 +882,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         bars[r] = (m2_bar){.group = groups[r], .series = series[r], .value = 100 * sm, .err = 100 * sse};
         bars[n + r] = (m2_bar){.group = groups[r], .series = series[r], .value = cm, .err = cse};
     }
-    if (rl_stages_over_seeds(folders, n_folders, &md, j, err)) goto out;
+    if (orderings_over_seeds(rows, n, n_folders, &md, j, err) || rl_stages_over_seeds(folders, n_folders, &md, j, err))
+        goto out;
     if (md.oom) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
     snprintf(p, sizeof p, "%s/plots", out_dir);
     if (m2_mkdir_p(p, err)) goto out;

@@ -62,10 +62,12 @@ int m2_report_write_task_types(const char *run_dir, const char *method, const ch
  * score, their standard error (sample standard deviation / sqrt(n); none for one folder), the folders' mean
  * steps, tokens, System 1 calls and invalid-action rate per episode, and every folder's own success
  * rate; and per (method, env, RL stage) of the folders' runs what the stage changed (probe decisions
- * and KL, mean +- SE over folders; advantage and weight spread; online buffer share). Writes
+ * and KL, mean +- SE over folders; advantage and weight spread; online buffer share); and the paper's
+ * orderings (Multi² above each baseline and ablation, role swap the worst) as the per-folder
+ * difference's mean +- SE with a verdict (holds / reversed / not resolved). Writes
  * out_dir/results.md, out_dir/results.json ({"rows": [{method, env, split, seeds, episodes, success,
  * success_se, score, score_se, steps, tokens_per_episode, sys1_calls, invalid_rate,
- * success_per_seed[]}], "folders": [...], "rl_stages": [...]}, docs/runs.md) and
+ * success_per_seed[]}], "folders": [...], "orderings": [...], "rl_stages": [...]}, docs/runs.md) and
  * out_dir/plots/results.svg|png (means with standard-error bars), and the figures of
  * m2_report_figures. A row missing from some folder is
  * aggregated over the folders that have it (its `seeds` says how many). out_dir must be absent,
