@@ -87,8 +87,9 @@ static const m2s_field m2s_seed_row_f[] = {
     M2S_F("seeds", M2S_INT, 1),
     M2S_F("episodes", M2S_NUM, 1), M2S_F("success", M2S_NUM, 1), M2S_F("success_se", M2S_NUM_OR_NULL, 1),
     M2S_F("score", M2S_NUM, 1), M2S_F("score_se", M2S_NUM_OR_NULL, 1), M2S_F("steps", M2S_NUM, 1),
-    M2S_F("tokens_per_episode", M2S_NUM, 1), M2S_F("sys1_calls", M2S_NUM_OR_NULL, 1), M2S_F("invalid_rate", M2S_NUM_OR_NULL, 1),
-    M2S_L("success_per_seed", M2S_ARR, 1, M2S_NUM_OR_NULL, NULL),
+    M2S_F("tokens_per_episode", M2S_NUM, 1), M2S_F("sys1_tokens_per_episode", M2S_NUM_OR_NULL, 1),
+    M2S_F("sys2_tokens_per_episode", M2S_NUM_OR_NULL, 1), M2S_F("sys1_calls", M2S_NUM_OR_NULL, 1),
+    M2S_F("invalid_rate", M2S_NUM_OR_NULL, 1), M2S_L("success_per_seed", M2S_ARR, 1, M2S_NUM_OR_NULL, NULL),
 };
 static const m2s_obj m2s_seed_row = M2S_OBJ_OF(m2s_seed_row_f, "results-over-seeds row");
 static const m2s_field m2s_seed_rl_f[] = {

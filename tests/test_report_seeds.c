@@ -85,7 +85,7 @@ static void means_and_standard_errors(void **state) {
     char p[600], *md = NULL;
     snprintf(p, sizeof p, "%s/results.md", out);
     assert_int_equal(m2_read_file(p, &md, NULL, &err), 0);
-    assert_non_null(strstr(md, "| multi2 | textcraft | id | 3 | 10 | 50.0 ± 20.8 | 0.500 ± 0.144 | 20.0 | 1000 | - | - | 20.0 40.0 90.0 |"));
+    assert_non_null(strstr(md, "| multi2 | textcraft | id | 3 | 10 | 50.0 ± 20.8 | 0.500 ± 0.144 | 20.0 | 1000 | - | - | - | 20.0 40.0 90.0 |"));
     assert_non_null(strstr(md, "| flat | textcraft | id | 2 | 10 | 20.0 ± 10.0 |"));
     free(md);
     snprintf(p, sizeof p, "%s/plots/results.svg", out);
@@ -358,7 +358,8 @@ static void put_probe(const char *run_dir, const char *stage, int changed, doubl
  *    0.02 +- 0.01; advantage std per seed the mean of its logged steps (0.1, 0.3 -> 0.2) and 0.4 -> 0.3
  *  sys2_online changed none in either -> "2 of 2" and named as changing nothing in any folder; its online
  *    share is the last logged value per seed (0.2 then 0.5 -> 0.5; 0.7) -> 0.60
- *  System 1 calls 2 and 4 -> 3.00, invalid rate 0.1 and 0.3 -> 20.0 % */
+ *  System 1 calls 2 and 4 -> 3.00, invalid rate 0.1 and 0.3 -> 20.0 %, System 1 / System 2 tokens
+ *    30 / 70 and 50 / 50 -> 40 / 60 */
 static void rl_stages_and_calls_over_seeds(void **state) {
     (void)state;
     char dir[256], f[2][300], out[300], d[1000];
@@ -377,8 +378,9 @@ static void rl_stages_and_calls_over_seeds(void **state) {
         char js[600];
         snprintf(js, sizeof js,
                  "{\"rows\":[{\"method\":\"multi2\",\"env\":\"textcraft\",\"split\":\"id\",\"episodes\":1,\"success\":1,"
-                 "\"score\":1,\"steps\":5,\"tokens_per_episode\":100,\"sys1_calls\":%d,\"invalid_rate\":%g}]}",
-                 2 + 2 * s, 0.1 + 0.2 * s);
+                 "\"score\":1,\"steps\":5,\"tokens_per_episode\":100,\"sys1_tokens_per_episode\":%d,"
+                 "\"sys2_tokens_per_episode\":%d,\"sys1_calls\":%d,\"invalid_rate\":%g}]}",
+                 30 + 20 * s, 70 - 20 * s, 2 + 2 * s, 0.1 + 0.2 * s);
         put_results(f[s], js);
         m2_strbuf b = {0};
         record(&b, "textcraft", "multi2", "depth 1", 1, 1, 10, 100);
@@ -398,7 +400,7 @@ static void rl_stages_and_calls_over_seeds(void **state) {
     const char *fl[2] = {f[0], f[1]};
     assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
     const char *want[4] = {
-        "| multi2 | textcraft | id | 2 | 1 | 100.0 ± 0.0 | 1.000 ± 0.000 | 5.0 | 100 | 3.00 | 20.0 | 100.0 100.0 |",
+        "| multi2 | textcraft | id | 2 | 1 | 100.0 ± 0.0 | 1.000 ± 0.000 | 5.0 | 100 | 40 / 60 | 3.00 | 20.0 | 100.0 100.0 |",
         "| multi2 | textcraft | sys2_offline | 2 | 12.5 ± 6.2 | 0.02 ± 0.01 | 0.3 | 2 | - | 0 of 2 |",
         "| multi2 | textcraft | sys2_online | 2 | 0.0 ± 0.0 | 0.04 ± 0.01 | 0.1 | - | 0.60 | 2 of 2 |",
         "in any folder: multi2 textcraft sys2_online. "};

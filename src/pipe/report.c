@@ -584,7 +584,8 @@ typedef struct seed_row {
     char method[64], env[64], split[32], action_mode[16];   /* action_mode "": the folders' own */
     int n;                            /* folders holding the row */
     double episodes, steps, tokens;   /* sums over those folders */
-    double sys1_calls, invalid;       /* sums over the n_extra folders whose row has sys1_calls, invalid_rate */
+    double sys1_calls, invalid;       /* sums over the n_extra folders whose row has sys1_calls, invalid_rate, */
+    double sys1_tokens, sys2_tokens;  /* sys1_tokens_per_episode and sys2_tokens_per_episode */
     int n_extra;
     double *success, *score;          /* [n_folders] each folder's value (NaN: absent) */
 } seed_row;
@@ -677,10 +678,13 @@ static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, i
             rows[r].episodes += ep;
             rows[r].steps += st;
             rows[r].tokens += tk;
-            double calls, inv;   /* optional: results written before they existed lack them */
-            if (!json_num(o, "sys1_calls", &calls) && !json_num(o, "invalid_rate", &inv)) {
+            double calls, inv, t1, t2;   /* optional: results written before they existed lack them */
+            if (!json_num(o, "sys1_calls", &calls) && !json_num(o, "invalid_rate", &inv) &&
+                !json_num(o, "sys1_tokens_per_episode", &t1) && !json_num(o, "sys2_tokens_per_episode", &t2)) {
                 rows[r].sys1_calls += calls;
                 rows[r].invalid += inv;
+                rows[r].sys1_tokens += t1;
+                rows[r].sys2_tokens += t2;
                 rows[r].n_extra++;
             }
         }
@@ -831,8 +835,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
     int modes = 0;   /* an action-mode column only when a row names its mode */
     for (int r = 0; r < n; r++) modes |= *rows[r].action_mode != 0;
     m2_strbuf_appendf(&md, "\n\n| method | env | split |%s seeds | episodes per seed | success %% | score | steps | "
-                           "tokens/episode | System 1 calls | invalid %% | success %% per seed |\n"
-                           "|---|---|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+                           "tokens/episode | System 1 / System 2 tokens | System 1 calls | invalid %% | success %% per seed |\n"
+                           "|---|---|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
                       modes ? " action mode |" : "", modes ? "---|" : "");
     for (int r = 0; r < n; r++) {
         const seed_row *R = &rows[r];
@@ -846,8 +850,10 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         put_pm(&md, sm, sse, 100, "%.1f");
         put_pm(&md, cm, cse, 1, "%.3f");
         m2_strbuf_appendf(&md, " %.1f | %.0f |", R->steps / R->n, R->tokens / R->n);
-        if (R->n_extra) m2_strbuf_appendf(&md, " %.2f | %.1f |", R->sys1_calls / R->n_extra, 100 * R->invalid / R->n_extra);
-        else m2_strbuf_puts(&md, " - | - |");
+        if (R->n_extra)
+            m2_strbuf_appendf(&md, " %.0f / %.0f | %.2f | %.1f |", R->sys1_tokens / R->n_extra, R->sys2_tokens / R->n_extra,
+                              R->sys1_calls / R->n_extra, 100 * R->invalid / R->n_extra);
+        else m2_strbuf_puts(&md, " - | - | - |");
         for (int f = 0; f < n_folders; f++) {
             if (isfinite(R->success[f])) m2_strbuf_appendf(&md, " %.1f", 100 * R->success[f]);
             else m2_strbuf_puts(&md, " -");
@@ -866,13 +872,10 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         if (isfinite(cse)) cJSON_AddNumberToObject(o, "score_se", cse); else cJSON_AddNullToObject(o, "score_se");
         cJSON_AddNumberToObject(o, "steps", R->steps / R->n);
         cJSON_AddNumberToObject(o, "tokens_per_episode", R->tokens / R->n);
-        if (R->n_extra) {
-            cJSON_AddNumberToObject(o, "sys1_calls", R->sys1_calls / R->n_extra);
-            cJSON_AddNumberToObject(o, "invalid_rate", R->invalid / R->n_extra);
-        } else {
-            cJSON_AddNullToObject(o, "sys1_calls");
-            cJSON_AddNullToObject(o, "invalid_rate");
-        }
+        static const char *const extra_keys[4] = {"sys1_tokens_per_episode", "sys2_tokens_per_episode", "sys1_calls",
+                                                  "invalid_rate"};
+        const double extra[4] = {R->sys1_tokens, R->sys2_tokens, R->sys1_calls, R->invalid};
+        for (int x = 0; x < 4; x++) cJSON_AddItemToObject(o, extra_keys[x], num_or_null(R->n_extra ? extra[x] / R->n_extra : NAN));
         for (int f = 0; f < n_folders; f++)
             cJSON_AddItemToArray(per, isfinite(R->success[f]) ? cJSON_CreateNumber(R->success[f]) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "success_per_seed", per);
