@@ -11,11 +11,7 @@
 # Files for it: build/bench_quant_models OUTDIR writes one random Qwen2-shaped model in four types.
 set -eu
 T=2 P=512 N=128 R=3
-while getopts t:p:n:r: o; do
-    case $o in t) T=$OPTARG ;; p) P=$OPTARG ;; n) N=$OPTARG ;; r) R=$OPTARG ;; *) exit 2 ;; esac
-done
-shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: sh bench/llama_bench.sh [-t T] [-p N] [-n M] [-r R] FILE.gguf..." >&2; exit 2; }
+USAGE="sh bench/llama_bench.sh [-t T] [-p N] [-n M] [-r R] FILE.gguf..."
 . "$(dirname "$0")/llama_common.sh"
 for f in "$@"; do
     m2=$("$M2" bench generate --model "$f" --prompt-tokens "$P" --gen-tokens "$N" --threads "$T" --reps "$R" --json)

@@ -15,11 +15,7 @@
 # memory, with the load average before and after.
 set -eu
 T=1 P=128 N=32 R=3
-while getopts t:p:n:r: o; do
-    case $o in t) T=$OPTARG ;; p) P=$OPTARG ;; n) N=$OPTARG ;; r) R=$OPTARG ;; *) exit 2 ;; esac
-done
-shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: LLAMA_BENCH=... sh bench/llama_rounds.sh [-t T] [-p N] [-n M] [-r R] FILE.gguf..." >&2; exit 2; }
+USAGE="LLAMA_BENCH=... sh bench/llama_rounds.sh [-t T] [-p N] [-n M] [-r R] FILE.gguf..."
 . "$(dirname "$0")/llama_common.sh"
 [ -n "$LB" ] && [ -x "$LB" ] || { echo "llama-bench not found: set LLAMA_BENCH" >&2; exit 2; }
 tm=$(mktemp)
