@@ -494,6 +494,47 @@ static void paper_orderings(void **state) {
     m2_remove_tree(dir);
 }
 
+/* A demo folder still running (demo.json, no results.json yet) gives the rows of the runs it has
+ * finished (their own results.json), never an unfinished run's partial records; the table says so. */
+static void running_demo_gives_finished_runs(void **state) {
+    (void)state;
+    char dir[256], f[2][300], out[300], d[1000];
+    m2_err err = {0};
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "seeds_running"), 0);
+    for (int k = 0; k < 2; k++) {
+        snprintf(f[k], sizeof f[k], "%s/s%d", dir, k);
+        put_file(f[k], "demo.json", "{}");
+        m2_strbuf b = {0};
+        record(&b, "textcraft", "multi2", "depth 1", 1, 1, 10, 100);
+        snprintf(d, sizeof d, "%s/textcraft/multi2", f[k]);   /* finished: its report wrote results.json */
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+        put_file(d, "results.json", k ? "{\"rows\":[{\"method\":\"multi2\",\"env\":\"textcraft\",\"split\":\"id\",\"episodes\":4,"
+                                        "\"success\":0.25,\"score\":0.25,\"steps\":5,\"tokens_per_episode\":10}]}"
+                                      : "{\"rows\":[{\"method\":\"multi2\",\"env\":\"textcraft\",\"split\":\"id\",\"episodes\":4,"
+                                        "\"success\":0.75,\"score\":0.75,\"steps\":5,\"tokens_per_episode\":10}]}");
+        record(&b, "textcraft", "flat", "depth 1", 1, 1, 0, 100);
+        snprintf(d, sizeof d, "%s/textcraft/flat", f[k]);   /* still evaluating: records, no results.json */
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+    }
+    snprintf(out, sizeof out, "%s/over", dir);
+    const char *fl[2] = {f[0], f[1]};
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
+    const char *want[2] = {"| multi2 | textcraft | id | 2 | 4 | 50.0 ± 25.0 |", "/s1` (a demo still running: its finished runs only)"};
+    tables_hold(out, &m2s_seeds, want, 2);
+    char *md = read_text(out, "results.md");
+    assert_null(strstr(md, "| flat | textcraft | id |"));
+    free(md);
+    /* a folder that is neither finished nor a demo is still an error naming its results.json */
+    snprintf(d, sizeof d, "%s/s2", dir);
+    put_file(d, "notes.txt", "not a demo");
+    const char *fl3[3] = {f[0], f[1], d};
+    assert_int_equal(m2_report_over_seeds(fl3, 3, out, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "s2/results.json"));
+    m2_remove_tree(dir);
+}
+
 static void cli_usage(void **state) {
     (void)state;
     const char *bin = getenv("M2_BIN");
@@ -515,6 +556,7 @@ int main(void) {
         cmocka_unit_test(action_modes_stay_apart),
         cmocka_unit_test(rl_stages_and_calls_over_seeds),
         cmocka_unit_test(paper_orderings),
+        cmocka_unit_test(running_demo_gives_finished_runs),
         cmocka_unit_test(cli_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

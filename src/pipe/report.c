@@ -620,75 +620,103 @@ void m2_mean_se(const double *v, int n, double *mean, double *se, int *k) {
     *k = c;
 }
 
-static int seeds_read(const char *const *folders, int nf, seed_row **rows_out, int *n_out, m2_err *err) {
+/* Adds the rows of results.json file p as folder f's (of nf) to *rows / *n. */
+static int seeds_read_file(const char *p, int f, int nf, seed_row **rows_io, int *n_io, m2_err *err) {
+    seed_row *rows = *rows_io;
+    int n = *n_io, rc = 0;
+    char *text = NULL;
+    size_t len = 0;
+    if (m2_read_file(p, &text, &len, err)) return -1;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *arr = j ? cJSON_GetObjectItemCaseSensitive(j, "rows") : NULL;
+    if (!cJSON_IsArray(arr)) {
+        rc = m2_errorf(err, M2_EFORMAT, "%s: %s", p, j ? "no \"rows\" array" : "not JSON");
+        cJSON_Delete(j);
+        return rc;
+    }
+    int i = 0;
+    for (const cJSON *o = arr->child; o && !rc; o = o->next, i++) {
+        const char *m = json_str(o, "method"), *e = json_str(o, "env"), *sp = json_str(o, "split");
+        double ep, su, sc, st, tk;
+        const char *bad = !m ? "method" : !e ? "env" : !sp ? "split" : json_num(o, "episodes", &ep) ? "episodes"
+                        : json_num(o, "success", &su) ? "success" : json_num(o, "score", &sc) ? "score"
+                        : json_num(o, "steps", &st) ? "steps" : json_num(o, "tokens_per_episode", &tk) ? "tokens_per_episode" : NULL;
+        const cJSON *am = cJSON_GetObjectItemCaseSensitive(o, "action_mode");
+        if (!bad && am && !cJSON_IsString(am)) bad = "action_mode";
+        if (bad) { rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d].%s is missing or of the wrong type", p, i, bad); break; }
+        const char *mo = am ? am->valuestring : "";
+        int r = 0;
+        while (r < n && (strcmp(rows[r].method, m) || strcmp(rows[r].env, e) || strcmp(rows[r].split, sp) ||
+                         strcmp(rows[r].action_mode, mo)))
+            r++;
+        if (r == n) {
+            seed_row *nr = realloc(rows, (size_t)(n + 1) * sizeof *nr);
+            double *a = calloc((size_t)nf * 2, sizeof *a);
+            if (!nr || !a) { free(a); if (nr) rows = nr; rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+            rows = nr;
+            memset(&rows[n], 0, sizeof rows[n]);
+            snprintf(rows[n].method, sizeof rows[n].method, "%s", m);
+            snprintf(rows[n].env, sizeof rows[n].env, "%s", e);
+            snprintf(rows[n].split, sizeof rows[n].split, "%s", sp);
+            snprintf(rows[n].action_mode, sizeof rows[n].action_mode, "%s", mo);
+            rows[n].success = a;
+            rows[n].score = a + nf;
+            for (int k = 0; k < nf; k++) rows[n].success[k] = rows[n].score[k] = NAN;
+            n++;
+        }
+        if (isfinite(rows[r].success[f])) {
+            rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d]: a second row for %s / %s / %s%s%s", p, i, m, e, sp,
+                           *mo ? " / " : "", mo);
+            break;
+        }
+        rows[r].success[f] = su;
+        rows[r].score[f] = sc;
+        rows[r].n++;
+        rows[r].episodes += ep;
+        rows[r].steps += st;
+        rows[r].tokens += tk;
+        double calls, inv, t1, t2;   /* optional: results written before they existed lack them */
+        if (!json_num(o, "sys1_calls", &calls) && !json_num(o, "invalid_rate", &inv) &&
+            !json_num(o, "sys1_tokens_per_episode", &t1) && !json_num(o, "sys2_tokens_per_episode", &t2)) {
+            rows[r].sys1_calls += calls;
+            rows[r].invalid += inv;
+            rows[r].sys1_tokens += t1;
+            rows[r].sys2_tokens += t2;
+            rows[r].n_extra++;
+        }
+    }
+    cJSON_Delete(j);
+    *rows_io = rows;
+    *n_io = n;
+    return rc;
+}
+
+/* Every folder's rows: its results.json, or, for a demo folder still running (no results.json yet),
+ * the results.json of each run it has finished; partial[f] = 1 then. */
+static int seeds_read(const char *const *folders, int nf, int *partial, seed_row **rows_out, int *n_out, m2_err *err) {
     seed_row *rows = NULL;
     int n = 0, rc = 0;
     for (int f = 0; f < nf && !rc; f++) {
         char p[1400];
         snprintf(p, sizeof p, "%s/results.json", folders[f]);
-        char *text = NULL;
-        size_t len = 0;
-        if (m2_read_file(p, &text, &len, err)) { rc = -1; break; }
-        cJSON *j = cJSON_ParseWithLength(text, len);
-        free(text);
-        const cJSON *arr = j ? cJSON_GetObjectItemCaseSensitive(j, "rows") : NULL;
-        if (!cJSON_IsArray(arr)) {
-            rc = m2_errorf(err, M2_EFORMAT, "%s: %s", p, j ? "no \"rows\" array" : "not JSON");
-            cJSON_Delete(j);
+        partial[f] = 0;
+        char **runs = NULL;
+        int nr = 0, finished = 0;
+        if (!m2_path_exists(p) && m2_dir_kind_of(folders[f]) == M2_DIR_DEMO && m2_report_folder_runs(folders[f], &runs, &nr, err)) {
+            rc = -1;
             break;
         }
-        int i = 0;
-        for (const cJSON *o = arr->child; o && !rc; o = o->next, i++) {
-            const char *m = json_str(o, "method"), *e = json_str(o, "env"), *sp = json_str(o, "split");
-            double ep, su, sc, st, tk;
-            const char *bad = !m ? "method" : !e ? "env" : !sp ? "split" : json_num(o, "episodes", &ep) ? "episodes"
-                            : json_num(o, "success", &su) ? "success" : json_num(o, "score", &sc) ? "score"
-                            : json_num(o, "steps", &st) ? "steps" : json_num(o, "tokens_per_episode", &tk) ? "tokens_per_episode" : NULL;
-            const cJSON *am = cJSON_GetObjectItemCaseSensitive(o, "action_mode");
-            if (!bad && am && !cJSON_IsString(am)) bad = "action_mode";
-            if (bad) { rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d].%s is missing or of the wrong type", p, i, bad); break; }
-            const char *mo = am ? am->valuestring : "";
-            int r = 0;
-            while (r < n && (strcmp(rows[r].method, m) || strcmp(rows[r].env, e) || strcmp(rows[r].split, sp) ||
-                             strcmp(rows[r].action_mode, mo)))
-                r++;
-            if (r == n) {
-                seed_row *nr = realloc(rows, (size_t)(n + 1) * sizeof *nr);
-                double *a = calloc((size_t)nf * 2, sizeof *a);
-                if (!nr || !a) { free(a); if (nr) rows = nr; rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
-                rows = nr;
-                memset(&rows[n], 0, sizeof rows[n]);
-                snprintf(rows[n].method, sizeof rows[n].method, "%s", m);
-                snprintf(rows[n].env, sizeof rows[n].env, "%s", e);
-                snprintf(rows[n].split, sizeof rows[n].split, "%s", sp);
-                snprintf(rows[n].action_mode, sizeof rows[n].action_mode, "%s", mo);
-                rows[n].success = a;
-                rows[n].score = a + nf;
-                for (int k = 0; k < nf; k++) rows[n].success[k] = rows[n].score[k] = NAN;
-                n++;
-            }
-            if (isfinite(rows[r].success[f])) {
-                rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d]: a second row for %s / %s / %s%s%s", p, i, m, e, sp,
-                               *mo ? " / " : "", mo);
-                break;
-            }
-            rows[r].success[f] = su;
-            rows[r].score[f] = sc;
-            rows[r].n++;
-            rows[r].episodes += ep;
-            rows[r].steps += st;
-            rows[r].tokens += tk;
-            double calls, inv, t1, t2;   /* optional: results written before they existed lack them */
-            if (!json_num(o, "sys1_calls", &calls) && !json_num(o, "invalid_rate", &inv) &&
-                !json_num(o, "sys1_tokens_per_episode", &t1) && !json_num(o, "sys2_tokens_per_episode", &t2)) {
-                rows[r].sys1_calls += calls;
-                rows[r].invalid += inv;
-                rows[r].sys1_tokens += t1;
-                rows[r].sys2_tokens += t2;
-                rows[r].n_extra++;
-            }
+        for (int r = 0; r < nr && !rc; r++) {
+            char rp[1400];
+            snprintf(rp, sizeof rp, "%s/results.json", runs[r]);
+            if (!m2_path_exists(rp)) continue;   /* not finished */
+            rc = seeds_read_file(rp, f, nf, &rows, &n, err);
+            finished++;
         }
-        cJSON_Delete(j);
+        m2_report_folder_runs_free(runs, nr);
+        if (finished) partial[f] = 1;
+        else if (!rc) rc = seeds_read_file(p, f, nf, &rows, &n, err);
     }
     if (rc) {
         for (int r = 0; r < n; r++) free(rows[r].success);
@@ -817,8 +845,9 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         if (!strcmp(folders[f], out_dir))
             return m2_errorf(err, M2_EINVAL, "%s: is both an input folder and the output folder", out_dir);
     seed_row *rows;
-    int n;
-    if (seeds_read(folders, n_folders, &rows, &n, err)) return -1;
+    int n, *partial = calloc((size_t)n_folders, sizeof *partial);
+    if (!partial) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    if (seeds_read(folders, n_folders, partial, &rows, &n, err)) { free(partial); return -1; }
     int rc = -1;
     cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows"), *fl = cJSON_AddArrayToObject(j, "folders");
     m2_strbuf md = {0};
@@ -831,7 +860,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
     m2_strbuf_appendf(&md, "# %s\n\nMean over %d folders (one per training seed) ± standard error (sample standard "
                            "deviation / sqrt(seeds); none for one seed). Folders:", title ? title : "Results over seeds",
                       n_folders);
-    for (int f = 0; f < n_folders; f++) m2_strbuf_appendf(&md, " %d. `%s`", f + 1, folders[f]);
+    for (int f = 0; f < n_folders; f++)
+        m2_strbuf_appendf(&md, " %d. `%s`%s", f + 1, folders[f], partial[f] ? " (a demo still running: its finished runs only)" : "");
     int modes = 0;   /* an action-mode column only when a row names its mode */
     for (int r = 0; r < n; r++) modes |= *rows[r].action_mode != 0;
     m2_strbuf_appendf(&md, "\n\n| method | env | split |%s seeds | episodes per seed | success %% | score | steps | "
@@ -932,6 +962,7 @@ out:
     free(series);
     for (int r = 0; r < n; r++) free(rows[r].success);
     free(rows);
+    free(partial);
     return rc;
 }
 
