@@ -77,7 +77,7 @@ static const m2s_obj m2s_results = M2S_OBJ_OF(m2s_results_f, "results.json");
 /* ---- artifacts/<RL stage>/probe.json (pipe/probe.h) */
 static const m2s_field m2s_probe_f[] = {
     M2S_F("n_states", M2S_INT, 1), M2S_F("changed", M2S_INT, 1), M2S_F("changed_frac", M2S_NUM, 1), M2S_F("kl", M2S_NUM, 1),
-    M2S_F("kl_tokens", M2S_INT, 1),
+    M2S_F("kl_tokens", M2S_INT, 1), M2S_F("start_on_data", M2S_INT, 1), M2S_F("end_on_data", M2S_INT, 1),
 };
 static const m2s_obj m2s_probe = M2S_OBJ_OF(m2s_probe_f, "probe.json");
 
@@ -96,7 +96,8 @@ static const m2s_field m2s_seed_rl_f[] = {
     M2S_F("method", M2S_STR, 1), M2S_F("env", M2S_STR, 1), M2S_F("stage", M2S_STR, 1), M2S_F("seeds", M2S_INT, 1),
     M2S_F("probe_changed_pct", M2S_NUM_OR_NULL, 1), M2S_F("probe_changed_pct_se", M2S_NUM_OR_NULL, 1),
     M2S_F("probe_kl", M2S_NUM_OR_NULL, 1), M2S_F("probe_kl_se", M2S_NUM_OR_NULL, 1), M2S_F("adv_std", M2S_NUM_OR_NULL, 1),
-    M2S_F("w_std", M2S_NUM_OR_NULL, 1), M2S_F("online_share", M2S_NUM_OR_NULL, 1), M2S_F("unchanged_seeds", M2S_INT, 1),
+    M2S_F("w_std", M2S_NUM_OR_NULL, 1), M2S_F("online_share", M2S_NUM_OR_NULL, 1), M2S_F("start_on_data_pct", M2S_NUM_OR_NULL, 1),
+    M2S_F("end_on_data_pct", M2S_NUM_OR_NULL, 1), M2S_F("unchanged_seeds", M2S_INT, 1),
 };
 static const m2s_obj m2s_seed_rl = M2S_OBJ_OF(m2s_seed_rl_f, "results-over-seeds RL stage");
 static const m2s_field m2s_seed_order_f[] = {

@@ -14,6 +14,7 @@
 #include "core/fsutil.h"
 #include "core/rng.h"
 #include "data/records_read.h"
+#include "model/generate.h"
 #include "model/model.h"
 #include "pipe/probe.h"
 #include "pipe/report.h"
@@ -101,10 +102,40 @@ static void moved_adapter_is_seen(void **state) {
     pw_probe_free(p);
 }
 
+/* On the data's action: the probe states whose action span is rewritten to the start adapter's own
+ * greedy action (generated as the probe does: greedy, at most 6 tokens, EOS included) count at the
+ * start, and at the end while the adapter is unchanged; the random model's greedy actions match none
+ * of the others. Once the adapter moves, the end's count follows its own greedy actions. */
+static void on_data_counts_the_data_action(void **state) {
+    fixture *f = *state;
+    m2_err err = {0};
+    enum { MAX_NEW = 6, REWRITTEN = 3 };
+    pw_probe *p;
+    assert_int_equal(pw_probe_begin(&f->w, &f->set, f->set.n, f->a, &p, &err), 0);   /* every state: seq[i] */
+    int32_t eos = f->w.tok.eos_id;
+    for (int i = 0; i < REWRITTEN; i++) {
+        m2_packed *s = &f->set.seq[i];
+        const int32_t *prompt = s->ids;
+        int plen = s->act_begin[0];
+        m2_gen_config g = {.max_new_tokens = MAX_NEW, .sampler = {.temperature = 0.f}, .stop_tokens = &eos, .n_stop_tokens = 1};
+        m2_gen_result gr = {0};
+        assert_int_equal(m2_generate(f->w.m, f->a, 1, &prompt, &plen, &g, &gr, &err), 0);
+        assert_true(gr.n > 0 && s->act_begin[0] + gr.n <= s->n_tok);
+        memcpy(s->ids + s->act_begin[0], gr.tokens, (size_t)gr.n * sizeof(int32_t));
+        s->act_end[0] = s->act_begin[0] + gr.n;
+        m2_gen_result_free(&gr);
+    }
+    pw_probe_result r;
+    assert_int_equal(pw_probe_end(p, f->a, MAX_NEW, &r, &err), 0);
+    assert_int_equal(r.start_on_data, REWRITTEN);
+    assert_int_equal(r.end_on_data, REWRITTEN);
+    pw_probe_free(p);
+}
+
 static void record_round_trips_and_damage_is_named(void **state) {
     fixture *f = *state;
     m2_err err = {0};
-    pw_probe_result w = {.n_states = 32, .changed = 5, .kl = 0.125, .kl_tokens = 640}, r;
+    pw_probe_result w = {.n_states = 32, .changed = 5, .kl = 0.125, .kl_tokens = 640, .start_on_data = 20, .end_on_data = 23}, r;
     assert_int_equal(pw_probe_read(f->dir, &r, &err), 0);   /* absent */
     assert_int_equal(pw_probe_write(&w, f->dir, &err), 0);
     assert_int_equal(pw_probe_read(f->dir, &r, &err), 1);
@@ -112,8 +143,16 @@ static void record_round_trips_and_damage_is_named(void **state) {
     assert_int_equal(r.changed, 5);
     assert_true(r.kl == 0.125);
     assert_int_equal(r.kl_tokens, 640);
+    assert_int_equal(r.start_on_data, 20);
+    assert_int_equal(r.end_on_data, 23);
     char path[400];
     snprintf(path, sizeof path, "%s/probe.json", f->dir);
+    /* an older run's record, without the on-data counts: read, the counts unknown */
+    const char *old = "{\"n_states\": 3, \"changed\": 1, \"changed_frac\": 0.33, \"kl\": 0.5, \"kl_tokens\": 9}";
+    assert_int_equal(m2_write_file_atomic(path, old, strlen(old), &err), 0);
+    assert_int_equal(pw_probe_read(f->dir, &r, &err), 1);
+    assert_int_equal(r.start_on_data, -1);
+    assert_int_equal(r.end_on_data, -1);
     assert_int_equal(m2_write_file_atomic(path, "{\"n_states\": 3}", 15, &err), 0);
     assert_int_equal(pw_probe_read(f->dir, &r, &err), -1);
     assert_non_null(strstr(err.msg, "probe.json"));
@@ -125,8 +164,8 @@ static void report_table_carries_the_figures(void **state) {
     m2_err err = {0};
     char run[400], d[500], path[600];
     snprintf(run, sizeof run, "%s/run", f->dir);
-    pw_probe_result off = {.n_states = 10, .changed = 0, .kl = 0.0, .kl_tokens = 100};
-    pw_probe_result on = {.n_states = 10, .changed = 4, .kl = 0.5, .kl_tokens = 100};
+    pw_probe_result off = {.n_states = 10, .changed = 0, .kl = 0.0, .kl_tokens = 100, .start_on_data = 9, .end_on_data = 9};
+    pw_probe_result on = {.n_states = 10, .changed = 4, .kl = 0.5, .kl_tokens = 100, .start_on_data = 9, .end_on_data = 6};
     snprintf(d, sizeof d, "%s/artifacts/sys2_offline", run);
     assert_int_equal(m2_mkdir_p(d, &err), 0);
     assert_int_equal(pw_probe_write(&off, d, &err), 0);
@@ -149,9 +188,10 @@ static void report_table_carries_the_figures(void **state) {
     char *text = NULL;
     assert_int_equal(m2_read_file(md, &text, NULL, &err), 0);
     assert_true(!strncmp(text, "# Results\n", 10));   /* appended, the table before kept */
-    assert_non_null(strstr(text, "| multi2 | textcraft | sys2_offline | 10 | 0.0 | 0 | 2 | 1 | - |"));
-    assert_non_null(strstr(text, "| multi2 | textcraft | sys2_online | 10 | 40.0 | 0.5 | 0.25 | 0.75 | 0.40 |"));
-    assert_non_null(strstr(text, "Changed no greedy decision on the probe set: multi2 textcraft sys2_offline."));
+    assert_non_null(strstr(text, "| multi2 | textcraft | sys2_offline | 10 | 0.0 | 0 | 9 → 9 | 2 | 1 | - |"));
+    assert_non_null(strstr(text, "| multi2 | textcraft | sys2_online | 10 | 40.0 | 0.5 | 9 → 6 | 0.25 | 0.75 | 0.40 |"));
+    assert_non_null(strstr(text, "Changed no greedy decision on the probe set: multi2 textcraft sys2_offline (its start "
+                                 "already took the data's own action at 9 of 10 probe states)."));
     free(text);
     /* a run without RL stages adds nothing */
     snprintf(d, sizeof d, "%s/empty", f->dir);
@@ -168,6 +208,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unchanged_adapter_changes_nothing),
         cmocka_unit_test(moved_adapter_is_seen),
+        cmocka_unit_test(on_data_counts_the_data_action),
         cmocka_unit_test(record_round_trips_and_damage_is_named),
         cmocka_unit_test(report_table_carries_the_figures),
     };

@@ -344,11 +344,12 @@ static void action_modes_stay_apart(void **state) {
 }
 
 /* A probe record of an RL stage (pipe/probe.h) in run_dir/artifacts/<stage>/probe.json. */
-static void put_probe(const char *run_dir, const char *stage, int changed, double kl) {
-    char name[200], js[300];
+static void put_probe(const char *run_dir, const char *stage, int changed, double kl, int on0, int on1) {
+    char name[200], js[300], on[80] = "";
     snprintf(name, sizeof name, "artifacts/%s/probe.json", stage);
-    snprintf(js, sizeof js, "{\"n_states\":32,\"changed\":%d,\"changed_frac\":%g,\"kl\":%g,\"kl_tokens\":100}\n", changed,
-             changed / 32.0, kl);
+    if (on0 >= 0) snprintf(on, sizeof on, ",\"start_on_data\":%d,\"end_on_data\":%d", on0, on1);   /* older runs: none */
+    snprintf(js, sizeof js, "{\"n_states\":32,\"changed\":%d,\"changed_frac\":%g,\"kl\":%g,\"kl_tokens\":100%s}\n", changed,
+             changed / 32.0, kl, on);
     put_file(run_dir, name, js);
 }
 
@@ -356,7 +357,9 @@ static void put_probe(const char *run_dir, const char *stage, int changed, doubl
  * folders:
  *  sys2_offline changed 2 and 6 of 32 probe states -> 6.25 %, 18.75 %: 12.5 +- 6.25; KL 0.01, 0.03 ->
  *    0.02 +- 0.01; advantage std per seed the mean of its logged steps (0.1, 0.3 -> 0.2) and 0.4 -> 0.3
- *  sys2_online changed none in either -> "2 of 2" and named as changing nothing in any folder; its online
+ *    on the data's action at the start 16 and 24 of 32 -> 62.5 %, at the end 18 and 25 -> 67.2 %
+ *  sys2_online changed none in either -> "2 of 2" and named as changing nothing in any folder (its
+ *    records lack the on-data counts, as older runs' do: "-"); its online
  *    share is the last logged value per seed (0.2 then 0.5 -> 0.5; 0.7) -> 0.60
  *  System 1 calls 2 and 4 -> 3.00, invalid rate 0.1 and 0.3 -> 20.0 %, System 1 / System 2 tokens
  *    30 / 70 and 50 / 50 -> 40 / 60 */
@@ -389,8 +392,8 @@ static void rl_stages_and_calls_over_seeds(void **state) {
         m2_strbuf_free(&b);
         put_file(d, "config.yaml", "method: multi2\nenv: {name: textcraft}\n");
         put_file(d, "metrics.jsonl", metrics[s]);
-        put_probe(d, "sys2_offline", off_changed[s], off_kl[s]);
-        put_probe(d, "sys2_online", 0, on_kl[s]);
+        put_probe(d, "sys2_offline", off_changed[s], off_kl[s], 16 + 8 * s, 18 + 7 * s);
+        put_probe(d, "sys2_online", 0, on_kl[s], -1, -1);
         snprintf(d, sizeof d, "%s/textcraft/oracle", f[s]);   /* a run without RL stages adds no row */
         record(&b, "textcraft", "oracle", "depth 1", 1, 1, 0, 0);
         put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
@@ -401,8 +404,8 @@ static void rl_stages_and_calls_over_seeds(void **state) {
     assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
     const char *want[4] = {
         "| multi2 | textcraft | id | 2 | 1 | 100.0 ± 0.0 | 1.000 ± 0.000 | 5.0 | 100 | 40 / 60 | 3.00 | 20.0 | 100.0 100.0 |",
-        "| multi2 | textcraft | sys2_offline | 2 | 12.5 ± 6.2 | 0.02 ± 0.01 | 0.3 | 2 | - | 0 of 2 |",
-        "| multi2 | textcraft | sys2_online | 2 | 0.0 ± 0.0 | 0.04 ± 0.01 | 0.1 | - | 0.60 | 2 of 2 |",
+        "| multi2 | textcraft | sys2_offline | 2 | 12.5 ± 6.2 | 0.02 ± 0.01 | 62.5 → 67.2 | 0.3 | 2 | - | 0 of 2 |",
+        "| multi2 | textcraft | sys2_online | 2 | 0.0 ± 0.0 | 0.04 ± 0.01 | - | 0.1 | - | 0.60 | 2 of 2 |",
         "in any folder: multi2 textcraft sys2_online. "};
     tables_hold(out, &m2s_seeds, want, 4);
     char *md = read_text(out, "results.md");

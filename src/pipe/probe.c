@@ -67,6 +67,12 @@ static int greedy(probe_impl *p, m2_adapter *a, int i0, int k, int max_new, m2_g
     return m2_generate(p->w->m, a, k, prompts, plen, &g, out, err);
 }
 
+/* 1 when the generation is state s's data action: the same tokens up to and with its EOS. */
+static int on_data(const m2_packed *s, const m2_gen_result *g) {
+    int b = s->act_begin[0], n = s->act_end[0] - b;
+    return g->n == n && !memcmp(g->tokens, s->ids + b, (size_t)n * sizeof(int32_t));
+}
+
 int pw_probe_end(pw_probe *pp, m2_adapter *a, int max_new_tokens, pw_probe_result *r, m2_err *err) {
     probe_impl *p = pp;
     memset(r, 0, sizeof *r);
@@ -78,8 +84,11 @@ int pw_probe_end(pw_probe *pp, m2_adapter *a, int max_new_tokens, pw_probe_resul
         memset(g1, 0, sizeof g1);
         int rc = greedy(p, p->start, i0, k, max_new_tokens, g0, err);
         if (!rc) rc = greedy(p, a, i0, k, max_new_tokens, g1, err);
-        for (int j = 0; j < k && !rc; j++)
+        for (int j = 0; j < k && !rc; j++) {
             r->changed += g0[j].n != g1[j].n || memcmp(g0[j].tokens, g1[j].tokens, (size_t)g0[j].n * sizeof(int32_t));
+            r->start_on_data += on_data(p->seq[i0 + j], &g0[j]);
+            r->end_on_data += on_data(p->seq[i0 + j], &g1[j]);
+        }
         for (int j = 0; j < k; j++) {
             m2_gen_result_free(&g0[j]);
             m2_gen_result_free(&g1[j]);
@@ -119,6 +128,8 @@ int pw_probe_write(const pw_probe_result *r, const char *dir, m2_err *err) {
     cJSON_AddNumberToObject(o, "changed_frac", r->n_states ? (double)r->changed / r->n_states : 0);
     cJSON_AddNumberToObject(o, "kl", r->kl);
     cJSON_AddNumberToObject(o, "kl_tokens", (double)r->kl_tokens);
+    cJSON_AddNumberToObject(o, "start_on_data", r->start_on_data);
+    cJSON_AddNumberToObject(o, "end_on_data", r->end_on_data);
     char *s = cJSON_Print(o);
     cJSON_Delete(o);
     size_t len = s ? strlen(s) : 0;
@@ -150,6 +161,9 @@ int pw_probe_read(const char *dir, pw_probe_result *r, m2_err *err) {
         r->changed = c->valueint;
         r->kl = k->valuedouble;
         r->kl_tokens = (long)t->valuedouble;
+        const cJSON *s0 = cJSON_GetObjectItemCaseSensitive(o, "start_on_data"), *s1 = cJSON_GetObjectItemCaseSensitive(o, "end_on_data");
+        r->start_on_data = cJSON_IsNumber(s0) ? s0->valueint : -1;   /* older runs' records lack them */
+        r->end_on_data = cJSON_IsNumber(s1) ? s1->valueint : -1;
     }
     cJSON_Delete(o);
     return ok ? 1 : m2_errorf(err, M2_EFORMAT, "%s: not a probe record (n_states, changed, kl, kl_tokens)", path);

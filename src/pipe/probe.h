@@ -5,7 +5,11 @@
  *   changed  the share of probe states whose greedy action (greedy generation of at most
  *            eval.max_new_tokens tokens, stopped at EOS) differs between the start and the end;
  *   kl       KL(pi_start || pi_end) per action token, summed exactly over the vocabulary, averaged
- *            over the dataset actions' tokens of the probe sequences (m2_token_divergence).
+ *            over the dataset actions' tokens of the probe sequences (m2_token_divergence);
+ *   on data  the probe states whose greedy action is the data's own action there (its tokens up to
+ *            and with the EOS), at the start and at the end: a stage that starts on the data's
+ *            action nearly everywhere and weights those same actions cannot move the argmax much,
+ *            which is why it may change nothing.
  * A stage that changes no greedy decision and moves the policy by a KL near 0 did nothing the
  * evaluation can see; the report says so (pipe/report.h). */
 #ifndef M2_PIPE_PROBE_H
@@ -18,6 +22,8 @@ typedef struct pw_probe_result {
     int changed;          /* of them, greedy action changed */
     double kl;            /* KL(start || end) per action token */
     long kl_tokens;       /* action tokens the KL is averaged over */
+    int start_on_data;    /* of them, the start's greedy action is the data's own; -1: not recorded */
+    int end_on_data;      /* the same at the end; -1: not recorded (probe.json of older runs) */
 } pw_probe_result;
 
 typedef struct pw_probe pw_probe;
@@ -30,7 +36,8 @@ int pw_probe_begin(pw_world *w, const m2_seqset *set, int n_states, const m2_ada
 int pw_probe_end(pw_probe *p, m2_adapter *a, int max_new_tokens, pw_probe_result *r, m2_err *err);
 void pw_probe_free(pw_probe *p);
 
-/* DIR/probe.json ({"n_states", "changed", "changed_frac", "kl", "kl_tokens"}), written atomically. */
+/* DIR/probe.json ({"n_states", "changed", "changed_frac", "kl", "kl_tokens", "start_on_data",
+ * "end_on_data"}), written atomically; the last two are optional on reading (-1 when absent). */
 int pw_probe_write(const pw_probe_result *r, const char *dir, m2_err *err);
 /* Reads DIR/probe.json; 1 = read, 0 = absent, -1 = unreadable (err set). */
 int pw_probe_read(const char *dir, pw_probe_result *r, m2_err *err);

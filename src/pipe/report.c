@@ -403,6 +403,20 @@ static int run_metrics(const char *run_dir, m2_series_set *ms, m2_err *err) {
 
 static double changed_pct(const pw_probe_result *r) { return r->n_states ? 100.0 * r->changed / r->n_states : 0.0; }
 
+/* The share (%) of probe states whose greedy action is the data's, at the start (end = 0) or end. */
+static double on_data_pct(const pw_probe_result *r, int end) {
+    int k = end ? r->end_on_data : r->start_on_data;
+    return k >= 0 && r->n_states ? 100.0 * k / r->n_states : NAN;
+}
+
+/* "; " + "method env stage" + why, for the list of stages that changed nothing. */
+static void put_idle(m2_strbuf *idle, const char *method, const char *env, int stage, const pw_probe_result *r) {
+    m2_strbuf_appendf(idle, "%s%s %s %s", idle->len ? "; " : "", method, env, RL_STAGES[stage]);
+    if (r && r->start_on_data >= 0)
+        m2_strbuf_appendf(idle, " (its start already took the data's own action at %d of %d probe states)", r->start_on_data,
+                          r->n_states);
+}
+
 /* " mean ± se |" (fmt formats one number; no "±" part without a standard error) */
 static void put_pm(m2_strbuf *b, double mean, double se, double scale, const char *fmt) {
     m2_strbuf_putc(b, ' ');
@@ -421,18 +435,22 @@ static const char RL_TABLE_INTRO[] =
     "(`sys2.probe_states`): the share of states whose greedy action changed and KL(start || end) "
     "per action token; the spread (standard deviation) of the advantages and of the actor's "
     "weights, averaged over the stage's logged steps; the online share of the replay buffer at "
-    "the stage's end.";
+    "the stage's end; and on how many probe states the greedy action is the data's own action, at the "
+    "stage's start and end.";
 static const char RL_IDLE_WHY[] =
     "Such a stage leaves the evaluation's choices as the stage before it made them (a KL near 0 says the "
-    "policy barely moved; a KL well above 0 with no changed decision says it moved only away from the argmax).";
+    "policy barely moved; a KL well above 0 with no changed decision says it moved only away from the argmax). "
+    "A stage that starts on the data's action nearly everywhere and weights those same actions cannot move "
+    "the argmax much.";
 
 int m2_report_append_rl_stages(const char *md_path, const m2_report_run *runs, int n_runs, m2_err *err) {
     m2_strbuf t = {0}, idle = {0};
     int rows = 0, rc = -1;
     char *md = NULL;
     m2_strbuf_appendf(&t, "\n## RL stages: what they changed\n\n%s\n\n"
-                          "| method | env | stage | probe states | greedy changed %% | KL per token | advantage std | "
-                          "weight std | online share of buffer |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n",
+                          "| method | env | stage | probe states | greedy changed %% | KL per token | on the data's action, "
+                          "start → end | advantage std | weight std | online share of buffer |\n"
+                          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
                       RL_TABLE_INTRO);
     for (int r = 0; r < n_runs; r++) {
         m2_series_set ms;
@@ -444,12 +462,13 @@ int m2_report_append_rl_stages(const char *md_path, const m2_report_run *runs, i
             if (!have) continue;
             m2_strbuf_appendf(&t, "| %s | %s | %s | %d | %.1f | %.4g |", runs[r].method, runs[r].env, RL_STAGES[k],
                               m.probe.n_states, changed_pct(&m.probe), m.probe.kl);
+            if (m.probe.start_on_data >= 0) m2_strbuf_appendf(&t, " %d → %d |", m.probe.start_on_data, m.probe.end_on_data);
+            else m2_strbuf_puts(&t, " - |");
             put_num(&t, m.adv_std, " %.4g |");
             put_num(&t, m.w_std, " %.4g |");
             put_num(&t, m.online_share, " %.2f |");
             m2_strbuf_puts(&t, "\n");
-            if (m.probe.changed == 0)
-                m2_strbuf_appendf(&idle, "%s%s %s %s", idle.len ? "; " : "", runs[r].method, runs[r].env, RL_STAGES[k]);
+            if (m.probe.changed == 0) put_idle(&idle, runs[r].method, runs[r].env, k, &m.probe);
             rows++;
         }
         m2_series_free(&ms);
@@ -475,9 +494,10 @@ out:
 typedef struct rl_group {
     char method[64], env[64];
     int stage;
-    double *v;   /* [RL_NV][n_folders]: changed %, KL, advantage std, weight std, online share */
+    double *v;   /* [RL_NV][n_folders]: changed %, KL, advantage std, weight std, online share, % on the
+                  * data's action at the start and at the end */
 } rl_group;
-enum { RL_CHANGED, RL_KL, RL_ADV, RL_W, RL_SHARE, RL_NV };
+enum { RL_CHANGED, RL_KL, RL_ADV, RL_W, RL_SHARE, RL_ON0, RL_ON1, RL_NV };
 
 static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
 
@@ -525,6 +545,8 @@ static int rl_stages_over_seeds(const char *const *folders, int nf, m2_strbuf *m
                 v[RL_ADV * nf + f] = m.adv_std;
                 v[RL_W * nf + f] = m.w_std;
                 v[RL_SHARE * nf + f] = m.online_share;
+                v[RL_ON0 * nf + f] = on_data_pct(&m.probe, 0);
+                v[RL_ON1 * nf + f] = on_data_pct(&m.probe, 1);
             }
             m2_series_free(&ms);
         }
@@ -535,8 +557,9 @@ static int rl_stages_over_seeds(const char *const *folders, int nf, m2_strbuf *m
         m2_strbuf idle = {0};
         m2_strbuf_appendf(md, "\n## RL stages over seeds: what they changed\n\n%s Mean over the folders ± standard "
                               "error; the last column counts the folders whose stage changed no greedy decision.\n\n"
-                              "| method | env | stage | seeds | greedy changed %% | KL per token | advantage std | weight std | "
-                              "online share of buffer | changed nothing |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                              "| method | env | stage | seeds | greedy changed %% | KL per token | on the data's action %%, "
+                              "start → end | advantage std | weight std | online share of buffer | changed nothing |\n"
+                              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
                           RL_TABLE_INTRO);
         for (int i = 0; i < ng; i++) {
             double mean[RL_NV], se[RL_NV];
@@ -546,18 +569,25 @@ static int rl_stages_over_seeds(const char *const *folders, int nf, m2_strbuf *m
             m2_strbuf_appendf(md, "| %s | %s | %s | %d |", g[i].method, g[i].env, RL_STAGES[g[i].stage], seeds);
             put_pm(md, mean[RL_CHANGED], se[RL_CHANGED], 1, "%.1f");
             put_pm(md, mean[RL_KL], se[RL_KL], 1, "%.4g");
+            if (isfinite(mean[RL_ON0]) && isfinite(mean[RL_ON1])) m2_strbuf_appendf(md, " %.1f → %.1f |", mean[RL_ON0], mean[RL_ON1]);
+            else m2_strbuf_puts(md, " - |");
             put_num(md, seeds && isfinite(mean[RL_ADV]) ? mean[RL_ADV] : NAN, " %.4g |");
             put_num(md, seeds && isfinite(mean[RL_W]) ? mean[RL_W] : NAN, " %.4g |");
             put_num(md, seeds && isfinite(mean[RL_SHARE]) ? mean[RL_SHARE] : NAN, " %.2f |");
             m2_strbuf_appendf(md, " %d of %d |\n", idle_n, seeds);
-            if (idle_n == seeds)
-                m2_strbuf_appendf(&idle, "%s%s %s %s", idle.len ? "; " : "", g[i].method, g[i].env, RL_STAGES[g[i].stage]);
+            if (idle_n == seeds) {
+                put_idle(&idle, g[i].method, g[i].env, g[i].stage, NULL);
+                if (isfinite(mean[RL_ON0]))
+                    m2_strbuf_appendf(&idle, " (its start already took the data's own action at %.1f %% of the probe states)",
+                                      mean[RL_ON0]);
+            }
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "method", g[i].method);
             cJSON_AddStringToObject(o, "env", g[i].env);
             cJSON_AddStringToObject(o, "stage", RL_STAGES[g[i].stage]);
             cJSON_AddNumberToObject(o, "seeds", seeds);
-            static const char *const keys[RL_NV] = {"probe_changed_pct", "probe_kl", "adv_std", "w_std", "online_share"};
+            static const char *const keys[RL_NV] = {"probe_changed_pct", "probe_kl", "adv_std", "w_std", "online_share",
+                                                    "start_on_data_pct", "end_on_data_pct"};
             for (int x = 0; x < RL_NV; x++) {
                 char k[48];
                 cJSON_AddItemToObject(o, keys[x], num_or_null(mean[x]));
