@@ -15,6 +15,8 @@
 #
 # Each (environment, seed) is one `multi2 demo` folder OUT_DIR/<env>/s<seed>; they run JOBS at a time,
 # every environment of a seed before the next seed, so a partial experiment has whole seeds.
+# Then, unless CURVES=0, the online stage's learning curves of the finished multi2 runs
+# (scripts/online_curves.sh: a branch per run replaying its online stage with the evaluations on).
 # Interrupted? Run the same command again: a demo re-run continues its unfinished runs from their
 # last checkpoints and reuses the finished ones (docs/pipeline.md), so the experiment resumes where
 # it stopped, with the same bits (same seed and THREADS).
@@ -56,3 +58,5 @@ for env in $ENVS; do
   # shellcheck disable=SC2086
   "$BIN" report --out "$OUT/$env/report" $folders && echo "report: $OUT/$env/report/results.md"
 done
+
+[ "${CURVES:-1}" = 0 ] || sh "$(dirname "$0")/online_curves.sh" "$OUT" "$BIN"
