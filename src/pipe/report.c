@@ -9,6 +9,7 @@
 #include "core/jsonl.h"
 #include "core/run.h"
 #include "core/strbuf.h"
+#include "data/traj.h"
 #include "env/env.h"
 #include "pipe/probe.h"
 #include "pipe/runfiles.h"
@@ -775,12 +776,9 @@ static const ordering ORDERINGS[] = {
 };
 /* "role swap the worst": every learned method of the folders above it */
 static const char ROLE_SWAP[] = "role_swap";
-static const char *const REFERENCE_METHODS[] = {"oracle", "random"};
-
+/* A reference policy's rows (multi2 demo's oracle and random runs) carry the policy's name. */
 static int is_reference(const char *method) {
-    for (size_t i = 0; i < sizeof REFERENCE_METHODS / sizeof *REFERENCE_METHODS; i++)
-        if (!strcmp(method, REFERENCE_METHODS[i])) return 1;
-    return 0;
+    return !strcmp(method, m2_policy_name(M2_POLICY_ORACLE)) || !strcmp(method, m2_policy_name(M2_POLICY_RANDOM));
 }
 
 /* The row of method on (env, split) in action mode `mode`; a reference policy's rows (no model, no
