@@ -6,8 +6,9 @@
 #   sh scripts/small_experiment.sh [OUT_DIR] [MULTI2]        (default runs/small-exp, build/multi2)
 #
 # Environment variables: SEEDS (default "22 23 24"), ENVS (default "textcraft alfworld scienceworld"),
-# METHODS (default all), THREADS (threads per run, default 1), JOBS (runs side by side, default 2;
-# keep JOBS x THREADS at most the cores), EXTRA (key=value overrides for every run), and per
+# METHODS (default all), THREADS (threads per run, default 1), JOBS ((environment, seed) folders side
+# by side, default 2), METHOD_JOBS (within one folder, the methods after multi2 side by side: `multi2
+# demo --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value overrides for every run), and per
 # environment EXTRA_textcraft, EXTRA_alfworld, EXTRA_scienceworld. TextCraft and ALFWorld are evaluated
 # in both System 2 action modes by default (eval.action_modes=[generate,score]); ScienceWorld in
 # generate only: choosing among its ~140 admissible actions (~280 candidates a step) costs about 35x
@@ -28,10 +29,11 @@ ENVS=${ENVS:-"textcraft alfworld scienceworld"}
 METHODS=${METHODS:-all}
 THREADS=${THREADS:-1}
 JOBS=${JOBS:-2}
+METHOD_JOBS=${METHOD_JOBS:-1}
 EXTRA_textcraft=${EXTRA_textcraft-"eval.action_modes=[generate,score]"}
 EXTRA_alfworld=${EXTRA_alfworld-"eval.action_modes=[generate,score]"}
 mkdir -p "$OUT"
-export OUT BIN METHODS THREADS EXTRA EXTRA_textcraft EXTRA_alfworld EXTRA_scienceworld
+export OUT BIN METHODS THREADS METHOD_JOBS EXTRA EXTRA_textcraft EXTRA_alfworld EXTRA_scienceworld
 
 tasks=""
 for seed in $SEEDS; do for env in $ENVS; do tasks="$tasks $env:$seed"; done; done
@@ -42,7 +44,7 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
   mkdir -p "$OUT/$env"
   eval "per=\${EXTRA_$env}"
   if "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
-       --threads "$THREADS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1; then
+       --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1; then
     echo "$env seed $seed: done"
   else
     echo "$env seed $seed: failed (see $OUT/$env/s$seed.log)"

@@ -4,7 +4,8 @@
  * the reference policies' records) in its documented format (tests/run_schema.h); a re-run
  * continues (every stage done) and says so in results.md; a re-run with another config in the same
  * folder is refused with the key that differs; the demo folder and a run folder refuse each other's
- * commands. Needs the binary (M2_BIN, set by CTest). */
+ * commands; --jobs 2 (later methods side by side, each in a process of its own) writes the same
+ * bits as one after the other. Needs the binary (M2_BIN, set by CTest). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
@@ -95,6 +98,38 @@ static void demo_files_match_schema(void) {
     free(doc);
 }
 
+/* Every file under a/rel also under b/rel with the same bytes, but a run's config.yaml (it names
+ * its folder) and results.md (it gives the wall time); returns how many were compared. */
+static int same_files(const char *a, const char *b, const char *rel) {
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/%s", a, rel);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char r[1200], pa[2500], pb[2500];
+        snprintf(r, sizeof r, "%s/%s", rel, e->d_name);
+        snprintf(pa, sizeof pa, "%s/%s", a, r);
+        snprintf(pb, sizeof pb, "%s/%s", b, r);
+        struct stat st;
+        assert_int_equal(lstat(pa, &st), 0);
+        if (S_ISDIR(st.st_mode)) { n += same_files(a, b, r); continue; }
+        if (!strcmp(e->d_name, "config.yaml") || !strcmp(e->d_name, "results.md")) continue;
+        char *x = NULL, *y = NULL;
+        size_t nx = 0, ny = 0;
+        m2_err err = {0};
+        if (m2_read_file(pa, &x, &nx, &err) || m2_read_file(pb, &y, &ny, &err)) fail_msg("%s", err.msg);
+        if (nx != ny || memcmp(x, y, nx)) fail_msg("%s and %s differ", pa, pb);
+        free(x);
+        free(y);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
 static void demo_small(void **state) {
     (void)state;
     if (!getenv("M2_BIN")) skip();
@@ -129,6 +164,29 @@ static void demo_small(void **state) {
     if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
     assert_non_null(strstr(md, "this invocation computed"));
     free(md);
+    /* the later methods side by side, each in a process of its own: the same bits, each run's
+     * output in its log */
+    char args[4096], a[600], b[600];
+    snprintf(args, sizeof args, "demo --out %s/demo_jobs --jobs 2 %s", tmpdir, small_overrides);
+    if (run_cmd(args, out, sizeof out) != 0) fail_msg("demo --jobs 2 failed:\n%s", out);
+    assert_int_equal(count(out, "in a process of its own"), 2);   /* offline_only and flat */
+    assert_int_equal(count(out, "eval textcraft/id 1/1"), 1);     /* the others' are in their logs */
+    snprintf(p, sizeof p, "%s/demo_jobs/textcraft/flat.log", tmpdir);
+    if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
+    assert_non_null(strstr(md, "eval textcraft/id 1/1"));
+    free(md);
+    snprintf(a, sizeof a, "%s/demo", tmpdir);
+    snprintf(b, sizeof b, "%s/demo_jobs", tmpdir);
+    assert_true(same_files(a, b, "textcraft") > 20);
+    snprintf(p, sizeof p, "%s/demo/results.json", tmpdir);
+    char *ra = NULL, *rb = NULL;
+    if (m2_read_file(p, &ra, NULL, &err)) fail_msg("%s", err.msg);
+    snprintf(p, sizeof p, "%s/demo_jobs/results.json", tmpdir);
+    if (m2_read_file(p, &rb, NULL, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(ra, rb);
+    free(ra);
+    free(rb);
+    snprintf(p, sizeof p, "%s/demo/results.md", tmpdir);
     /* the same command again: every run is finished, nothing is recomputed, and results.md says so
      * instead of a wall time of a few seconds */
     if (run_demo("", out, sizeof out) != 0) fail_msg("re-run failed:\n%s", out);
@@ -144,7 +202,6 @@ static void demo_small(void **state) {
     assert_non_null(strstr(out, "pretrain.steps"));
     /* the README's `multi2 train configs/demo.yaml` would write into runs/demo: a demo folder is no
      * place for a run, and --resume of it names its runs */
-    char args[4096];
     snprintf(args, sizeof args, "train %s/configs/demo.yaml run.out_dir=%s --dry-run", M2_SOURCE_DIR, tmpdir);
     assert_int_equal(run_cmd(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "is a multi2 demo folder"));

@@ -7,18 +7,22 @@
  * under DIR/plots/. DIR is the demo's own: DIR/demo.json marks it (pipe/runfiles.h), and a DIR
  * holding a training run or anything else is refused. Re-running continues unfinished runs
  * (--resume semantics) and reuses finished ones. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "cli/cli.h"
 #include "core/core.h"
+#include "data/traj.h"
 #include "pipe/pipe.h"
 #include "pipe/runfiles.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: multi2 demo [--config FILE.yaml] [--out DIR] [--envs textcraft,alfworld,scienceworld]\n"
-            "                   [--methods multi2,flat | LIST | all] [--episodes N] [--threads N]\n"
+            "                   [--methods multi2,flat | LIST | all] [--episodes N] [--threads N] [--jobs N]\n"
             "                   [key=value ...]\n"
             "\n"
             "Runs the whole Multi2 pipeline on the embedded defaults (or on FILE.yaml, e.g. configs/small.yaml)\n"
@@ -33,7 +37,10 @@ static void usage(FILE *f) {
             "multi2 flat shared_adapter sft_only offline_only rl_only role_swap no_anchor no_kl (all: every\n"
             "one, multi2 first). Re-running continues unfinished runs\n"
             "and reuses finished ones. DIR must be new, empty or a demo folder (DIR/demo.json marks one):\n"
-            "a training run's folder or any other is refused.\n");
+            "a training run's folder or any other is refused.\n"
+            "--jobs N: after the first method's run, up to N later methods run side by side, each in a process\n"
+            "of its own with --threads threads, its output in DIR/ENV/METHOD.log (default 1: one after the\n"
+            "other, output here). The runs and the results are the same bits either way.\n");
 }
 
 /* The demo config: configs/demo.yaml, embedded at build time (cmake/embed_text.cmake) so the demo
@@ -166,6 +173,88 @@ static void decide_run(const char *run_dir, const m2_run_config *cfg, const m2_r
     if (k2 > 0) snprintf(dc->reuse_from, sizeof dc->reuse_from, "%s", from);
 }
 
+/* What the demo gathers from its finished runs, in method order: the results rows, the trained
+ * runs (for the RL-stage table), one environment's runs for its learning curves, and what was
+ * computed or kept. */
+typedef struct demo_tally {
+    m2_result_row *rows;
+    demo_run *trained;
+    int n_rows, n_trained, n_runs, computed, kept;
+    char curve_dir[DEMO_CURVE_RUNS][1200];
+    const char *curve_runs[DEMO_CURVE_RUNS];
+    int n_curves;
+} demo_tally;
+
+/* A finished run's rows and place in the tallies; before / taken: the stages it found done or
+ * reused when it started. */
+static int tally_run(demo_tally *t, const char *run_dir, const char *env, const char *method, int before, int taken,
+                     m2_err *err) {
+    int done = m2_run_done_count(run_dir);
+    t->n_runs++;
+    t->computed += done - before - taken;
+    t->kept += before + taken;
+    if (add_rows(&t->rows, &t->n_rows, run_dir, method, err)) return -1;
+    demo_run *dr = realloc(t->trained, (size_t)(t->n_trained + 1) * sizeof *dr);
+    if (!dr) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    t->trained = dr;
+    snprintf(dr[t->n_trained].dir, sizeof dr[t->n_trained].dir, "%s", run_dir);
+    snprintf(dr[t->n_trained].method, sizeof dr[t->n_trained].method, "%s", method);
+    snprintf(dr[t->n_trained].env, sizeof dr[t->n_trained].env, "%s", env);
+    t->n_trained++;
+    if (t->n_curves < DEMO_CURVE_RUNS) {
+        snprintf(t->curve_dir[t->n_curves], sizeof t->curve_dir[t->n_curves], "%s", run_dir);
+        t->curve_runs[t->n_curves] = t->curve_dir[t->n_curves];
+        t->n_curves++;
+    }
+    return 0;
+}
+
+/* A later method's run in a process of its own (--jobs). */
+typedef struct demo_child {
+    pid_t pid;
+    int before, taken, status;
+    double t1;
+    char run_dir[1200], method[64], log[1300];
+} demo_child;
+
+/* Waits for one running child, prints its end and keeps its exit status;
+ * returns the index of the child that ended, -1 when none is left. */
+static int wait_child(demo_child *ch, int n, const char *env, double t0) {
+    int st;
+    pid_t pid = wait(&st);
+    if (pid < 0) return -1;
+    for (int i = 0; i < n; i++)
+        if (ch[i].pid == pid) {
+            ch[i].pid = 0;
+            ch[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+            if (ch[i].status)
+                printf("=== %s / %s FAILED (exit %d): see %s\n", env, ch[i].method, ch[i].status, ch[i].log);
+            else
+                printf("=== %s / %s done in %.0f s (total %.0f s)\n", env, ch[i].method, m2_now_s() - ch[i].t1, m2_now_s() - t0);
+            return i;
+        }
+    return wait_child(ch, n, env, t0);   /* not one of ours (cannot happen: the demo starts no other) */
+}
+
+/* Runs cfg in a new process, its stdout and stderr appended to c->log; the parent goes on. */
+static int start_child(demo_child *c, const m2_run_config *cfg, int resume, m2_err *err) {
+    fflush(NULL);   /* nothing buffered here is written twice */
+    pid_t pid = fork();
+    if (pid < 0) return m2_errorf(err, M2_EIO, "cannot start a process for %s", c->run_dir);
+    if (pid > 0) {
+        c->pid = pid;
+        return 0;
+    }
+    int fd = open(c->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(3);
+    close(fd);
+    m2_err cerr = {0};
+    int rc = m2_train_run_dist(cfg, m2_pipe_stages, m2_pipe_n_stages, c->run_dir, resume, stdout, NULL, &cerr);
+    if (rc) fprintf(stderr, "multi2 demo: %s: %s\n", c->run_dir, cerr.msg);
+    fflush(NULL);
+    _exit(rc ? 1 : 0);
+}
+
 int cmd_demo(int argc, char **argv) { return cmd_demo_dist(argc, argv, NULL); }
 
 int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
@@ -173,7 +262,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
     int writer = m2_dist_alone(dist) || dist->rank == 0;   /* rank 0 alone writes (docs/dist.md) */
     const char *out = "runs/demo", *envs = "textcraft,alfworld,scienceworld", *methods = "multi2,flat";
     const char *file = NULL;
-    int episodes = 0, threads = 0;
+    int episodes = 0, threads = 0, jobs = 1;
     char **over = calloc((size_t)argc + 4, sizeof *over);
     int n_over = 0;
     if (!over) return 1;
@@ -187,11 +276,12 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         else if (!strcmp(a, "--methods") && next) { methods = next; i++; }
         else if (!strcmp(a, "--episodes") && next) { episodes = atoi(next); i++; if (episodes <= 0) goto bad; }
         else if (!strcmp(a, "--threads") && next) { threads = atoi(next); i++; if (threads <= 0) goto bad; }
+        else if (!strcmp(a, "--jobs") && next) { jobs = atoi(next); i++; if (jobs <= 0) goto bad; }
         else if (a[0] != '-' && strchr(a, '=')) over[n_over++] = argv[i];
         else {
             fprintf(stderr, "multi2 demo: unexpected argument '%s'%s\n", a,
                     (!strcmp(a, "--out") || !strcmp(a, "--config") || !strcmp(a, "--envs") || !strcmp(a, "--methods") || !strcmp(a, "--episodes") ||
-                     !strcmp(a, "--threads")) ? " (needs a value)" : "");
+                     !strcmp(a, "--threads") || !strcmp(a, "--jobs")) ? " (needs a value)" : "");
             usage(stderr);
             free(over);
             return 2;
@@ -258,17 +348,21 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         return 1;
     }
     free(marker_over);
+    if (jobs > 1 && !m2_dist_alone(dist)) {
+        if (writer) printf("multi2 demo: --jobs %d ignored under MPI: the ranks run each method together\n", jobs);
+        jobs = 1;
+    }
     double t0 = m2_now_s();
-    m2_result_row *rows = NULL;
-    demo_run *trained = NULL;   /* every trained run, for the RL-stage table */
-    int n_rows = 0, rc = 0, n_runs = 0, computed = 0, kept = 0, n_trained = 0;
-    printf("multi2 demo -> %s (environments %s; methods %s; plus oracle and random)\n", out, envs, methods);
+    demo_tally *tl = calloc(1, sizeof *tl);
+    demo_child *ch = calloc((size_t)m2_cfg_list_count(methods) + 1, sizeof *ch);
+    int rc = tl && ch ? 0 : 1;
+    if (rc) fprintf(stderr, "multi2 demo: out of memory\n");
+    else printf("multi2 demo -> %s (environments %s; methods %s; plus oracle and random)\n", out, envs, methods);
     for (int e = 0; rc == 0 && m2_cfg_list_item(envs, e, ebuf, sizeof ebuf); e++) {
         char env_dir[1100];
         snprintf(env_dir, sizeof env_dir, "%s/%s", out, ebuf);
-        char curve_dir[DEMO_CURVE_RUNS][1200];   /* this environment's runs, for its learning curves */
-        const char *curve_runs[DEMO_CURVE_RUNS];
-        int n_curves = 0;
+        tl->n_curves = 0;
+        int n_ch = 0, running = 0;   /* this environment's later methods in processes of their own */
         for (int k = 0; rc == 0 && m2_cfg_list_item(methods, k, mbuf, sizeof mbuf); k++) {
             char o_method[96], o_env[96], o_out[1200], o_name[96], o_ep[64], o_thr[64];
             int n = n_over;
@@ -316,50 +410,67 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
                 break;
             }
             double t1 = m2_now_s();
-            printf("\n=== %s / %s -> %s%s\n", ebuf, mbuf, run_dir, resume ? " (continuing)" : "");
-            fflush(stdout);
             int before = resume && writer ? m2_run_done_count(run_dir) : 0;
             int taken = !resume && *cfg->run_reuse_from ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
+            if (jobs > 1 && k > 0) {
+                /* the first run made the stages the later ones take; those are independent of
+                 * each other, so they may run side by side, each in its own process */
+                if (running == jobs && wait_child(ch, n_ch, ebuf, t0) >= 0) running--;
+                demo_child *c = &ch[n_ch];
+                *c = (demo_child){.before = before, .taken = taken, .t1 = t1};
+                snprintf(c->run_dir, sizeof c->run_dir, "%s", run_dir);
+                snprintf(c->method, sizeof c->method, "%s", mbuf);
+                snprintf(c->log, sizeof c->log, "%s/%s.log", env_dir, mbuf);
+                printf("\n=== %s / %s -> %s%s (in a process of its own; its output: %s)\n", ebuf, mbuf, run_dir,
+                       resume ? " (continuing)" : "", c->log);
+                if (start_child(c, cfg, resume, &err)) {
+                    fprintf(stderr, "multi2 demo: %s\n", err.msg);
+                    rc = 1;
+                    break;
+                }
+                n_ch++;
+                running++;
+                continue;
+            }
+            printf("\n=== %s / %s -> %s%s\n", ebuf, mbuf, run_dir, resume ? " (continuing)" : "");
+            fflush(stdout);
             if (m2_train_run_dist(cfg, m2_pipe_stages, m2_pipe_n_stages, run_dir, resume, stdout, dist, &err)) {
                 fprintf(stderr, "multi2 demo: %s: %s\n", run_dir, err.msg);
                 rc = 1;
                 break;
             }
             if (!writer) continue;   /* the rows, the curves' runs and the report are rank 0's */
-            int done = m2_run_done_count(run_dir);
-            n_runs++;
-            computed += done - before - taken;
-            kept += before + taken;
             printf("=== %s / %s done in %.0f s (total %.0f s)\n", ebuf, mbuf, m2_now_s() - t1, m2_now_s() - t0);
-            if (add_rows(&rows, &n_rows, run_dir, mbuf, &err)) { fprintf(stderr, "multi2 demo: %s\n", err.msg); rc = 1; }
-            demo_run *dr = rc == 0 ? realloc(trained, (size_t)(n_trained + 1) * sizeof *dr) : NULL;
-            if (dr) {
-                trained = dr;
-                snprintf(dr[n_trained].dir, sizeof dr[n_trained].dir, "%s", run_dir);
-                snprintf(dr[n_trained].method, sizeof dr[n_trained].method, "%s", mbuf);
-                snprintf(dr[n_trained].env, sizeof dr[n_trained].env, "%s", ebuf);
-                n_trained++;
-            } else if (rc == 0) {
-                fprintf(stderr, "multi2 demo: out of memory\n");
+            if (tally_run(tl, run_dir, ebuf, mbuf, before, taken, &err)) {
+                fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
             }
-            if (n_curves < DEMO_CURVE_RUNS) {
-                snprintf(curve_dir[n_curves], sizeof curve_dir[n_curves], "%s", run_dir);
-                curve_runs[n_curves] = curve_dir[n_curves];
-                n_curves++;
-            }
         }
-        if (rc == 0 && writer && cfg->run_plots && write_curves(out, ebuf, curve_runs, n_curves, &err)) {
+        /* the processes end in any order; their rows are taken in method order, as one after the
+         * other would have made them */
+        while (running > 0 && wait_child(ch, n_ch, ebuf, t0) >= 0) running--;
+        for (int i = 0; i < n_ch; i++)
+            if (ch[i].status) {
+                fprintf(stderr, "multi2 demo: %s failed (exit %d): its output is in %s\n", ch[i].run_dir, ch[i].status,
+                        ch[i].log);
+                rc = 1;
+            }
+        for (int i = 0; rc == 0 && i < n_ch; i++)
+            if (tally_run(tl, ch[i].run_dir, ebuf, ch[i].method, ch[i].before, ch[i].taken, &err)) {
+                fprintf(stderr, "multi2 demo: %s\n", err.msg);
+                rc = 1;
+            }
+        if (rc == 0 && writer && cfg->run_plots && write_curves(out, ebuf, tl->curve_runs, tl->n_curves, &err)) {
             fprintf(stderr, "multi2 demo: %s\n", err.msg);
             rc = 1;
         }
         int ref_eps = episodes > 0 ? episodes : (int)cfg->eval_episodes;
-        const char *refs[2] = {"oracle", "random"};
+        const char *refs[2] = {m2_policy_name(M2_POLICY_ORACLE), m2_policy_name(M2_POLICY_RANDOM)};
         for (int r = 0; rc == 0 && r < 2; r++) {
             char dir[1300];
             snprintf(dir, sizeof dir, "%s/%s", env_dir, refs[r]);
             if (reference_rows(ebuf, refs[r], dir, ref_eps, (int)cfg->eval_step_limit, dist, &err) ||
-                (writer && add_rows(&rows, &n_rows, dir, refs[r], &err))) {
+                (writer && add_rows(&tl->rows, &tl->n_rows, dir, refs[r], &err))) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
             }
@@ -370,13 +481,13 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         /* what this invocation did: a re-run of a finished demo computes nothing, and its wall time
          * says nothing about training */
         char note[1024], what[400];
-        if (computed > 0)
+        if (tl->computed > 0)
             snprintf(what, sizeof what, "Wall time %.0f s: this invocation computed %d stages of %d runs (%d stages "
-                     "were reused from a first run or already done).", wall, computed, n_runs, kept);
+                     "were reused from a first run or already done).", wall, tl->computed, tl->n_runs, tl->kept);
         else
             snprintf(what, sizeof what, "All %d runs were already finished: this invocation computed no stage (every "
                      "one of the %d stages was reused or already done); it re-read their evaluation records and "
-                     "re-ran the reference policies in %.0f s.", n_runs, kept, wall);
+                     "re-ran the reference policies in %.0f s.", tl->n_runs, tl->kept, wall);
         snprintf(note, sizeof note, "pass@1 (%s), step limit %lld (eval.step_limit); %s %s",
                  cfg->eval_temperature > 0 ? "sampled" : "greedy", (long long)cfg->eval_step_limit,
                  strcmp(cfg->model_base, "tiny") ? "base model.base (no pre-training)."
@@ -384,24 +495,25 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
                                                     "environment (no pretrained weights offline).",
                  what);
         m2_report_opts ro = {.title = "multi2 demo: results by method (pass@1)", .note = note};
-        m2_report_run *rr = calloc(n_trained ? (size_t)n_trained : 1, sizeof *rr);
-        for (int i = 0; rr && i < n_trained; i++)
-            rr[i] = (m2_report_run){.dir = trained[i].dir, .method = trained[i].method, .env = trained[i].env};
+        m2_report_run *rr = calloc(tl->n_trained ? (size_t)tl->n_trained : 1, sizeof *rr);
+        for (int i = 0; rr && i < tl->n_trained; i++)
+            rr[i] = (m2_report_run){.dir = tl->trained[i].dir, .method = tl->trained[i].method, .env = tl->trained[i].env};
         char md[1300];
         snprintf(md, sizeof md, "%s/results.md", out);
-        if (!rr || m2_report_write(rows, n_rows, out, &ro, &err) || m2_report_append_rl_stages(md, rr, n_trained, &err)) {
+        if (!rr || m2_report_write(tl->rows, tl->n_rows, out, &ro, &err) || m2_report_append_rl_stages(md, rr, tl->n_trained, &err)) {
             if (!rr) snprintf(err.msg, sizeof err.msg, "out of memory");
             fprintf(stderr, "multi2 demo: %s\n", err.msg);
             rc = 1;
         } else {
             printf("\n");
-            m2_report_print(rows, n_rows, stdout);
+            m2_report_print(tl->rows, tl->n_rows, stdout);
             printf("\nresults: %s/results.md, %s/results.json, %s/plots/\n%s\n", out, out, out, what);
         }
         free(rr);
     }
-    free(trained);
-    free(rows);
+    if (tl) free(tl->trained), free(tl->rows);
+    free(tl);
+    free(ch);
     free(cfg);
     free(first_cfg);
     free(over);
