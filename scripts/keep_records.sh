@@ -1,0 +1,42 @@
+#!/bin/sh
+# The records of finished runs without their weights, small enough to commit: what `multi2 report`
+# reads and what people read (configs, stage ends, metrics, evaluation records and summaries, probe
+# results, results tables, SVG charts). experiments/small/ holds the `small` experiment's this way
+# (docs/results-small.md), so that a finished (environment, seed) outlives the machine that ran it
+# and the report over the seeds can be made again from the repository alone.
+#
+#   sh scripts/keep_records.sh SRC DEST
+#
+# SRC: a demo folder (or any folder of runs); DEST receives the same tree without the weights and
+# optimiser state (*.safetensors, *.gguf, ckpt/), the tokenizer, the data stage's corpora
+# (artifacts/data/, artifacts/pretrain/corpus/), TensorBoard events, logs, PNG charts and each run's
+# own charts (the folder's SVG charts stay). A run folder left unfinished (no results.json) is
+# skipped: its records would say less than its next run will. DEST is replaced. Afterwards `multi2 report` over DEST writes the same
+# results.json and results.md as over SRC (tests/keep_records_test.sh).
+set -eu
+[ $# -eq 2 ] || { echo "usage: sh scripts/keep_records.sh SRC DEST" >&2; exit 2; }
+SRC=${1%/}
+DEST=${2%/}
+[ -d "$SRC" ] || { echo "keep_records: $SRC: not a folder" >&2; exit 1; }
+case "$DEST/" in "$SRC"/*) echo "keep_records: $DEST is inside $SRC" >&2; exit 1 ;; esac
+tmp="$DEST.tmp.$$"
+rm -rf "$tmp"
+mkdir -p "$tmp"
+# every run folder (it holds stages.json) that has not finished: left out whole
+unfinished=$(find "$SRC" -name stages.json -type f | while read -r s; do
+  d=${s%/stages.json}; [ -f "$d/results.json" ] || echo "$d"; done)
+find "$SRC" -type f \
+  ! -name '*.safetensors' ! -name '*.gguf' ! -name 'tokenizer*.json' ! -name 'events.out.tfevents.*' \
+  ! -name '*.png' ! -name '*.log' ! -path "$SRC/*/*/plots/*" ! -path '*/ckpt/*' ! -path '*/artifacts/data/*' \
+  ! -path '*/artifacts/pretrain/corpus/*' | sort | while read -r f; do
+  rel=${f#"$SRC"/}
+  skip=no
+  for u in $unfinished; do case "$f" in "$u"/*) skip=yes ;; esac; done
+  [ $skip = no ] || continue
+  mkdir -p "$tmp/$(dirname "$rel")"
+  cp -p "$f" "$tmp/$rel"
+done
+for u in $unfinished; do echo "keep_records: left out ${u#"$SRC"/} (not finished)"; done
+rm -rf "$DEST"
+mv "$tmp" "$DEST"
+echo "keep_records: $SRC -> $DEST ($(du -sh "$DEST" | cut -f1))"

@@ -1,0 +1,37 @@
+#!/bin/sh
+# scripts/keep_records.sh on a tiny demo: the kept records hold no weights, no checkpoints and no
+# corpora, leave an unfinished run out, and `multi2 report` over them writes the same results.json
+# and results.md as over the whole folder.   sh tests/keep_records_test.sh MULTI2 SOURCE_DIR
+set -eu
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC_DIR=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/full" "$T/kept"
+"$BIN" demo --out "$T/full/s1" --envs textcraft --methods multi2,offline_only --episodes 2 --threads 1 \
+  run.tensorboard=true run.ckpt_every=2 model.tiny.vocab=320 model.tiny.dim=16 model.tiny.layers=1 \
+  model.tiny.heads=2 model.tiny.kv_heads=1 model.tiny.ffn=32 pretrain.steps=3 pretrain.batch=2 \
+  data.expert_episodes=6 sys1.sft.epochs=1 sys2.warmup.epochs=1 sys2.offline.max_steps=2 \
+  sys2.online.epochs=1 sys2.online.episodes_per_epoch=1 sys2.online.updates_per_epoch=1 \
+  sys2.online.batch=2 eval.max_new_tokens=8 > "$T/demo.out" 2>&1 || { cat "$T/demo.out"; exit 1; }
+# an unfinished run beside the finished ones
+mkdir -p "$T/full/s1/textcraft/stopped"
+cp "$T/full/s1/textcraft/multi2/config.yaml" "$T/full/s1/textcraft/multi2/stages.json" "$T/full/s1/textcraft/stopped/"
+out=$(sh "$SRC_DIR/scripts/keep_records.sh" "$T/full/s1" "$T/kept/s1")
+echo "$out"
+echo "$out" | grep -q "left out textcraft/stopped (not finished)" || { echo "FAIL: unfinished run not named"; exit 1; }
+[ ! -e "$T/kept/s1/textcraft/stopped" ] || { echo "FAIL: unfinished run kept"; exit 1; }
+[ -z "$(find "$T/kept" -name '*.safetensors' -o -name '*.gguf' -o -path '*/ckpt/*' -o -path '*/artifacts/data/*' -o -name 'events.out.*')" ] ||
+  { echo "FAIL: weights, checkpoints, corpora or events kept"; exit 1; }
+[ -n "$(find "$T/full" -path '*/ckpt/*' -name '*.safetensors')" ] || { echo "FAIL: the demo wrote no checkpoint to leave out"; exit 1; }
+for f in eval/id.jsonl eval/ood.jsonl metrics.jsonl stages.json results.json artifacts/sys2_offline/probe.json; do
+  cmp "$T/full/s1/textcraft/multi2/$f" "$T/kept/s1/textcraft/multi2/$f"
+done
+rm -rf "$T/full/s1/textcraft/stopped"
+for d in full kept; do
+  (cd "$T/$d" && "$BIN" report --out rep s1 > report.out 2>&1) || { cat "$T/$d/report.out"; exit 1; }
+done
+cmp "$T/full/rep/results.json" "$T/kept/rep/results.json"
+cmp "$T/full/rep/results.md" "$T/kept/rep/results.md"
+grep -q "offline_only" "$T/kept/rep/results.md" || { echo "FAIL: report lacks a method"; exit 1; }
+echo "keep_records_test: ok"
