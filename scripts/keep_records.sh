@@ -11,8 +11,9 @@
 # optimiser state (*.safetensors, *.gguf, ckpt/), the tokenizer, the data stage's corpora
 # (artifacts/data/, artifacts/pretrain/corpus/), TensorBoard events, logs, PNG charts and each run's
 # own charts (the folder's SVG charts stay). A run folder left unfinished (no results.json) is
-# skipped: its records would say less than its next run will. DEST is replaced. Afterwards `multi2 report` over DEST writes the same
-# results.json and results.md as over SRC (tests/keep_records_test.sh).
+# skipped: its records would say less than its next run will. DEST is replaced. Afterwards
+# `multi2 report` over DEST writes the same results.json and results.md as over SRC
+# (tests/keep_records_test.sh).
 set -eu
 [ $# -eq 2 ] || { echo "usage: sh scripts/keep_records.sh SRC DEST" >&2; exit 2; }
 SRC=${1%/}
