@@ -18,6 +18,9 @@
 # every environment of a seed before the next seed, so a partial experiment has whole seeds.
 # Then, unless CURVES=0, the online stage's learning curves of the finished multi2 runs
 # (scripts/online_curves.sh: a branch per run replaying its online stage with the evaluations on).
+# KEEP=DIR (e.g. experiments/small): each (environment, seed) that finishes is also copied to
+# DIR/<env>/s<seed> without weights (scripts/keep_records.sh), the records this repository keeps of the
+# experiment, from which `multi2 report` makes the same tables.
 # Interrupted? Run the same command again: a demo re-run continues its unfinished runs from their
 # last checkpoints and reuses the finished ones (docs/pipeline.md), so the experiment resumes where
 # it stopped, with the same bits (same seed and THREADS).
@@ -33,7 +36,9 @@ METHOD_JOBS=${METHOD_JOBS:-1}
 EXTRA_textcraft=${EXTRA_textcraft-"eval.action_modes=[generate,score]"}
 EXTRA_alfworld=${EXTRA_alfworld-"eval.action_modes=[generate,score]"}
 mkdir -p "$OUT"
-export OUT BIN METHODS THREADS METHOD_JOBS EXTRA EXTRA_textcraft EXTRA_alfworld EXTRA_scienceworld
+KEEP=${KEEP:-}
+SCRIPTS=$(cd "$(dirname "$0")" && pwd)
+export OUT BIN METHODS THREADS METHOD_JOBS KEEP SCRIPTS EXTRA EXTRA_textcraft EXTRA_alfworld EXTRA_scienceworld
 
 tasks=""
 for seed in $SEEDS; do for env in $ENVS; do tasks="$tasks $env:$seed"; done; done
@@ -46,6 +51,7 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
   if "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
        --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1; then
     echo "$env seed $seed: done"
+    [ -z "$KEEP" ] || sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed"
   else
     echo "$env seed $seed: failed (see $OUT/$env/s$seed.log)"
   fi' "$OUT" "$BIN"
