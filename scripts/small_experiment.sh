@@ -20,7 +20,9 @@
 # (scripts/online_curves.sh: a branch per run replaying its online stage with the evaluations on).
 # KEEP=DIR (e.g. experiments/small): each (environment, seed) that finishes is also copied to
 # DIR/<env>/s<seed> without weights (scripts/keep_records.sh), the records this repository keeps of the
-# experiment, from which `multi2 report` makes the same tables.
+# experiment, from which `multi2 report` makes the same tables; an (environment, seed) kept there
+# whole and absent from OUT_DIR (finished on another machine) is not run again, and the reports
+# read its kept records.
 # Interrupted? Run the same command again: a demo re-run continues its unfinished runs from their
 # last checkpoints and reuses the finished ones (docs/pipeline.md), so the experiment resumes where
 # it stopped, with the same bits (same seed and THREADS).
@@ -46,6 +48,10 @@ for seed in $SEEDS; do for env in $ENVS; do tasks="$tasks $env:$seed"; done; don
 # shellcheck disable=SC2086
 printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
   OUT="$0"; BIN="$1"; t="{}"; env=${t%%:*}; seed=${t#*:}
+  if [ -n "$KEEP" ] && [ -f "$KEEP/$env/s$seed/results.json" ] && [ ! -d "$OUT/$env/s$seed" ]; then
+    echo "$env seed $seed: kept in $KEEP/$env/s$seed already (finished on another machine): not run again"
+    exit 0
+  fi
   mkdir -p "$OUT/$env"
   eval "per=\${EXTRA_$env}"
   if "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
@@ -59,7 +65,8 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
 for env in $ENVS; do
   folders=""
   for seed in $SEEDS; do
-    [ -f "$OUT/$env/s$seed/results.json" ] && folders="$folders $OUT/$env/s$seed"
+    if [ -f "$OUT/$env/s$seed/results.json" ]; then folders="$folders $OUT/$env/s$seed"
+    elif [ -n "$KEEP" ] && [ -f "$KEEP/$env/s$seed/results.json" ]; then folders="$folders $KEEP/$env/s$seed"; fi
   done
   [ -n "$folders" ] || continue
   rm -rf "$OUT/$env/report"
