@@ -417,7 +417,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
                  * each other, so they may run side by side, each in its own process */
                 if (running == jobs && wait_child(ch, n_ch, ebuf, t0) >= 0) running--;
                 demo_child *c = &ch[n_ch];
-                *c = (demo_child){.before = before, .taken = taken, .t1 = t1};
+                *c = (demo_child){.before = before, .taken = taken, .t1 = m2_now_s()};   /* not the wait for a slot */
                 snprintf(c->run_dir, sizeof c->run_dir, "%s", run_dir);
                 snprintf(c->method, sizeof c->method, "%s", mbuf);
                 snprintf(c->log, sizeof c->log, "%s/%s.log", env_dir, mbuf);
