@@ -5,7 +5,7 @@
 # (docs/results-small.md), so that a finished (environment, seed) outlives the machine that ran it
 # and the report over the seeds can be made again from the repository alone.
 #
-#   sh scripts/keep_records.sh SRC DEST
+#   sh scripts/keep_records.sh SRC DEST [MULTI2]
 #
 # SRC: a demo folder (or any folder of runs); DEST receives the same tree without the weights and
 # optimiser state (*.safetensors, *.gguf, ckpt/), the tokenizer, the data stage's corpora
@@ -13,9 +13,10 @@
 # own charts (the folder's SVG charts stay). A run folder left unfinished (no results.json) is
 # skipped: its records would say less than its next run will. DEST is replaced. Afterwards
 # `multi2 report` over DEST writes the same results.json and results.md as over SRC
-# (tests/keep_records_test.sh).
+# (tests/keep_records_test.sh). With MULTI2, the binary that made the runs, DEST/KEPT.txt says which
+# commit that was (`multi2 --version`): the runs record no commit of their own.
 set -eu
-[ $# -eq 2 ] || { echo "usage: sh scripts/keep_records.sh SRC DEST" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: sh scripts/keep_records.sh SRC DEST [MULTI2]" >&2; exit 2; }
 SRC=${1%/}
 DEST=${2%/}
 [ -d "$SRC" ] || { echo "keep_records: $SRC: not a folder" >&2; exit 1; }
@@ -38,6 +39,12 @@ find "$SRC" -type f \
   cp -p "$f" "$tmp/$rel"
 done
 for u in $unfinished; do echo "keep_records: left out ${u#"$SRC"/} (not finished)"; done
+{
+  echo "kept from: $SRC"
+  echo "kept on: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  [ $# -lt 3 ] || echo "made by: $("$3" --version)"
+  for u in $unfinished; do echo "left out, not finished: ${u#"$SRC"/}"; done
+} > "$tmp/KEPT.txt"
 rm -rf "$DEST"
 mv "$tmp" "$DEST"
 echo "keep_records: $SRC -> $DEST ($(du -sh "$DEST" | cut -f1))"

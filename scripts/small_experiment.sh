@@ -57,7 +57,7 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
   if "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
        --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1; then
     echo "$env seed $seed: done"
-    [ -z "$KEEP" ] || sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed"
+    [ -z "$KEEP" ] || sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN"
   else
     echo "$env seed $seed: failed (see $OUT/$env/s$seed.log)"
   fi' "$OUT" "$BIN"
