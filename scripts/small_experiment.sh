@@ -8,7 +8,8 @@
 # Environment variables: SEEDS (default "22 23 24"), ENVS (default "textcraft alfworld scienceworld"),
 # METHODS (default all), THREADS (threads per run, default 1), JOBS ((environment, seed) folders side
 # by side, default 2), METHOD_JOBS (within one folder, the methods after multi2 side by side: `multi2
-# demo --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value overrides for every run), and per
+# demo --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value
+# overrides for every run), and per
 # environment EXTRA_textcraft, EXTRA_alfworld, EXTRA_scienceworld. TextCraft and ALFWorld are evaluated
 # in both System 2 action modes by default (eval.action_modes=[generate,score]); ScienceWorld in
 # generate only: choosing among its ~140 admissible actions (~280 candidates a step) costs about 35x
@@ -74,4 +75,4 @@ for env in $ENVS; do
   "$BIN" report --out "$OUT/$env/report" $folders && echo "report: $OUT/$env/report/results.md"
 done
 
-[ "${CURVES:-1}" = 0 ] || sh "$(dirname "$0")/online_curves.sh" "$OUT" "$BIN"
+[ "${CURVES:-1}" = 0 ] || sh "$SCRIPTS/online_curves.sh" "$OUT" "$BIN"

@@ -186,6 +186,18 @@ static void demo_small(void **state) {
     assert_string_equal(ra, rb);
     free(ra);
     free(rb);
+    /* a later method that fails in its process: the demo waits for the others, names the run and
+     * its log, and fails (a plain file where offline_only's run folder was) */
+    snprintf(p, sizeof p, "%s/demo_jobs/textcraft/offline_only", tmpdir);
+    assert_int_equal(m2_remove_tree(p), 0);
+    assert_int_equal(m2_write_file_atomic(p, "x\n", 2, &err), 0);
+    if (run_cmd(args, out, sizeof out) != 1) fail_msg("demo --jobs 2 with a failing method did not fail:\n%s", out);
+    assert_non_null(strstr(out, "/demo_jobs/textcraft/offline_only failed (exit 1): its output is in"));
+    assert_non_null(strstr(out, "=== textcraft / flat done in"));
+    snprintf(p, sizeof p, "%s/demo_jobs/textcraft/offline_only.log", tmpdir);
+    if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
+    assert_non_null(strstr(md, "multi2 demo: "));
+    free(md);
     snprintf(p, sizeof p, "%s/demo/results.md", tmpdir);
     /* the same command again: every run is finished, nothing is recomputed, and results.md says so
      * instead of a wall time of a few seconds */

@@ -217,36 +217,41 @@ typedef struct demo_child {
     char run_dir[1200], method[64], log[1300];
 } demo_child;
 
-/* Waits for one running child, prints its end and keeps its exit status;
- * returns the index of the child that ended, -1 when none is left. */
+/* Waits for one running child, keeps its exit status and prints its end; -1 when none is left. */
 static int wait_child(demo_child *ch, int n, const char *env, double t0) {
-    int st;
-    pid_t pid = wait(&st);
-    if (pid < 0) return -1;
-    for (int i = 0; i < n; i++)
-        if (ch[i].pid == pid) {
+    for (;;) {
+        int st;
+        pid_t pid = wait(&st);
+        if (pid < 0) return -1;
+        for (int i = 0; i < n; i++) {
+            if (ch[i].pid != pid) continue;
             ch[i].pid = 0;
             ch[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
             if (ch[i].status)
-                printf("=== %s / %s FAILED (exit %d): see %s\n", env, ch[i].method, ch[i].status, ch[i].log);
+                fprintf(stderr, "multi2 demo: %s failed (exit %d): its output is in %s\n", ch[i].run_dir, ch[i].status,
+                        ch[i].log);
             else
-                printf("=== %s / %s done in %.0f s (total %.0f s)\n", env, ch[i].method, m2_now_s() - ch[i].t1, m2_now_s() - t0);
-            return i;
+                printf("=== %s / %s done in %.0f s (total %.0f s)\n", env, ch[i].method, m2_now_s() - ch[i].t1,
+                       m2_now_s() - t0);
+            return 0;
         }
-    return wait_child(ch, n, env, t0);   /* not one of ours (cannot happen: the demo starts no other) */
+    }
 }
 
-/* Runs cfg in a new process, its stdout and stderr appended to c->log; the parent goes on. */
+/* Runs cfg in a new process, its stdout and stderr appended to c->log (opened here, so that a log
+ * that cannot be written is the caller's error); the parent goes on. */
 static int start_child(demo_child *c, const m2_run_config *cfg, int resume, m2_err *err) {
+    int fd = open(c->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) return m2_errorf(err, M2_EIO, "%s: cannot open for writing", c->log);
     fflush(NULL);   /* nothing buffered here is written twice */
     pid_t pid = fork();
-    if (pid < 0) return m2_errorf(err, M2_EIO, "cannot start a process for %s", c->run_dir);
-    if (pid > 0) {
+    if (pid != 0) {
+        close(fd);
+        if (pid < 0) return m2_errorf(err, M2_EIO, "cannot start a process for %s", c->run_dir);
         c->pid = pid;
         return 0;
     }
-    int fd = open(c->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(3);
+    if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(3);
     close(fd);
     m2_err cerr = {0};
     int rc = m2_train_run_dist(cfg, m2_pipe_stages, m2_pipe_n_stages, c->run_dir, resume, stdout, NULL, &cerr);
@@ -449,12 +454,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         /* the processes end in any order; their rows are taken in method order, as one after the
          * other would have made them */
         while (running > 0 && wait_child(ch, n_ch, ebuf, t0) >= 0) running--;
-        for (int i = 0; i < n_ch; i++)
-            if (ch[i].status) {
-                fprintf(stderr, "multi2 demo: %s failed (exit %d): its output is in %s\n", ch[i].run_dir, ch[i].status,
-                        ch[i].log);
-                rc = 1;
-            }
+        for (int i = 0; i < n_ch; i++) if (ch[i].status) rc = 1;   /* said when it ended */
         for (int i = 0; rc == 0 && i < n_ch; i++)
             if (tally_run(tl, ch[i].run_dir, ebuf, ch[i].method, ch[i].before, ch[i].taken, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
