@@ -11,9 +11,10 @@
 # demo --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value
 # overrides for every run), and per
 # environment EXTRA_textcraft, EXTRA_alfworld, EXTRA_scienceworld. TextCraft and ALFWorld are evaluated
-# in both System 2 action modes by default (eval.action_modes=[generate,score]); ScienceWorld in
-# generate only: choosing among its ~140 admissible actions (~280 candidates a step) costs about 35x
-# the evaluation time and measured worse (docs/results-small.md).
+# in both System 2 action modes by default (eval.action_modes=[generate,score]); on ScienceWorld only
+# multi2 and flat are also evaluated choosing among the admissible actions (`multi2 demo`'s
+# METHOD:key=value overrides): its ~140 admissible actions a step (~280 candidates) make that mode
+# many times the cost of generating, and the issue asks both modes of these two methods alone.
 #
 # Each (environment, seed) is one `multi2 demo` folder OUT_DIR/<env>/s<seed>; they run JOBS at a time,
 # every environment of a seed before the next seed, so a partial experiment has whole seeds.
@@ -38,6 +39,7 @@ JOBS=${JOBS:-2}
 METHOD_JOBS=${METHOD_JOBS:-1}
 EXTRA_textcraft=${EXTRA_textcraft-"eval.action_modes=[generate,score]"}
 EXTRA_alfworld=${EXTRA_alfworld-"eval.action_modes=[generate,score]"}
+EXTRA_scienceworld=${EXTRA_scienceworld-"multi2:eval.action_modes=[generate,score] flat:eval.action_modes=[generate,score]"}
 mkdir -p "$OUT"
 KEEP=${KEEP:-}
 SCRIPTS=$(cd "$(dirname "$0")" && pwd)

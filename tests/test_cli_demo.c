@@ -186,6 +186,38 @@ static void demo_small(void **state) {
     assert_string_equal(ra, rb);
     free(ra);
     free(rb);
+    /* METHOD:key=value is for that method's runs alone: flat evaluates in both action modes and
+     * still takes the first run's base; multi2 is the same bits as without the override */
+    snprintf(args, sizeof args, "demo --out %s/demo_scoped %s --methods multi2,flat flat:eval.action_modes=[generate,score]",
+             tmpdir, small_overrides);
+    if (run_cmd(args, out, sizeof out) != 0) fail_msg("demo with a method's override failed:\n%s", out);
+    assert_non_null(strstr(out, "reused pretrain,data from"));
+    struct stat st;
+    snprintf(p, sizeof p, "%s/demo_scoped/textcraft/flat/eval/id.score.jsonl", tmpdir);
+    assert_int_equal(stat(p, &st), 0);
+    snprintf(p, sizeof p, "%s/demo_scoped/textcraft/multi2/eval/id.score.jsonl", tmpdir);
+    assert_int_not_equal(stat(p, &st), 0);
+    snprintf(b, sizeof b, "%s/demo_scoped", tmpdir);
+    assert_true(same_files(a, b, "textcraft/multi2") > 10);
+    snprintf(p, sizeof p, "%s/demo_scoped/results.json", tmpdir);
+    if (m2_read_file(p, &ra, NULL, &err)) fail_msg("%s", err.msg);
+    doc = cJSON_Parse(ra);
+    free(ra);
+    int flat_rows = 0;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "rows"))
+        flat_rows += !strcmp(cJSON_GetObjectItem(r, "method")->valuestring, "flat");
+    assert_int_equal(flat_rows, 4);   /* (generate, score) x (id, ood) */
+    cJSON_Delete(doc);
+    /* a method's override for a method not run, or with a key that does not exist, is a usage error */
+    snprintf(args, sizeof args, "demo --out %s/demo_scoped2 %s role_swap:eval.episodes=2", tmpdir, small_overrides);
+    assert_int_equal(run_cmd(args, out, sizeof out), 2);
+    assert_non_null(strstr(out, "names method 'role_swap', which is not among the methods"));
+    snprintf(args, sizeof args, "demo --out %s/demo_scoped2 %s flat:eval.no_such_key=2", tmpdir, small_overrides);
+    assert_int_equal(run_cmd(args, out, sizeof out), 2);
+    assert_non_null(strstr(out, "eval.no_such_key"));
+    snprintf(p, sizeof p, "%s/demo_scoped2", tmpdir);
+    assert_int_not_equal(stat(p, &st), 0);   /* refused before anything was written */
+    snprintf(args, sizeof args, "demo --out %s/demo_jobs --jobs 2 %s", tmpdir, small_overrides);
     /* a later method that fails in its process: the demo waits for the others, names the run and
      * its log, and fails (a plain file where offline_only's run folder was) */
     snprintf(p, sizeof p, "%s/demo_jobs/textcraft/offline_only", tmpdir);

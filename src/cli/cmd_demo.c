@@ -32,7 +32,8 @@ static void usage(FILE *f) {
             "stage; each later method takes from it the first stages it would compute identically\n"
             "(run.reuse_from / run.reuse_stages: the base and data always, System 1 SFT, System 2 warm-up and\n"
             "offline RL where the method runs them as multi2 does) and computes the rest.\n"
-            "key=value overrides any training config key for every run (multi2 train --help-config).\n"
+            "key=value overrides any training config key for every run (multi2 train --help-config);\n"
+            "METHOD:key=value for that method's runs alone (e.g. flat:eval.action_modes=[generate,score]).\n"
             "Default DIR: runs/demo; default methods multi2 and flat (the demo's 15-minute budget). Methods:\n"
             "multi2 flat shared_adapter sft_only offline_only rl_only role_swap no_anchor no_kl (all: every\n"
             "one, multi2 first). Re-running continues unfinished runs\n"
@@ -58,6 +59,27 @@ static int load_cfg(m2_run_config *cfg, const char *file, char **over, int n_ove
         return -1;
     for (int i = 0; i < n_over; i++) if (m2_cfg_override(s, cfg, over[i], err)) return -1;
     return m2_run_config_check(cfg, err);
+}
+
+/* The override's key=value and, for a METHOD:key=value override (a method's runs alone), the
+ * method's name in scope (else ""); config keys hold no ':', so one before the '=' names a method. */
+static const char *override_scope(const char *o, char *scope, size_t cap) {
+    const char *colon = strchr(o, ':'), *eq = strchr(o, '=');
+    scope[0] = 0;
+    if (!colon || !eq || colon > eq) return o;
+    snprintf(scope, cap, "%.*s", (int)(colon - o), o);
+    return colon + 1;
+}
+
+/* The overrides that apply to method's runs, in command-line order, into sel; how many. */
+static int method_overrides(char **over, int n_over, const char *method, char **sel) {
+    int n = 0;
+    for (int i = 0; i < n_over; i++) {
+        char scope[64];
+        const char *kv = override_scope(over[i], scope, sizeof scope);
+        if (!scope[0] || !strcmp(scope, method)) sel[n++] = (char *)kv;
+    }
+    return n;
 }
 
 /* An existing run folder is continued only if it was made with the same config (up to run.*
@@ -268,13 +290,13 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
     const char *out = "runs/demo", *envs = "textcraft,alfworld,scienceworld", *methods = "multi2,flat";
     const char *file = NULL;
     int episodes = 0, threads = 0, jobs = 1;
-    char **over = calloc((size_t)argc + 4, sizeof *over);
-    int n_over = 0;
-    if (!over) return 1;
+    char **over = calloc((size_t)argc + 4, sizeof *over), **sel = calloc((size_t)argc + 4, sizeof *sel);
+    int n_over = 0;   /* sel: the overrides of one method (method_overrides) and the method */
+    if (!over || !sel) { free(over); free(sel); return 1; }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(over); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(over); free(sel); return 0; }
         else if (!strcmp(a, "--out") && next) { out = next; i++; }
         else if (!strcmp(a, "--config") && next) { file = next; i++; }
         else if (!strcmp(a, "--envs") && next) { envs = next; i++; }
@@ -289,12 +311,14 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
                      !strcmp(a, "--threads") || !strcmp(a, "--jobs")) ? " (needs a value)" : "");
             usage(stderr);
             free(over);
+            free(sel);
             return 2;
         }
         continue;
     bad:
         fprintf(stderr, "multi2 demo: %s needs a positive integer\n", a);
         free(over);
+        free(sel);
         return 2;
     }
     if (!strcmp(methods, "all")) methods = all_methods;
@@ -302,22 +326,41 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
     if (!m2_cfg_list_item(methods, 0, first, sizeof first)) {
         fprintf(stderr, "multi2 demo: --methods is empty\n");
         free(over);
+        free(sel);
         return 2;
     }
     m2_run_config *cfg = malloc(sizeof *cfg), *first_cfg = malloc(sizeof *first_cfg);
     m2_err err = {0};
     if (!first_cfg) { free(cfg); cfg = NULL; }
-    /* check the overrides and names once before anything runs */
+    /* check the overrides and names once before anything runs: a METHOD: override names one of
+     * --methods, and each method's config loads */
+    for (int i = 0; i < n_over; i++) {
+        char scope[64], item[64];
+        override_scope(over[i], scope, sizeof scope);
+        int found = !scope[0];
+        for (int k = 0; !found && m2_cfg_list_item(methods, k, item, sizeof item); k++) found = !strcmp(item, scope);
+        if (!found) {
+            fprintf(stderr, "multi2 demo: override '%s' names method '%s', which is not among the methods (%s)\n", over[i],
+                    scope, methods);
+            free(cfg);
+            free(first_cfg);
+            free(over);
+            free(sel);
+            return 2;
+        }
+    }
     for (int k = 0; m2_cfg_list_item(methods, k, mbuf, sizeof mbuf); k++) {
         char mo[96];
         snprintf(mo, sizeof mo, "method=%s", mbuf);
-        over[n_over] = mo;
-        if (!cfg || load_cfg(cfg, file, over, n_over + 1, &err)) {
+        int n_sel = method_overrides(over, n_over, mbuf, sel);
+        sel[n_sel] = mo;
+        if (!cfg || load_cfg(cfg, file, sel, n_sel + 1, &err)) {
             int code = cfg ? 2 : 1;
             fprintf(stderr, "multi2 demo: %s\n", cfg ? err.msg : "out of memory");
             free(cfg);
             free(first_cfg);
             free(over);
+            free(sel);
             return code;
         }
     }
@@ -327,6 +370,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             free(cfg);
             free(first_cfg);
             free(over);
+            free(sel);
             return 2;
         }
     /* the folder is the demo's own: a training run or anything else there is left alone */
@@ -350,6 +394,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         free(cfg);
         free(first_cfg);
         free(over);
+        free(sel);
         return 1;
     }
     free(marker_over);
@@ -370,7 +415,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         int n_ch = 0, running = 0;   /* this environment's later methods in processes of their own */
         for (int k = 0; rc == 0 && m2_cfg_list_item(methods, k, mbuf, sizeof mbuf); k++) {
             char o_method[96], o_env[96], o_out[1200], o_name[96], o_ep[64], o_thr[64];
-            int n = n_over;
+            int n = method_overrides(over, n_over, mbuf, sel);
             char **ov = calloc((size_t)n_over + 12, sizeof *ov);
             if (!ov) { rc = 1; break; }
             snprintf(o_method, sizeof o_method, "method=%s", mbuf);
@@ -384,7 +429,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             ov[j++] = o_name;
             if (episodes > 0) { snprintf(o_ep, sizeof o_ep, "eval.episodes=%d", episodes); ov[j++] = o_ep; }
             if (threads > 0) { snprintf(o_thr, sizeof o_thr, "run.threads=%d", threads); ov[j++] = o_thr; }
-            for (int i = 0; i < n; i++) ov[j++] = over[i];
+            for (int i = 0; i < n; i++) ov[j++] = sel[i];
             if (load_cfg(cfg, file, ov, j, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 free(ov);
@@ -517,5 +562,6 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
     free(cfg);
     free(first_cfg);
     free(over);
+    free(sel);
     return rc;
 }
