@@ -24,7 +24,11 @@ case "$DEST/" in "$SRC"/*) echo "keep_records: $DEST is inside $SRC" >&2; exit 1
 tmp="$DEST.tmp.$$"
 rm -rf "$tmp"
 mkdir -p "$tmp"
-# every run folder (it holds stages.json) that has not finished: left out whole
+# every run folder (it holds stages.json) that has not finished: left out whole; one a line, and
+# the loops below split on lines alone, so paths may hold spaces
+nl='
+'
+IFS=$nl
 unfinished=$(find "$SRC" -name stages.json -type f | while read -r s; do
   d=${s%/stages.json}; [ -f "$d/results.json" ] || echo "$d"; done)
 find "$SRC" -type f \

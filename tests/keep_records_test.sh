@@ -1,11 +1,12 @@
 #!/bin/sh
 # scripts/keep_records.sh on a tiny demo: the kept records hold no weights, no checkpoints and no
 # corpora, leave an unfinished run out, and `multi2 report` over them writes the same results.json
-# and results.md as over the whole folder.   sh tests/keep_records_test.sh MULTI2 SOURCE_DIR
+# and results.md as over the whole folder, with a space in every path.
+#   sh tests/keep_records_test.sh MULTI2 SOURCE_DIR
 set -eu
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC_DIR=$2
-T=$(mktemp -d)
+T=$(mktemp -d "${TMPDIR:-/tmp}/keep records.XXXXXX")   # a space in every path
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/full" "$T/kept"
 "$BIN" demo --out "$T/full/s1" --envs textcraft --methods multi2,offline_only --episodes 2 --threads 1 \
