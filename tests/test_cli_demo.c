@@ -15,12 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/core.h"
 #include "tmpdir.h"
+#include "file_tree.h"
 #include "run_schema.h"
 
 static char tmpdir[256];
@@ -101,32 +101,21 @@ static void demo_files_match_schema(void) {
 /* Every file under a/rel also under b/rel with the same bytes, but a run's config.yaml (it names
  * its folder) and results.md (it gives the wall time); returns how many were compared. */
 static int same_files(const char *a, const char *b, const char *rel) {
-    char dir[1200];
-    snprintf(dir, sizeof dir, "%s/%s", a, rel);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
+    m2t_file_list fl = {0};
+    m2t_list_files(a, rel, &fl);
     int n = 0;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char r[1200], pa[2500], pb[2500];
-        snprintf(r, sizeof r, "%s/%s", rel, e->d_name);
-        snprintf(pa, sizeof pa, "%s/%s", a, r);
-        snprintf(pb, sizeof pb, "%s/%s", b, r);
-        struct stat st;
-        assert_int_equal(lstat(pa, &st), 0);
-        if (S_ISDIR(st.st_mode)) { n += same_files(a, b, r); continue; }
-        if (!strcmp(e->d_name, "config.yaml") || !strcmp(e->d_name, "results.md")) continue;
-        char *x = NULL, *y = NULL;
+    for (int i = 0; i < fl.n; i++) {
+        const char *base = strrchr(fl.p[i], '/');
+        base = base ? base + 1 : fl.p[i];
+        if (!strcmp(base, "config.yaml") || !strcmp(base, "results.md")) continue;
         size_t nx = 0, ny = 0;
-        m2_err err = {0};
-        if (m2_read_file(pa, &x, &nx, &err) || m2_read_file(pb, &y, &ny, &err)) fail_msg("%s", err.msg);
-        if (nx != ny || memcmp(x, y, nx)) fail_msg("%s and %s differ", pa, pb);
+        char *x = m2t_read_at(a, fl.p[i], &nx), *y = m2t_read_at(b, fl.p[i], &ny);
+        if (nx != ny || memcmp(x, y, nx)) fail_msg("%s/%s and %s/%s differ", a, fl.p[i], b, fl.p[i]);
         free(x);
         free(y);
         n++;
     }
-    closedir(d);
+    m2t_file_list_free(&fl);
     return n;
 }
 

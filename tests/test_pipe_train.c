@@ -16,11 +16,11 @@
 #include <math.h>
 #include "core/core.h"
 #include "pipe/pipe.h"
-#include <dirent.h>
 #include <sys/stat.h>
 #include "data/episodes.h"
 #include "tiny_run.h"
 #include "tmpdir.h"
+#include "file_tree.h"
 #include "run_schema.h"
 #include "io/safetensors.h"
 #include "env/textcraft/textcraft.h"
@@ -98,41 +98,6 @@ static long stop_step(const char *metrics, const char *key, int every) {
 
 /* ---------------------------------------------------------------- comparing two run folders */
 
-typedef struct file_list { char **p; int n, cap; } file_list;
-
-static void list_files(const char *top, const char *rel, file_list *fl) {
-    char dir[1200];
-    snprintf(dir, sizeof dir, "%s%s%s", top, *rel ? "/" : "", rel);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char r[1200], full[2500];
-        snprintf(r, sizeof r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-        snprintf(full, sizeof full, "%s/%s", top, r);
-        struct stat st;
-        assert_int_equal(lstat(full, &st), 0);
-        if (S_ISDIR(st.st_mode)) { list_files(top, r, fl); continue; }
-        if (fl->n == fl->cap) {
-            fl->cap = fl->cap ? 2 * fl->cap : 64;
-            fl->p = realloc(fl->p, (size_t)fl->cap * sizeof *fl->p);
-        }
-        fl->p[fl->n++] = strdup(r);
-    }
-    closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static char *read_at(const char *top, const char *rel, size_t *len) {
-    char p[2500], *s = NULL;
-    snprintf(p, sizeof p, "%s/%s", top, rel);
-    m2_err err = {0};
-    if (m2_read_file(p, &s, len, &err)) fail_msg("%s", err.msg);
-    return s;
-}
-
 /* TensorBoard scalars as text, one "step tag value-bits" line each: everything but wall_time. */
 typedef struct tb_text { char *buf; size_t n, cap; } tb_text;
 static int tb_line(void *ctx, double wall_time, int64_t step, const char *tag, float value) {
@@ -164,7 +129,7 @@ static char *tb_scalars(const char *top, const char *rel) {
 
 /* A checkpoint manifest without its "created" time. */
 static char *manifest_sans_time(const char *top, const char *rel) {
-    char *s = read_at(top, rel, NULL);
+    char *s = m2t_read_at(top, rel, NULL);
     cJSON *o = cJSON_Parse(s);
     free(s);
     assert_non_null(o);
@@ -198,11 +163,11 @@ static char *config_sans_out_dir(const char *top, const char *rel) {
  * Nothing else may differ: weights, optimiser state, data, eval records, metrics, plots (SVG and
  * PNG), results, stages.json. */
 static void same_run_trees(const char *a, const char *b) {
-    file_list fa = {0}, fb = {0};
-    list_files(a, "", &fa);
-    list_files(b, "", &fb);
-    qsort(fa.p, (size_t)fa.n, sizeof *fa.p, cmp_str);
-    qsort(fb.p, (size_t)fb.n, sizeof *fb.p, cmp_str);
+    m2t_file_list fa = {0}, fb = {0};
+    m2t_list_files(a, "", &fa);
+    m2t_list_files(b, "", &fb);
+    m2t_file_list_sort(&fa);
+    m2t_file_list_sort(&fb);
     assert_int_equal(fa.n, fb.n);
     assert_true(fa.n > 30);
     int events = 0, manifests = 0;
@@ -213,7 +178,6 @@ static void same_run_trees(const char *a, const char *b) {
             char *x = tb_scalars(a, ra), *y = tb_scalars(b, rb);
             if (strcmp(x, y)) fail_msg("TensorBoard scalars differ: %s vs %s", ra, rb);
             free(x); free(y);
-            free(fa.p[i]); free(fb.p[i]);
             events++;
             continue;
         }
@@ -229,15 +193,15 @@ static void same_run_trees(const char *a, const char *b) {
             lx = strlen(x); ly = strlen(y);
             manifests++;
         } else {
-            x = read_at(a, ra, &lx); y = read_at(b, rb, &ly);
+            x = m2t_read_at(a, ra, &lx); y = m2t_read_at(b, rb, &ly);
         }
         if (lx != ly || memcmp(x, y, lx)) fail_msg("%s differs between the uninterrupted and the resumed run", ra);
         free(x); free(y);
-        free(fa.p[i]); free(fb.p[i]);
     }
     assert_int_equal(events, 1);
     assert_true(manifests >= 1);
-    free(fa.p); free(fb.p);
+    m2t_file_list_free(&fa);
+    m2t_file_list_free(&fb);
 }
 
 /* The files a real run writes, in the documented formats (tests/run_schema.h). */
