@@ -270,6 +270,27 @@ static void resume_is_exact(void **state) {
     snprintf(sdir, sizeof sdir, "%s/straight", root);
     same_run_trees(sdir, bdir);
     run_files_match_schema(bdir);
+    /* a stop between two checkpoint steps (run.ckpt_every 3) writes a checkpoint there: resumed
+     * from it, the run ends with the uninterrupted run's metrics and evaluation records */
+    char out_c[400], cdir[600];
+    snprintf(out_c, sizeof out_c, "%s/stopped_between", root);
+    load_in(b, out_c, "straight", 2, files_on);
+    b->run_stop_at_step = s1 + 1;
+    assert_int_equal(run(b, 0, &err), -1);
+    assert_int_equal(err.code, M2_ESTOPPED);
+    m2_run_dir_for(b, cdir, sizeof cdir);
+    snprintf(p, sizeof p, "%s/ckpt/step_%ld", cdir, s1 + 1);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    if (run(b, 1, &err)) fail_msg("%s", err.msg);
+    const char *same[3] = {"metrics.jsonl", "eval/id.jsonl", "eval/ood.jsonl"};
+    for (int i = 0; i < 3; i++) {
+        size_t nx = 0, ny = 0;
+        char *x = m2t_read_at(sdir, same[i], &nx), *z = m2t_read_at(cdir, same[i], &ny);
+        if (nx != ny || memcmp(x, z, nx)) fail_msg("%s: the run stopped at step %ld and resumed differs", same[i], s1 + 1);
+        free(x);
+        free(z);
+    }
     const char *files[2] = {"eval/id.jsonl", "eval/ood.jsonl"};
     for (int i = 0; i < 2; i++) {
         char *x = slurp("straight", files[i]);

@@ -120,12 +120,6 @@ static void print_plan(const m2_run_config *cfg, const char *run_dir, FILE *f) {
         fprintf(f, " %s%s", plan[i], have ? "" : "(not implemented yet)");
     }
     fprintf(f, "\n");
-    /* the stages' step loops stop only right after a checkpoint (every run.ckpt_every steps; TeamTR's
-     * at its stage ends): a stop step between checkpoints would silently never stop the run */
-    int team = cfg->method == M2_METHOD_TEAMTR || cfg->method == M2_METHOD_TEAMTR_HIER;
-    if (!team && cfg->run_stop_at_step > 0 && (cfg->run_ckpt_every <= 0 || cfg->run_stop_at_step % cfg->run_ckpt_every))
-        fprintf(f, "note: run.stop_at_step=%lld is no checkpoint step (run.ckpt_every=%lld): the run will not stop there\n",
-                (long long)cfg->run_stop_at_step, (long long)cfg->run_ckpt_every);
     m2_memplan m = {0};
     memory_plan(cfg, &m);
     m2_memplan_print(&m, f);

@@ -28,8 +28,9 @@
  *              the "sys1" weights
  *   flat: no System 1; System 2 trained on whole-episode "flat" records (task as its sub-goal)
  *
- * run.stop_at_step=N makes a stage stop (error code M2_ESTOPPED) right after the checkpoint
- * it writes at global step N (a crash after a checkpoint; tests resume from it). */
+ * run.stop_at_step=N makes a stage stop (error code M2_ESTOPPED) right after global step N, with a
+ * checkpoint written there whether or not N is a run.ckpt_every step (a crash after a checkpoint;
+ * tests resume from it). */
 #ifndef M2_PIPE_H
 #define M2_PIPE_H
 #include <stdio.h>

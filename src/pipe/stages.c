@@ -43,9 +43,12 @@ static int hook_after(void *ud, int64_t step, m2_err *err) {
     hook_ud *h = ud;
     h->ctx->step = h->base + step;
     int64_t every = h->ctx->cfg->run_ckpt_every;
-    if (every > 0 && h->ctx->step % every == 0) {
+    /* a stop step between two checkpoint steps gets a checkpoint of its own: any step boundary is
+     * one a run resumes from exactly (as run.ckpt_every=1 shows) */
+    int stop_here = h->ctx->cfg->run_stop_at_step == h->ctx->step;
+    if ((every > 0 && h->ctx->step % every == 0) || stop_here) {
         if (save_now(h, err)) return -1;
-        if (h->ctx->cfg->run_stop_at_step == h->ctx->step)
+        if (stop_here)
             return m2_errorf(err, M2_ESTOPPED, "stopped after the checkpoint of step %lld (run.stop_at_step)",
                              (long long)h->ctx->step);
     }
