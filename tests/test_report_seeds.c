@@ -520,14 +520,20 @@ static void running_demo_gives_finished_runs(void **state) {
         snprintf(d, sizeof d, "%s/textcraft/flat", f[k]);   /* still evaluating: records, no results.json */
         put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
         m2_strbuf_free(&b);
+        put_file(d, "config.yaml", "method: flat\nenv: {name: textcraft}\n");   /* its RL stages are done */
+        put_file(d, "metrics.jsonl", "{\"step\":1,\"data\":{\"sys2/adv_std\":0.1,\"sys2/w_std\":1}}\n");
+        put_probe(d, "sys2_offline", 3, 0.02, 16, 18);
     }
     snprintf(out, sizeof out, "%s/over", dir);
     const char *fl[2] = {f[0], f[1]};
     assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
-    const char *want[2] = {"| multi2 | textcraft | id | 2 | 4 | 50.0 ± 25.0 |", "/s1` (a demo still running: its finished runs only)"};
-    tables_hold(out, &m2s_seeds, want, 2);
+    const char *want[3] = {"| multi2 | textcraft | id | 2 | 4 | 50.0 ± 25.0 |", "/s1` (a demo still running: its finished runs only)",
+                           "| textcraft | id | depth 1 | multi2 | 2 | 100.0 ± 0.0 |"};
+    tables_hold(out, &m2s_seeds, want, 3);
     char *md = read_text(out, "results.md");
-    assert_null(strstr(md, "| flat | textcraft | id |"));
+    /* neither the results table, nor the figures and their task-type table, nor the RL-stage table
+     * take the unfinished run */
+    assert_null(strstr(md, "flat"));
     free(md);
     /* a folder that is neither finished nor a demo is still an error naming its results.json */
     snprintf(d, sizeof d, "%s/s2", dir);

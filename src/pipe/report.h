@@ -114,7 +114,9 @@ int m2_report_figures(const char *const *folders, int n_folders, const char *con
                       int n_rows, const char *out_dir, m2_strbuf *md, m2_err *err);
 
 /* The runs of a results folder: the folder itself when it holds eval/, else every FOLDER/a/b holding
- * eval/ (a demo's FOLDER/<env>/<method>), sorted. *dirs (malloc'd paths) is freed with
+ * eval/ (a demo's FOLDER/<env>/<method>), sorted; of a demo still running (no FOLDER/results.json),
+ * only the runs that have finished (their own results.json), so that figures and the RL-stage table
+ * cover the runs the results table does, never a run's partial evaluation. *dirs (malloc'd paths) is freed with
  * m2_report_folder_runs_free. A folder without runs gives 0. */
 int m2_report_folder_runs(const char *folder, char ***dirs, int *n, m2_err *err);
 void m2_report_folder_runs_free(char **dirs, int n);

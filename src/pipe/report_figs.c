@@ -220,6 +220,9 @@ int m2_report_folder_runs(const char *folder, char ***dirs, int *n, m2_err *err)
     *n = 0;
     int cap = 0, rc = add_run_dir(folder, dirs, n, &cap, err);
     if (rc == 0 && *n == 0) {   /* not a run: a demo's FOLDER/<env>/<method> */
+        char top[1400];
+        snprintf(top, sizeof top, "%s/results.json", folder);
+        int running = !m2_path_exists(top);   /* a demo still running: its finished runs only */
         char **a;
         int na;
         sub_folders(folder, &a, &na);
@@ -231,6 +234,9 @@ int m2_report_folder_runs(const char *folder, char ***dirs, int *n, m2_err *err)
             for (int j = 0; j < nb && rc == 0; j++) {
                 char pb[2000];
                 snprintf(pb, sizeof pb, "%s/%s", pa, b[j]);
+                char done[2100];
+                snprintf(done, sizeof done, "%s/results.json", pb);
+                if (running && !m2_path_exists(done)) continue;   /* still training or evaluating */
                 rc = add_run_dir(pb, dirs, n, &cap, err);
             }
             free_names(b, nb);
