@@ -11,7 +11,11 @@
 # optimiser state (*.safetensors, *.gguf, ckpt/), the tokenizer, the data stage's corpora
 # (artifacts/data/, artifacts/pretrain/corpus/), TensorBoard events, logs, PNG charts and each run's
 # own charts (the folder's SVG charts stay). A run folder left unfinished (no results.json) is
-# skipped: its records would say less than its next run will. DEST is replaced. Afterwards
+# skipped: its records would say less than its next run will. Each kept run gets RUN/records_only.txt,
+# which tells multi2 that the run is finished but lends no stages (its weights are gone): a demo
+# re-run over a copy of DEST computes the methods DEST lacks and reads the kept ones as they are, the
+# first method not kept taking the first run's role (scripts/small_experiment.sh continues a partly
+# kept folder so on another machine). DEST is replaced. Afterwards
 # `multi2 report` over DEST writes the same results.json and results.md as over SRC
 # (tests/keep_records_test.sh). With MULTI2, the binary that made the runs, DEST/KEPT.txt says which
 # commit that was (`multi2 --version`): the runs record no commit of their own.
@@ -43,11 +47,23 @@ find "$SRC" -type f \
   cp -p "$f" "$tmp/$rel"
 done
 for u in $unfinished; do echo "keep_records: left out ${u#"$SRC"/} (not finished)"; done
+find "$tmp" -name stages.json -type f | while read -r s; do
+  echo "kept by scripts/keep_records.sh: this finished run's weights, checkpoints and corpora were left out; its records are whole" \
+    > "${s%/stages.json}/records_only.txt"
+done
 {
   echo "kept from: $SRC"
   echo "kept on: $(date -u '+%Y-%m-%d %H:%M UTC')"
   [ $# -lt 3 ] || echo "made by: $("$3" --version)"
   for u in $unfinished; do echo "left out, not finished: ${u#"$SRC"/}"; done
+  if [ -f "$SRC/KEPT.txt" ]; then
+    # SRC was put back from an earlier keep: its runs that were kept then (and read as finished
+    # since) were made by the binary that keep names
+    echo "runs carried over from an earlier keep (each holds records_only.txt since then):"
+    find "$SRC" -name records_only.txt -type f | sort | while read -r r; do d=${r%/records_only.txt}; echo "  ${d#"$SRC"/}"; done
+    echo "that keep's KEPT.txt:"
+    sed 's/^/  /' "$SRC/KEPT.txt"
+  fi
 } > "$tmp/KEPT.txt"
 rm -rf "$DEST"
 mv "$tmp" "$DEST"

@@ -24,7 +24,10 @@
 # DIR/<env>/s<seed> without weights (scripts/keep_records.sh), the records this repository keeps of the
 # experiment, from which `multi2 report` makes the same tables; an (environment, seed) kept there
 # whole and absent from OUT_DIR (finished on another machine) is not run again, and the reports
-# read its kept records.
+# read its kept records; one kept part-way (a session ended first: keep it by hand with
+# keep_records.sh) and absent from OUT_DIR is put back there and continued: its kept runs are read as
+# finished (records_only.txt), the methods it lacks are computed, and the folder ends as the
+# uninterrupted one, the same bits (tests/keep_records_test.sh).
 # Interrupted? Run the same command again: a demo re-run continues its unfinished runs from their
 # last checkpoints and reuses the finished ones (docs/pipeline.md), so the experiment resumes where
 # it stopped, with the same bits (same seed and THREADS).
@@ -56,6 +59,10 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
     exit 0
   fi
   mkdir -p "$OUT/$env"
+  if [ -n "$KEEP" ] && [ -d "$KEEP/$env/s$seed" ] && [ ! -e "$OUT/$env/s$seed" ]; then
+    echo "$env seed $seed: continuing the runs kept part-way in $KEEP/$env/s$seed"
+    cp -r "$KEEP/$env/s$seed" "$OUT/$env/s$seed"
+  fi
   eval "per=\${EXTRA_$env}"
   if "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
        --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1; then

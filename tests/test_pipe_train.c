@@ -16,6 +16,7 @@
 #include <math.h>
 #include "core/core.h"
 #include "pipe/pipe.h"
+#include "pipe/runfiles.h"
 #include <sys/stat.h>
 #include "data/episodes.h"
 #include "tiny_run.h"
@@ -476,6 +477,36 @@ static void reuse_is_exact(void **state) {
     memset(&err, 0, sizeof err);
     assert_int_not_equal(run(c, 0, &err), 0);
     assert_non_null(strstr(err.msg, "not stage 1"));
+    /* a finished run kept as its records alone (scripts/keep_records.sh: records_only.txt) lends no
+     * stage, reads as finished, and refuses to run a stage it has not done */
+    const char *mo1[1] = {"method=offline_only"};
+    load(c, "offline_only_reused", 1, mo1);
+    char rdir[700], mark[800];
+    m2_run_dir_for(c, rdir, sizeof rdir);
+    snprintf(mark, sizeof mark, "%s/%s", rdir, M2_RECORDS_ONLY_FILE);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(m2_write_file_atomic(mark, "kept\n", 5, &err), 0);
+    assert_true(m2_run_records_only(rdir));
+    assert_false(m2_run_stage_reusable(rdir, "pretrain"));
+    assert_int_equal(run(c, 1, &err), 0);   /* every stage done: nothing to run */
+    char kept_from[800];
+    snprintf(kept_from, sizeof kept_from, "run.reuse_from=%s", rdir);
+    const char *over7[3] = {"method=offline_only", kept_from, "run.reuse_stages=[pretrain]"};
+    load(c, "from_kept", 3, over7);
+    assert_int_not_equal(run(c, 0, &err), 0);
+    assert_non_null(strstr(err.msg, "records alone"));
+    char *sj = slurp("offline_only_reused", "stages.json"), *cut = strstr(sj, ", \"report\"]");
+    assert_non_null(cut);
+    memmove(cut, cut + 10, strlen(cut + 10) + 1);   /* the report stage not done */
+    char sp[800];
+    snprintf(sp, sizeof sp, "%s/stages.json", rdir);
+    assert_int_equal(m2_write_file_atomic(sp, sj, strlen(sj), &err), 0);
+    free(sj);
+    load(c, "offline_only_reused", 1, mo1);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(run(c, 1, &err), 0);
+    assert_non_null(strstr(err.msg, M2_RECORDS_ONLY_FILE));
+    assert_non_null(strstr(err.msg, "stage report"));
     free(straight);
     free(c);
 }

@@ -38,7 +38,9 @@ static void usage(FILE *f) {
             "multi2 flat shared_adapter sft_only offline_only rl_only role_swap no_anchor no_kl (all: every\n"
             "one, multi2 first). Re-running continues unfinished runs\n"
             "and reuses finished ones. DIR must be new, empty or a demo folder (DIR/demo.json marks one):\n"
-            "a training run's folder or any other is refused.\n"
+            "a training run's folder or any other is refused. A finished run kept as its records alone\n"
+            "(RUN/records_only.txt: scripts/keep_records.sh, its weights left out) is read as finished and lends\n"
+            "no stages: the first method whose run is not such one computes them for the later ones.\n"
             "--jobs N: after the first method's run, up to N later methods run side by side, each in a process\n"
             "of its own with --threads threads, its output in DIR/ENV/METHOD.log (default 1: one after the\n"
             "other, output here). The runs and the results are the same bits either way.\n");
@@ -162,7 +164,7 @@ static int reference_rows(const char *env, const char *policy, const char *dir, 
 /* What rank 0 decided about a method's run (every rank then passes the same config and folder to
  * m2_train_run_dist): continue it, or take the first run's stages. */
 typedef struct run_decision {
-    int32_t resume, ok;
+    int32_t resume, ok, records_only;   /* records_only: a finished run kept without weights */
     char reuse_from[1300], reuse_stages[256];
     char msg[sizeof ((m2_err *)0)->msg];
 } run_decision;
@@ -175,6 +177,7 @@ static void decide_run(const char *run_dir, const m2_run_config *cfg, const m2_r
     memset(dc, 0, sizeof *dc);
     m2_err err = {0};
     dc->resume = m2_dir_kind_of(run_dir) == M2_DIR_RUN;
+    dc->records_only = dc->resume && m2_run_records_only(run_dir);
     dc->ok = 1;
     if (dc->resume && !same_config(run_dir, cfg, &err)) {
         dc->ok = 0;
@@ -413,6 +416,10 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         snprintf(env_dir, sizeof env_dir, "%s/%s", out, ebuf);
         tl->n_curves = 0;
         int n_ch = 0, running = 0;   /* this environment's later methods in processes of their own */
+        /* the source: the first method whose run computes (or has on disk) the stages the later ones
+         * take; runs before it are finished runs kept as records alone (a folder put back from
+         * scripts/keep_records.sh), which lend no stages: their weights are gone */
+        int src_k = -1;
         for (int k = 0; rc == 0 && m2_cfg_list_item(methods, k, mbuf, sizeof mbuf); k++) {
             char o_method[96], o_env[96], o_out[1200], o_name[96], o_ep[64], o_thr[64];
             int n = method_overrides(over, n_over, mbuf, sel);
@@ -440,7 +447,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             char run_dir[1200];
             m2_run_dir_for(cfg, run_dir, sizeof run_dir);
             run_decision dc = {0};
-            if (writer) decide_run(run_dir, cfg, k == 0 ? NULL : first_cfg, &dc);
+            if (writer) decide_run(run_dir, cfg, src_k < 0 ? NULL : first_cfg, &dc);
             if (m2_dist_bcast(dist, &dc, sizeof dc, 0, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;
@@ -452,7 +459,10 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
                 rc = 1;
                 break;
             }
-            if (k == 0) *first_cfg = *cfg;
+            if (src_k < 0 && !dc.records_only) {
+                src_k = k;
+                *first_cfg = *cfg;
+            }
             if (dc.reuse_from[0] && (m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_from", dc.reuse_from, "demo", &err) ||
                                      m2_cfg_set(m2_run_config_schema(), cfg, "run.reuse_stages", dc.reuse_stages, "demo", &err))) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
@@ -462,7 +472,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             double t1 = m2_now_s();
             int before = resume && writer ? m2_run_done_count(run_dir) : 0;
             int taken = !resume && *cfg->run_reuse_from ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
-            if (jobs > 1 && k > 0) {
+            if (jobs > 1 && src_k >= 0 && k > src_k) {
                 /* the first run made the stages the later ones take; those are independent of
                  * each other, so they may run side by side, each in its own process */
                 if (running == jobs && wait_child(ch, n_ch, ebuf, t0) >= 0) running--;

@@ -53,6 +53,8 @@ m2_dir_kind m2_dir_kind_of(const char *dir) {
     return demo_like && env_dirs > 0 ? M2_DIR_DEMO : M2_DIR_OTHER;
 }
 
+int m2_run_records_only(const char *run_dir) { return has(run_dir, M2_RECORDS_ONLY_FILE); }
+
 /* "DIR/textcraft/multi2, DIR/textcraft/flat, DIR/alfworld/multi2 and 3 more" (or a pattern when
  * none is there yet): the run folders two levels below a demo folder. */
 static void demo_runs(const char *dir, char *out, size_t cap) {

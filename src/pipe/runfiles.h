@@ -21,6 +21,14 @@ typedef enum m2_dir_kind {
 
 m2_dir_kind m2_dir_kind_of(const char *dir);
 
+/* A finished run kept as its records alone (scripts/keep_records.sh writes RUN/records_only.txt):
+ * its weights, checkpoints and corpora were left out, its records (config, stages.json, metrics,
+ * evaluation records, probe results, results) are whole. Such a run counts as finished wherever its
+ * records are read, but it cannot continue, and no run takes stages from it (run.reuse_from): their
+ * artifacts are gone. */
+#define M2_RECORDS_ONLY_FILE "records_only.txt"
+int m2_run_records_only(const char *run_dir);
+
 /* A fresh run's folder must be absent or empty; otherwise the error names the folder, what it
  * holds (a run: continue it with --resume; a demo: where its runs are) and how to choose another
  * one (run.name / run.out_dir). */

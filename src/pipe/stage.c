@@ -168,7 +168,7 @@ static int keep_first_lines(const char *src, const char *dst, long n, m2_err *er
 int m2_run_stage_reusable(const char *run_dir, const char *stage) {
     progress_file p;
     m2_err err = {0};
-    if (read_progress(run_dir, &p, &err) != 0) return 0;
+    if (m2_run_records_only(run_dir) || read_progress(run_dir, &p, &err) != 0) return 0;
     return end_of(&p, stage) >= 0 && lines_of(&p, stage) >= 0;
 }
 
@@ -213,6 +213,9 @@ static int reuse_stages(const m2_run_config *cfg, const char *const *plan, int n
     int rc = 0;
     if (!m2_path_exists(path)) {
         rc = m2_errorf(err, M2_ENOTFOUND, "run.reuse_from: %s is not a run folder (no config.yaml)", src);
+    } else if (m2_run_records_only(src)) {
+        rc = m2_errorf(err, M2_ECONFIG, "run.reuse_from: %s holds a run's records alone (%s: kept without its "
+                       "weights), so no stage can be taken from it", src, M2_RECORDS_ONLY_FILE);
     } else if (m2_run_config_load(scfg, path, 0, NULL, err) != 0 || read_progress(src, &sp, err) != 0) {
         m2_err_prefix(err, "run.reuse_from: ");
         rc = -1;
@@ -329,6 +332,10 @@ static int prepare(const m2_run_config *cfg, const char *const *plan, int n, con
             if (out) fprintf(out, "%s: every stage is done already (%s)\n", run_dir, "stages.json");
             return 1;
         }
+        if (m2_run_records_only(run_dir))
+            return m2_errorf(err, M2_ECONFIG, "%s holds a run's records alone (%s: kept without its weights and "
+                             "checkpoints), so stage %s cannot run there: start the run afresh in another folder",
+                             run_dir, M2_RECORDS_ONLY_FILE, plan[start]);
         /* every input the remaining stages read, before anything is cut back or computed */
         if (m2_check_run_inputs(cfg, plan + start, n - start, 0, err) != 0) return -1;
         char root[1300];
