@@ -10,12 +10,13 @@ SRC_DIR=$2
 T=$(mktemp -d "${TMPDIR:-/tmp}/keep records.XXXXXX")   # a space in every path
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/full" "$T/kept"
-"$BIN" demo --out "$T/full/s1" --envs textcraft --methods multi2,offline_only,no_kl --episodes 2 --threads 1 \
-  run.tensorboard=true run.ckpt_every=2 model.tiny.vocab=320 model.tiny.dim=16 model.tiny.layers=1 \
-  model.tiny.heads=2 model.tiny.kv_heads=1 model.tiny.ffn=32 pretrain.steps=3 pretrain.batch=2 \
-  data.expert_episodes=6 sys1.sft.epochs=1 sys2.warmup.epochs=1 sys2.offline.max_steps=2 \
-  sys2.online.epochs=1 sys2.online.episodes_per_epoch=1 sys2.online.updates_per_epoch=1 \
-  sys2.online.batch=2 eval.max_new_tokens=8 > "$T/demo.out" 2>&1 || { cat "$T/demo.out"; exit 1; }
+# a tiny demo (split on spaces: no argument holds one)
+DEMO_ARGS="--envs textcraft --methods multi2,offline_only,no_kl --episodes 2 --threads 1 run.tensorboard=true
+  run.ckpt_every=2 model.tiny.vocab=320 model.tiny.dim=16 model.tiny.layers=1 model.tiny.heads=2 model.tiny.kv_heads=1
+  model.tiny.ffn=32 pretrain.steps=3 pretrain.batch=2 data.expert_episodes=6 sys1.sft.epochs=1 sys2.warmup.epochs=1
+  sys2.offline.max_steps=2 sys2.online.epochs=1 sys2.online.episodes_per_epoch=1 sys2.online.updates_per_epoch=1
+  sys2.online.batch=2 eval.max_new_tokens=8"
+"$BIN" demo --out "$T/full/s1" $DEMO_ARGS > "$T/demo.out" 2>&1 || { cat "$T/demo.out"; exit 1; }
 # an unfinished run beside the finished ones
 mkdir -p "$T/full/s1/textcraft/stopped"
 cp "$T/full/s1/textcraft/multi2/config.yaml" "$T/full/s1/textcraft/multi2/stages.json" "$T/full/s1/textcraft/stopped/"
@@ -48,12 +49,7 @@ cp -r "$T/full/s1" "$T/part"
 rm "$T/part/results.json" "$T/part/textcraft/offline_only/results.json" "$T/part/textcraft/no_kl/results.json"
 sh "$SRC_DIR/scripts/keep_records.sh" "$T/part" "$T/kept/part" "$BIN" > /dev/null
 cp -r "$T/kept/part" "$T/again"
-"$BIN" demo --out "$T/again" --envs textcraft --methods multi2,offline_only,no_kl --episodes 2 --threads 1 \
-  run.tensorboard=true run.ckpt_every=2 model.tiny.vocab=320 model.tiny.dim=16 model.tiny.layers=1 \
-  model.tiny.heads=2 model.tiny.kv_heads=1 model.tiny.ffn=32 pretrain.steps=3 pretrain.batch=2 \
-  data.expert_episodes=6 sys1.sft.epochs=1 sys2.warmup.epochs=1 sys2.offline.max_steps=2 \
-  sys2.online.epochs=1 sys2.online.episodes_per_epoch=1 sys2.online.updates_per_epoch=1 \
-  sys2.online.batch=2 eval.max_new_tokens=8 > "$T/again.out" 2>&1 || { cat "$T/again.out"; exit 1; }
+"$BIN" demo --out "$T/again" $DEMO_ARGS > "$T/again.out" 2>&1 || { cat "$T/again.out"; exit 1; }
 if grep -q "reused .* from .*multi2" "$T/again.out"; then echo "FAIL: stages taken from a run kept without weights"; exit 1; fi
 # the first method not kept takes the first run's role: no_kl takes its shared stages from offline_only
 grep -q "reused pretrain,data,sys1_sft,sys2_warmup,sys2_offline from .*/offline_only" "$T/again.out" ||
