@@ -166,12 +166,16 @@ static void demo_small(void **state) {
     char args[4096], a[600], b[600];
     snprintf(args, sizeof args, "demo --out %s/demo_jobs --jobs 2 %s", tmpdir, small_overrides);
     if (run_cmd(args, out, sizeof out) != 0) fail_msg("demo --jobs 2 failed:\n%s", out);
-    assert_int_equal(count(out, "in a process of its own"), 2);   /* offline_only and flat */
-    assert_int_equal(count(out, "eval textcraft/id 1/1"), 1);     /* the others' are in their logs */
-    snprintf(p, sizeof p, "%s/demo_jobs/textcraft/flat.log", tmpdir);
-    if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
-    assert_non_null(strstr(md, "eval textcraft/id 1/1"));
-    free(md);
+    assert_int_equal(count(out, "in a process of its own"), 3);   /* multi2, offline_only and flat */
+    assert_int_equal(count(out, "eval textcraft/id 1/1"), 0);     /* each run's is in its log */
+    static const char *const logs[3] = {"multi2", "offline_only", "flat"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/demo_jobs/textcraft/%s.log", tmpdir, logs[i]);
+        if (m2_read_file(p, &md, NULL, &err)) fail_msg("%s", err.msg);
+        assert_non_null(strstr(md, "eval textcraft/id 1/1"));
+        if (i) assert_non_null(strstr(md, "reused pretrain,data"));   /* taken from multi2's run, finished */
+        free(md);
+    }
     snprintf(a, sizeof a, "%s/demo", tmpdir);
     snprintf(b, sizeof b, "%s/demo_jobs", tmpdir);
     assert_true(same_files(a, b, "textcraft") > 20);

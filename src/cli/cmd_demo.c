@@ -41,9 +41,10 @@ static void usage(FILE *f) {
             "a training run's folder or any other is refused. A finished run kept as its records alone\n"
             "(RUN/records_only.txt: scripts/keep_records.sh, its weights left out) is read as finished and lends\n"
             "no stages: the first method whose run is not such one computes them for the later ones.\n"
-            "--jobs N: after the first method's run, up to N later methods run side by side, each in a process\n"
-            "of its own with --threads threads, its output in DIR/ENV/METHOD.log (default 1: one after the\n"
-            "other, output here). The runs and the results are the same bits either way.\n");
+            "--jobs N: up to N runs side by side, each in a process of its own with --threads threads, its\n"
+            "output in DIR/ENV/METHOD.log: the first method's run, and each later method as soon as that run\n"
+            "has finished the stages the method takes from it (flat: the base and data), in method order\n"
+            "(default 1: one after the other, output here). The runs and the results are the same bits either way.\n");
 }
 
 /* The demo config: configs/demo.yaml, embedded at build time (cmake/embed_text.cmake) so the demo
@@ -242,11 +243,13 @@ typedef struct demo_child {
     char run_dir[1200], method[64], log[1300];
 } demo_child;
 
-/* Waits for one running child, keeps its exit status and prints its end; -1 when none is left. */
-static int wait_child(demo_child *ch, int n, const char *env, double t0) {
+/* Waits for one running child (block = 0: only one that has ended already), keeps its exit status
+ * and prints its end: 0, or 1 when none has ended (block = 0), -1 when none is left. */
+static int wait_child(demo_child *ch, int n, const char *env, double t0, int block) {
     for (;;) {
         int st;
-        pid_t pid = wait(&st);
+        pid_t pid = waitpid(-1, &st, block ? 0 : WNOHANG);
+        if (pid == 0) return 1;
         if (pid < 0) return -1;
         for (int i = 0; i < n; i++) {
             if (ch[i].pid != pid) continue;
@@ -259,6 +262,35 @@ static int wait_child(demo_child *ch, int n, const char *env, double t0) {
                 printf("=== %s / %s done in %.0f s (total %.0f s)\n", env, ch[i].method, m2_now_s() - ch[i].t1,
                        m2_now_s() - t0);
             return 0;
+        }
+    }
+}
+
+/* Time between two looks at the source run's stages.json while a later method waits for them. */
+#define DEMO_POLL_US 200000
+
+/* --jobs: waits, reaping the children that end, until fewer than jobs run and, for a fresh run of
+ * cfg, the source run (child src; its folder src_dir) has finished every stage cfg would take from
+ * it, or has ended (the run then takes what it finished). A later method so starts as soon as the
+ * stages it shares with the source exist (flat needs the base and data alone), not when the
+ * source's whole run is done; its bits are the same either way (a stage is taken only finished).
+ * Returns -1 when the source failed (the demo stops starting runs). */
+static int wait_turn(demo_child *ch, int n_ch, int src, int *running, int jobs, const m2_run_config *first_cfg,
+                     const m2_run_config *cfg, const char *run_dir, const char *env, double t0) {
+    const char *st[16];
+    int ns = m2_dir_kind_of(run_dir) == M2_DIR_RUN ? 0 : m2_run_reusable_prefix(first_cfg, cfg, st, 16, NULL, 0);
+    char src_dir[1200];
+    m2_run_dir_for(first_cfg, src_dir, sizeof src_dir);
+    for (;;) {
+        while (*running > 0 && wait_child(ch, n_ch, env, t0, 0) == 0) (*running)--;
+        if (ch[src].pid == 0 && ch[src].status) return -1;
+        int have = ch[src].pid == 0 ? ns : 0;   /* the source ended: it adds nothing more */
+        while (have < ns && m2_run_stage_reusable(src_dir, st[have])) have++;
+        if (*running < jobs && have == ns) return 0;
+        if (*running == jobs) {
+            if (wait_child(ch, n_ch, env, t0, 1) == 0) (*running)--;
+        } else {
+            usleep(DEMO_POLL_US);
         }
     }
 }
@@ -415,7 +447,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         char env_dir[1100];
         snprintf(env_dir, sizeof env_dir, "%s/%s", out, ebuf);
         tl->n_curves = 0;
-        int n_ch = 0, running = 0;   /* this environment's later methods in processes of their own */
+        int n_ch = 0, running = 0, src_ch = -1;   /* with --jobs: the runs from the source on, each in a process */
         /* the source: the first method whose run computes (or has on disk) the stages the later ones
          * take; runs before it are finished runs kept as records alone (a folder put back from
          * scripts/keep_records.sh), which lend no stages: their weights are gone */
@@ -447,6 +479,11 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             char run_dir[1200];
             m2_run_dir_for(cfg, run_dir, sizeof run_dir);
             run_decision dc = {0};
+            if (jobs > 1 && src_ch >= 0 &&
+                wait_turn(ch, n_ch, src_ch, &running, jobs, first_cfg, cfg, run_dir, ebuf, t0)) {
+                rc = 1;   /* the source failed: said when it ended */
+                break;
+            }
             if (writer) decide_run(run_dir, cfg, src_k < 0 ? NULL : first_cfg, &dc);
             if (m2_dist_bcast(dist, &dc, sizeof dc, 0, &err)) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
@@ -472,10 +509,11 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             double t1 = m2_now_s();
             int before = resume && writer ? m2_run_done_count(run_dir) : 0;
             int taken = !resume && *cfg->run_reuse_from ? m2_cfg_list_count(cfg->run_reuse_stages) : 0;
-            if (jobs > 1 && src_k >= 0 && k > src_k) {
-                /* the first run made the stages the later ones take; those are independent of
-                 * each other, so they may run side by side, each in its own process */
-                if (running == jobs && wait_child(ch, n_ch, ebuf, t0) >= 0) running--;
+            if (jobs > 1 && src_k >= 0) {
+                /* the source and each later method in a process of its own: a later one starts
+                 * once a process slot is free and the source has finished the stages it takes
+                 * (wait_turn); the later ones are independent of each other */
+                if (k == src_k) src_ch = n_ch;
                 demo_child *c = &ch[n_ch];
                 *c = (demo_child){.before = before, .taken = taken, .t1 = m2_now_s()};   /* not the wait for a slot */
                 snprintf(c->run_dir, sizeof c->run_dir, "%s", run_dir);
@@ -483,7 +521,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
                 snprintf(c->log, sizeof c->log, "%s/%s.log", env_dir, mbuf);
                 printf("\n=== %s / %s -> %s%s (in a process of its own; its output: %s)\n", ebuf, mbuf, run_dir,
                        resume ? " (continuing)" : "", c->log);
-                if (start_child(c, cfg, resume, &err)) {
+                if (m2_mkdir_p(env_dir, &err) || start_child(c, cfg, resume, &err)) {   /* the log's folder */
                     fprintf(stderr, "multi2 demo: %s\n", err.msg);
                     rc = 1;
                     break;
@@ -508,7 +546,7 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
         }
         /* the processes end in any order; their rows are taken in method order, as one after the
          * other would have made them */
-        while (running > 0 && wait_child(ch, n_ch, ebuf, t0) >= 0) running--;
+        while (running > 0 && wait_child(ch, n_ch, ebuf, t0, 1) >= 0) running--;
         for (int i = 0; i < n_ch; i++) if (ch[i].status) rc = 1;   /* said when it ended */
         for (int i = 0; rc == 0 && i < n_ch; i++)
             if (tally_run(tl, ch[i].run_dir, ebuf, ch[i].method, ch[i].before, ch[i].taken, &err)) {
