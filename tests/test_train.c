@@ -542,6 +542,16 @@ static void cli_resume_and_branch(void **state) {
     free(bc);
     snprintf(args, sizeof args, "--branch %s/cli/x sys1.sft.lr=0.01", tmpdir);
     assert_int_equal(run_cli(args, out, sizeof out), 2);   /* --branch needs --resume */
+    /* a run kept as its records alone lends nothing: the branch is refused, nothing is written */
+    char kept_mark[600];
+    snprintf(kept_mark, sizeof kept_mark, "%s/%s", p, M2_RECORDS_ONLY_FILE);
+    m2_err kerr = {0};
+    assert_int_equal(m2_write_file_atomic(kept_mark, "kept\n", 5, &kerr), 0);
+    snprintf(args, sizeof args, "--resume %s --branch %s/cli/from_kept sys1.sft.lr=0.02", p, tmpdir);
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "records alone"));
+    snprintf(kept_mark, sizeof kept_mark, "%s/cli/from_kept", tmpdir);
+    assert_false(m2_path_exists(kept_mark));
     /* a fresh run that fails in its first stage (the expert cannot finish in one step) leaves no
      * folder: the fixed command runs in the same place */
     snprintf(args, sizeof args, "%s run.out_dir=%s/cli run.name=fails run.stages=[data] eval.step_limit=1", yml, tmpdir);

@@ -13,6 +13,7 @@
 #include "pipe/inputs.h"
 #include "pipe/pipe.h"
 #include "pipe/runfiles.h"
+#include "pipe/runfiles.h"
 
 /* The stage runners, in plan order (the pipeline, src/pipe/). */
 #define stage_table m2_pipe_stages
@@ -165,6 +166,10 @@ static int branch_config(m2_run_config *cfg, const char *run, const char *branch
     }
     if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
         return m2_errorf(err, M2_EINVAL, "--branch %s: expected a new run folder", branch);
+    if (m2_run_records_only(run))
+        return m2_errorf(err, M2_ECONFIG, "--branch: %s holds a run's records alone (%s: kept without its weights), "
+                         "so no stage can be taken from it; start a fresh run from its config.yaml instead", run,
+                         M2_RECORDS_ONLY_FILE);
     char path[1200];
     snprintf(path, sizeof path, "%s/config.yaml", run);
     m2_run_config *saved = malloc(sizeof *saved);
