@@ -40,6 +40,9 @@ cmp "$T/full/rep/results.json" "$T/kept/rep/results.json"
 cmp "$T/full/rep/results.md" "$T/kept/rep/results.md"
 grep -q "offline_only" "$T/kept/rep/results.md" || { echo "FAIL: report lacks a method"; exit 1; }
 [ -f "$T/kept/s1/textcraft/multi2/records_only.txt" ] || { echo "FAIL: a kept run is not marked records-only"; exit 1; }
+# a kept run cannot play: `multi2 eval --run` says why instead of naming a missing weights file
+if "$BIN" eval --run "$T/kept/s1/textcraft/multi2" --episodes 1 > "$T/eval.out" 2>&1; then echo "FAIL: eval of a kept run"; exit 1; fi
+grep -q "holds a run's records alone" "$T/eval.out" || { echo "FAIL: eval of a kept run does not say why"; cat "$T/eval.out"; exit 1; }
 
 # A folder kept part-way (offline_only and no_kl unfinished), put back on "another machine" and run
 # again: multi2's kept run is read as finished and lends nothing (its weights are gone), offline_only

@@ -102,6 +102,11 @@ static int eval_team(const env_opts *o, m2_dist *dist) {
 /* --run DIR: the trained policy of a run folder; under MPI its episodes split across the ranks. */
 static int eval_run(const env_opts *o, m2_dist *dist) {
     int rc;
+    if (m2_run_records_only(o->run)) {
+        fprintf(stderr, "multi2 eval: %s holds a run's records alone (%s: kept without its weights), so it cannot "
+                "play; its evaluation records are in %s/eval/\n", o->run, M2_RECORDS_ONLY_FILE, o->run);
+        return 1;
+    }
     char path[1200];
     snprintf(path, sizeof path, "%s/config.yaml", o->run);
     m2_run_config *cfg = malloc(sizeof *cfg);
