@@ -6,7 +6,11 @@
 #   sh scripts/small_experiment.sh [OUT_DIR] [MULTI2]        (default runs/small-exp, build/multi2)
 #
 # Environment variables: SEEDS (default "22 23 24"), ENVS (default "textcraft alfworld scienceworld"),
-# METHODS (default all), THREADS (threads per run, default 1), JOBS ((environment, seed) folders side
+# METHODS (default every method, multi2 first, then those that take the most of its stages: sft_only,
+# offline_only and role_swap only evaluate, no_kl runs the online stage, no_anchor and rl_only offline
+# RL onwards, flat and shared_adapter all but the base and data; with
+# METHOD_JOBS > 1 each starts once multi2 has made its stages, so the cheap ones finish while a
+# session lasts, and a folder kept part-way lacks the costly ones), THREADS (threads per run, default 1), JOBS ((environment, seed) folders side
 # by side, default 2), METHOD_JOBS (within one folder, the methods after multi2 side by side: `multi2
 # demo --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value
 # overrides for every run), and per
@@ -36,7 +40,7 @@ OUT=${1:-runs/small-exp}
 BIN=${2:-build/multi2}
 SEEDS=${SEEDS:-"22 23 24"}
 ENVS=${ENVS:-"textcraft alfworld scienceworld"}
-METHODS=${METHODS:-all}
+METHODS=${METHODS:-multi2,sft_only,offline_only,role_swap,no_kl,no_anchor,rl_only,flat,shared_adapter}
 THREADS=${THREADS:-1}
 JOBS=${JOBS:-2}
 METHOD_JOBS=${METHOD_JOBS:-1}
