@@ -11,7 +11,7 @@
 # RL onwards, flat and shared_adapter all but the base and data; with
 # METHOD_JOBS > 1 each starts once multi2 has made its stages, so the cheap ones finish while a
 # session lasts, and a folder kept part-way lacks the costly ones), THREADS (threads per run, default 1), JOBS ((environment, seed) folders side
-# by side, default 2), METHOD_JOBS (within one folder, the methods after multi2 side by side: `multi2
+# by side, default 2), METHOD_JOBS (within one folder, runs side by side: `multi2
 # demo --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value
 # overrides for every run), and per
 # environment EXTRA_textcraft, EXTRA_alfworld, EXTRA_scienceworld. TextCraft and ALFWorld are evaluated
