@@ -187,6 +187,30 @@ static void demo_small(void **state) {
     assert_string_equal(ra, rb);
     free(ra);
     free(rb);
+    /* --jobs starts a later method as soon as the first run has made the stages it takes, not when
+     * that run ends: with multi2 stopped in its SFT (base and data made) and continued with flat
+     * beside it, flat starts before multi2 has ended; both end as in the straight demo */
+    snprintf(args, sizeof args, "demo --out %s/demo_early %s --methods multi2 multi2:run.stop_at_step=4", tmpdir,
+             small_overrides);
+    expect_exit(args, 1, "stopped after the checkpoint of step 4");
+    snprintf(args, sizeof args, "demo --out %s/demo_early %s --methods multi2,flat --jobs 2", tmpdir, small_overrides);
+    if (run_cmd(args, out, sizeof out) != 0) fail_msg("demo --jobs 2 continuing a stopped first run failed:\n%s", out);
+    const char *flat_starts = strstr(out, "=== textcraft / flat ->"), *multi2_ends = strstr(out, "=== textcraft / multi2 done");
+    assert_non_null(flat_starts);
+    assert_non_null(multi2_ends);
+    if (flat_starts > multi2_ends) fail_msg("flat waited for the whole first run:\n%s", out);
+    static const char *const same[5] = {"eval/id.jsonl", "eval/ood.jsonl", "metrics.jsonl", "stages.json", "results.json"};
+    for (int i = 0; i < 2; i++)
+        for (int f = 0; f < 5; f++) {
+            char x[700], y[700];
+            snprintf(x, sizeof x, "%s/demo/textcraft/%s/%s", tmpdir, logs[2 * i], same[f]);   /* multi2, flat */
+            snprintf(y, sizeof y, "%s/demo_early/textcraft/%s/%s", tmpdir, logs[2 * i], same[f]);
+            char *tx = NULL, *ty = NULL;
+            if (m2_read_file(x, &tx, NULL, &err) || m2_read_file(y, &ty, NULL, &err)) fail_msg("%s", err.msg);
+            if (strcmp(tx, ty)) fail_msg("%s and %s differ", x, y);
+            free(tx);
+            free(ty);
+        }
     /* METHOD:key=value is for that method's runs alone: flat evaluates in both action modes and
      * still takes the first run's base; multi2 is the same bits as without the override */
     snprintf(args, sizeof args, "demo --out %s/demo_scoped %s --methods multi2,flat flat:eval.action_modes=[generate,score]",
