@@ -8,13 +8,12 @@
 # Environment variables: SEEDS (default "22 23 24"), ENVS (default "textcraft alfworld scienceworld"),
 # METHODS (default every method, multi2 first, then those that take the most of its stages: sft_only,
 # offline_only and role_swap only evaluate, no_kl runs the online stage, no_anchor and rl_only offline
-# RL onwards, flat and shared_adapter all but the base and data; with
-# METHOD_JOBS > 1 each starts once multi2 has made its stages, so the cheap ones finish while a
-# session lasts, and a folder kept part-way lacks the costly ones), THREADS (threads per run, default 1), JOBS ((environment, seed) folders side
-# by side, default 2), METHOD_JOBS (within one folder, runs side by side: `multi2
-# demo --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value
-# overrides for every run), and per
-# environment EXTRA_textcraft, EXTRA_alfworld, EXTRA_scienceworld. TextCraft and ALFWorld are evaluated
+# RL onwards, flat and shared_adapter all but the base and data; with METHOD_JOBS > 1 each starts once
+# multi2 has made its stages, so the cheap ones finish while a session lasts, and a folder kept
+# part-way lacks the costly ones), THREADS (threads per run, default 1), JOBS ((environment, seed)
+# folders side by side, default 2), METHOD_JOBS (within one folder, runs side by side: `multi2 demo
+# --jobs`, default 1; keep JOBS x METHOD_JOBS x THREADS at most the cores), EXTRA (key=value
+# overrides for every run), and per environment EXTRA_textcraft, EXTRA_alfworld, EXTRA_scienceworld. TextCraft and ALFWorld are evaluated
 # in both System 2 action modes by default (eval.action_modes=[generate,score]); on ScienceWorld only
 # multi2 and flat are also evaluated choosing among the admissible actions (`multi2 demo`'s
 # METHOD:key=value overrides): its ~140 admissible actions a step (~280 candidates) make that mode

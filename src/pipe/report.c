@@ -738,10 +738,9 @@ static int seeds_read(const char *const *folders, int nf, int *partial, seed_row
             rc = -1;
             break;
         }
-        for (int r = 0; r < nr && !rc; r++) {
+        for (int r = 0; r < nr && !rc; r++) {   /* the finished runs alone (m2_report_folder_runs) */
             char rp[1400];
             snprintf(rp, sizeof rp, "%s/results.json", runs[r]);
-            if (!m2_path_exists(rp)) continue;   /* not finished */
             rc = seeds_read_file(rp, f, nf, &rows, &n, err);
             finished++;
         }
