@@ -139,7 +139,10 @@ static void plan_and_files(void **state) {
     free(a);
 }
 
-/* Stopped after the checkpoint of stage 1's end, resumed: the same bits. */
+static long latest_step(const char *path);
+
+/* Stopped after the checkpoint of stage 1's end, then at a step inside stage 3 (which stops at that
+ * stage's end, its checkpoint), resumed: the same bits. */
 static void resume_stop_is_exact(void **state) {
     (void)state;
     m2_run_config *b = malloc(sizeof *b);
@@ -150,9 +153,13 @@ static void resume_stop_is_exact(void **state) {
     m2_err err = {0};
     assert_int_equal(run(b, 0, &err), -1);
     assert_int_equal(err.code, M2_ESTOPPED);
-    b->run_stop_at_step = PRETRAIN_STEPS + 3 * AGENTS;
+    b->run_stop_at_step = PRETRAIN_STEPS + 2 * AGENTS + 1;
     assert_int_equal(run(b, 1, &err), -1);
     assert_int_equal(err.code, M2_ESTOPPED);
+    char dir[600], ck[800];
+    m2_run_dir_for(b, dir, sizeof dir);
+    snprintf(ck, sizeof ck, "%s/ckpt/latest", dir);
+    assert_int_equal(latest_step(ck), PRETRAIN_STEPS + 3 * AGENTS);
     if (run(b, 1, &err)) fail_msg("%s", err.msg);
     char sa[300], sb[600];
     snprintf(sa, sizeof sa, "%s/straight", root);

@@ -94,7 +94,7 @@ extern const char *const m2_action_mode_names[M2_N_ACTION_MODES];
   X(LIST,  run_stages,          "run.stages",        "[]",   1, 0, M2_CHOICES(M2_STAGE_LIST), "stages to run, in order (empty: the method's plan)") \
   X(INT,   run_ckpt_every,      "run.ckpt_every",    "200",  0, M2_INF, NULL, "checkpoint every N optimiser steps (0: only at stage ends)") \
   X(INT,   run_keep_last,       "run.keep_last",     "3",    1, 100000, NULL, "checkpoints kept (older ones are pruned)") \
-  X(INT,   run_stop_at_step,    "run.stop_at_step",  "0",    0, M2_INF, NULL, "stop the run right after this global step, with a checkpoint there (0: never; TeamTR stops only at the end of one of its stages, its checkpoint steps); --resume continues it") \
+  X(INT,   run_stop_at_step,    "run.stop_at_step",  "0",    0, M2_INF, NULL, "stop the run right after this global step, with a checkpoint there (0: never; TeamTR stops at the end of the stage holding it, its checkpoint step); --resume continues it") \
   X(INT,   run_log_every,       "run.log_every",     "10",   1, M2_INF, NULL, "metrics/summary line every N steps") \
   X(BOOL,  run_tensorboard,     "run.tensorboard",   "true", 1, 0, NULL, "also write a TensorBoard event file") \
   X(ENUM,  run_progress,        "run.progress",      "auto", 1, 0, M2_CHOICES(M2_RUN_PROGRESS_LIST), "progress bars (auto: only on a terminal; plain lines otherwise)") \

@@ -216,8 +216,12 @@ int pw_team_run_stages(m2_stage_ctx *ctx, pw_team_run *r, const char *label, m2_
         if (!sr) sr = m2_stage_save(ctx, c, err);
         m2_ckpt_free(c);
         if (sr) goto out_bar;
-        if (cfg->run_stop_at_step == ctx->step) {
-            m2_errorf(err, M2_ESTOPPED, "stopped after the checkpoint of step %lld (run.stop_at_step)", (long long)ctx->step);
+        /* a TeamTR stage is the unit a run resumes from (its checkpoint is at the stage's end), so a
+         * stop step inside a stage stops at the end of that stage */
+        int64_t stop = cfg->run_stop_at_step, begun = r->base + (int64_t)s * r->n_update;
+        if (stop > begun && stop <= ctx->step) {
+            m2_errorf(err, M2_ESTOPPED, "stopped after the checkpoint of step %lld (run.stop_at_step %lld: the end of the "
+                      "TeamTR stage holding it)", (long long)ctx->step, (long long)stop);
             goto out_bar;
         }
     }
