@@ -23,12 +23,14 @@
 # every environment of a seed before the next seed, so a partial experiment has whole seeds.
 # Then, unless CURVES=0, the online stage's learning curves of the finished multi2 runs
 # (scripts/online_curves.sh: a branch per run replaying its online stage with the evaluations on).
-# KEEP=DIR (e.g. experiments/small): each (environment, seed) that finishes is also copied to
-# DIR/<env>/s<seed> without weights (scripts/keep_records.sh), the records this repository keeps of the
-# experiment, from which `multi2 report` makes the same tables; an (environment, seed) kept there
-# whole and absent from OUT_DIR (finished on another machine) is not run again, and the reports
-# read its kept records; one kept part-way (a session ended first: keep it by hand with
-# keep_records.sh) and absent from OUT_DIR is put back there and continued: its kept runs are read as
+# KEEP=DIR (e.g. experiments/small): each (environment, seed) is also copied to DIR/<env>/s<seed>
+# without weights (scripts/keep_records.sh), the records this repository keeps of the experiment,
+# from which `multi2 report` makes the same tables: part-way while its demo runs, each time one more
+# of its runs has finished (checked every KEEP_POLL seconds, default 20), so a session that ends
+# without notice loses only the runs in flight; again when the demo fails (the runs that finished);
+# whole when it finishes. An (environment, seed) kept there whole and absent from OUT_DIR (finished on
+# another machine) is not run again, and the reports read its kept records; one kept part-way and
+# absent from OUT_DIR is put back there and continued: its kept runs are read as
 # finished (records_only.txt), the methods it lacks are computed, and the folder ends as the
 # uninterrupted one, the same bits (tests/keep_records_test.sh).
 # Interrupted? Run the same command again: a demo re-run continues its unfinished runs from their
@@ -67,12 +69,31 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
     cp -r "$KEEP/$env/s$seed" "$OUT/$env/s$seed"
   fi
   eval "per=\${EXTRA_$env}"
-  if "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
-       --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1; then
+  "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
+    --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1 &
+  demo=$!
+  if [ -n "$KEEP" ]; then
+    # while the demo runs, keep the folder part-way each time one more of its runs finishes, so that a
+    # session ending without notice loses only the runs in flight
+    finished() { find "$OUT/$env/s$seed" -name results.json -type f 2>/dev/null | wc -l; }
+    kept=$(finished)
+    while kill -0 "$demo" 2>/dev/null; do
+      sleep "${KEEP_POLL:-20}"
+      now=$(finished)
+      if [ "$now" != "$kept" ] && kill -0 "$demo" 2>/dev/null; then
+        sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN" > /dev/null &&
+          echo "$env seed $seed: kept part-way, $now runs finished"
+        kept=$now
+      fi
+    done
+  fi
+  if wait "$demo"; then
     echo "$env seed $seed: done"
     [ -z "$KEEP" ] || sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN"
   else
     echo "$env seed $seed: failed (see $OUT/$env/s$seed.log)"
+    # the runs that finished before the failure are kept all the same
+    [ -z "$KEEP" ] || sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN"
   fi' "$OUT" "$BIN"
 
 for env in $ENVS; do

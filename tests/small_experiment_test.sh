@@ -2,7 +2,8 @@
 # scripts/small_experiment.sh with KEEP on a tiny model (the small preset's config with overrides
 # that make it seconds): a folder that finishes is kept whole; one kept part-way (a session ended
 # first), with its run folders gone, is put back and continued by the same command to the same
-# bits as the straight run; a folder kept whole and absent from OUT is not run again.
+# bits as the straight run; a folder kept whole and absent from OUT is not run again; a folder is kept
+# part-way while its demo runs, and when the demo fails.
 #   sh tests/small_experiment_test.sh MULTI2 SOURCE_DIR
 set -eu
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -49,4 +50,36 @@ grep -q "kept in .* already (finished on another machine): not run again" "$T/3.
   { echo "FAIL: a folder kept whole was run again"; cat "$T/3.log"; exit 1; }
 [ ! -e "$T/out/textcraft/s22" ] || { echo "FAIL: a folder kept whole was put back"; exit 1; }
 grep -q "| offline_only |" "$T/out/textcraft/report/results.md" || { echo "FAIL: the report lacks the kept runs"; exit 1; }
+
+# while a demo runs, each run that finishes is kept part-way, and what finished before a failure is
+# kept too: a stand-in multi2 whose demo finishes one run, waits until the script has kept it, then
+# finishes a second run and fails
+cat > "$T/stand_in" <<'STAND_IN'
+#!/bin/sh
+case "$1" in
+  --version) echo "stand-in multi2" ;;
+  demo)
+    prev=""; for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
+    for m in multi2 flat; do mkdir -p "$out/textcraft/$m"; echo '{}' > "$out/textcraft/$m/stages.json"; done
+    echo '{}' > "$out/textcraft/multi2/results.json"
+    for i in $(seq 1 200); do
+      if [ -f "$KEEP/textcraft/s22/textcraft/multi2/records_only.txt" ]; then
+        echo yes > "$out.kept_while_running"
+        echo '{}' > "$out/textcraft/flat/results.json"
+        exit 1
+      fi
+      sleep 0.1
+    done
+    exit 1 ;;
+  *) exit 0 ;;
+esac
+STAND_IN
+chmod +x "$T/stand_in"
+KEEP=$T/keep2 KEEP_POLL=1 SEEDS=22 ENVS=textcraft CURVES=0 JOBS=1 sh scripts/small_experiment.sh "$T/out2" "$T/stand_in" \
+  > "$T/4.log" 2>&1 || { cat "$T/4.log"; exit 1; }
+[ -f "$T/out2/textcraft/s22.kept_while_running" ] ||
+  { echo "FAIL: a run that finished was not kept while the demo ran"; cat "$T/4.log"; exit 1; }
+grep -q "textcraft seed 22: failed" "$T/4.log" || { echo "FAIL: the failure was not reported"; cat "$T/4.log"; exit 1; }
+[ -f "$T/keep2/textcraft/s22/textcraft/flat/records_only.txt" ] ||
+  { echo "FAIL: the run finished before the failure was not kept"; cat "$T/4.log"; exit 1; }
 echo "small_experiment_test: ok"
