@@ -3,7 +3,7 @@
 # that make it seconds): a folder that finishes is kept whole; one kept part-way (a session ended
 # first), with its run folders gone, is put back and continued by the same command to the same
 # bits as the straight run; a folder kept whole and absent from OUT is not run again; a folder is kept
-# part-way while its demo runs, and when the demo fails.
+# part-way while its demo runs, and when the demo fails; the online curves of multi2 follow.
 #   sh tests/small_experiment_test.sh MULTI2 SOURCE_DIR
 set -eu
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -17,10 +17,11 @@ EXTRA="eval.episodes=2 run.ckpt_every=2 model.tiny.vocab=320 model.tiny.dim=16 m
   sys2.online.episodes_per_epoch=1 sys2.online.updates_per_epoch=1 sys2.online.batch=2 sys2.online.seed_offline=4
   eval.max_new_tokens=8"
 run_exp() {   # OUT KEEP LOG
-  EXTRA=$EXTRA EXTRA_textcraft="" KEEP=$2 SEEDS=22 ENVS=textcraft METHODS=multi2,offline_only,no_kl CURVES=0 JOBS=1 \
+  EXTRA=$EXTRA EXTRA_textcraft="" KEEP=$2 SEEDS=22 ENVS=textcraft METHODS=multi2,offline_only,no_kl CURVES=${CURVES:-0} JOBS=1 \
     METHOD_JOBS=2 sh scripts/small_experiment.sh "$1" "$BIN" > "$3" 2>&1 || { cat "$3"; exit 1; }
 }
-run_exp "$T/out" "$T/keep" "$T/1.log"
+CURVES=1 run_exp "$T/out" "$T/keep" "$T/1.log"
+[ -f "$T/out/textcraft/curves/multi2/s22/results.json" ] || { echo "FAIL: no online curve of multi2"; cat "$T/1.log"; exit 1; }
 [ -f "$T/keep/textcraft/s22/results.json" ] || { echo "FAIL: the finished folder was not kept whole"; cat "$T/1.log"; exit 1; }
 cp -r "$T/out/textcraft/s22" "$T/straight"
 
