@@ -139,7 +139,17 @@ static void plan_and_files(void **state) {
     free(a);
 }
 
-static long latest_step(const char *path);
+/* The step ckpt/latest names (-1: none yet). */
+static long latest_step(const char *path) {
+    if (!m2_path_exists(path)) return -1;
+    char *s = NULL;
+    m2_err err = {0};
+    if (m2_read_file(path, &s, NULL, &err)) return -1;
+    const char *p = strstr(s, "step_");
+    long v = p ? strtol(p + 5, NULL, 10) : -1;
+    free(s);
+    return v;
+}
 
 /* Stopped after the checkpoint of stage 1's end, then at a step inside stage 3 (which stops at that
  * stage's end, its checkpoint), resumed: the same bits. */
@@ -166,18 +176,6 @@ static void resume_stop_is_exact(void **state) {
     m2_run_dir_for(b, sb, sizeof sb);
     same_results(sa, sb);
     free(b);
-}
-
-/* The step ckpt/latest names (-1: none yet). */
-static long latest_step(const char *path) {
-    if (!m2_path_exists(path)) return -1;
-    char *s = NULL;
-    m2_err err = {0};
-    if (m2_read_file(path, &s, NULL, &err)) return -1;
-    const char *p = strstr(s, "step_");
-    long v = p ? strtol(p + 5, NULL, 10) : -1;
-    free(s);
-    return v;
 }
 
 /* SIGKILLed as soon as the first TeamTR checkpoint is the latest, then resumed from it. */
