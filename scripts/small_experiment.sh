@@ -72,6 +72,7 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
   "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
     --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1 &
   demo=$!
+  keep() { sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN"; }
   if [ -n "$KEEP" ]; then
     # while the demo runs, keep the folder part-way each time one more of its runs finishes, so that a
     # session ending without notice loses only the runs in flight
@@ -81,20 +82,14 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
       sleep "${KEEP_POLL:-20}"
       now=$(finished)
       if [ "$now" != "$kept" ] && kill -0 "$demo" 2>/dev/null; then
-        sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN" > /dev/null &&
-          echo "$env seed $seed: kept part-way, $now runs finished"
+        keep > /dev/null && echo "$env seed $seed: kept part-way, $now runs finished"
         kept=$now
       fi
     done
   fi
-  if wait "$demo"; then
-    echo "$env seed $seed: done"
-    [ -z "$KEEP" ] || sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN"
-  else
-    echo "$env seed $seed: failed (see $OUT/$env/s$seed.log)"
-    # the runs that finished before the failure are kept all the same
-    [ -z "$KEEP" ] || sh "$SCRIPTS/keep_records.sh" "$OUT/$env/s$seed" "$KEEP/$env/s$seed" "$BIN"
-  fi' "$OUT" "$BIN"
+  if wait "$demo"; then echo "$env seed $seed: done"; else echo "$env seed $seed: failed (see $OUT/$env/s$seed.log)"; fi
+  # whole when the demo finished; after a failure, the runs that finished before it
+  [ -z "$KEEP" ] || keep' "$OUT" "$BIN"
 
 for env in $ENVS; do
   folders=""
