@@ -17,8 +17,9 @@
 # first method not kept taking the first run's role (scripts/small_experiment.sh continues a partly
 # kept folder so on another machine). DEST is replaced. Afterwards
 # `multi2 report` over DEST writes the same results.json and results.md as over SRC
-# (tests/keep_records_test.sh). With MULTI2, the binary that made the runs, DEST/KEPT.txt says which
-# commit that was (`multi2 --version`): the runs record no commit of their own.
+# (tests/keep_records_test.sh). With MULTI2, the binary that keeps, DEST/KEPT.txt names its commit
+# (`multi2 --version`); each run's stages.json names the binary that made each stage (`made_by`,
+# from the binaries that record it on), and `multi2 report` lists them ("Made by").
 set -eu
 [ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: sh scripts/keep_records.sh SRC DEST [MULTI2]" >&2; exit 2; }
 SRC=${1%/}
@@ -54,11 +55,12 @@ done
 {
   echo "kept from: $SRC"
   echo "kept on: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  [ $# -lt 3 ] || echo "made by: $("$3" --version)"
+  # the binary that kept; which binary made each stage is in the runs' stages.json (made_by)
+  [ $# -lt 3 ] || echo "kept by: $("$3" --version) (the binary of each stage: its run's stages.json, made_by)"
   for u in $unfinished; do echo "left out, not finished: ${u#"$SRC"/}"; done
   if [ -f "$SRC/KEPT.txt" ]; then
     # SRC was put back from an earlier keep: its runs that were kept then (and read as finished
-    # since) were made by the binary that keep names
+    # since) were made by the binaries their stages.json names
     echo "runs carried over from an earlier keep (each holds records_only.txt since then):"
     find "$SRC" -name records_only.txt -type f | sort | while read -r r; do d=${r%/records_only.txt}; echo "  ${d#"$SRC"/}"; done
     echo "that keep's KEPT.txt:"

@@ -24,7 +24,7 @@ out=$(sh "$SRC_DIR/scripts/keep_records.sh" "$T/full/s1" "$T/kept/s1" "$BIN")
 echo "$out"
 echo "$out" | grep -q "left out textcraft/stopped (not finished)" || { echo "FAIL: unfinished run not named"; exit 1; }
 [ ! -e "$T/kept/s1/textcraft/stopped" ] || { echo "FAIL: unfinished run kept"; exit 1; }
-grep -q "^made by: multi2 .*(commit " "$T/kept/s1/KEPT.txt" || { echo "FAIL: KEPT.txt names no commit"; exit 1; }
+grep -q "^kept by: multi2 .*(commit " "$T/kept/s1/KEPT.txt" || { echo "FAIL: KEPT.txt names no commit"; exit 1; }
 grep -q "^left out, not finished: textcraft/stopped" "$T/kept/s1/KEPT.txt" || { echo "FAIL: KEPT.txt lacks the run left out"; exit 1; }
 [ -z "$(find "$T/kept" -name '*.safetensors' -o -name '*.gguf' -o -path '*/ckpt/*' -o -path '*/artifacts/data/*' -o -name 'events.out.*')" ] ||
   { echo "FAIL: weights, checkpoints, corpora or events kept"; exit 1; }

@@ -13,7 +13,7 @@
 #include "core/fsutil.h"
 
 typedef enum m2s_type {
-    M2S_STR, M2S_INT, M2S_NUM, M2S_NUM_OR_NULL, M2S_BOOL, M2S_OBJ, M2S_ARR,
+    M2S_STR, M2S_STR_OR_NULL, M2S_INT, M2S_NUM, M2S_NUM_OR_NULL, M2S_BOOL, M2S_OBJ, M2S_ARR,
     M2S_MAP,   /* an object whose keys are free (stage names, metric names) and values of `item` */
 } m2s_type;
 
@@ -106,9 +106,14 @@ static const m2s_field m2s_seed_order_f[] = {
     M2S_F("diff", M2S_NUM_OR_NULL, 1), M2S_F("diff_se", M2S_NUM_OR_NULL, 1), M2S_F("verdict", M2S_STR, 1),
 };
 static const m2s_obj m2s_seed_order = M2S_OBJ_OF(m2s_seed_order_f, "results-over-seeds ordering");
+static const m2s_field m2s_seed_made_by_f[] = {
+    M2S_F("folder", M2S_STR, 1), M2S_F("run", M2S_STR, 1), M2S_L("stages", M2S_MAP, 1, M2S_STR_OR_NULL, NULL),
+};
+static const m2s_obj m2s_seed_made_by = M2S_OBJ_OF(m2s_seed_made_by_f, "results-over-seeds made_by");
 static const m2s_field m2s_seeds_f[] = {M2S_L("rows", M2S_ARR, 1, M2S_OBJ, &m2s_seed_row), M2S_L("folders", M2S_ARR, 1, M2S_STR, NULL),
                                         M2S_L("rl_stages", M2S_ARR, 0, M2S_OBJ, &m2s_seed_rl),
-                                        M2S_L("orderings", M2S_ARR, 0, M2S_OBJ, &m2s_seed_order)};
+                                        M2S_L("orderings", M2S_ARR, 0, M2S_OBJ, &m2s_seed_order),
+                                        M2S_L("made_by", M2S_ARR, 1, M2S_OBJ, &m2s_seed_made_by)};
 static const m2s_obj m2s_seeds = M2S_OBJ_OF(m2s_seeds_f, "results over seeds");
 
 /* ---- metrics.jsonl: one line per log call */
@@ -118,7 +123,7 @@ static const m2s_obj m2s_metrics_line = M2S_OBJ_OF(m2s_metrics_f, "metrics.jsonl
 /* ---- stages.json */
 static const m2s_field m2s_stages_f[] = {
     M2S_L("done", M2S_ARR, 1, M2S_STR, NULL), M2S_F("step", M2S_INT, 1), M2S_L("ends", M2S_MAP, 1, M2S_INT, NULL),
-    M2S_L("metrics_lines", M2S_MAP, 1, M2S_INT, NULL),
+    M2S_L("metrics_lines", M2S_MAP, 1, M2S_INT, NULL), M2S_L("made_by", M2S_MAP, 0, M2S_STR, NULL),
 };
 static const m2s_obj m2s_stages = M2S_OBJ_OF(m2s_stages_f, "stages.json");
 
@@ -134,6 +139,7 @@ static const m2s_obj m2s_demo = M2S_OBJ_OF(m2s_demo_f, "demo.json");
 static inline int m2s_type_ok(const cJSON *v, m2s_type t) {
     switch (t) {
     case M2S_STR: return cJSON_IsString(v);
+    case M2S_STR_OR_NULL: return cJSON_IsString(v) || cJSON_IsNull(v);
     case M2S_INT: return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble);
     case M2S_NUM: return cJSON_IsNumber(v);
     case M2S_NUM_OR_NULL: return cJSON_IsNumber(v) || cJSON_IsNull(v);

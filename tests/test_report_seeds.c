@@ -557,6 +557,74 @@ static void cli_usage(void **state) {
     assert_int_equal(WEXITSTATUS(system(cmd)), 1);
 }
 
+/* "Made by": each run's stages and the binaries stages.json records for them, grouped by binary in
+ * order of first appearance; a run whose stages differ names them; unrecorded stages say so. */
+static void made_by_per_run(void **state) {
+    (void)state;
+    char dir[256], f[2][300], out[300], d[1000];
+    m2_err err = {0};
+    assert_int_equal(m2t_tmpdir(dir, sizeof dir, "seeds_made_by"), 0);
+    static const char A[] = "multi2 0.1.0 (commit aaaaaaaaaaaa)", B[] = "multi2 0.1.0 (commit bbbbbbbbbbbb)";
+    for (int s = 0; s < 2; s++) {
+        snprintf(f[s], sizeof f[s], "%s/s%d", dir, s);
+        char js[1200], st[1200];
+        snprintf(js, sizeof js, "{\"rows\":[%s,%s]}", row("multi2", "id", 0.5, 0.5), row("flat", "id", 0.2, 0.2));
+        put_results(f[s], js);
+        for (int m = 0; m < 2; m++) {
+            const char *method = m ? "flat" : "multi2";
+            m2_strbuf b = {0};
+            record(&b, "textcraft", method, NULL, 1, 1, 0, 10);
+            snprintf(d, sizeof d, "%s/textcraft/%s", f[s], method);
+            put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+            m2_strbuf_free(&b);
+            if (m == 0)   /* multi2: seed 0 all by A; seed 1's eval resumed by B from A's checkpoint */
+                snprintf(st, sizeof st, "{\"done\":[\"pretrain\",\"eval\"],\"step\":2,\"ends\":{},\"metrics_lines\":{},"
+                         "\"made_by\":{\"pretrain\":\"%s\",\"eval\":\"%s%s%s\"}}", A, A, s ? " then " : "", s ? B : "");
+            else if (s == 0)   /* flat on seed 0: made before runs recorded their binary */
+                snprintf(st, sizeof st, "{\"done\":[\"eval\"],\"step\":1,\"ends\":{},\"metrics_lines\":{}}");
+            else snprintf(st, sizeof st, "{\"done\":[\"eval\"],\"step\":1,\"ends\":{},\"metrics_lines\":{},\"made_by\":{\"eval\":\"%s\"}}", B);
+            put_file(d, "stages.json", st);
+        }
+        snprintf(d, sizeof d, "%s/textcraft/random", f[s]);   /* a reference policy: no stages, not listed */
+        m2_strbuf b = {0};
+        record(&b, "textcraft", "random", NULL, 0, 0, 0, 0);
+        put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
+        m2_strbuf_free(&b);
+    }
+    snprintf(out, sizeof out, "%s/over", dir);
+    const char *fl[2] = {f[0], f[1]};
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), 0);
+    char why[1024], jp[600];
+    snprintf(jp, sizeof jp, "%s/results.json", out);
+    if (m2s_check_json_file(jp, &m2s_seeds, why, sizeof why)) fail_msg("%s", why);
+    char *md = read_text(out, "results.md"), want[2000];
+    snprintf(want, sizeof want,
+             "| binary | runs |\n|---|---|\n"
+             "| not recorded (finished before runs recorded their binary) | 1 `textcraft/flat` |\n"
+             "| %s | 1 `textcraft/multi2`, 2 `textcraft/multi2` (pretrain) |\n"
+             "| %s | 2 `textcraft/flat` |\n"
+             "| %s then %s | 2 `textcraft/multi2` (eval) |\n", A, B, A, B);
+    const char *sec = strstr(md, "\n## Made by\n");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, want));
+    assert_null(strstr(sec, "`textcraft/random`"));
+    assert_null(strstr(sec + 1, "\n## "));   /* the last section */
+    free(md);
+    cJSON *j = m2t_read_json(out, "results.json");
+    const cJSON *mb = cJSON_GetObjectItem(j, "made_by");
+    assert_int_equal(cJSON_GetArraySize(mb), 4);
+    const cJSON *flat0 = cJSON_GetArrayItem(mb, 0), *m1 = cJSON_GetArrayItem(mb, 3);
+    assert_string_equal(cJSON_GetObjectItem(flat0, "run")->valuestring, "textcraft/flat");
+    assert_string_equal(cJSON_GetObjectItem(flat0, "folder")->valuestring, f[0]);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(flat0, "stages"), "eval")));
+    const cJSON *m1s = cJSON_GetObjectItem(m1, "stages");
+    assert_string_equal(cJSON_GetObjectItem(m1, "folder")->valuestring, f[1]);
+    assert_string_equal(cJSON_GetObjectItem(m1s, "pretrain")->valuestring, A);
+    assert_string_equal(m1s->child->string, "pretrain");   /* plan order */
+    cJSON_Delete(j);
+    m2_remove_tree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(means_and_standard_errors),
@@ -566,6 +634,7 @@ int main(void) {
         cmocka_unit_test(rl_stages_and_calls_over_seeds),
         cmocka_unit_test(paper_orderings),
         cmocka_unit_test(running_demo_gives_finished_runs),
+        cmocka_unit_test(made_by_per_run),
         cmocka_unit_test(cli_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,6 +176,104 @@ static void killed_and_resumed_equals_uninterrupted(void **state) {
     free(want);
 }
 
+/* Sets the "made_by" of the checkpoint state in run dir's latest checkpoint (NULL: removes it), as
+ * another binary (or an older one, which recorded none) would have written it. */
+static void set_ckpt_made_by(const char *dir, const char *made_by) {
+    char *latest = slurp(dir, "ckpt/latest"), rel[700];
+    latest[strcspn(latest, "\n")] = 0;
+    snprintf(rel, sizeof rel, "ckpt/%s/manifest.json", latest);
+    free(latest);
+    char *txt = slurp(dir, rel);
+    cJSON *m = cJSON_Parse(txt), *st = cJSON_GetObjectItemCaseSensitive(m, "state");
+    free(txt);
+    assert_non_null(cJSON_GetObjectItemCaseSensitive(st, "made_by"));   /* this binary wrote one */
+    cJSON_DeleteItemFromObjectCaseSensitive(st, "made_by");
+    if (made_by) cJSON_AddStringToObject(st, "made_by", made_by);
+    char *out = cJSON_Print(m), p[1200];
+    cJSON_Delete(m);
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    m2_err err = {0};
+    assert_int_equal(m2_write_file_atomic(p, out, strlen(out), &err), 0);
+    cJSON_free(out);
+}
+
+/* The made_by of each finished stage of dir, in order, joined by " | ". */
+static void made_by(const char *dir, char *out, size_t cap) {
+    m2_stage_made_by mb[4];
+    m2_err err = {0};
+    int n = m2_run_made_by(dir, mb, 4, &err);
+    assert_true(n >= 0);
+    *out = 0;
+    for (int i = 0; i < n; i++)
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s=%s", i ? " | " : "", mb[i].stage, mb[i].build);
+}
+
+/* stages.json records which binary made each stage: this one for a run it ran whole; the binaries
+ * in order for a stage resumed from another one's checkpoint; "an older binary" for a checkpoint
+ * that records none; a reused stage keeps its source's record. */
+static void stages_record_their_binary(void **state) {
+    char dir[512], got[2048], want[2048];
+    const char *me = m2_build_id();
+    assert_non_null(strstr(me, "multi2 "));
+    run_to_completion("mb_whole", -1, 0, dir, sizeof dir);
+    made_by(dir, got, sizeof got);
+    snprintf(want, sizeof want, "data=%s | sys2_offline=%s", me, me);
+    assert_string_equal(got, want);
+
+    /* killed in stage 2 after its checkpoint at step 24, which another binary wrote */
+    const char *other = "multi2 0.0.9 (commit 0123456789ab)";
+    run_to_completion("mb_other", 27, 0, dir, sizeof dir);
+    set_ckpt_made_by(dir, other);
+    run_to_completion("mb_other", -1, 1, dir, sizeof dir);
+    made_by(dir, got, sizeof got);
+    snprintf(want, sizeof want, "data=%s | sys2_offline=%s then %s", me, other, me);
+    assert_string_equal(got, want);
+
+    /* killed again after a checkpoint this binary wrote on top of that: the chain is not repeated */
+    run_to_completion("mb_chain", 27, 0, dir, sizeof dir);
+    set_ckpt_made_by(dir, other);
+    run_to_completion("mb_chain", 31, 1, dir, sizeof dir);   /* its checkpoint at 28 */
+    run_to_completion("mb_chain", -1, 1, dir, sizeof dir);
+    made_by(dir, got, sizeof got);
+    assert_string_equal(got, want);
+
+    /* a checkpoint of a binary from before the record */
+    run_to_completion("mb_old", 27, 0, dir, sizeof dir);
+    set_ckpt_made_by(dir, NULL);
+    run_to_completion("mb_old", -1, 1, dir, sizeof dir);
+    made_by(dir, got, sizeof got);
+    snprintf(want, sizeof want, "data=%s | sys2_offline=an older binary then %s", me, me);
+    assert_string_equal(got, want);
+
+    /* a stage reused from mb_other keeps mb_other's record of it: change that record, then reuse */
+    char src[512];
+    snprintf(src, sizeof src, "%s/runs/mb_other", tmpdir);
+    char *st = slurp(src, "stages.json");
+    cJSON *j = cJSON_Parse(st);
+    free(st);
+    cJSON *mbo = cJSON_GetObjectItemCaseSensitive(j, "made_by");
+    cJSON_ReplaceItemInObjectCaseSensitive(mbo, "data", cJSON_CreateString(other));
+    char *txt = cJSON_Print(j), p[700];
+    cJSON_Delete(j);
+    snprintf(p, sizeof p, "%s/stages.json", src);
+    m2_err err = {0};
+    assert_int_equal(m2_write_file_atomic(p, txt, strlen(txt), &err), 0);
+    cJSON_free(txt);
+    m2_run_config cfg;
+    load_cfg(&cfg, "mb_reuse");
+    char over[700];
+    snprintf(over, sizeof over, "run.reuse_from=%s", src);
+    assert_int_equal(m2_cfg_override(m2_run_config_schema(), &cfg, over, &err), 0);
+    assert_int_equal(m2_cfg_override(m2_run_config_schema(), &cfg, "run.reuse_stages=[data]", &err), 0);
+    m2_run_dir_for(&cfg, dir, sizeof dir);
+    FILE *devnull = fopen("/dev/null", "w");
+    if (m2_train_run(&cfg, table, 2, dir, 0, devnull, &err) != 0) fail_msg("%s", err.msg);
+    fclose(devnull);
+    made_by(dir, got, sizeof got);
+    snprintf(want, sizeof want, "data=%s | sys2_offline=%s", other, me);
+    assert_string_equal(got, want);
+}
+
 static void not_implemented_stage_fails_up_front(void **state) {
     m2_run_config cfg;
     load_cfg(&cfg, "ni");
@@ -658,6 +756,7 @@ static void report_aggregates_eval_files(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(killed_and_resumed_equals_uninterrupted),
+        cmocka_unit_test(stages_record_their_binary),
         cmocka_unit_test(not_implemented_stage_fails_up_front),
         cmocka_unit_test(cli_train),
         cmocka_unit_test(report_aggregates_eval_files),

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include "kernels/matmul.h"
 #include "cli/cli.h"
-#include "cli/version.h"   /* generated at configure time (build/generated/) */
+#include "core/build_info.h"
 
 /* dist_fn: the command runs on the ranks of an MPI job (docs/dist.md); the others refuse several */
 typedef struct { const char *name; m2_cmd_fn fn; const char *help; m2_cmd_dist_fn dist_fn; } command;
@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
      * we simply continue on the slow kernels. */
     m2_blas_restart_with_better_core(argv);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
-    if (!strcmp(argv[1], "--version")) { printf("multi2 %s (commit %s)\n", M2_VERSION, M2_GIT_COMMIT); return 0; }
+    if (!strcmp(argv[1], "--version")) { printf("%s\n", m2_build_id()); return 0; }
     /* started by mpirun / srun: the ranks of one job (docs/dist.md); otherwise rank 0 of 1 */
     m2_dist dist;
     m2_err err = {0};

@@ -16,4 +16,5 @@
 #include "core/ckpt.h"
 #include "core/progress.h"
 #include "core/chart.h"
+#include "core/build_info.h"
 #endif

@@ -862,6 +862,80 @@ static int orderings_over_seeds(const seed_row *rows, int n, int nf, m2_strbuf *
     return 0;
 }
 
+/* The "Made by" section (stages.json "made_by", pipe/stage.h) into md, and j's array "made_by": per
+ * run of the folders, its finished stages and the binaries that made them. Grouped by binary in the
+ * table; a run whose stages were not all made by one binary names its stages under each. */
+static int made_by_over_folders(const char *const *folders, int nf, m2_strbuf *md, cJSON *j, m2_err *err) {
+    enum { MAX_STAGES = 16 };
+    static const char NOT_RECORDED[] = "not recorded (finished before runs recorded their binary)";
+    typedef struct build_group { char build[M2_MADE_BY_MAX]; m2_strbuf runs; } build_group;
+    build_group *g = NULL;
+    int ng = 0, rc = 0, any = 0;
+    m2_stage_made_by *mb = malloc(MAX_STAGES * sizeof *mb);
+    cJSON *arr = cJSON_AddArrayToObject(j, "made_by");
+    if (!mb || !arr) rc = m2_errorf(err, M2_ENOMEM, "out of memory");
+    for (int f = 0; f < nf && rc == 0; f++) {
+        char **runs;
+        int nr;
+        if (m2_report_folder_runs(folders[f], &runs, &nr, err)) { rc = -1; break; }
+        size_t fl = strlen(folders[f]);
+        for (int r = 0; r < nr && rc == 0; r++) {
+            int n = m2_run_made_by(runs[r], mb, MAX_STAGES, err);
+            if (n < 0) { rc = -1; break; }
+            if (n == 0) continue;   /* a reference policy's folder: no stages */
+            any = 1;
+            const char *rel = !strncmp(runs[r], folders[f], fl) && runs[r][fl] == '/' ? runs[r] + fl + 1 : runs[r];
+            cJSON *o = cJSON_CreateObject(), *st = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "folder", folders[f]);
+            cJSON_AddStringToObject(o, "run", rel);
+            cJSON_AddItemToObject(o, "stages", st);
+            cJSON_AddItemToArray(arr, o);
+            int one = 1;
+            for (int i = 0; i < n; i++) {
+                cJSON_AddItemToObject(st, mb[i].stage, *mb[i].build ? cJSON_CreateString(mb[i].build) : cJSON_CreateNull());
+                one &= !strcmp(mb[i].build, mb[0].build);
+            }
+            for (int i = 0; i < n && rc == 0; i++) {
+                int first = 1;   /* this build's first stage in the run: list it once */
+                for (int k = 0; k < i; k++) first &= strcmp(mb[k].build, mb[i].build) != 0;
+                if (!first) continue;
+                const char *label = *mb[i].build ? mb[i].build : NOT_RECORDED;
+                int x = 0;
+                while (x < ng && strcmp(g[x].build, label)) x++;
+                if (x == ng) {
+                    build_group *q = realloc(g, (size_t)(ng + 1) * sizeof *q);
+                    if (!q) { rc = m2_errorf(err, M2_ENOMEM, "out of memory"); break; }
+                    g = q;
+                    g[ng] = (build_group){.runs = {0}};
+                    snprintf(g[ng++].build, M2_MADE_BY_MAX, "%s", label);
+                }
+                m2_strbuf_appendf(&g[x].runs, "%s%d `%s`", g[x].runs.len ? ", " : "", f + 1, rel);
+                if (one) continue;
+                m2_strbuf_puts(&g[x].runs, " (");
+                for (int k = i, sep = 0; k < n; k++)
+                    if (!strcmp(mb[k].build, mb[i].build)) m2_strbuf_appendf(&g[x].runs, "%s%s", sep++ ? ", " : "", mb[k].stage);
+                m2_strbuf_puts(&g[x].runs, ")");
+            }
+        }
+        m2_report_folder_runs_free(runs, nr);
+    }
+    if (rc == 0 && any) {
+        m2_strbuf_puts(md, "\n## Made by\n\nThe binary that made each finished stage of the folders' runs (`stages.json` "
+                           "`made_by`, docs/runs.md), by the folders' numbers above; a run is listed with its stages "
+                           "when not all of them were made by one binary, and a stage resumed from another binary's "
+                           "checkpoint names both. The oracle and random reference rows have no stages.\n\n"
+                           "| binary | runs |\n|---|---|\n");
+        for (int x = 0; x < ng; x++) m2_strbuf_appendf(md, "| %s | %s |\n", g[x].build, g[x].runs.p ? g[x].runs.p : "");
+    }
+    for (int x = 0; x < ng; x++) {
+        if (g[x].runs.oom) md->oom = 1;
+        m2_strbuf_free(&g[x].runs);
+    }
+    free(g);
+    free(mb);
+    return rc;
+}
+
 int m2_report_over_seeds(const char *const *folders, int n_folders, const char *out_dir, const char *title,
                          m2_err *err) {
     if (n_folders < 1) return m2_errorf(err, M2_EINVAL, "results over seeds: no folder given");
@@ -877,7 +951,7 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
     if (seeds_read(folders, n_folders, partial, &rows, &n, err)) { free(partial); return -1; }
     int rc = -1;
     cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows"), *fl = cJSON_AddArrayToObject(j, "folders");
-    m2_strbuf md = {0};
+    m2_strbuf md = {0}, made_by_md = {0};   /* the "Made by" section goes last */
     m2_bar *bars = calloc((size_t)(n ? n : 1) * 2, sizeof *bars);
     char (*groups)[100] = calloc((size_t)(n ? n : 1), sizeof *groups);
     char (*series)[100] = calloc((size_t)(n ? n : 1), sizeof *series);
@@ -942,7 +1016,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         bars[r] = (m2_bar){.group = groups[r], .series = series[r], .value = 100 * sm, .err = 100 * sse};
         bars[n + r] = (m2_bar){.group = groups[r], .series = series[r], .value = cm, .err = cse};
     }
-    if (orderings_over_seeds(rows, n, n_folders, &md, j, err) || rl_stages_over_seeds(folders, n_folders, &md, j, err))
+    if (orderings_over_seeds(rows, n, n_folders, &md, j, err) || rl_stages_over_seeds(folders, n_folders, &md, j, err) ||
+        made_by_over_folders(folders, n_folders, &made_by_md, j, err))
         goto out;
     if (md.oom) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
     snprintf(p, sizeof p, "%s/plots", out_dir);
@@ -971,6 +1046,8 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
         free(names);
         if (f) goto out;
     }
+    if (made_by_md.len) m2_strbuf_puts(&md, made_by_md.p);
+    if (md.oom || made_by_md.oom) { m2_errorf(err, M2_ENOMEM, "out of memory"); goto out; }
     snprintf(p, sizeof p, "%s/results.md", out_dir);
     if (m2_write_file_atomic(p, md.p, md.len, err)) goto out;
     const m2_bar_panel panels[] = {
@@ -984,6 +1061,7 @@ int m2_report_over_seeds(const char *const *folders, int n_folders, const char *
 out:
     cJSON_Delete(j);
     m2_strbuf_free(&md);
+    m2_strbuf_free(&made_by_md);
     free(bars);
     free(groups);
     free(series);

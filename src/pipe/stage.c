@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/build_info.h"
 #include "core/chart.h"
 #include "core/fsutil.h"
 #include "core/progress.h"
@@ -24,6 +25,8 @@ static long count_lines(const char *path);
 
 /* The checkpoint state's count of metrics.jsonl lines logged up to the checkpoint. */
 #define CKPT_METRICS_LINES "run_metrics_lines"
+/* The checkpoint state's record of the binaries that ran its stage so far (m2_stage_ctx.made_by). */
+#define CKPT_MADE_BY "made_by"
 
 int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err) {
     c->step = ctx->step;
@@ -35,7 +38,8 @@ int m2_stage_save(m2_stage_ctx *ctx, m2_ckpt *c, m2_err *err) {
     char mp[1300];
     snprintf(mp, sizeof mp, "%s/metrics.jsonl", ctx->run->dir);
     cJSON *state = m2_ckpt_state(c);
-    if (!state || !cJSON_AddNumberToObject(state, CKPT_METRICS_LINES, (double)count_lines(mp)))
+    if (!state || !cJSON_AddNumberToObject(state, CKPT_METRICS_LINES, (double)count_lines(mp)) ||
+        !cJSON_AddStringToObject(state, CKPT_MADE_BY, ctx->made_by))
         return m2_errorf(err, M2_ENOMEM, "checkpoint: out of memory");
     if (!m2_dist_alone(ctx->dist)) {
         cJSON *st = m2_ckpt_state(c);
@@ -68,6 +72,7 @@ typedef struct progress_file {
     char done[16][32];
     int64_t end[16];           /* global step at the end of done[i]; -1: not recorded (older runs) */
     long lines[16];            /* metrics.jsonl lines at the end of done[i]; -1: not recorded */
+    char made_by[16][M2_MADE_BY_MAX];   /* the binaries that made done[i]; "": not recorded */
     int n_done;
     int64_t step;
 } progress_file;
@@ -89,12 +94,15 @@ static int read_progress(const char *run_dir, progress_file *p, m2_err *err) {
     const cJSON *d;
     const cJSON *ends = cJSON_GetObjectItemCaseSensitive(j, "ends");
     const cJSON *lines = cJSON_GetObjectItemCaseSensitive(j, "metrics_lines");
+    const cJSON *made_by = cJSON_GetObjectItemCaseSensitive(j, "made_by");
     cJSON_ArrayForEach(d, done) {
         if (!cJSON_IsString(d) || p->n_done == 16) continue;
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(ends, d->valuestring);
         p->end[p->n_done] = cJSON_IsNumber(e) && e->valuedouble >= 0 ? (int64_t)e->valuedouble : -1;
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(lines, d->valuestring);
         p->lines[p->n_done] = cJSON_IsNumber(l) && l->valuedouble >= 0 ? (long)l->valuedouble : -1;
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(made_by, d->valuestring);
+        snprintf(p->made_by[p->n_done], M2_MADE_BY_MAX, "%s", cJSON_IsString(b) ? b->valuestring : "");
         snprintf(p->done[p->n_done++], 32, "%s", d->valuestring);
     }
     p->step = (int64_t)step->valuedouble;
@@ -113,6 +121,9 @@ static int write_progress(const char *run_dir, const progress_file *p, m2_err *e
     cJSON *lines = cJSON_AddObjectToObject(j, "metrics_lines");
     for (int i = 0; i < p->n_done; i++)
         if (p->lines[i] >= 0) cJSON_AddNumberToObject(lines, p->done[i], (double)p->lines[i]);
+    cJSON *made_by = cJSON_AddObjectToObject(j, "made_by");
+    for (int i = 0; i < p->n_done; i++)
+        if (*p->made_by[i]) cJSON_AddStringToObject(made_by, p->done[i], p->made_by[i]);
     char *s = cJSON_Print(j);
     cJSON_Delete(j);
     if (!s) return m2_errorf(err, M2_ENOMEM, "out of memory");
@@ -126,6 +137,35 @@ static int write_progress(const char *run_dir, const progress_file *p, m2_err *e
 static int is_done(const progress_file *p, const char *stage) {
     for (int i = 0; i < p->n_done; i++) if (!strcmp(p->done[i], stage)) return 1;
     return 0;
+}
+
+static const char *made_by_of(const progress_file *p, const char *stage) {
+    for (int i = 0; i < p->n_done; i++) if (!strcmp(p->done[i], stage)) return p->made_by[i];
+    return "";
+}
+
+/* The made_by of a stage this binary runs: this binary alone, or after the binaries its checkpoint
+ * records (ckpt_made_by) when those end with another one. */
+static void stage_made_by(const char *ckpt_made_by, char *out, size_t cap) {
+    const char *me = m2_build_id();
+    size_t n = ckpt_made_by ? strlen(ckpt_made_by) : 0, k = strlen(me);
+    if (n == 0) snprintf(out, cap, "%s", me);
+    else if (n >= k && !strcmp(ckpt_made_by + n - k, me)) snprintf(out, cap, "%s", ckpt_made_by);
+    else snprintf(out, cap, "%s then %s", ckpt_made_by, me);
+}
+
+int m2_run_made_by(const char *run_dir, m2_stage_made_by *out, int cap, m2_err *err) {
+    progress_file *p = malloc(sizeof *p);
+    if (!p) return m2_errorf(err, M2_ENOMEM, "out of memory");
+    int n = -1;
+    if (read_progress(run_dir, p, err) == 0) {
+        for (n = 0; n < p->n_done && n < cap; n++) {
+            snprintf(out[n].stage, sizeof out[n].stage, "%s", p->done[n]);
+            snprintf(out[n].build, sizeof out[n].build, "%s", p->made_by[n]);
+        }
+    }
+    free(p);
+    return n;
 }
 
 static int64_t end_of(const progress_file *p, const char *stage) {
@@ -245,6 +285,7 @@ static int reuse_stages(const m2_run_config *cfg, const char *const *plan, int n
             *step = end_of(&sp, plan[i]);
             snprintf(prog->done[prog->n_done], 32, "%s", plan[i]);
             prog->lines[prog->n_done] = lines_of(&sp, plan[i]);   /* the copied metrics hold exactly these */
+            snprintf(prog->made_by[prog->n_done], M2_MADE_BY_MAX, "%s", made_by_of(&sp, plan[i]));
             prog->end[prog->n_done++] = *step;
             prog->step = *step;
         }
@@ -507,6 +548,10 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
         ctx.last_log_step = step;
         ctx.out = out;
         ctx.resume = i == start ? ck : NULL;
+        const cJSON *ck_made_by = ctx.resume ? cJSON_GetObjectItemCaseSensitive(ctx.resume->state, CKPT_MADE_BY) : NULL;
+        /* a checkpoint that records no binary was written before runs recorded them */
+        stage_made_by(cJSON_IsString(ck_made_by) ? ck_made_by->valuestring : ctx.resume ? "an older binary" : NULL,
+                      ctx.made_by, sizeof ctx.made_by);
         ctx.dist = dist;
         ctx.writer = writer;
         snprintf(ctx.artifacts, sizeof ctx.artifacts, "%s/artifacts/%s", run_dir, plan[i]);
@@ -524,6 +569,7 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
             snprintf(mp, sizeof mp, "%s/metrics.jsonl", run_dir);
             prog.lines[prog.n_done] = count_lines(mp);
             prog.end[prog.n_done] = step;
+            snprintf(prog.made_by[prog.n_done], M2_MADE_BY_MAX, "%s", ctx.made_by);
             snprintf(prog.done[prog.n_done++], 32, "%s", plan[i]);
         }
         prog.step = step;

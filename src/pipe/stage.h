@@ -22,6 +22,10 @@
 #include "dist/dist.h"
 #include "pipe/run_config.h"
 
+/* Which binary made a stage (core/build_info.h's m2_build_id()); a stage resumed from a checkpoint
+ * another binary wrote records both, in order: "multi2 0.1.0 (commit A) then multi2 0.1.0 (commit B)". */
+#define M2_MADE_BY_MAX 400
+
 typedef struct m2_stage_ctx {
     const m2_run_config *cfg;
     m2_run *run;
@@ -36,6 +40,7 @@ typedef struct m2_stage_ctx {
     int64_t last_log_step;
     m2_dist *dist;             /* the ranks running this stage in lock-step (NULL: this process alone) */
     int writer;                /* 1 on rank 0 (or alone): the one rank that writes files (docs/dist.md) */
+    char made_by[M2_MADE_BY_MAX]; /* the binaries that ran this stage (m2_run_made_by), saved in its checkpoints */
 } m2_stage_ctx;
 
 typedef int (*m2_stage_fn)(m2_stage_ctx *ctx, m2_err *err);
@@ -80,6 +85,15 @@ int m2_train_run_dist(const m2_run_config *cfg, const m2_stage *table, int n_tab
 /* 1 when run_dir's stages.json records `stage` as finished with its end step and metrics line
  * count (what run.reuse_stages needs from a source run), 0 otherwise (older runs, unfinished). */
 int m2_run_stage_reusable(const char *run_dir, const char *stage);
+
+/* The finished stages of run_dir in order, each with the binaries that made it (stages.json
+ * "made_by"; "" for a stage an older binary finished, before runs recorded it). Returns how many were written to out (at most cap; 0 without stages.json), -1 on a
+ * malformed stages.json. A reused stage (run.reuse_stages) keeps its source run's record. */
+typedef struct m2_stage_made_by {
+    char stage[32];
+    char build[M2_MADE_BY_MAX];
+} m2_stage_made_by;
+int m2_run_made_by(const char *run_dir, m2_stage_made_by *out, int cap, m2_err *err);
 
 /* Number of stages stages.json records as finished in run_dir (0 without one). */
 int m2_run_done_count(const char *run_dir);
