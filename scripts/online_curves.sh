@@ -15,14 +15,15 @@
 #
 # MULTI2 must be the binary that made the runs (same bits). Environment variables: SEEDS (default
 # "22 23 24"), ENVS (default "textcraft alfworld scienceworld"), METHODS (default multi2; only
-# methods with an online stage), EVERY (default 4), EPISODES (default 20), JOBS (branches side by side,
+# methods with an online stage; by spaces or commas), EVERY (default 4), EPISODES (default 20), JOBS (branches side by side,
 # default 1). Re-running continues unfinished branches and skips finished ones.
 set -e
 OUT=${1:-runs/small-exp}
 BIN=${2:-build/multi2}
 SEEDS=${SEEDS:-"22 23 24"}
 ENVS=${ENVS:-"textcraft alfworld scienceworld"}
-METHODS=${METHODS:-multi2}
+# a list by spaces or commas (the demo's METHODS is a comma list: both read the same)
+METHODS=$(printf '%s' "${METHODS:-multi2}" | tr ',' ' ')
 EVERY=${EVERY:-4}
 EPISODES=${EPISODES:-20}
 JOBS=${JOBS:-1}

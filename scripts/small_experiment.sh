@@ -103,5 +103,5 @@ for env in $ENVS; do
   "$BIN" report --out "$OUT/$env/report" $folders && echo "report: $OUT/$env/report/results.md"
 done
 
-# the curves are multi2's (METHODS here is the demo's comma list, not online_curves.sh's)
+# the curves are multi2's (the issue's), not every method's of METHODS
 [ "${CURVES:-1}" = 0 ] || METHODS=multi2 sh "$SCRIPTS/online_curves.sh" "$OUT" "$BIN"

@@ -3,7 +3,8 @@
 # that make it seconds): a folder that finishes is kept whole; one kept part-way (a session ended
 # first), with its run folders gone, is put back and continued by the same command to the same
 # bits as the straight run; a folder kept whole and absent from OUT is not run again; a folder is kept
-# part-way while its demo runs, and when the demo fails; the online curves of multi2 follow.
+# part-way while its demo runs, and when the demo fails; the online curves of multi2 follow, and
+# scripts/online_curves.sh reads a comma list of methods.
 #   sh tests/small_experiment_test.sh MULTI2 SOURCE_DIR
 set -eu
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -83,4 +84,28 @@ KEEP=$T/keep2 KEEP_POLL=1 SEEDS=22 ENVS=textcraft CURVES=0 JOBS=1 sh scripts/sma
 grep -q "textcraft seed 22: failed" "$T/4.log" || { echo "FAIL: the failure was not reported"; cat "$T/4.log"; exit 1; }
 [ -f "$T/keep2/textcraft/s22/textcraft/flat/records_only.txt" ] ||
   { echo "FAIL: the run finished before the failure was not kept"; cat "$T/4.log"; exit 1; }
+# scripts/online_curves.sh reads METHODS by commas as by spaces (a stand-in multi2 makes each branch
+# a copy of its run's evaluation records; before, "multi2,no_kl" was one method of no finished run)
+mkdir -p "$T/curves"
+for m in multi2 no_kl; do
+  mkdir -p "$T/curves/textcraft/s22/textcraft/$m/eval"
+  echo "{\"m\":\"$m\"}" > "$T/curves/textcraft/s22/textcraft/$m/eval/id.jsonl"
+  echo '{}' > "$T/curves/textcraft/s22/textcraft/$m/results.json"
+done
+cat > "$T/stand_in_curves" <<'STAND_IN'
+#!/bin/sh
+case "$1" in
+  train) shift; run=""; new=""; prev=""
+    for a in "$@"; do [ "$prev" = --resume ] && run=$a; [ "$prev" = --branch ] && new=$a; prev=$a; done
+    mkdir -p "$new/eval"; cp "$run"/eval/*.jsonl "$new/eval/"; echo '{}' > "$new/results.json" ;;
+  *) exit 0 ;;
+esac
+STAND_IN
+chmod +x "$T/stand_in_curves"
+SEEDS=22 ENVS=textcraft METHODS=multi2,no_kl sh scripts/online_curves.sh "$T/curves" "$T/stand_in_curves" > "$T/5.log" 2>&1 ||
+  { echo "FAIL: online_curves.sh with a comma list"; cat "$T/5.log"; exit 1; }
+for m in multi2 no_kl; do
+  grep -q "textcraft $m seed 22: curves done; evaluation records the same as the run's: yes" "$T/5.log" ||
+    { echo "FAIL: no curve of $m"; cat "$T/5.log"; exit 1; }
+done
 echo "small_experiment_test: ok"
