@@ -69,6 +69,10 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
     cp -r "$KEEP/$env/s$seed" "$OUT/$env/s$seed"
   fi
   eval "per=\${EXTRA_$env}"
+  # runs finished before the demo starts (kept, or from an earlier call): counted before it starts,
+  # or a demo quick to finish one run would have it counted here and never kept while it runs
+  finished() { find "$OUT/$env/s$seed" -name results.json -type f 2>/dev/null | wc -l; }
+  kept=$(finished)
   "$BIN" demo --config configs/small.yaml --out "$OUT/$env/s$seed" --envs "$env" --methods "$METHODS" \
     --threads "$THREADS" --jobs "$METHOD_JOBS" run.seed="$seed" run.progress=off $EXTRA $per >> "$OUT/$env/s$seed.log" 2>&1 &
   demo=$!
@@ -76,8 +80,6 @@ printf '%s\n' $tasks | xargs -P "$JOBS" -I{} sh -c '
   if [ -n "$KEEP" ]; then
     # while the demo runs, keep the folder part-way each time one more of its runs finishes, so that a
     # session ending without notice loses only the runs in flight
-    finished() { find "$OUT/$env/s$seed" -name results.json -type f 2>/dev/null | wc -l; }
-    kept=$(finished)
     while kill -0 "$demo" 2>/dev/null; do
       sleep "${KEEP_POLL:-20}"
       now=$(finished)
