@@ -14,15 +14,15 @@ typedef struct m2t_file_list { char **p; int n, cap; } m2t_file_list;
 /* Appends every file under top/rel (rel "" for the whole tree) to fl as a path relative to top;
  * folders are walked, not listed. */
 static inline void m2t_list_files(const char *top, const char *rel, m2t_file_list *fl) {
-    char dir[1200];
+    char dir[2500];
     snprintf(dir, sizeof dir, "%s%s%s", top, *rel ? "/" : "", rel);
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char r[1200], full[2500];
-        snprintf(r, sizeof r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+        char r[1500], full[2500];
+        snprintf(r, sizeof r, "%.1200s%s%.255s", rel, *rel ? "/" : "", e->d_name);
         snprintf(full, sizeof full, "%s/%s", top, r);
         struct stat st;
         assert_int_equal(lstat(full, &st), 0);

@@ -153,7 +153,7 @@ static inline int m2s_type_ok(const cJSON *v, m2s_type t) {
 static inline int m2s_check_obj(const cJSON *o, const m2s_obj *s, const char *where, char *why, size_t cap);
 
 static inline int m2s_check_value(const cJSON *v, const m2s_field *f, const char *where, char *why, size_t cap) {
-    if (!m2s_type_ok(v, f->type)) { snprintf(why, cap, "%s: field %s has the wrong JSON type", where, f->name); return -1; }
+    if (!m2s_type_ok(v, f->type)) { snprintf(why, cap, "%.600s: field %s has the wrong JSON type", where, f->name); return -1; }
     char sub[600];
     snprintf(sub, sizeof sub, "%.400s.%.100s", where, f->name);
     if (f->type == M2S_OBJ) return m2s_check_obj(v, f->sub, sub, why, cap);
@@ -169,17 +169,17 @@ static inline int m2s_check_value(const cJSON *v, const m2s_field *f, const char
 
 /* Every field documented with its type, every required one present. */
 static inline int m2s_check_obj(const cJSON *o, const m2s_obj *s, const char *where, char *why, size_t cap) {
-    if (!cJSON_IsObject(o)) { snprintf(why, cap, "%s: not a JSON object (%s)", where, s->what); return -1; }
+    if (!cJSON_IsObject(o)) { snprintf(why, cap, "%.600s: not a JSON object (%s)", where, s->what); return -1; }
     const cJSON *x;
     cJSON_ArrayForEach(x, o) {
         int k = 0;
         while (k < s->n && strcmp(s->f[k].name, x->string)) k++;
-        if (k == s->n) { snprintf(why, cap, "%s: field %s is not in the %s format", where, x->string, s->what); return -1; }
+        if (k == s->n) { snprintf(why, cap, "%.600s: field %.100s is not in the %s format", where, x->string, s->what); return -1; }
         if (m2s_check_value(x, &s->f[k], where, why, cap)) return -1;
     }
     for (int k = 0; k < s->n; k++)
         if (s->f[k].required && !cJSON_GetObjectItemCaseSensitive(o, s->f[k].name)) {
-            snprintf(why, cap, "%s: required field %s (%s) is missing", where, s->f[k].name, s->what);
+            snprintf(why, cap, "%.600s: required field %s (%s) is missing", where, s->f[k].name, s->what);
             return -1;
         }
     return 0;
@@ -192,7 +192,7 @@ static inline int m2s_check_json_file(const char *path, const m2s_obj *s, char *
     if (m2_read_file(path, &txt, NULL, &err)) { snprintf(why, cap, "%s", err.msg); return -1; }
     cJSON *o = cJSON_Parse(txt);
     free(txt);
-    if (!o) { snprintf(why, cap, "%s: not JSON", path); return -1; }
+    if (!o) { snprintf(why, cap, "%.600s: not JSON", path); return -1; }
     int rc = m2s_check_obj(o, s, path, why, cap);
     cJSON_Delete(o);
     return rc;

@@ -49,7 +49,7 @@ static void load_in(m2_run_config *cfg, const char *out, const char *name, int n
     const m2_cfg_schema *s = m2_run_config_schema();
     assert_int_equal(m2_cfg_defaults(s, cfg, &err), 0);
     assert_int_equal(m2_cfg_apply_yaml(s, cfg, yaml, strlen(yaml), "test", &err), 0);
-    char o1[300], o2[300];
+    char o1[300 + sizeof root], o2[300];
     snprintf(o1, sizeof o1, "run.out_dir=%s", out ? out : root);
     snprintf(o2, sizeof o2, "run.name=%s", name);
     assert_int_equal(m2_cfg_override(s, cfg, o1, &err), 0);
@@ -70,7 +70,7 @@ static void load(m2_run_config *cfg, const char *name, int n, const char **over)
 static int run(const m2_run_config *cfg, int resume, m2_err *err) { return m2t_train(cfg, resume, err); }
 
 static char *slurp(const char *run_name, const char *file) {
-    char p[800];
+    char p[1600];
     snprintf(p, sizeof p, "%s/%s/%s", root, run_name, file);
     char *s[1] = {NULL};   /* an array, not &local: gcc 12 then sees no pointer to a dead local */
     m2_err err = {0};

@@ -300,7 +300,7 @@ static void action_modes_stay_apart(void **state) {
     assert_int_equal(m2t_tmpdir(dir, sizeof dir, "seeds_modes"), 0);
     for (int s = 0; s < 2; s++) {
         snprintf(f[s], sizeof f[s], "%s/s%d", dir, s);
-        snprintf(d, sizeof d, "%s/run", f[s]);
+        snprintf(d, sizeof d, "%.990s/run", f[s]);
         put_file(d, "config.yaml", "method: flat\nenv: {name: textcraft}\nsys2: {action_mode: score}\n");
         m2_strbuf b = {0};
         record(&b, "textcraft", "flat", "depth 1", 1, 1, 0, 10);
