@@ -613,6 +613,7 @@ static int rl_stages_over_seeds(const char *const *folders, int nf, m2_strbuf *m
 
 typedef struct seed_row {
     char method[64], env[64], split[32], action_mode[16];   /* action_mode "": the folders' own */
+    char own_mode[16];   /* with action_mode "": the run's own (config.yaml) when known, for pairing alone */
     int n;                            /* folders holding the row */
     double episodes, steps, tokens;   /* sums over those folders */
     double sys1_calls, invalid;       /* sums over the n_extra folders whose row has sys1_calls, invalid_rate, */
@@ -651,8 +652,17 @@ void m2_mean_se(const double *v, int n, double *mean, double *se, int *k) {
     *k = c;
 }
 
-/* Adds the rows of results.json file p as folder f's (of nf) to *rows / *n. */
-static int seeds_read_file(const char *p, int f, int nf, seed_row **rows_io, int *n_io, m2_err *err) {
+/* A reference policy's rows (multi2 demo's oracle and random runs) carry the policy's name. */
+static int is_reference(const char *method) {
+    return !strcmp(method, m2_policy_name(M2_POLICY_ORACLE)) || !strcmp(method, m2_policy_name(M2_POLICY_RANDOM));
+}
+
+/* Adds the rows of results.json file p as folder f's (of nf) to *rows / *n. A learned run's row
+ * without an action mode (its run evaluated in one mode) keeps none, as the tables show it, and
+ * learns its run's own mode (config.yaml sys2.action_mode) for the pairing of the orderings: the run
+ * is run_dir, or when NULL the demo folder's ENV/METHOD under folder; none without a config.yaml. */
+static int seeds_read_file(const char *p, const char *folder, const char *run_dir, int f, int nf, seed_row **rows_io,
+                           int *n_io, m2_err *err) {
     seed_row *rows = *rows_io;
     int n = *n_io, rc = 0;
     char *text = NULL;
@@ -677,6 +687,14 @@ static int seeds_read_file(const char *p, int f, int nf, seed_row **rows_io, int
         if (!bad && am && !cJSON_IsString(am)) bad = "action_mode";
         if (bad) { rc = m2_errorf(err, M2_EFORMAT, "%s: rows[%d].%s is missing or of the wrong type", p, i, bad); break; }
         const char *mo = am ? am->valuestring : "";
+        char own[16] = "";
+        if (!am && !is_reference(m)) {
+            char rd[1400], cp[1500], method[64];
+            if (run_dir) snprintf(rd, sizeof rd, "%s", run_dir);
+            else snprintf(rd, sizeof rd, "%.900s/%.64s/%.64s", folder, e, m);
+            snprintf(cp, sizeof cp, "%s/config.yaml", rd);
+            if (m2_path_exists(cp) && run_identity(rd, method, sizeof method, NULL, 0, own, sizeof own, err)) { rc = -1; break; }
+        }
         int r = 0;
         while (r < n && (strcmp(rows[r].method, m) || strcmp(rows[r].env, e) || strcmp(rows[r].split, sp) ||
                          strcmp(rows[r].action_mode, mo)))
@@ -701,6 +719,7 @@ static int seeds_read_file(const char *p, int f, int nf, seed_row **rows_io, int
                            *mo ? " / " : "", mo);
             break;
         }
+        if (!*rows[r].own_mode) snprintf(rows[r].own_mode, sizeof rows[r].own_mode, "%s", own);
         rows[r].success[f] = su;
         rows[r].score[f] = sc;
         rows[r].n++;
@@ -741,12 +760,12 @@ static int seeds_read(const char *const *folders, int nf, int *partial, seed_row
         for (int r = 0; r < nr && !rc; r++) {   /* the finished runs alone (m2_report_folder_runs) */
             char rp[1400];
             snprintf(rp, sizeof rp, "%s/results.json", runs[r]);
-            rc = seeds_read_file(rp, f, nf, &rows, &n, err);
+            rc = seeds_read_file(rp, folders[f], runs[r], f, nf, &rows, &n, err);
             finished++;
         }
         m2_report_folder_runs_free(runs, nr);
         if (finished) partial[f] = 1;
-        else if (!rc) rc = seeds_read_file(p, f, nf, &rows, &n, err);
+        else if (!rc) rc = seeds_read_file(p, folders[f], NULL, f, nf, &rows, &n, err);
     }
     if (rc) {
         for (int r = 0; r < n; r++) free(rows[r].success);
@@ -775,18 +794,17 @@ static const ordering ORDERINGS[] = {
 };
 /* "role swap the worst": every learned method of the folders above it */
 static const char ROLE_SWAP[] = "role_swap";
-/* A reference policy's rows (multi2 demo's oracle and random runs) carry the policy's name. */
-static int is_reference(const char *method) {
-    return !strcmp(method, m2_policy_name(M2_POLICY_ORACLE)) || !strcmp(method, m2_policy_name(M2_POLICY_RANDOM));
-}
 
-/* The row of method on (env, split) in action mode `mode`; a reference policy's rows (no model, no
- * mode) stand for every mode. */
-static const seed_row *find_seed_row(const seed_row *rows, int n, const char *method, const char *env, const char *split,
-                                     const char *mode) {
+/* The action mode a row was evaluated in, as far as the records say: its own, else its run's. */
+static const char *row_mode(const seed_row *r) { return *r->action_mode ? r->action_mode : r->own_mode; }
+
+/* The row of method on (env, split) evaluated in the mode of row b; a reference policy's rows (no
+ * model, no mode) stand for every mode, a learned method's for the mode it was evaluated in alone
+ * (a run evaluated in one mode has rows without one: its config.yaml's). */
+static const seed_row *find_seed_row(const seed_row *rows, int n, const char *method, const seed_row *b) {
     for (int r = 0; r < n; r++)
-        if (!strcmp(rows[r].method, method) && !strcmp(rows[r].env, env) && !strcmp(rows[r].split, split) &&
-            (!strcmp(rows[r].action_mode, mode) || !*rows[r].action_mode))
+        if (!strcmp(rows[r].method, method) && !strcmp(rows[r].env, b->env) && !strcmp(rows[r].split, b->split) &&
+            (!strcmp(row_mode(&rows[r]), row_mode(b)) || (!*rows[r].action_mode && is_reference(method))))
             return &rows[r];
     return NULL;
 }
@@ -840,7 +858,7 @@ static int orderings_over_seeds(const seed_row *rows, int n, int nf, m2_strbuf *
             int swap = c == sizeof ORDERINGS / sizeof *ORDERINGS;
             if (swap ? is_reference(b->method) || !strcmp(b->method, ROLE_SWAP) : strcmp(b->method, ORDERINGS[c].better))
                 continue;
-            const seed_row *w = find_seed_row(rows, n, swap ? ROLE_SWAP : ORDERINGS[c].worse, b->env, b->split, b->action_mode);
+            const seed_row *w = find_seed_row(rows, n, swap ? ROLE_SWAP : ORDERINGS[c].worse, b);
             if (!w) continue;
             if (!arr) {
                 arr = cJSON_AddArrayToObject(j, "orderings");
