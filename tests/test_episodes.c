@@ -353,6 +353,60 @@ static void collection_and_eval_follow_the_order(void **state) {
     m2_env_destroy(env);
 }
 
+/* The reference rows of a run config (m2_pipe_eval_reference, the demo's oracle and random rows):
+ * record k plays the order's position k with environment seed eval.seed + k, as the eval stage
+ * does; the random policy's draws follow run.seed (the same seed, the same bytes; another seed,
+ * other actions), so its row varies over an experiment's seeds; the oracle's do not. */
+static char *reference_records(const char *policy, const char *run_seed) {
+    char seed_kv[64];
+    snprintf(seed_kv, sizeof seed_kv, "run.seed=%s", run_seed);
+    char *over[] = {"env.name=textcraft", "eval.seed=7", seed_kv};
+    m2_run_config *cfg = malloc(sizeof *cfg);
+    m2_err err = {0};
+    if (m2_run_config_load(cfg, NULL, 3, over, &err)) fail_msg("%s", err.msg);
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    double success = -1;
+    if (m2_pipe_eval_reference(cfg, "textcraft", policy, "id", 10, f, &success, NULL, &err)) fail_msg("%s", err.msg);
+    fclose(f);
+    assert_true(success >= 0 && success <= 1);
+    free(cfg);
+    return mem;
+}
+
+static void reference_rows_follow_the_run(void **state) {
+    (void)state;
+    char *r22 = reference_records("random", "22"), *again = reference_records("random", "22");
+    char *r23 = reference_records("random", "23");
+    assert_string_equal(r22, again);
+    assert_string_not_equal(r22, r23);
+    char *o22 = reference_records("oracle", "22"), *o23 = reference_records("oracle", "23");
+    assert_string_equal(o22, o23);
+    m2_env *env = make_env("textcraft"), *chk = make_env("textcraft");
+    m2_episode_order o;
+    build(env, NULL, M2_SPLIT_ID, &o);
+    char *recs[2] = {r23, o22};
+    for (int i = 0; i < 2; i++) {
+        int k = 0;
+        char *save = NULL;
+        for (char *line = strtok_r(recs[i], "\n", &save); line; line = strtok_r(NULL, "\n", &save), k++) {
+            cJSON *r = cJSON_Parse(line);
+            assert_int_equal((int)cJSON_GetObjectItem(r, "seed")->valuedouble, 7 + k);
+            assert_int_equal(cJSON_GetObjectItem(r, "index")->valueint, m2_episode_order_at(&o, k)->index);
+            char *text = task_text_at(chk, &o, M2_SPLIT_ID, k, (uint64_t)(7 + k));
+            assert_string_equal(cJSON_GetObjectItem(r, "task")->valuestring, text);
+            free(text);
+            cJSON_Delete(r);
+        }
+        assert_int_equal(k, 10);
+    }
+    m2_episode_order_free(&o);
+    m2_env_destroy(env);
+    m2_env_destroy(chk);
+    free(r22), free(again), free(r23), free(o22), free(o23);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_60_cover_every_type),
@@ -361,6 +415,7 @@ int main(void) {
         cmocka_unit_test(types_are_described_types),
         cmocka_unit_test(data_stage_is_balanced),
         cmocka_unit_test(collection_and_eval_follow_the_order),
+        cmocka_unit_test(reference_rows_follow_the_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

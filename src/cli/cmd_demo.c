@@ -85,6 +85,17 @@ static int method_overrides(char **over, int n_over, const char *method, char **
     return n;
 }
 
+/* cfg for the reference rows of env: the config with the overrides that name no method (sel: room
+ * for n_over + 1 of them). */
+static int reference_cfg(m2_run_config *cfg, const char *file, char **over, int n_over, const char *env, char **sel,
+                         m2_err *err) {
+    char o_env[96];
+    snprintf(o_env, sizeof o_env, "env.name=%s", env);
+    int n = method_overrides(over, n_over, "", sel);
+    sel[n++] = o_env;
+    return load_cfg(cfg, file, sel, n, err);
+}
+
 /* An existing run folder is continued only if it was made with the same config (up to run.*
  * settings that do not change numbers); else the error says which key differs. */
 static int same_config(const char *run_dir, const m2_run_config *cfg, m2_err *err) {
@@ -142,8 +153,8 @@ static int write_curves(const char *out, const char *env, const char *const *run
 }
 
 /* Under MPI the episodes are split across the ranks and rank 0 writes the records. */
-static int reference_rows(const char *env, const char *policy, const char *dir, int episodes, int step_limit,
-                          m2_dist *dist, m2_err *err) {
+static int reference_rows(const m2_run_config *cfg, const char *env, const char *policy, const char *dir,
+                          int episodes, m2_dist *dist, m2_err *err) {
     int writer = m2_dist_alone(dist) || dist->rank == 0;
     char p[1400];
     snprintf(p, sizeof p, "%s/eval", dir);
@@ -154,7 +165,7 @@ static int reference_rows(const char *env, const char *policy, const char *dir, 
         FILE *f = writer ? fopen(p, "w") : NULL;
         if (writer && !f) return m2_errorf(err, M2_EIO, "%s: cannot create", p);
         double succ;
-        int rc = m2_pipe_eval_reference(env, policy, splits[s], episodes, step_limit, 0, f, &succ, dist, err);
+        int rc = m2_pipe_eval_reference(cfg, env, policy, splits[s], episodes, f, &succ, dist, err);
         if (f && fclose(f) && !rc) rc = m2_errorf(err, M2_EIO, "%s: write failed", p);
         if (rc) return -1;
         printf("%s %s/%s: success %.1f%%\n", policy, env, splits[s], 100 * succ);
@@ -557,12 +568,18 @@ int cmd_demo_dist(int argc, char **argv, m2_dist *dist) {
             fprintf(stderr, "multi2 demo: %s\n", err.msg);
             rc = 1;
         }
+        /* the reference policies' config: the file and the overrides every method shares (a
+         * METHOD:key override is that method's alone), whichever method ran last */
+        if (rc == 0 && reference_cfg(cfg, file, over, n_over, ebuf, sel, &err)) {
+            fprintf(stderr, "multi2 demo: %s\n", err.msg);
+            rc = 1;
+        }
         int ref_eps = episodes > 0 ? episodes : (int)cfg->eval_episodes;
         const char *refs[2] = {m2_policy_name(M2_POLICY_ORACLE), m2_policy_name(M2_POLICY_RANDOM)};
         for (int r = 0; rc == 0 && r < 2; r++) {
             char dir[1300];
             snprintf(dir, sizeof dir, "%s/%s", env_dir, refs[r]);
-            if (reference_rows(ebuf, refs[r], dir, ref_eps, (int)cfg->eval_step_limit, dist, &err) ||
+            if (reference_rows(cfg, ebuf, refs[r], dir, ref_eps, dist, &err) ||
                 (writer && add_rows(&tl->rows, &tl->n_rows, dir, refs[r], &err))) {
                 fprintf(stderr, "multi2 demo: %s\n", err.msg);
                 rc = 1;

@@ -102,11 +102,13 @@ int m2_pipe_reference_episodes(m2_env *env, const char *task, m2_split split, in
                                const char *policy, uint64_t seed, int same_seed, m2_dist *d, m2_pipe_episode_fn take,
                                void *ud, m2_err *err);
 
-/* Reference policies without a model (oracle, random): episodes 0..n-1 of (env, split) through
- * data/traj.h rollouts (episode i with environment seed seed + i), records like the eval stage's
- * (tokens 0) into jsonl. d (NULL: one process): split across its ranks as m2_pipe_eval_run_dist;
- * rank 0 writes. */
-int m2_pipe_eval_reference(const char *env_name, const char *policy, const char *split, int episodes,
-                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_dist *d, m2_err *err);
+/* Reference policies without a model (oracle, random) beside cfg's learned methods: episodes 0..n-1
+ * of (env, split) through data/traj.h rollouts, episode i with environment seed eval.seed + i as the
+ * eval stage plays it, at most eval.step_limit steps; the random policy's draws are keyed by run.seed
+ * (as a learned method's training is), so that its row varies over the seeds of an experiment and
+ * its standard error is measured, not 0. Records like the eval stage's (tokens 0) into jsonl.
+ * d (NULL: one process): split across its ranks as m2_pipe_eval_run_dist; rank 0 writes. */
+int m2_pipe_eval_reference(const m2_run_config *cfg, const char *env_name, const char *policy, const char *split,
+                           int episodes, FILE *jsonl, double *success, m2_dist *d, m2_err *err);
 
 #endif

@@ -1114,17 +1114,18 @@ static int ref_row(void *ud, int64_t i, const m2_episode *ep, const char *rec, m
     return 0;
 }
 
-int m2_pipe_eval_reference(const char *env_name, const char *policy, const char *split, int episodes,
-                           int step_limit, uint64_t seed, FILE *jsonl, double *success, m2_dist *d, m2_err *err) {
+int m2_pipe_eval_reference(const m2_run_config *cfg, const char *env_name, const char *policy, const char *split,
+                           int episodes, FILE *jsonl, double *success, m2_dist *d, m2_err *err) {
     int pk = m2_policy_parse(policy), sp = m2_split_parse(split);
     if (pk < 0 || pk == M2_POLICY_MEDIUM) return m2_errorf(err, M2_EINVAL, "reference policy '%s': oracle or random", policy);
     if (sp < 0) return m2_errorf(err, M2_EINVAL, "split '%s': expected train, id or ood", split);
     m2_env *env;
     if (m2_env_create(env_name, NULL, &env, err)) return -1;
-    m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = step_limit, .noise = M2_MEDIUM_NOISE_DEFAULT,
-                          .policy_seed = seed};
+    m2_rollout_opts ro = {.policy = (m2_policy_kind)pk, .max_steps = (int)cfg->eval_step_limit,
+                          .noise = M2_MEDIUM_NOISE_DEFAULT, .policy_seed = pw_seed(cfg, PW_SEED_EVAL_REFERENCE)};
     ref_rows rows = {.writer = m2_dist_alone(d) || d->rank == 0, .jsonl = jsonl};
-    int n = m2_pipe_reference_episodes(env, NULL, (m2_split)sp, episodes, &ro, policy, seed, 0, d, ref_row, &rows, err);
+    int n = m2_pipe_reference_episodes(env, NULL, (m2_split)sp, episodes, &ro, policy, (uint64_t)cfg->eval_seed, 0, d,
+                                       ref_row, &rows, err);
     m2_env_destroy(env);
     if (success) *success = n > 0 ? (double)rows.wins / n : 0;
     return n < 0 ? -1 : 0;

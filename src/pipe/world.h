@@ -47,6 +47,7 @@ typedef enum pw_seed_purpose {
     PW_SEED_ONLINE_EPISODES = 44,       /* which training episodes the rollouts play */
     PW_SEED_EVAL_SYS1_SAMPLING = 50,
     PW_SEED_EVAL_SYS2_SAMPLING = 51,
+    PW_SEED_EVAL_REFERENCE = 52,        /* the random reference policy's draws (m2_pipe_eval_reference) */
     PW_SEED_ADAPTER_SYS1 = 219,         /* a new adapter's random A factor, one purpose per adapter */
     PW_SEED_ADAPTER_SYS2 = 220,
     PW_SEED_ADAPTER_SHARED = 221,
