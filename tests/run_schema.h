@@ -135,6 +135,14 @@ static const m2s_field m2s_demo_f[] = {
 };
 static const m2s_obj m2s_demo = M2S_OBJ_OF(m2s_demo_f, "demo.json");
 
+/* ---- reference.json (an oracle or random folder of a demo) */
+static const m2s_field m2s_reference_f[] = {
+    M2S_F("format", M2S_STR, 1), M2S_F("version", M2S_INT, 1), M2S_F("policy", M2S_STR, 1), M2S_F("env", M2S_STR, 1),
+    M2S_F("episodes", M2S_INT, 1), M2S_F("step_limit", M2S_INT, 1), M2S_F("eval_seed", M2S_INT, 1),
+    M2S_F("run_seed", M2S_INT, 1), M2S_F("made_by", M2S_STR, 1),
+};
+static const m2s_obj m2s_reference = M2S_OBJ_OF(m2s_reference_f, "reference.json");
+
 /* 1 when v has type t; why gets the reason otherwise. */
 static inline int m2s_type_ok(const cJSON *v, m2s_type t) {
     switch (t) {

@@ -22,6 +22,7 @@
 #include "tmpdir.h"
 #include "file_tree.h"
 #include "run_schema.h"
+#include "json_file.h"
 
 static char tmpdir[256];
 
@@ -94,14 +95,21 @@ static void demo_files_match_schema(void) {
         snprintf(d, sizeof d, "%s/demo/textcraft/%s", tmpdir, refs[i]);
         if (m2s_check_eval_dir(d, &n, why, sizeof why)) fail_msg("%s", why);
         assert_int_equal(n, 2);
+        snprintf(p, sizeof p, "%s/reference.json", d);   /* the binary and seeds that made the records */
+        if (m2s_check_json_file(p, &m2s_reference, why, sizeof why)) fail_msg("%s", why);
+        cJSON *rj = m2t_read_json(d, "reference.json");
+        assert_string_equal(cJSON_GetObjectItem(rj, "policy")->valuestring, refs[i]);
+        assert_int_equal(cJSON_GetObjectItem(rj, "run_seed")->valueint, 22);   /* the demo's run.seed */
+        assert_non_null(strstr(cJSON_GetObjectItem(rj, "made_by")->valuestring, "multi2 "));
+        cJSON_Delete(rj);
     }
     /* and every field of every format is documented */
     char *doc = NULL;
     m2_err err = {0};
     snprintf(p, sizeof p, "%s/docs/runs.md", M2_SOURCE_DIR);
     if (m2_read_file(p, &doc, NULL, &err)) fail_msg("%s", err.msg);
-    const m2s_obj *all[] = {&m2s_eval_record, &m2s_results, &m2s_metrics_line, &m2s_stages, &m2s_demo};
-    for (int i = 0; i < 5; i++)
+    const m2s_obj *all[] = {&m2s_eval_record, &m2s_results, &m2s_metrics_line, &m2s_stages, &m2s_demo, &m2s_reference};
+    for (int i = 0; i < 6; i++)
         if (m2s_documented(doc, all[i], why, sizeof why)) fail_msg("%s", why);
     free(doc);
 }

@@ -598,11 +598,18 @@ static void made_by_per_run(void **state) {
             else snprintf(st, sizeof st, "{\"done\":[\"eval\"],\"step\":1,\"ends\":{},\"metrics_lines\":{},\"made_by\":{\"eval\":\"%s\"}}", B);
             put_file(d, "stages.json", st);
         }
-        snprintf(d, sizeof d, "%s/textcraft/random", f[s]);   /* a reference policy: no stages, not listed */
+        /* a reference policy: no stages; its binary from reference.json (seed 1), or not recorded */
+        snprintf(d, sizeof d, "%s/textcraft/random", f[s]);
         m2_strbuf b = {0};
         record(&b, "textcraft", "random", NULL, 0, 0, 0, 0);
         put_file(d, "eval/id.jsonl", m2_strbuf_str(&b));
         m2_strbuf_free(&b);
+        if (s == 1) {
+            snprintf(st, sizeof st, "{\"format\":\"multi2-reference\",\"version\":1,\"policy\":\"random\","
+                     "\"env\":\"textcraft\",\"episodes\":1,\"step_limit\":50,\"eval_seed\":0,\"run_seed\":23,"
+                     "\"made_by\":\"%s\"}", B);
+            put_file(d, "reference.json", st);
+        }
     }
     snprintf(out, sizeof out, "%s/over", dir);
     const char *fl[2] = {f[0], f[1]};
@@ -615,18 +622,23 @@ static void made_by_per_run(void **state) {
              "| binary | runs |\n|---|---|\n"
              "| not recorded (finished before runs recorded their binary) | 1 `textcraft/flat` |\n"
              "| %s | 1 `textcraft/multi2`, 2 `textcraft/multi2` (pretrain) |\n"
-             "| %s | 2 `textcraft/flat` |\n"
+             "| not recorded (reference rows made before they recorded their binary in reference.json; before "
+             "104acb5 the random policy drew seed 0's actions on every seed) | 1 `textcraft/random` |\n"
+             "| %s | 2 `textcraft/flat`, 2 `textcraft/random` |\n"
              "| %s then %s | 2 `textcraft/multi2` (eval) |\n", A, B, A, B);
     const char *sec = strstr(md, "\n## Made by\n");
     assert_non_null(sec);
-    assert_non_null(strstr(sec, want));
-    assert_null(strstr(sec, "`textcraft/random`"));
+    if (!strstr(sec, want)) fail_msg("Made by:\n%s\nwanted:\n%s", sec, want);
     assert_null(strstr(sec + 1, "\n## "));   /* the last section */
     free(md);
     cJSON *j = m2t_read_json(out, "results.json");
     const cJSON *mb = cJSON_GetObjectItem(j, "made_by");
-    assert_int_equal(cJSON_GetArraySize(mb), 4);
-    const cJSON *flat0 = cJSON_GetArrayItem(mb, 0), *m1 = cJSON_GetArrayItem(mb, 3);
+    assert_int_equal(cJSON_GetArraySize(mb), 6);   /* flat, multi2, random per folder */
+    const cJSON *flat0 = cJSON_GetArrayItem(mb, 0), *m1 = cJSON_GetArrayItem(mb, 4);
+    const cJSON *r0 = cJSON_GetObjectItem(cJSON_GetArrayItem(mb, 2), "stages");
+    const cJSON *r1 = cJSON_GetObjectItem(cJSON_GetArrayItem(mb, 5), "stages");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r0, "reference")));
+    assert_string_equal(cJSON_GetObjectItem(r1, "reference")->valuestring, B);
     assert_string_equal(cJSON_GetObjectItem(flat0, "run")->valuestring, "textcraft/flat");
     assert_string_equal(cJSON_GetObjectItem(flat0, "folder")->valuestring, f[0]);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(flat0, "stages"), "eval")));
@@ -635,6 +647,12 @@ static void made_by_per_run(void **state) {
     assert_string_equal(cJSON_GetObjectItem(m1s, "pretrain")->valuestring, A);
     assert_string_equal(m1s->child->string, "pretrain");   /* plan order */
     cJSON_Delete(j);
+    /* a reference.json that is not one: refused, naming the file and the field */
+    snprintf(d, sizeof d, "%s/textcraft/random", f[1]);
+    put_file(d, "reference.json", "{\"format\":\"multi2-demo\",\"made_by\":\"x\"}");
+    snprintf(out, sizeof out, "%s/over2", dir);
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), -1);
+    if (!strstr(err.msg, "textcraft/random/reference.json: field format")) fail_msg("%s", err.msg);
     m2_remove_tree(dir);
 }
 

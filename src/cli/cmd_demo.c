@@ -170,7 +170,9 @@ static int reference_rows(const m2_run_config *cfg, const char *env, const char 
         if (rc) return -1;
         printf("%s %s/%s: success %.1f%%\n", policy, env, splits[s], 100 * succ);
     }
-    return 0;
+    m2_reference_marker rm = {.policy = policy, .env = env, .episodes = episodes, .step_limit = cfg->eval_step_limit,
+                              .eval_seed = cfg->eval_seed, .run_seed = cfg->run_seed};
+    return writer ? m2_reference_marker_write(dir, &rm, err) : 0;
 }
 
 /* What rank 0 decided about a method's run (every rank then passes the same config and folder to

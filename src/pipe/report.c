@@ -886,6 +886,10 @@ static int orderings_over_seeds(const seed_row *rows, int n, int nf, m2_strbuf *
 static int made_by_over_folders(const char *const *folders, int nf, m2_strbuf *md, cJSON *j, m2_err *err) {
     enum { MAX_STAGES = 16 };
     static const char NOT_RECORDED[] = "not recorded (finished before runs recorded their binary)";
+    static const char REFERENCE_NOT_RECORDED[] = "not recorded (reference rows made before they recorded their "
+                                                 "binary in reference.json; before 104acb5 the random policy drew "
+                                                 "seed 0's actions on every seed)";
+    static const char REFERENCE_STAGE[] = "reference";   /* its one entry in results.json */
     typedef struct build_group { char build[M2_MADE_BY_MAX]; m2_strbuf runs; } build_group;
     build_group *g = NULL;
     int ng = 0, rc = 0, any = 0;
@@ -900,7 +904,13 @@ static int made_by_over_folders(const char *const *folders, int nf, m2_strbuf *m
         for (int r = 0; r < nr && rc == 0; r++) {
             int n = m2_run_made_by(runs[r], mb, MAX_STAGES, err);
             if (n < 0) { rc = -1; break; }
-            if (n == 0) continue;   /* a reference policy's folder: no stages */
+            int reference = n == 0;   /* a reference policy's folder: no stages, its reference.json */
+            if (reference) {
+                int got = m2_reference_made_by(runs[r], mb[0].build, sizeof mb[0].build, err);
+                if (got < 0) { rc = -1; break; }
+                snprintf(mb[0].stage, sizeof mb[0].stage, "%s", REFERENCE_STAGE);
+                n = 1;
+            }
             any = 1;
             const char *rel = !strncmp(runs[r], folders[f], fl) && runs[r][fl] == '/' ? runs[r] + fl + 1 : runs[r];
             cJSON *o = cJSON_CreateObject(), *st = cJSON_CreateObject();
@@ -917,7 +927,7 @@ static int made_by_over_folders(const char *const *folders, int nf, m2_strbuf *m
                 int first = 1;   /* this build's first stage in the run: list it once */
                 for (int k = 0; k < i; k++) first &= strcmp(mb[k].build, mb[i].build) != 0;
                 if (!first) continue;
-                const char *label = *mb[i].build ? mb[i].build : NOT_RECORDED;
+                const char *label = *mb[i].build ? mb[i].build : reference ? REFERENCE_NOT_RECORDED : NOT_RECORDED;
                 int x = 0;
                 while (x < ng && strcmp(g[x].build, label)) x++;
                 if (x == ng) {
@@ -928,7 +938,7 @@ static int made_by_over_folders(const char *const *folders, int nf, m2_strbuf *m
                     snprintf(g[ng++].build, M2_MADE_BY_MAX, "%s", label);
                 }
                 m2_strbuf_appendf(&g[x].runs, "%s%d `%s`", g[x].runs.len ? ", " : "", f + 1, rel);
-                if (one) continue;
+                if (one || reference) continue;
                 m2_strbuf_puts(&g[x].runs, " (");
                 for (int k = i, sep = 0; k < n; k++)
                     if (!strcmp(mb[k].build, mb[i].build)) m2_strbuf_appendf(&g[x].runs, "%s%s", sep++ ? ", " : "", mb[k].stage);
@@ -941,7 +951,8 @@ static int made_by_over_folders(const char *const *folders, int nf, m2_strbuf *m
         m2_strbuf_puts(md, "\n## Made by\n\nThe binary that made each finished stage of the folders' runs (`stages.json` "
                            "`made_by`, docs/runs.md), by the folders' numbers above; a run is listed with its stages "
                            "when not all of them were made by one binary, and a stage resumed from another binary's "
-                           "checkpoint names both. The oracle and random reference rows have no stages.\n\n"
+                           "checkpoint names both. The oracle and random folders have no stages: the binary that made "
+                           "their records is their `reference.json`'s.\n\n"
                            "| binary | runs |\n|---|---|\n");
         for (int x = 0; x < ng; x++) m2_strbuf_appendf(md, "| %s | %s |\n", g[x].build, g[x].runs.p ? g[x].runs.p : "");
     }

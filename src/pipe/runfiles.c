@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "core/build_info.h"
 #include "core/config.h"
 #include "core/fsutil.h"
 #include "env/env.h"
@@ -207,6 +208,53 @@ int m2_demo_marker_write(const char *dir, const m2_demo_marker *d, m2_err *err) 
     if (!s) return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path);
     int rc = m2_mkdir_p(dir, err) || m2_write_file_atomic(path, s, strlen(s), err) ? -1 : 0;
     cJSON_free(s);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reference.json */
+
+#define REFERENCE_FORMAT "multi2-reference"
+#define REFERENCE_VERSION 1
+
+int m2_reference_marker_write(const char *dir, const m2_reference_marker *m, m2_err *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/reference.json", dir);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "format", REFERENCE_FORMAT);
+    cJSON_AddNumberToObject(o, "version", REFERENCE_VERSION);
+    cJSON_AddStringToObject(o, "policy", m->policy);
+    cJSON_AddStringToObject(o, "env", m->env);
+    cJSON_AddNumberToObject(o, "episodes", (double)m->episodes);
+    cJSON_AddNumberToObject(o, "step_limit", (double)m->step_limit);
+    cJSON_AddNumberToObject(o, "eval_seed", (double)m->eval_seed);
+    cJSON_AddNumberToObject(o, "run_seed", (double)m->run_seed);
+    cJSON_AddStringToObject(o, "made_by", m2_build_id());
+    char *txt = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!txt) return m2_errorf(err, M2_ENOMEM, "%s: out of memory", path);
+    int rc = m2_write_file_atomic(path, txt, strlen(txt), err) ? -1 : 0;
+    cJSON_free(txt);
+    return rc;
+}
+
+int m2_reference_made_by(const char *dir, char *out, size_t cap, m2_err *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/reference.json", dir);
+    if (cap) out[0] = 0;
+    if (!m2_path_exists(path)) return 0;
+    char *txt;
+    if (m2_read_file(path, &txt, NULL, err)) return -1;
+    cJSON *o = cJSON_Parse(txt);
+    free(txt);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(o, "format"), *mb = cJSON_GetObjectItemCaseSensitive(o, "made_by");
+    int rc = 1;
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, REFERENCE_FORMAT))
+        rc = m2_errorf(err, M2_EFORMAT, "%s: field format: expected \"%s\"", path, REFERENCE_FORMAT);
+    else if (!cJSON_IsString(mb))
+        rc = m2_errorf(err, M2_EFORMAT, "%s: field made_by: expected a string", path);
+    else
+        snprintf(out, cap, "%s", mb->valuestring);
+    cJSON_Delete(o);
     return rc;
 }
 

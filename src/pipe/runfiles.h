@@ -53,6 +53,23 @@ typedef struct m2_demo_marker {
  * invocation's new ones. */
 int m2_demo_marker_write(const char *dir, const m2_demo_marker *d, m2_err *err);
 
+/* reference.json in a reference policy's folder (the demo's oracle and random rows): the binary
+ * and the seeds that made its eval records, which have no stages.json to say it (docs/runs.md). */
+typedef struct m2_reference_marker {
+    const char *policy, *env;
+    int64_t episodes;      /* asked per split (capped at the split's size) */
+    int64_t step_limit;    /* eval.step_limit */
+    int64_t eval_seed;     /* eval.seed: episode k plays with environment seed eval_seed + k */
+    int64_t run_seed;      /* run.seed: the random policy's draws are keyed by it */
+} m2_reference_marker;
+
+/* Writes dir/reference.json atomically, made_by the running binary (core/build_info.h). */
+int m2_reference_marker_write(const char *dir, const m2_reference_marker *m, m2_err *err);
+/* The made_by of dir/reference.json into out: 1, or 0 when dir has none (reference rows made
+ * before they recorded it: their draws were seed 0's, whatever run.seed), or -1 when the file is
+ * not a reference marker (err names the file and the field). */
+int m2_reference_made_by(const char *dir, char *out, size_t cap, m2_err *err);
+
 /* The name of an evaluation record file under eval/, without ".jsonl": "<split>" for the run's own
  * sys2.action_mode (mode NULL), "<split>.<mode>" for another action mode (eval.action_modes). */
 void m2_eval_file_stem(const char *split, const char *mode, char *out, size_t cap);
