@@ -691,8 +691,9 @@ static int hook_epoch_end(void *ud, int64_t epochs_done, int64_t step, m2_err *e
         if (n[k] < 0) return -1;
     }
     if (ctx->out)
-        fprintf(ctx->out, "%s: after %lld epochs: greedy ID success %.0f %% (%d episodes), OOD %.0f %% (%d)\n", ctx->name,
-                (long long)epochs_done, 100 * s[1].value, n[0], 100 * s[3].value, n[1]);
+        fprintf(ctx->out, "%s: after %lld epochs: greedy ID success %.0f %%, mean score %.3g (%d episodes), OOD %.0f %%, "
+                "mean score %.3g (%d)\n", ctx->name, (long long)epochs_done, 100 * s[1].value, s[2].value, n[0],
+                100 * s[3].value, s[4].value, n[1]);
     ctx->step = h->base + step;
     return m2_stage_log(ctx, s, 5, err);
 }
