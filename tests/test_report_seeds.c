@@ -653,6 +653,10 @@ static void made_by_per_run(void **state) {
     snprintf(out, sizeof out, "%s/over2", dir);
     assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), -1);
     if (!strstr(err.msg, "textcraft/random/reference.json: field format")) fail_msg("%s", err.msg);
+    put_file(d, "reference.json", "{\"format\":");   /* cut short */
+    snprintf(out, sizeof out, "%s/over3", dir);
+    assert_int_equal(m2_report_over_seeds(fl, 2, out, NULL, &err), -1);
+    if (!strstr(err.msg, "textcraft/random/reference.json: not JSON")) fail_msg("%s", err.msg);
     m2_remove_tree(dir);
 }
 

@@ -248,7 +248,9 @@ int m2_reference_made_by(const char *dir, char *out, size_t cap, m2_err *err) {
     free(txt);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(o, "format"), *mb = cJSON_GetObjectItemCaseSensitive(o, "made_by");
     int rc = 1;
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, REFERENCE_FORMAT))
+    if (!o)
+        rc = m2_errorf(err, M2_EFORMAT, "%s: not JSON", path);
+    else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, REFERENCE_FORMAT))
         rc = m2_errorf(err, M2_EFORMAT, "%s: field format: expected \"%s\"", path, REFERENCE_FORMAT);
     else if (!cJSON_IsString(mb))
         rc = m2_errorf(err, M2_EFORMAT, "%s: field made_by: expected a string", path);
